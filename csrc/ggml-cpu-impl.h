@@ -1,0 +1,86 @@
+// ggml-cpu-impl.h - the contract between the compute engine (ggml-cpu.c) and
+// the CPU kernels (ops-*.c). Internal.
+#pragma once
+
+#include "ggml-impl.h"
+#include "ggml-cpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Every thread of the pool calls the kernel of every node with its own ith in
+// [0, nth). Kernels split their work by ith/nth; a kernel that needs a phase
+// boundary (e.g. converting src1 into wdata before using it) calls
+// lm_ggml_barrier(params->threadpool) — all nth threads reach it, so it is safe.
+struct lm_ggml_compute_params {
+    int ith, nth;
+    size_t wsize;   // shared work buffer (size from the op's work_size)
+    void * wdata;
+    struct lm_ggml_threadpool * threadpool;
+};
+
+typedef void   (*lm_cpu_kernel_t)(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst);
+// Bytes of shared work buffer the node needs with n_threads threads (may be NULL: 0).
+typedef size_t (*lm_cpu_wsize_t)(const struct lm_ggml_tensor * node, int n_threads);
+// How many threads can usefully work on the node (may be NULL: all). Only used
+// to size work buffers and to skip waking threads; kernels still see nth = pool size.
+typedef int    (*lm_cpu_ntasks_t)(const struct lm_ggml_tensor * node, int n_threads);
+
+struct lm_cpu_op {
+    lm_cpu_kernel_t compute;
+    lm_cpu_wsize_t  work_size;
+    lm_cpu_ntasks_t n_tasks;
+};
+
+void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
+
+// Rows [*ir0, *ir1) of nr for thread ith of nth.
+static inline void lm_ggml_thread_range(int64_t nr, int ith, int nth, int64_t * ir0, int64_t * ir1) {
+    const int64_t dr = (nr + nth - 1) / nth;
+    *ir0 = dr * ith;
+    *ir1 = *ir0 + dr < nr ? *ir0 + dr : nr;
+    if (*ir0 > nr) *ir0 = nr;
+}
+
+// Each ops-*.c file fills the table entries of the ops it implements.
+void lm_cpu_register_elementwise(struct lm_cpu_op * table); // ops-elementwise.c
+void lm_cpu_register_reduce     (struct lm_cpu_op * table); // ops-reduce.c
+void lm_cpu_register_copy       (struct lm_cpu_op * table); // ops-copy.c
+void lm_cpu_register_matmul     (struct lm_cpu_op * table); // ops-matmul.c
+void lm_cpu_register_nn         (struct lm_cpu_op * table); // ops-nn.c
+void lm_cpu_register_conv       (struct lm_cpu_op * table); // ops-conv.c
+void lm_cpu_register_attn       (struct lm_cpu_op * table); // ops-attn.c
+void lm_cpu_register_train      (struct lm_cpu_op * table); // ops-train.c
+
+// Row converters for a type: to f32 (NULL if none) and from f32 (NULL if none).
+// Covers f32/f16/bf16 and every quantized type that has them.
+lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
+lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
+
+// ---------------------------------------------------------------- run-time SIMD dispatch (x86-64)
+
+enum lm_cpu_level {
+    LM_CPU_LEVEL_SCALAR = 0,
+    LM_CPU_LEVEL_AVX2   = 1, // AVX2 + FMA + F16C
+    LM_CPU_LEVEL_AVX512 = 2, // AVX-512 F/BW/VL/DQ
+    LM_CPU_LEVEL_NEON   = 3, // arm64
+};
+// Best level the CPU supports, possibly lowered by lm_cpu_force_level or the
+// LM_GGML_CPU_LEVEL environment variable ("scalar", "avx2", "avx512").
+enum lm_cpu_level lm_cpu_level(void);
+// Forces a level (for tests); returns false if the CPU lacks it. -1 restores auto.
+bool lm_cpu_force_level(int level);
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define LM_X86 1
+#define LM_TARGET_AVX2   __attribute__((target("avx2,fma,f16c")))
+#define LM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#endif
+#if defined(__aarch64__)
+#define LM_ARM64 1
+#endif
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,573 @@
+// ggml-cpu.c - the CPU compute engine: thread pool, barrier, graph plan and
+// compute, run-time CPU feature detection and the element accessors.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ggml-cpu-impl.h"
+
+#include <pthread.h>
+#include <sched.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#define LM_CACHE_LINE 64
+
+// ---------------------------------------------------------------- CPU level
+
+static int g_level_forced = -1;
+static int g_level_detected = -1;
+
+static int detect_level(void) {
+#if defined(LM_X86)
+    __builtin_cpu_init();
+    int level = LM_CPU_LEVEL_SCALAR;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+        level = LM_CPU_LEVEL_AVX2;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+            level = LM_CPU_LEVEL_AVX512;
+        }
+    }
+    const char * env = getenv("LM_GGML_CPU_LEVEL");
+    if (env != NULL) {
+        int want = level;
+        if (strcmp(env, "scalar") == 0) want = LM_CPU_LEVEL_SCALAR;
+        else if (strcmp(env, "avx2") == 0) want = LM_CPU_LEVEL_AVX2;
+        else if (strcmp(env, "avx512") == 0) want = LM_CPU_LEVEL_AVX512;
+        if (want < level) level = want;
+    }
+    return level;
+#elif defined(LM_ARM64)
+    return LM_CPU_LEVEL_NEON;
+#else
+    return LM_CPU_LEVEL_SCALAR;
+#endif
+}
+
+static int detected_level(void) {
+    int l = __atomic_load_n(&g_level_detected, __ATOMIC_ACQUIRE);
+    if (l < 0) {
+        l = detect_level();
+        __atomic_store_n(&g_level_detected, l, __ATOMIC_RELEASE);
+    }
+    return l;
+}
+
+enum lm_cpu_level lm_cpu_level(void) {
+    const int forced = __atomic_load_n(&g_level_forced, __ATOMIC_RELAXED);
+    return (enum lm_cpu_level)(forced >= 0 ? forced : detected_level());
+}
+
+bool lm_cpu_force_level(int level) {
+    if (level < 0) {
+        __atomic_store_n(&g_level_forced, -1, __ATOMIC_RELAXED);
+        return true;
+    }
+    const int best = detect_level(); // ignores nothing but the environment cap
+    const bool ok = level == LM_CPU_LEVEL_SCALAR || (level <= best && level != LM_CPU_LEVEL_NEON) ||
+                    (level == LM_CPU_LEVEL_NEON && best == LM_CPU_LEVEL_NEON);
+    if (!ok) return false;
+    __atomic_store_n(&g_level_forced, level, __ATOMIC_RELAXED);
+    return true;
+}
+
+#if defined(LM_X86)
+#define X86_HAS(f) (__builtin_cpu_init(), __builtin_cpu_supports(f) ? 1 : 0)
+int lm_ggml_cpu_has_sse3       (void) { return X86_HAS("sse3"); }
+int lm_ggml_cpu_has_ssse3      (void) { return X86_HAS("ssse3"); }
+int lm_ggml_cpu_has_avx        (void) { return X86_HAS("avx"); }
+int lm_ggml_cpu_has_avx_vnni   (void) { return X86_HAS("avxvnni"); }
+int lm_ggml_cpu_has_avx2       (void) { return X86_HAS("avx2"); }
+int lm_ggml_cpu_has_f16c       (void) { return X86_HAS("f16c"); }
+int lm_ggml_cpu_has_fma        (void) { return X86_HAS("fma"); }
+int lm_ggml_cpu_has_avx512     (void) { return X86_HAS("avx512f"); }
+int lm_ggml_cpu_has_avx512_vbmi(void) { return X86_HAS("avx512vbmi"); }
+int lm_ggml_cpu_has_avx512_vnni(void) { return X86_HAS("avx512vnni"); }
+int lm_ggml_cpu_has_avx512_bf16(void) { return X86_HAS("avx512bf16"); }
+#else
+int lm_ggml_cpu_has_sse3       (void) { return 0; }
+int lm_ggml_cpu_has_ssse3      (void) { return 0; }
+int lm_ggml_cpu_has_avx        (void) { return 0; }
+int lm_ggml_cpu_has_avx_vnni   (void) { return 0; }
+int lm_ggml_cpu_has_avx2       (void) { return 0; }
+int lm_ggml_cpu_has_f16c       (void) { return 0; }
+int lm_ggml_cpu_has_fma        (void) { return 0; }
+int lm_ggml_cpu_has_avx512     (void) { return 0; }
+int lm_ggml_cpu_has_avx512_vbmi(void) { return 0; }
+int lm_ggml_cpu_has_avx512_vnni(void) { return 0; }
+int lm_ggml_cpu_has_avx512_bf16(void) { return 0; }
+#endif
+int lm_ggml_cpu_has_amx_int8(void) { return 0; }
+#if defined(LM_ARM64)
+int lm_ggml_cpu_has_neon   (void) { return 1; }
+int lm_ggml_cpu_has_arm_fma(void) { return 1; }
+#else
+int lm_ggml_cpu_has_neon   (void) { return 0; }
+int lm_ggml_cpu_has_arm_fma(void) { return 0; }
+#endif
+int lm_ggml_cpu_has_fp16_va    (void) { return 0; }
+int lm_ggml_cpu_has_matmul_int8(void) { return 0; }
+int lm_ggml_cpu_has_sve        (void) { return 0; }
+int lm_ggml_cpu_get_sve_cnt    (void) { return 0; }
+int lm_ggml_cpu_has_riscv_v    (void) { return 0; }
+int lm_ggml_cpu_has_vsx        (void) { return 0; }
+int lm_ggml_cpu_has_wasm_simd  (void) { return 0; }
+int lm_ggml_cpu_has_llamafile  (void) { return 0; }
+
+void lm_ggml_numa_init(enum lm_ggml_numa_strategy numa) { LM_GGML_UNUSED(numa); }
+bool lm_ggml_is_numa(void) { return false; }
+
+// ---------------------------------------------------------------- kernel table
+
+static struct lm_cpu_op g_ops[LM_GGML_OP_COUNT];
+
+static void ops_register(void) {
+    lm_cpu_register_elementwise(g_ops);
+    lm_cpu_register_reduce(g_ops);
+    lm_cpu_register_copy(g_ops);
+    lm_cpu_register_matmul(g_ops);
+    lm_cpu_register_nn(g_ops);
+    lm_cpu_register_conv(g_ops);
+    lm_cpu_register_attn(g_ops);
+    lm_cpu_register_train(g_ops);
+}
+
+void lm_ggml_cpu_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    lm_ggml_fp16_table_init();
+    (void) detected_level();
+    pthread_once(&once, ops_register);
+}
+
+// Ops that only reinterpret memory: nothing to compute.
+static bool op_is_noop(const struct lm_ggml_tensor * node) {
+    switch (node->op) {
+        case LM_GGML_OP_NONE:
+        case LM_GGML_OP_RESHAPE:
+        case LM_GGML_OP_VIEW:
+        case LM_GGML_OP_PERMUTE:
+        case LM_GGML_OP_TRANSPOSE:
+            return true;
+        default:
+            return lm_ggml_is_empty(node);
+    }
+}
+
+// ---------------------------------------------------------------- thread pool
+
+struct lm_ggml_threadpool {
+    pthread_mutex_t mutex;
+    pthread_cond_t  cond;
+    pthread_mutex_t compute_lock; // one graph at a time per pool
+
+    struct lm_ggml_threadpool_params params;
+    int         n_threads;   // size of the pool (including the caller as thread 0)
+    pthread_t * workers;     // n_threads - 1 of them
+
+    // current job (written by the caller before bumping job_gen)
+    struct lm_ggml_cgraph * cgraph;
+    struct lm_ggml_cplan  * cplan;
+    atomic_int  n_threads_cur;
+    atomic_uint job_gen;
+
+    // barrier
+    atomic_int  barrier_count;
+    atomic_uint barrier_gen;
+
+    atomic_bool stop;
+    atomic_bool pause;
+    atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
+};
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
+    const int n = atomic_load_explicit(&tp->n_threads_cur, memory_order_relaxed);
+    if (n <= 1) return;
+    const unsigned gen = atomic_load_explicit(&tp->barrier_gen, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&tp->barrier_count, 1, memory_order_acq_rel) == n - 1) {
+        atomic_store_explicit(&tp->barrier_count, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&tp->barrier_gen, 1, memory_order_release);
+        return;
+    }
+    // Spin briefly, then yield: with more threads than cores, spinning would
+    // starve the thread we are waiting for.
+    for (int i = 0; atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) == gen; i++) {
+        if (i < 2000) cpu_relax(); else sched_yield();
+    }
+}
+
+static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_cgraph * cgraph,
+                                 struct lm_ggml_cplan * cplan, int ith, unsigned gen) {
+    const int nth = atomic_load(&tp->n_threads_cur);
+    struct lm_ggml_compute_params params = {
+        .ith = ith, .nth = nth,
+        .wsize = cplan->work_size, .wdata = cplan->work_data,
+        .threadpool = tp,
+    };
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        struct lm_ggml_tensor * node = cgraph->nodes[i];
+        if (op_is_noop(node)) continue;
+        g_ops[node->op].compute(&params, node);
+        if (ith == 0 && cplan->abort_callback && cplan->abort_callback(cplan->abort_callback_data)) {
+            atomic_store(&tp->abort_gen, gen);
+        }
+        lm_ggml_barrier(tp);
+        if (atomic_load(&tp->abort_gen) == gen) break;
+    }
+}
+
+static void * worker_main(void * arg) {
+    void ** a = arg;
+    struct lm_ggml_threadpool * tp = a[0];
+    const int ith = (int)(intptr_t) a[1];
+    free(arg);
+
+    unsigned seen = 0;
+    for (;;) {
+        // wait for a new job (or stop), polling a little first
+        const uint32_t spins = tp->params.poll * 64;
+        uint32_t i = 0;
+        while (i < spins && atomic_load(&tp->job_gen) == seen && !atomic_load(&tp->stop)) {
+            cpu_relax();
+            i++;
+        }
+        pthread_mutex_lock(&tp->mutex);
+        while ((atomic_load(&tp->job_gen) == seen || atomic_load(&tp->pause)) && !atomic_load(&tp->stop)) {
+            pthread_cond_wait(&tp->cond, &tp->mutex);
+        }
+        seen = atomic_load(&tp->job_gen);
+        struct lm_ggml_cgraph * cgraph = tp->cgraph;
+        struct lm_ggml_cplan  * cplan  = tp->cplan;
+        pthread_mutex_unlock(&tp->mutex);
+        if (atomic_load(&tp->stop)) break;
+        if (ith < atomic_load(&tp->n_threads_cur)) {
+            compute_graph_thread(tp, cgraph, cplan, ith, seen);
+        }
+    }
+    return NULL;
+}
+
+struct lm_ggml_threadpool_params lm_ggml_threadpool_params_default(int n_threads) {
+    struct lm_ggml_threadpool_params p;
+    lm_ggml_threadpool_params_init(&p, n_threads);
+    return p;
+}
+
+void lm_ggml_threadpool_params_init(struct lm_ggml_threadpool_params * p, int n_threads) {
+    p->n_threads = n_threads;
+    p->prio = LM_GGML_SCHED_PRIO_NORMAL;
+    p->poll = 50;
+    p->strict_cpu = false;
+    p->paused = false;
+    memset(p->cpumask, 0, LM_GGML_MAX_N_THREADS);
+}
+
+bool lm_ggml_threadpool_params_match(const struct lm_ggml_threadpool_params * p0, const struct lm_ggml_threadpool_params * p1) {
+    if (p0->n_threads != p1->n_threads) return false;
+    if (p0->prio != p1->prio) return false;
+    if (p0->poll != p1->poll) return false;
+    if (p0->strict_cpu != p1->strict_cpu) return false;
+    return memcmp(p0->cpumask, p1->cpumask, LM_GGML_MAX_N_THREADS) == 0;
+}
+
+static void apply_affinity(pthread_t th, const struct lm_ggml_threadpool_params * p, int ith) {
+#if defined(__linux__) && !defined(__ANDROID__)
+    int any = 0;
+    for (int i = 0; i < LM_GGML_MAX_N_THREADS; i++) any |= p->cpumask[i];
+    if (!any) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (p->strict_cpu) {
+        // one CPU per thread: the ith set bit (wrapping)
+        int count = 0, pick = -1;
+        for (int i = 0; i < LM_GGML_MAX_N_THREADS && i < CPU_SETSIZE; i++) if (p->cpumask[i]) count++;
+        int want = ith % count;
+        for (int i = 0; i < LM_GGML_MAX_N_THREADS && i < CPU_SETSIZE; i++) {
+            if (p->cpumask[i] && want-- == 0) { pick = i; break; }
+        }
+        if (pick >= 0) CPU_SET(pick, &set);
+    } else {
+        for (int i = 0; i < LM_GGML_MAX_N_THREADS && i < CPU_SETSIZE; i++) if (p->cpumask[i]) CPU_SET(i, &set);
+    }
+    pthread_setaffinity_np(th, sizeof(set), &set);
+#else
+    LM_GGML_UNUSED(th); LM_GGML_UNUSED(p); LM_GGML_UNUSED(ith);
+#endif
+}
+
+struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_params * params) {
+    if (params == NULL || params->n_threads < 1 || params->n_threads > LM_GGML_MAX_N_THREADS) {
+        LM_GGML_LOG_ERROR("%s: invalid number of threads\n", __func__);
+        return NULL;
+    }
+    lm_ggml_cpu_init();
+    struct lm_ggml_threadpool * tp = calloc(1, sizeof(*tp));
+    if (tp == NULL) return NULL;
+    tp->params = *params;
+    tp->n_threads = params->n_threads;
+    atomic_init(&tp->n_threads_cur, params->n_threads);
+    atomic_init(&tp->job_gen, 0);
+    atomic_init(&tp->barrier_count, 0);
+    atomic_init(&tp->barrier_gen, 0);
+    atomic_init(&tp->stop, false);
+    atomic_init(&tp->pause, params->paused);
+    atomic_init(&tp->abort_gen, 0);
+    pthread_mutex_init(&tp->mutex, NULL);
+    pthread_mutex_init(&tp->compute_lock, NULL);
+    pthread_cond_init(&tp->cond, NULL);
+
+    if (tp->n_threads > 1) {
+        tp->workers = calloc((size_t) tp->n_threads - 1, sizeof(pthread_t));
+        if (tp->workers == NULL) {
+            free(tp);
+            return NULL;
+        }
+    }
+    for (int i = 1; i < tp->n_threads; i++) {
+        void ** arg = malloc(2 * sizeof(void *));
+        int rc = -1;
+        if (arg != NULL) {
+            arg[0] = tp;
+            arg[1] = (void *)(intptr_t) i;
+            rc = pthread_create(&tp->workers[i - 1], NULL, worker_main, arg);
+            if (rc != 0) free(arg);
+        }
+        if (rc != 0) {
+            LM_GGML_LOG_ERROR("%s: failed to create thread %d\n", __func__, i);
+            tp->n_threads = i; // join what was started
+            lm_ggml_threadpool_free(tp);
+            return NULL;
+        }
+        apply_affinity(tp->workers[i - 1], params, i);
+    }
+    return tp;
+}
+
+void lm_ggml_threadpool_free(struct lm_ggml_threadpool * tp) {
+    if (tp == NULL) return;
+    pthread_mutex_lock(&tp->mutex);
+    atomic_store(&tp->stop, true);
+    atomic_store(&tp->pause, false);
+    pthread_cond_broadcast(&tp->cond);
+    pthread_mutex_unlock(&tp->mutex);
+    for (int i = 1; i < tp->n_threads; i++) {
+        pthread_join(tp->workers[i - 1], NULL);
+    }
+    free(tp->workers);
+    pthread_mutex_destroy(&tp->mutex);
+    pthread_mutex_destroy(&tp->compute_lock);
+    pthread_cond_destroy(&tp->cond);
+    free(tp);
+}
+
+int lm_ggml_threadpool_get_n_threads(struct lm_ggml_threadpool * tp) { return tp->n_threads; }
+
+void lm_ggml_threadpool_pause(struct lm_ggml_threadpool * tp) {
+    pthread_mutex_lock(&tp->mutex);
+    atomic_store(&tp->pause, true);
+    pthread_mutex_unlock(&tp->mutex);
+}
+
+void lm_ggml_threadpool_resume(struct lm_ggml_threadpool * tp) {
+    pthread_mutex_lock(&tp->mutex);
+    atomic_store(&tp->pause, false);
+    pthread_cond_broadcast(&tp->cond);
+    pthread_mutex_unlock(&tp->mutex);
+}
+
+// ---------------------------------------------------------------- plan and compute
+
+struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, int n_threads, struct lm_ggml_threadpool * threadpool) {
+    lm_ggml_cpu_init();
+    if (threadpool != NULL) {
+        n_threads = threadpool->n_threads;
+    }
+    if (n_threads <= 0) {
+        n_threads = LM_GGML_DEFAULT_N_THREADS;
+    }
+    if (n_threads > LM_GGML_MAX_N_THREADS) {
+        n_threads = LM_GGML_MAX_N_THREADS;
+    }
+    size_t work_size = 0;
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const struct lm_ggml_tensor * node = cgraph->nodes[i];
+        if (op_is_noop(node) || g_ops[node->op].work_size == NULL) continue;
+        const size_t w = g_ops[node->op].work_size(node, n_threads);
+        work_size = w > work_size ? w : work_size;
+    }
+    if (work_size > 0) {
+        work_size += LM_CACHE_LINE * (size_t) n_threads;
+    }
+    struct lm_ggml_cplan cplan;
+    memset(&cplan, 0, sizeof(cplan));
+    cplan.threadpool = threadpool;
+    cplan.n_threads = n_threads;
+    cplan.work_size = work_size;
+    cplan.work_data = NULL;
+    return cplan;
+}
+
+enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct lm_ggml_cplan * cplan) {
+    lm_ggml_cpu_init();
+    LM_GGML_ASSERT(cplan != NULL);
+    LM_GGML_ASSERT(cplan->n_threads > 0);
+    LM_GGML_ASSERT(cplan->work_size == 0 || cplan->work_data != NULL);
+
+    // refuse graphs with ops this core cannot compute, before any thread starts
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const struct lm_ggml_tensor * node = cgraph->nodes[i];
+        if (!op_is_noop(node) && g_ops[node->op].compute == NULL) {
+            LM_GGML_LOG_ERROR("%s: op %s (node %s) is not implemented on the CPU\n", __func__, lm_ggml_op_desc(node), node->name);
+            return LM_GGML_STATUS_FAILED;
+        }
+    }
+
+    struct lm_ggml_threadpool * tp = cplan->threadpool;
+    bool disposable = false;
+    if (tp == NULL) {
+        struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(cplan->n_threads);
+        tp = lm_ggml_threadpool_new(&p);
+        if (tp == NULL) return LM_GGML_STATUS_ALLOC_FAILED;
+        disposable = true;
+    }
+    int n_threads = cplan->n_threads < tp->n_threads ? cplan->n_threads : tp->n_threads;
+
+    // An assert inside a kernel must not longjmp out of a barrier that other
+    // threads are waiting on: run the kernels with error capture disarmed.
+    struct lm_ggml_err_frame ** top = lm_ggml_err_top();
+    struct lm_ggml_err_frame * saved = *top;
+    *top = NULL;
+
+    pthread_mutex_lock(&tp->compute_lock);
+    pthread_mutex_lock(&tp->mutex);
+    tp->cgraph = cgraph;
+    tp->cplan = cplan;
+    atomic_store(&tp->n_threads_cur, n_threads);
+    atomic_store(&tp->pause, false);
+    const unsigned gen = atomic_fetch_add(&tp->job_gen, 1) + 1;
+    pthread_cond_broadcast(&tp->cond);
+    pthread_mutex_unlock(&tp->mutex);
+
+    compute_graph_thread(tp, cgraph, cplan, 0, gen);
+
+    *top = saved;
+    const bool aborted = atomic_load(&tp->abort_gen) == gen;
+    pthread_mutex_unlock(&tp->compute_lock);
+    if (disposable) {
+        lm_ggml_threadpool_free(tp);
+    }
+    return aborted ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
+}
+
+enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads) {
+    struct lm_ggml_cplan cplan = lm_ggml_graph_plan(cgraph, n_threads, NULL);
+    if (cplan.work_size > 0) {
+        cplan.work_data = lm_ggml_new_buffer(ctx, cplan.work_size);
+    }
+    return lm_ggml_graph_compute(cgraph, &cplan);
+}
+
+// ---------------------------------------------------------------- element access
+
+static void * element_ptr(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3) {
+    return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+static float load_f32(const struct lm_ggml_tensor * t, const void * p) {
+    switch (t->type) {
+        case LM_GGML_TYPE_I8:   return *(const int8_t *) p;
+        case LM_GGML_TYPE_I16:  return *(const int16_t *) p;
+        case LM_GGML_TYPE_I32:  return (float) *(const int32_t *) p;
+        case LM_GGML_TYPE_F16:  return LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *) p);
+        case LM_GGML_TYPE_BF16: return LM_GGML_BF16_TO_FP32(*(const lm_ggml_bf16_t *) p);
+        case LM_GGML_TYPE_F32:  return *(const float *) p;
+        default: LM_GGML_ABORT("element access is not supported for type %s", lm_ggml_type_name(t->type));
+    }
+}
+
+static void store_f32(const struct lm_ggml_tensor * t, void * p, float v) {
+    switch (t->type) {
+        case LM_GGML_TYPE_I8:   *(int8_t *) p = (int8_t) v; break;
+        case LM_GGML_TYPE_I16:  *(int16_t *) p = (int16_t) v; break;
+        case LM_GGML_TYPE_I32:  *(int32_t *) p = (int32_t) v; break;
+        case LM_GGML_TYPE_F16:  *(lm_ggml_fp16_t *) p = LM_GGML_FP32_TO_FP16(v); break;
+        case LM_GGML_TYPE_BF16: *(lm_ggml_bf16_t *) p = LM_GGML_FP32_TO_BF16(v); break;
+        case LM_GGML_TYPE_F32:  *(float *) p = v; break;
+        default: LM_GGML_ABORT("element access is not supported for type %s", lm_ggml_type_name(t->type));
+    }
+}
+
+static int32_t load_i32(const struct lm_ggml_tensor * t, const void * p) {
+    switch (t->type) {
+        case LM_GGML_TYPE_I8:  return *(const int8_t *) p;
+        case LM_GGML_TYPE_I16: return *(const int16_t *) p;
+        case LM_GGML_TYPE_I32: return *(const int32_t *) p;
+        default: return (int32_t) load_f32(t, p);
+    }
+}
+
+static void store_i32(const struct lm_ggml_tensor * t, void * p, int32_t v) {
+    switch (t->type) {
+        case LM_GGML_TYPE_I8:  *(int8_t *) p = (int8_t) v; break;
+        case LM_GGML_TYPE_I16: *(int16_t *) p = (int16_t) v; break;
+        case LM_GGML_TYPE_I32: *(int32_t *) p = v; break;
+        default: store_f32(t, p, (float) v); break;
+    }
+}
+
+// Flat index i of a contiguous tensor; for non-contiguous ones, i is unravelled.
+static void * flat_ptr(const struct lm_ggml_tensor * t, int i) {
+    LM_GGML_ASSERT(i >= 0 && i < lm_ggml_nelements(t) && "index out of range");
+    if (lm_ggml_is_contiguous(t)) {
+        return (char *) t->data + (size_t) i * t->nb[0];
+    }
+    int64_t i0, i1, i2, i3;
+    lm_ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
+    return element_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3);
+}
+
+int32_t lm_ggml_get_i32_1d(const struct lm_ggml_tensor * t, int i) { return load_i32(t, flat_ptr(t, i)); }
+void    lm_ggml_set_i32_1d(const struct lm_ggml_tensor * t, int i, int32_t v) { store_i32(t, flat_ptr(t, i), v); }
+float   lm_ggml_get_f32_1d(const struct lm_ggml_tensor * t, int i) { return load_f32(t, flat_ptr(t, i)); }
+void    lm_ggml_set_f32_1d(const struct lm_ggml_tensor * t, int i, float v) { store_f32(t, flat_ptr(t, i), v); }
+
+int32_t lm_ggml_get_i32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3) { return load_i32(t, element_ptr(t, i0, i1, i2, i3)); }
+void    lm_ggml_set_i32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3, int32_t v) { store_i32(t, element_ptr(t, i0, i1, i2, i3), v); }
+float   lm_ggml_get_f32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3) { return load_f32(t, element_ptr(t, i0, i1, i2, i3)); }
+void    lm_ggml_set_f32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3, float v) { store_f32(t, element_ptr(t, i0, i1, i2, i3), v); }
+
+struct lm_ggml_tensor * lm_ggml_set_i32(struct lm_ggml_tensor * t, int32_t value) {
+    const int n = (int) lm_ggml_nelements(t);
+    for (int i = 0; i < n; i++) store_i32(t, flat_ptr(t, i), value);
+    return t;
+}
+
+struct lm_ggml_tensor * lm_ggml_set_f32(struct lm_ggml_tensor * t, float value) {
+    const int n = (int) lm_ggml_nelements(t);
+    for (int i = 0; i < n; i++) store_f32(t, flat_ptr(t, i), value);
+    return t;
+}
+
+struct lm_ggml_tensor * lm_ggml_new_i32(struct lm_ggml_context * ctx, int32_t value) {
+    bool no_alloc = ctx->no_alloc;
+    ctx->no_alloc = false;
+    struct lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 1);
+    ctx->no_alloc = no_alloc;
+    return lm_ggml_set_i32(t, value);
+}
+
+struct lm_ggml_tensor * lm_ggml_new_f32(struct lm_ggml_context * ctx, float value) {
+    bool no_alloc = ctx->no_alloc;
+    ctx->no_alloc = false;
+    struct lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 1);
+    ctx->no_alloc = no_alloc;
+    return lm_ggml_set_f32(t, value);
+}

@@ -1,0 +1,214 @@
+// ggml-fp16.c - fp16 and bf16 row converters, with SIMD paths chosen at run
+// time. Every path gives the same bits as the scalar definitions in
+// ggml-impl.h (round to nearest even; NaNs stay NaNs).
+#include "ggml-cpu-impl.h"
+
+#if defined(LM_X86)
+#include <immintrin.h>
+#endif
+#if defined(LM_ARM64)
+#include <arm_neon.h>
+#endif
+
+// ---------------------------------------------------------------- scalar
+
+static void fp16_to_fp32_scalar(const lm_ggml_fp16_t * x, float * y, int64_t i, int64_t n) {
+    for (; i < n; i++) y[i] = lm_ggml_compute_fp16_to_fp32(x[i]);
+}
+static void fp32_to_fp16_scalar(const float * x, lm_ggml_fp16_t * y, int64_t i, int64_t n) {
+    for (; i < n; i++) y[i] = lm_ggml_compute_fp32_to_fp16(x[i]);
+}
+static void bf16_to_fp32_scalar(const lm_ggml_bf16_t * x, float * y, int64_t i, int64_t n) {
+    for (; i < n; i++) y[i] = lm_ggml_compute_bf16_to_fp32(x[i]);
+}
+static void fp32_to_bf16_scalar(const float * x, lm_ggml_bf16_t * y, int64_t i, int64_t n) {
+    for (; i < n; i++) y[i] = lm_ggml_compute_fp32_to_bf16(x[i]);
+}
+
+// ---------------------------------------------------------------- x86-64
+
+#if defined(LM_X86)
+LM_TARGET_AVX2 static int64_t fp16_to_fp32_avx2(const lm_ggml_fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+    }
+    return i;
+}
+LM_TARGET_AVX2 static int64_t fp32_to_fp16_avx2(const float * x, lm_ggml_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    return i;
+}
+LM_TARGET_AVX2 static int64_t bf16_to_fp32_avx2(const lm_ggml_bf16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + i)));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm256_slli_epi32(v, 16));
+    }
+    return i;
+}
+// Round to nearest even on the integer bits; NaNs become quiet NaNs.
+LM_TARGET_AVX2 static inline __m256i bf16_round_avx2(__m256i u) {
+    const __m256i abs  = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+    const __m256i nan  = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7f800000));
+    const __m256i lsb  = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rnd  = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    const __m256i qnan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(64));
+    return _mm256_blendv_epi8(rnd, qnan, nan);
+}
+LM_TARGET_AVX2 static int64_t fp32_to_bf16_avx2(const float * x, lm_ggml_bf16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i a = bf16_round_avx2(_mm256_loadu_si256((const __m256i *)(x + i)));
+        __m256i b = bf16_round_avx2(_mm256_loadu_si256((const __m256i *)(x + i + 8)));
+        // packus works per 128-bit lane: fix the order afterwards
+        __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);
+        _mm256_storeu_si256((__m256i *)(y + i), p);
+    }
+    return i;
+}
+
+LM_TARGET_AVX512 static int64_t fp16_to_fp32_avx512(const lm_ggml_fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i))));
+    }
+    return i;
+}
+LM_TARGET_AVX512 static int64_t fp32_to_fp16_avx512(const float * x, lm_ggml_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    return i;
+}
+LM_TARGET_AVX512 static int64_t bf16_to_fp32_avx512(const lm_ggml_bf16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i)));
+        _mm512_storeu_si512((void *)(y + i), _mm512_slli_epi32(v, 16));
+    }
+    return i;
+}
+LM_TARGET_AVX512 static int64_t fp32_to_bf16_avx512(const float * x, lm_ggml_bf16_t * y, int64_t n) {
+    int64_t i = 0;
+    const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff);
+    for (; i + 16 <= n; i += 16) {
+        const __m512i u = _mm512_loadu_si512((const void *)(x + i));
+        const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+        const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, bias)), 16);
+        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(64)));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi32_epi16(r));
+    }
+    return i;
+}
+#endif
+
+// ---------------------------------------------------------------- arm64
+
+#if defined(LM_ARM64)
+static int64_t fp16_to_fp32_neon(const lm_ggml_fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))));
+    }
+    return i;
+}
+static int64_t fp32_to_fp16_neon(const float * x, lm_ggml_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+    }
+    return i;
+}
+static int64_t bf16_to_fp32_neon(const lm_ggml_bf16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32x4_t v = vshll_n_u16(vld1_u16((const uint16_t *)(x + i)), 16);
+        vst1q_u32((uint32_t *)(y + i), v);
+    }
+    return i;
+}
+static int64_t fp32_to_bf16_neon(const float * x, lm_ggml_bf16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32x4_t u = vld1q_u32((const uint32_t *)(x + i));
+        const uint32x4_t nan = vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffff)), vdupq_n_u32(0x7f800000));
+        const uint32x4_t lsb = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
+        const uint32x4_t rnd = vshrq_n_u32(vaddq_u32(u, vaddq_u32(lsb, vdupq_n_u32(0x7fff))), 16);
+        const uint32x4_t qnan = vorrq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(64));
+        vst1_u16((uint16_t *)(y + i), vmovn_u32(vbslq_u32(nan, qnan, rnd)));
+    }
+    return i;
+}
+#endif
+
+// ---------------------------------------------------------------- dispatch
+
+void lm_ggml_fp16_to_fp32_row(const lm_ggml_fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    switch (lm_cpu_level()) {
+#if defined(LM_X86)
+        case LM_CPU_LEVEL_AVX512: i = fp16_to_fp32_avx512(x, y, n); break;
+        case LM_CPU_LEVEL_AVX2:   i = fp16_to_fp32_avx2(x, y, n); break;
+#endif
+#if defined(LM_ARM64)
+        case LM_CPU_LEVEL_NEON:   i = fp16_to_fp32_neon(x, y, n); break;
+#endif
+        default: break;
+    }
+    fp16_to_fp32_scalar(x, y, i, n);
+}
+
+void lm_ggml_fp32_to_fp16_row(const float * x, lm_ggml_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    switch (lm_cpu_level()) {
+#if defined(LM_X86)
+        case LM_CPU_LEVEL_AVX512: i = fp32_to_fp16_avx512(x, y, n); break;
+        case LM_CPU_LEVEL_AVX2:   i = fp32_to_fp16_avx2(x, y, n); break;
+#endif
+#if defined(LM_ARM64)
+        case LM_CPU_LEVEL_NEON:   i = fp32_to_fp16_neon(x, y, n); break;
+#endif
+        default: break;
+    }
+    fp32_to_fp16_scalar(x, y, i, n);
+}
+
+void lm_ggml_bf16_to_fp32_row(const lm_ggml_bf16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    switch (lm_cpu_level()) {
+#if defined(LM_X86)
+        case LM_CPU_LEVEL_AVX512: i = bf16_to_fp32_avx512(x, y, n); break;
+        case LM_CPU_LEVEL_AVX2:   i = bf16_to_fp32_avx2(x, y, n); break;
+#endif
+#if defined(LM_ARM64)
+        case LM_CPU_LEVEL_NEON:   i = bf16_to_fp32_neon(x, y, n); break;
+#endif
+        default: break;
+    }
+    bf16_to_fp32_scalar(x, y, i, n);
+}
+
+void lm_ggml_fp32_to_bf16_row_ref(const float * x, lm_ggml_bf16_t * y, int64_t n) {
+    fp32_to_bf16_scalar(x, y, 0, n);
+}
+
+void lm_ggml_fp32_to_bf16_row(const float * x, lm_ggml_bf16_t * y, int64_t n) {
+    int64_t i = 0;
+    switch (lm_cpu_level()) {
+#if defined(LM_X86)
+        case LM_CPU_LEVEL_AVX512: i = fp32_to_bf16_avx512(x, y, n); break;
+        case LM_CPU_LEVEL_AVX2:   i = fp32_to_bf16_avx2(x, y, n); break;
+#endif
+#if defined(LM_ARM64)
+        case LM_CPU_LEVEL_NEON:   i = fp32_to_bf16_neon(x, y, n); break;
+#endif
+        default: break;
+    }
+    fp32_to_bf16_scalar(x, y, i, n);
+}

@@ -1,0 +1,743 @@
+// ggml.c - contexts, tensors, views, type helpers, logging and errors.
+// Graph construction lives in ggml-graph.c, compute in ggml-cpu.c, and the op
+// constructors next to their kernels in ops-*.c.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ggml-impl.h"
+
+#include <pthread.h>
+#include <time.h>
+
+extern const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT];
+extern const char * const lm_ggml_op_name_table[LM_GGML_OP_COUNT];
+extern const char * const lm_ggml_op_symbol_table[LM_GGML_OP_COUNT];
+extern const char * const lm_ggml_unary_op_name_table[LM_GGML_UNARY_OP_COUNT];
+
+// ---------------------------------------------------------------- logging
+
+static lm_ggml_log_callback g_log_cb = NULL;
+static void * g_log_ud = NULL;
+
+void lm_ggml_log_set(lm_ggml_log_callback log_callback, void * user_data) {
+    g_log_cb = log_callback;
+    g_log_ud = user_data;
+}
+
+void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * format, ...) {
+    char buf[1024];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(buf, sizeof(buf), format, args);
+    va_end(args);
+    if (g_log_cb) {
+        g_log_cb(level, buf, g_log_ud);
+    } else {
+        fputs(buf, stderr);
+        fflush(stderr);
+    }
+}
+
+// ---------------------------------------------------------------- errors
+
+static _Thread_local struct lm_ggml_err_frame * g_err_top = NULL;
+
+struct lm_ggml_err_frame ** lm_ggml_err_top(void) { return &g_err_top; }
+
+void lm_ggml_err_push(struct lm_ggml_err_frame * f) {
+    f->msg[0] = '\0';
+    f->prev = g_err_top;
+    g_err_top = f;
+}
+
+void lm_ggml_err_pop(struct lm_ggml_err_frame * f) {
+    if (g_err_top == f) {
+        g_err_top = f->prev;
+    }
+}
+
+void lm_ggml_abort(const char * file, int line, const char * fmt, ...) {
+    char msg[480];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, args);
+    va_end(args);
+
+    struct lm_ggml_err_frame * f = g_err_top;
+    if (f != NULL) {
+        // A caller on this thread asked for errors instead of aborts.
+        g_err_top = f->prev;
+        snprintf(f->msg, sizeof(f->msg), "%s (%s:%d)", msg, file, line);
+        longjmp(f->jb, 1);
+    }
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: %s\n", file, line, msg);
+    fflush(stderr);
+    abort();
+}
+
+const char * lm_ggml_status_to_string(enum lm_ggml_status status) {
+    switch (status) {
+        case LM_GGML_STATUS_ALLOC_FAILED: return "GGML status: error (failed to allocate memory)";
+        case LM_GGML_STATUS_FAILED:       return "GGML status: error (operation failed)";
+        case LM_GGML_STATUS_SUCCESS:      return "GGML status: success";
+        case LM_GGML_STATUS_ABORTED:      return "GGML status: warning (operation aborted)";
+    }
+    return "GGML status: unknown";
+}
+
+// ---------------------------------------------------------------- misc
+
+bool lm_ggml_guid_matches(lm_ggml_guid_t guid_a, lm_ggml_guid_t guid_b) {
+    return memcmp(guid_a, guid_b, sizeof(lm_ggml_guid)) == 0;
+}
+
+void lm_ggml_time_init(void) {}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+int64_t lm_ggml_time_ms(void) { return now_ns() / 1000000; }
+int64_t lm_ggml_time_us(void) { return now_ns() / 1000; }
+int64_t lm_ggml_cycles(void) { return (int64_t) clock(); }
+int64_t lm_ggml_cycles_per_ms(void) { return CLOCKS_PER_SEC / 1000; }
+
+FILE * lm_ggml_fopen(const char * fname, const char * mode) { return fopen(fname, mode); }
+
+// ---------------------------------------------------------------- fp16 / bf16 scalars
+
+float lm_ggml_table_f32_f16[1 << 16];
+
+static void fp16_table_fill(void) {
+    for (uint32_t i = 0; i < (1u << 16); i++) {
+        lm_ggml_table_f32_f16[i] = lm_ggml_compute_fp16_to_fp32((lm_ggml_fp16_t) i);
+    }
+}
+
+void lm_ggml_fp16_table_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fp16_table_fill);
+}
+
+float          lm_ggml_fp16_to_fp32(lm_ggml_fp16_t x) { return lm_ggml_compute_fp16_to_fp32(x); }
+lm_ggml_fp16_t lm_ggml_fp32_to_fp16(float x)          { return lm_ggml_compute_fp32_to_fp16(x); }
+float          lm_ggml_bf16_to_fp32(lm_ggml_bf16_t x) { return lm_ggml_compute_bf16_to_fp32(x); }
+lm_ggml_bf16_t lm_ggml_fp32_to_bf16(float x)          { return lm_ggml_compute_fp32_to_bf16(x); }
+
+// ---------------------------------------------------------------- types
+
+static bool type_valid(enum lm_ggml_type type) {
+    return (int) type >= 0 && type < LM_GGML_TYPE_COUNT && lm_ggml_type_traits_table[type].blck_size > 0;
+}
+
+const struct lm_ggml_type_traits * lm_ggml_get_type_traits(enum lm_ggml_type type) {
+    LM_GGML_ASSERT((int) type >= 0 && type < LM_GGML_TYPE_COUNT);
+    return &lm_ggml_type_traits_table[type];
+}
+
+int64_t lm_ggml_blck_size(enum lm_ggml_type type) {
+    return ((int) type >= 0 && type < LM_GGML_TYPE_COUNT) ? lm_ggml_type_traits_table[type].blck_size : 0;
+}
+
+size_t lm_ggml_type_size(enum lm_ggml_type type) {
+    return ((int) type >= 0 && type < LM_GGML_TYPE_COUNT) ? lm_ggml_type_traits_table[type].type_size : 0;
+}
+
+size_t lm_ggml_row_size(enum lm_ggml_type type, int64_t ne) {
+    LM_GGML_ASSERT(type_valid(type));
+    LM_GGML_ASSERT(ne % lm_ggml_blck_size(type) == 0);
+    return lm_ggml_type_size(type) * ne / lm_ggml_blck_size(type);
+}
+
+double lm_ggml_type_sizef(enum lm_ggml_type type) {
+    return (double) lm_ggml_type_size(type) / (double) lm_ggml_blck_size(type);
+}
+
+const char * lm_ggml_type_name(enum lm_ggml_type type) {
+    return ((int) type >= 0 && type < LM_GGML_TYPE_COUNT && lm_ggml_type_traits_table[type].type_name)
+        ? lm_ggml_type_traits_table[type].type_name : "NONE";
+}
+
+bool lm_ggml_is_quantized(enum lm_ggml_type type) {
+    return ((int) type >= 0 && type < LM_GGML_TYPE_COUNT) && lm_ggml_type_traits_table[type].is_quantized;
+}
+
+const char * lm_ggml_op_name(enum lm_ggml_op op) {
+    return ((int) op >= 0 && op < LM_GGML_OP_COUNT) ? lm_ggml_op_name_table[op] : "NONE";
+}
+
+const char * lm_ggml_op_symbol(enum lm_ggml_op op) {
+    return ((int) op >= 0 && op < LM_GGML_OP_COUNT) ? lm_ggml_op_symbol_table[op] : "NONE";
+}
+
+const char * lm_ggml_unary_op_name(enum lm_ggml_unary_op op) {
+    return ((int) op >= 0 && op < LM_GGML_UNARY_OP_COUNT) ? lm_ggml_unary_op_name_table[op] : "NONE";
+}
+
+enum lm_ggml_unary_op lm_ggml_get_unary_op(const struct lm_ggml_tensor * tensor) {
+    LM_GGML_ASSERT(tensor->op == LM_GGML_OP_UNARY);
+    return (enum lm_ggml_unary_op) lm_ggml_get_op_params_i32(tensor, 0);
+}
+
+const char * lm_ggml_op_desc(const struct lm_ggml_tensor * t) {
+    if (t->op == LM_GGML_OP_UNARY) {
+        return lm_ggml_unary_op_name(lm_ggml_get_unary_op(t));
+    }
+    return lm_ggml_op_name(t->op);
+}
+
+enum lm_ggml_type lm_ggml_ftype_to_lm_ggml_type(enum lm_ggml_ftype ftype) {
+    switch (ftype) {
+        case LM_GGML_FTYPE_ALL_F32:        return LM_GGML_TYPE_F32;
+        case LM_GGML_FTYPE_MOSTLY_F16:     return LM_GGML_TYPE_F16;
+        case LM_GGML_FTYPE_MOSTLY_BF16:    return LM_GGML_TYPE_BF16;
+        case LM_GGML_FTYPE_MOSTLY_Q4_0:    return LM_GGML_TYPE_Q4_0;
+        case LM_GGML_FTYPE_MOSTLY_Q4_1:    return LM_GGML_TYPE_Q4_1;
+        case LM_GGML_FTYPE_MOSTLY_Q5_0:    return LM_GGML_TYPE_Q5_0;
+        case LM_GGML_FTYPE_MOSTLY_Q5_1:    return LM_GGML_TYPE_Q5_1;
+        case LM_GGML_FTYPE_MOSTLY_Q8_0:    return LM_GGML_TYPE_Q8_0;
+        case LM_GGML_FTYPE_MOSTLY_Q2_K:    return LM_GGML_TYPE_Q2_K;
+        case LM_GGML_FTYPE_MOSTLY_Q3_K:    return LM_GGML_TYPE_Q3_K;
+        case LM_GGML_FTYPE_MOSTLY_Q4_K:    return LM_GGML_TYPE_Q4_K;
+        case LM_GGML_FTYPE_MOSTLY_Q5_K:    return LM_GGML_TYPE_Q5_K;
+        case LM_GGML_FTYPE_MOSTLY_Q6_K:    return LM_GGML_TYPE_Q6_K;
+        case LM_GGML_FTYPE_MOSTLY_IQ2_XXS: return LM_GGML_TYPE_IQ2_XXS;
+        case LM_GGML_FTYPE_MOSTLY_IQ2_XS:  return LM_GGML_TYPE_IQ2_XS;
+        case LM_GGML_FTYPE_MOSTLY_IQ3_XXS: return LM_GGML_TYPE_IQ3_XXS;
+        case LM_GGML_FTYPE_MOSTLY_IQ1_S:   return LM_GGML_TYPE_IQ1_S;
+        case LM_GGML_FTYPE_MOSTLY_IQ1_M:   return LM_GGML_TYPE_IQ1_M;
+        case LM_GGML_FTYPE_MOSTLY_IQ4_NL:  return LM_GGML_TYPE_IQ4_NL;
+        case LM_GGML_FTYPE_MOSTLY_IQ4_XS:  return LM_GGML_TYPE_IQ4_XS;
+        case LM_GGML_FTYPE_MOSTLY_IQ3_S:   return LM_GGML_TYPE_IQ3_S;
+        case LM_GGML_FTYPE_MOSTLY_IQ2_S:   return LM_GGML_TYPE_IQ2_S;
+        case LM_GGML_FTYPE_MOSTLY_Q4_0_4_4: return LM_GGML_TYPE_Q4_0_4_4;
+        case LM_GGML_FTYPE_MOSTLY_Q4_0_4_8: return LM_GGML_TYPE_Q4_0_4_8;
+        case LM_GGML_FTYPE_MOSTLY_Q4_0_8_8: return LM_GGML_TYPE_Q4_0_8_8;
+        case LM_GGML_FTYPE_UNKNOWN:
+        case LM_GGML_FTYPE_MOSTLY_Q4_1_SOME_F16: break;
+    }
+    return LM_GGML_TYPE_COUNT;
+}
+
+// ---------------------------------------------------------------- tensor shape predicates
+
+int64_t lm_ggml_nelements(const struct lm_ggml_tensor * t) {
+    return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+}
+
+int64_t lm_ggml_nrows(const struct lm_ggml_tensor * t) {
+    return t->ne[1] * t->ne[2] * t->ne[3];
+}
+
+size_t lm_ggml_nbytes(const struct lm_ggml_tensor * t) {
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        if (t->ne[i] <= 0) {
+            return 0;
+        }
+    }
+    const int64_t blck = lm_ggml_blck_size(t->type);
+    // bytes spanned from the first to one past the last element
+    size_t nbytes = blck == 1 ? lm_ggml_type_size(t->type) : (size_t) t->ne[0] * t->nb[0] / blck;
+    for (int i = blck == 1 ? 0 : 1; i < LM_GGML_MAX_DIMS; i++) {
+        nbytes += (size_t)(t->ne[i] - 1) * t->nb[i];
+    }
+    return nbytes;
+}
+
+size_t lm_ggml_nbytes_pad(const struct lm_ggml_tensor * t) {
+    return LM_GGML_PAD(lm_ggml_nbytes(t), LM_GGML_MEM_ALIGN);
+}
+
+size_t lm_ggml_element_size(const struct lm_ggml_tensor * t) {
+    return lm_ggml_type_size(t->type);
+}
+
+bool lm_ggml_is_transposed(const struct lm_ggml_tensor * t) { return t->nb[0] > t->nb[1]; }
+
+bool lm_ggml_is_permuted(const struct lm_ggml_tensor * t) {
+    return t->nb[0] > t->nb[1] || t->nb[1] > t->nb[2] || t->nb[2] > t->nb[3];
+}
+
+bool lm_ggml_is_empty(const struct lm_ggml_tensor * t) {
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        if (t->ne[i] == 0) return true;
+    }
+    return false;
+}
+
+bool lm_ggml_is_scalar(const struct lm_ggml_tensor * t) { return t->ne[0] == 1 && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+bool lm_ggml_is_vector(const struct lm_ggml_tensor * t) { return t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
+bool lm_ggml_is_matrix(const struct lm_ggml_tensor * t) { return t->ne[2] == 1 && t->ne[3] == 1; }
+bool lm_ggml_is_3d    (const struct lm_ggml_tensor * t) { return t->ne[3] == 1; }
+
+int lm_ggml_n_dims(const struct lm_ggml_tensor * t) {
+    for (int i = LM_GGML_MAX_DIMS - 1; i >= 1; --i) {
+        if (t->ne[i] > 1) return i + 1;
+    }
+    return 1;
+}
+
+// Dimensions of size 1 never matter. Dimension 0 must be packed (or a single
+// block); dimensions above n must follow the one below without gaps; dimensions
+// 1..n may have any stride.
+static bool is_contiguous_n(const struct lm_ggml_tensor * t, int n) {
+    size_t expect = lm_ggml_type_size(t->type);
+    if (t->ne[0] != lm_ggml_blck_size(t->type) && t->nb[0] != expect) {
+        return false;
+    }
+    expect *= t->ne[0] / lm_ggml_blck_size(t->type);
+    for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
+        if (t->ne[i] == 1) continue;
+        if (i > n) {
+            if (t->nb[i] != expect) return false;
+            expect *= t->ne[i];
+        } else {
+            expect = t->ne[i] * t->nb[i];
+        }
+    }
+    return true;
+}
+
+bool lm_ggml_is_contiguous  (const struct lm_ggml_tensor * t) { return is_contiguous_n(t, 0); }
+bool lm_ggml_is_contiguous_0(const struct lm_ggml_tensor * t) { return is_contiguous_n(t, 0); }
+bool lm_ggml_is_contiguous_1(const struct lm_ggml_tensor * t) { return is_contiguous_n(t, 1); }
+bool lm_ggml_is_contiguous_2(const struct lm_ggml_tensor * t) { return is_contiguous_n(t, 2); }
+
+bool lm_ggml_are_same_shape(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
+    return t0->ne[0] == t1->ne[0] && t0->ne[1] == t1->ne[1] && t0->ne[2] == t1->ne[2] && t0->ne[3] == t1->ne[3];
+}
+
+bool lm_ggml_are_same_stride(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
+    return t0->nb[0] == t1->nb[0] && t0->nb[1] == t1->nb[1] && t0->nb[2] == t1->nb[2] && t0->nb[3] == t1->nb[3];
+}
+
+bool lm_ggml_can_repeat(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
+    if (lm_ggml_is_empty(t0)) {
+        return lm_ggml_is_empty(t1);
+    }
+    return t1->ne[0] % t0->ne[0] == 0 && t1->ne[1] % t0->ne[1] == 0 &&
+           t1->ne[2] % t0->ne[2] == 0 && t1->ne[3] % t0->ne[3] == 0;
+}
+
+void lm_ggml_unravel_index(const struct lm_ggml_tensor * t, int64_t i, int64_t * i0, int64_t * i1, int64_t * i2, int64_t * i3) {
+    const int64_t ne0 = t->ne[0], ne1 = t->ne[1], ne2 = t->ne[2];
+    const int64_t j3 = i / (ne2 * ne1 * ne0);
+    const int64_t j2 = (i - j3 * ne2 * ne1 * ne0) / (ne1 * ne0);
+    const int64_t j1 = (i - j3 * ne2 * ne1 * ne0 - j2 * ne1 * ne0) / ne0;
+    const int64_t j0 = i - j3 * ne2 * ne1 * ne0 - j2 * ne1 * ne0 - j1 * ne0;
+    if (i0) *i0 = j0;
+    if (i1) *i1 = j1;
+    if (i2) *i2 = j2;
+    if (i3) *i3 = j3;
+}
+
+size_t lm_ggml_tensor_overhead(void) {
+    return LM_GGML_OBJECT_SIZE + LM_GGML_TENSOR_SIZE;
+}
+
+// ---------------------------------------------------------------- contexts
+
+_Static_assert(sizeof(struct lm_ggml_tensor) % LM_GGML_MEM_ALIGN == 0, "tensor size must be a multiple of LM_GGML_MEM_ALIGN");
+_Static_assert(sizeof(struct lm_ggml_object) % LM_GGML_MEM_ALIGN == 0, "object size must be a multiple of LM_GGML_MEM_ALIGN");
+
+#define LM_BUFFER_ALIGN 64
+
+struct lm_ggml_context * lm_ggml_init(struct lm_ggml_init_params params) {
+    lm_ggml_fp16_table_init();
+
+    if (params.mem_size == 0) {
+        params.mem_size = LM_GGML_MEM_ALIGN;
+    }
+    struct lm_ggml_context * ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL) {
+        return NULL;
+    }
+    const size_t mem_size = params.mem_buffer ? params.mem_size : LM_GGML_PAD(params.mem_size, LM_GGML_MEM_ALIGN);
+    if (mem_size < params.mem_size) { // overflow when padding
+        free(ctx);
+        return NULL;
+    }
+    ctx->mem_size = mem_size;
+    ctx->no_alloc = params.no_alloc;
+    if (params.mem_buffer) {
+        ctx->mem_buffer = params.mem_buffer;
+        ctx->mem_buffer_owned = false;
+    } else {
+        void * p = NULL;
+        if (posix_memalign(&p, LM_BUFFER_ALIGN, mem_size) != 0) {
+            LM_GGML_LOG_ERROR("%s: failed to allocate %.2f MB\n", __func__, mem_size / (1024.0 * 1024.0));
+            free(ctx);
+            return NULL;
+        }
+        ctx->mem_buffer = p;
+        ctx->mem_buffer_owned = true;
+    }
+    LM_GGML_ASSERT(((uintptr_t) ctx->mem_buffer) % LM_GGML_MEM_ALIGN == 0);
+    return ctx;
+}
+
+void lm_ggml_reset(struct lm_ggml_context * ctx) {
+    if (ctx == NULL) return;
+    ctx->n_objects = 0;
+    ctx->objects_begin = NULL;
+    ctx->objects_end = NULL;
+}
+
+void lm_ggml_free(struct lm_ggml_context * ctx) {
+    if (ctx == NULL) return;
+    if (ctx->mem_buffer_owned) {
+        free(ctx->mem_buffer);
+    }
+    free(ctx);
+}
+
+size_t lm_ggml_used_mem(const struct lm_ggml_context * ctx) {
+    return ctx->objects_end == NULL ? 0 : ctx->objects_end->offs + ctx->objects_end->size;
+}
+
+bool lm_ggml_get_no_alloc(struct lm_ggml_context * ctx) { return ctx->no_alloc; }
+void lm_ggml_set_no_alloc(struct lm_ggml_context * ctx, bool no_alloc) { ctx->no_alloc = no_alloc; }
+void * lm_ggml_get_mem_buffer(const struct lm_ggml_context * ctx) { return ctx->mem_buffer; }
+size_t lm_ggml_get_mem_size(const struct lm_ggml_context * ctx) { return ctx->mem_size; }
+
+size_t lm_ggml_get_max_tensor_size(const struct lm_ggml_context * ctx) {
+    size_t max_size = 0;
+    for (struct lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t != NULL; t = lm_ggml_get_next_tensor(ctx, t)) {
+        size_t bytes = lm_ggml_nbytes(t);
+        max_size = bytes > max_size ? bytes : max_size;
+    }
+    return max_size;
+}
+
+struct lm_ggml_object * lm_ggml_new_object(struct lm_ggml_context * ctx, enum lm_ggml_object_type type, size_t size) {
+    struct lm_ggml_object * last = ctx->objects_end;
+    const size_t cur_end = last == NULL ? 0 : last->offs + last->size;
+    const size_t size_needed = LM_GGML_PAD(size, LM_GGML_MEM_ALIGN);
+    if (size_needed < size || cur_end + LM_GGML_OBJECT_SIZE + size_needed < size_needed ||
+        cur_end + LM_GGML_OBJECT_SIZE + size_needed > ctx->mem_size) {
+        LM_GGML_ABORT("not enough space in the context's memory pool (needed %zu, available %zu)",
+                      cur_end + LM_GGML_OBJECT_SIZE + size_needed, ctx->mem_size);
+    }
+    struct lm_ggml_object * obj = (struct lm_ggml_object *)((char *) ctx->mem_buffer + cur_end);
+    *obj = (struct lm_ggml_object) {
+        .offs = cur_end + LM_GGML_OBJECT_SIZE,
+        .size = size_needed,
+        .next = NULL,
+        .type = type,
+    };
+    if (last != NULL) {
+        last->next = obj;
+    } else {
+        ctx->objects_begin = obj;
+    }
+    ctx->objects_end = obj;
+    ctx->n_objects++;
+    return obj;
+}
+
+void * lm_ggml_new_buffer(struct lm_ggml_context * ctx, size_t nbytes) {
+    struct lm_ggml_object * obj = lm_ggml_new_object(ctx, LM_GGML_OBJECT_TYPE_WORK_BUFFER, nbytes);
+    return (char *) ctx->mem_buffer + obj->offs;
+}
+
+// ---------------------------------------------------------------- tensors
+
+struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_context * ctx, enum lm_ggml_type type, int n_dims,
+        const int64_t * ne, struct lm_ggml_tensor * view_src, size_t view_offs) {
+    LM_GGML_ASSERT(ctx != NULL);
+    LM_GGML_ASSERT(type_valid(type) && "invalid tensor type");
+    LM_GGML_ASSERT(n_dims >= 1 && n_dims <= LM_GGML_MAX_DIMS);
+
+    int64_t shape[LM_GGML_MAX_DIMS] = { 1, 1, 1, 1 };
+    for (int i = 0; i < n_dims; i++) {
+        LM_GGML_ASSERT(ne[i] >= 0 && "negative tensor dimension");
+        shape[i] = ne[i];
+    }
+    LM_GGML_ASSERT(shape[0] % lm_ggml_blck_size(type) == 0 && "row length must be a multiple of the block size");
+
+    // size in bytes, refusing anything that overflows
+    size_t data_size = lm_ggml_row_size(type, shape[0]);
+    for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
+        size_t next;
+        LM_GGML_ASSERT(!__builtin_mul_overflow(data_size, (size_t) shape[i], &next) && "tensor size overflows");
+        data_size = next;
+    }
+    LM_GGML_ASSERT(data_size <= SIZE_MAX / 2 && "tensor size overflows");
+
+    if (view_src != NULL && view_src->view_src != NULL) {
+        view_offs += view_src->view_offs;
+        view_src   = view_src->view_src;
+    }
+    LM_GGML_ASSERT((view_src == NULL || data_size == 0 || data_size + view_offs <= lm_ggml_nbytes(view_src)) &&
+                   "view is out of bounds of its source");
+
+    void * data = view_src != NULL && view_src->data != NULL ? (char *) view_src->data + view_offs : NULL;
+    const size_t obj_alloc_size = (view_src == NULL && !ctx->no_alloc) ? data_size : 0;
+
+    struct lm_ggml_object * obj = lm_ggml_new_object(ctx, LM_GGML_OBJECT_TYPE_TENSOR, LM_GGML_TENSOR_SIZE + obj_alloc_size);
+    struct lm_ggml_tensor * result = (struct lm_ggml_tensor *)((char *) ctx->mem_buffer + obj->offs);
+
+    memset(result, 0, sizeof(*result));
+    result->type = type;
+    result->op = LM_GGML_OP_NONE;
+    result->view_src = view_src;
+    result->view_offs = view_offs;
+    result->data = obj_alloc_size > 0 ? (void *)(result + 1) : data;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        result->ne[i] = shape[i];
+    }
+    result->nb[0] = lm_ggml_type_size(type);
+    result->nb[1] = result->nb[0] * (result->ne[0] / lm_ggml_blck_size(type));
+    for (int i = 2; i < LM_GGML_MAX_DIMS; i++) {
+        result->nb[i] = result->nb[i - 1] * result->ne[i - 1];
+    }
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_new_tensor(struct lm_ggml_context * ctx, enum lm_ggml_type type, int n_dims, const int64_t * ne) {
+    return lm_ggml_new_tensor_impl(ctx, type, n_dims, ne, NULL, 0);
+}
+
+struct lm_ggml_tensor * lm_ggml_new_tensor_1d(struct lm_ggml_context * ctx, enum lm_ggml_type type, int64_t ne0) {
+    return lm_ggml_new_tensor(ctx, type, 1, &ne0);
+}
+
+struct lm_ggml_tensor * lm_ggml_new_tensor_2d(struct lm_ggml_context * ctx, enum lm_ggml_type type, int64_t ne0, int64_t ne1) {
+    const int64_t ne[2] = { ne0, ne1 };
+    return lm_ggml_new_tensor(ctx, type, 2, ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_new_tensor_3d(struct lm_ggml_context * ctx, enum lm_ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2) {
+    const int64_t ne[3] = { ne0, ne1, ne2 };
+    return lm_ggml_new_tensor(ctx, type, 3, ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_new_tensor_4d(struct lm_ggml_context * ctx, enum lm_ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
+    const int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    return lm_ggml_new_tensor(ctx, type, 4, ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_dup_tensor(struct lm_ggml_context * ctx, const struct lm_ggml_tensor * src) {
+    return lm_ggml_new_tensor(ctx, src->type, LM_GGML_MAX_DIMS, src->ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_view_tensor(struct lm_ggml_context * ctx, struct lm_ggml_tensor * src) {
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, src->type, LM_GGML_MAX_DIMS, src->ne, src, 0);
+    lm_ggml_format_name(result, "%s (view)", src->name);
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        result->nb[i] = src->nb[i];
+    }
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_get_first_tensor(const struct lm_ggml_context * ctx) {
+    for (struct lm_ggml_object * obj = ctx->objects_begin; obj != NULL; obj = obj->next) {
+        if (obj->type == LM_GGML_OBJECT_TYPE_TENSOR) {
+            return (struct lm_ggml_tensor *)((char *) ctx->mem_buffer + obj->offs);
+        }
+    }
+    return NULL;
+}
+
+struct lm_ggml_tensor * lm_ggml_get_next_tensor(const struct lm_ggml_context * ctx, struct lm_ggml_tensor * tensor) {
+    struct lm_ggml_object * obj = (struct lm_ggml_object *)((char *) tensor - LM_GGML_OBJECT_SIZE);
+    for (obj = obj->next; obj != NULL; obj = obj->next) {
+        if (obj->type == LM_GGML_OBJECT_TYPE_TENSOR) {
+            return (struct lm_ggml_tensor *)((char *) ctx->mem_buffer + obj->offs);
+        }
+    }
+    return NULL;
+}
+
+struct lm_ggml_tensor * lm_ggml_get_tensor(struct lm_ggml_context * ctx, const char * name) {
+    for (struct lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t != NULL; t = lm_ggml_get_next_tensor(ctx, t)) {
+        if (strcmp(t->name, name) == 0) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+void * lm_ggml_get_data(const struct lm_ggml_tensor * tensor) { return tensor->data; }
+
+float * lm_ggml_get_data_f32(const struct lm_ggml_tensor * tensor) {
+    LM_GGML_ASSERT(tensor->type == LM_GGML_TYPE_F32);
+    return (float *) tensor->data;
+}
+
+const char * lm_ggml_get_name(const struct lm_ggml_tensor * tensor) { return tensor->name; }
+
+struct lm_ggml_tensor * lm_ggml_set_name(struct lm_ggml_tensor * tensor, const char * name) {
+    size_t i = 0;
+    for (; i < sizeof(tensor->name) - 1 && name[i] != '\0'; i++) {
+        tensor->name[i] = name[i];
+    }
+    tensor->name[i] = '\0';
+    return tensor;
+}
+
+struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * tensor, const char * fmt, ...) {
+    char buf[LM_GGML_MAX_NAME * 2];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, args);
+    va_end(args);
+    return lm_ggml_set_name(tensor, buf);
+}
+
+void lm_ggml_set_input (struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT; }
+void lm_ggml_set_output(struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
+
+void lm_ggml_set_param(struct lm_ggml_context * ctx, struct lm_ggml_tensor * tensor) {
+    LM_GGML_UNUSED(ctx);
+    LM_GGML_ASSERT(tensor->op == LM_GGML_OP_NONE && "only leaf tensors can be parameters");
+    tensor->flags |= LM_GGML_TENSOR_FLAG_PARAM;
+}
+
+void lm_ggml_set_loss(struct lm_ggml_tensor * tensor) {
+    LM_GGML_ASSERT(lm_ggml_is_scalar(tensor) && "the loss must be a scalar");
+    LM_GGML_ASSERT(tensor->type == LM_GGML_TYPE_F32 && "the loss must be f32");
+    tensor->flags |= LM_GGML_TENSOR_FLAG_LOSS;
+}
+
+struct lm_ggml_tensor * lm_ggml_set_zero(struct lm_ggml_tensor * tensor) {
+    if (lm_ggml_is_empty(tensor)) {
+        return tensor;
+    }
+    if (tensor->data != NULL) {
+        memset(tensor->data, 0, lm_ggml_nbytes(tensor));
+    }
+    return tensor;
+}
+
+void lm_ggml_print_object(const struct lm_ggml_object * obj) {
+    LM_GGML_LOG_INFO(" - lm_ggml_object: type = %d, offset = %zu, size = %zu, next = %p\n",
+                     obj->type, obj->offs, obj->size, (const void *) obj->next);
+}
+
+void lm_ggml_print_objects(const struct lm_ggml_context * ctx) {
+    LM_GGML_LOG_INFO("%s: objects in context %p:\n", __func__, (const void *) ctx);
+    for (struct lm_ggml_object * obj = ctx->objects_begin; obj != NULL; obj = obj->next) {
+        lm_ggml_print_object(obj);
+    }
+    LM_GGML_LOG_INFO("%s: --- end ---\n", __func__);
+}
+
+// ---------------------------------------------------------------- views
+
+static struct lm_ggml_tensor * view_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_dims,
+        const int64_t * ne, size_t offset) {
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, a->type, n_dims, ne, a, offset);
+    lm_ggml_format_name(result, "%s (view)", a->name);
+    lm_ggml_set_op_params(result, &offset, sizeof(offset));
+    result->op = LM_GGML_OP_VIEW;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_view_1d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, size_t offset) {
+    return view_impl(ctx, a, 1, &ne0, offset);
+}
+
+struct lm_ggml_tensor * lm_ggml_view_2d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
+        size_t nb1, size_t offset) {
+    const int64_t ne[2] = { ne0, ne1 };
+    struct lm_ggml_tensor * result = view_impl(ctx, a, 2, ne, offset);
+    result->nb[1] = nb1;
+    result->nb[2] = result->nb[1] * ne1;
+    result->nb[3] = result->nb[2];
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_view_3d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
+        int64_t ne2, size_t nb1, size_t nb2, size_t offset) {
+    const int64_t ne[3] = { ne0, ne1, ne2 };
+    struct lm_ggml_tensor * result = view_impl(ctx, a, 3, ne, offset);
+    result->nb[1] = nb1;
+    result->nb[2] = nb2;
+    result->nb[3] = result->nb[2] * ne2;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_view_4d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
+        int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+    const int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    struct lm_ggml_tensor * result = view_impl(ctx, a, 4, ne, offset);
+    result->nb[1] = nb1;
+    result->nb[2] = nb2;
+    result->nb[3] = nb3;
+    return result;
+}
+
+static struct lm_ggml_tensor * reshape_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_dims, const int64_t * ne) {
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(a) && "reshape needs a contiguous tensor");
+    int64_t n = 1;
+    for (int i = 0; i < n_dims; i++) n *= ne[i];
+    LM_GGML_ASSERT(lm_ggml_nelements(a) == n && "reshape must keep the number of elements");
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, a->type, n_dims, ne, a, 0);
+    lm_ggml_format_name(result, "%s (reshaped)", a->name);
+    result->op = LM_GGML_OP_RESHAPE;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_reshape(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(a));
+    // as in the reference, b only provides the shape; it may be non-contiguous
+    return reshape_impl(ctx, a, LM_GGML_MAX_DIMS, b->ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_reshape_1d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0) {
+    return reshape_impl(ctx, a, 1, &ne0);
+}
+
+struct lm_ggml_tensor * lm_ggml_reshape_2d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1) {
+    const int64_t ne[2] = { ne0, ne1 };
+    return reshape_impl(ctx, a, 2, ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_reshape_3d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2) {
+    const int64_t ne[3] = { ne0, ne1, ne2 };
+    return reshape_impl(ctx, a, 3, ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_reshape_4d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
+        int64_t ne2, int64_t ne3) {
+    const int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    return reshape_impl(ctx, a, 4, ne);
+}
+
+struct lm_ggml_tensor * lm_ggml_permute(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int axis0, int axis1, int axis2, int axis3) {
+    const int axes[4] = { axis0, axis1, axis2, axis3 };
+    for (int i = 0; i < 4; i++) {
+        LM_GGML_ASSERT(axes[i] >= 0 && axes[i] < LM_GGML_MAX_DIMS && "permute axis out of range");
+        for (int j = 0; j < i; j++) {
+            LM_GGML_ASSERT(axes[i] != axes[j] && "permute axes must be distinct");
+        }
+    }
+    struct lm_ggml_tensor * result = lm_ggml_view_tensor(ctx, a);
+    lm_ggml_format_name(result, "%s (permuted)", a->name);
+    // source dimension i becomes result dimension axes[i]
+    for (int i = 0; i < 4; i++) {
+        result->ne[axes[i]] = a->ne[i];
+        result->nb[axes[i]] = a->nb[i];
+    }
+    result->op = LM_GGML_OP_PERMUTE;
+    result->src[0] = a;
+    lm_ggml_set_op_params(result, axes, sizeof(axes));
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_transpose(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    struct lm_ggml_tensor * result = lm_ggml_view_tensor(ctx, a);
+    lm_ggml_format_name(result, "%s (transposed)", a->name);
+    result->ne[0] = a->ne[1];
+    result->ne[1] = a->ne[0];
+    result->nb[0] = a->nb[1];
+    result->nb[1] = a->nb[0];
+    result->op = LM_GGML_OP_TRANSPOSE;
+    result->src[0] = a;
+    return result;
+}

@@ -1,0 +1,288 @@
+// ops-elementwise.c - binary elementwise ops: add (+cast), add1, acc, sub, mul,
+// div. Constructors and CPU kernels (see ggml-cpu-impl.h for the contract).
+//
+// src1 broadcasts over src0 wherever lm_ggml_can_repeat(src1, src0) holds.
+// All-f32 rows with unit element strides take the SIMD path; every other type
+// combination (f16/bf16/quantized src0, f16/bf16 src1, strided rows, cast
+// destinations) goes through f32 scratch chunks, which gives the same value
+// the reference computes: convert to f32, operate, convert to the dst type.
+#include "ops-vec.h"
+#include "ops-elem-impl.h"
+
+enum lm_bin { LM_BIN_ADD, LM_BIN_SUB, LM_BIN_MUL, LM_BIN_DIV };
+
+// ---------------------------------------------------------------- constructors
+
+// A type a row can be read from (to f32) and written to (from f32).
+static bool lm_type_rw(enum lm_ggml_type t) {
+    if (lm_is_plain_float(t)) return true;
+    return lm_ggml_is_quantized(t) && lm_cpu_to_float(t) != NULL && lm_cpu_from_float(t) != NULL;
+}
+
+static void lm_check_bin_operands(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(lm_ggml_can_repeat(b, a));
+    LM_GGML_ASSERT(lm_type_rw(a->type));
+    LM_GGML_ASSERT(lm_is_plain_float(b->type));
+    // block types are read and written a whole row at a time
+    LM_GGML_ASSERT(!lm_ggml_is_quantized(a->type) || a->nb[0] == lm_ggml_type_size(a->type));
+}
+
+static struct lm_ggml_tensor * lm_bin_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, enum lm_ggml_op op, bool inplace) {
+    lm_check_bin_operands(a, b);
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    result->op     = op;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_add(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_ADD, false);
+}
+struct lm_ggml_tensor * lm_ggml_add_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_ADD, true);
+}
+struct lm_ggml_tensor * lm_ggml_sub(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_SUB, false);
+}
+struct lm_ggml_tensor * lm_ggml_sub_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_SUB, true);
+}
+struct lm_ggml_tensor * lm_ggml_mul(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_MUL, false);
+}
+struct lm_ggml_tensor * lm_ggml_mul_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_MUL, true);
+}
+struct lm_ggml_tensor * lm_ggml_div(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_DIV, false);
+}
+struct lm_ggml_tensor * lm_ggml_div_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_bin_impl(ctx, a, b, LM_GGML_OP_DIV, true);
+}
+
+// a + b stored as `type`; as in the reference, only for f16/bf16/quantized a
+// and b broadcasting whole rows.
+struct lm_ggml_tensor * lm_ggml_add_cast(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, enum lm_ggml_type type) {
+    LM_GGML_ASSERT(b->ne[0] == a->ne[0] && lm_ggml_can_repeat(b, a));
+    LM_GGML_ASSERT(lm_ggml_is_quantized(a->type) || a->type == LM_GGML_TYPE_F16 || a->type == LM_GGML_TYPE_BF16);
+    lm_check_bin_operands(a, b);
+    LM_GGML_ASSERT(type >= 0 && type < LM_GGML_TYPE_COUNT && lm_type_rw(type));
+    LM_GGML_ASSERT(a->ne[0] % lm_ggml_blck_size(type) == 0);
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, type, LM_GGML_MAX_DIMS, a->ne);
+    result->op     = LM_GGML_OP_ADD;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
+static struct lm_ggml_tensor * lm_add1_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, bool inplace) {
+    LM_GGML_ASSERT(lm_ggml_is_scalar(b));
+    LM_GGML_ASSERT(lm_is_padded_1d(a));
+    LM_GGML_ASSERT(lm_type_rw(a->type));
+    LM_GGML_ASSERT(lm_is_plain_float(b->type));
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    result->op     = LM_GGML_OP_ADD1;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_add1(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_add1_impl(ctx, a, b, false);
+}
+struct lm_ggml_tensor * lm_ggml_add1_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_add1_impl(ctx, a, b, true);
+}
+
+// op_params: i32 { nb1, nb2, nb3, offset, inplace } (the reference's layout,
+// strides truncated to 32 bits as there).
+static struct lm_ggml_tensor * lm_acc_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset, bool inplace) {
+    LM_GGML_ASSERT(lm_ggml_nelements(b) <= lm_ggml_nelements(a));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(a));
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(nb1 <= INT32_MAX && nb2 <= INT32_MAX && nb3 <= INT32_MAX && offset <= INT32_MAX);
+    // the strided window written by the kernel must lie inside a
+    if (!lm_ggml_is_empty(b)) {
+        const size_t last = offset + (size_t)(b->ne[0] - 1)*sizeof(float) + (size_t)(b->ne[1] - 1)*nb1 +
+                            (size_t)(b->ne[2] - 1)*nb2 + (size_t)(b->ne[3] - 1)*nb3;
+        LM_GGML_ASSERT(last + sizeof(float) <= lm_ggml_nbytes(a));
+    }
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    const int32_t params[] = { (int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0 };
+    lm_ggml_set_op_params(result, params, sizeof(params));
+    result->op     = LM_GGML_OP_ACC;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_acc(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+    return lm_acc_impl(ctx, a, b, nb1, nb2, nb3, offset, false);
+}
+struct lm_ggml_tensor * lm_ggml_acc_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+    return lm_acc_impl(ctx, a, b, nb1, nb2, nb3, offset, true);
+}
+
+// ---------------------------------------------------------------- kernels
+
+static void lm_bin_row(enum lm_bin op, bool simd, int64_t n, float * z, const float * x, const float * y) {
+    switch (op) {
+        case LM_BIN_ADD: lm_vec_add(simd, n, z, x, y); return;
+        case LM_BIN_MUL: lm_vec_mul(simd, n, z, x, y); return;
+#if defined(LM_X86)
+        case LM_BIN_SUB: if (simd) lm_vec_sub_avx2(n, z, x, y); else lm_vec_sub_s(n, z, x, y); return;
+        case LM_BIN_DIV: if (simd) lm_vec_div_avx2(n, z, x, y); else lm_vec_div_s(n, z, x, y); return;
+#else
+        case LM_BIN_SUB: lm_vec_sub_s(n, z, x, y); return;
+        case LM_BIN_DIV: lm_vec_div_s(n, z, x, y); return;
+#endif
+    }
+}
+
+// z = x op v for one scalar v (src1 rows of length 1).
+static void lm_bin_row_scalar(enum lm_bin op, int64_t n, float * z, const float * x, float v) {
+    switch (op) {
+        case LM_BIN_ADD: for (int64_t i = 0; i < n; i++) z[i] = x[i] + v; return;
+        case LM_BIN_SUB: for (int64_t i = 0; i < n; i++) z[i] = x[i] - v; return;
+        case LM_BIN_MUL: for (int64_t i = 0; i < n; i++) z[i] = x[i] * v; return;
+        case LM_BIN_DIV: for (int64_t i = 0; i < n; i++) z[i] = x[i] / v; return;
+    }
+}
+
+static void lm_compute_binary(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst, enum lm_bin op) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    LM_GGML_TENSOR_BINARY_OP_LOCALS
+
+    const bool simd = lm_vec_avx2();
+    const bool fast = src0->type == LM_GGML_TYPE_F32 && src1->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
+                      nb00 == sizeof(float) && nb10 == sizeof(float) && nb0 == sizeof(float);
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i01, i02, i03;
+        lm_row_index(src0, ir, &i01, &i02, &i03);
+        const int64_t i11 = i01 % ne11, i12 = i02 % ne12, i13 = i03 % ne13;
+
+        char       * d = (char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3;
+        const char * x = (const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03;
+        const char * y = (const char *) src1->data + i11*nb11 + i12*nb12 + i13*nb13;
+
+        if (fast) {
+            if (ne10 == ne00) {
+                lm_bin_row(op, simd, ne00, (float *) d, (const float *) x, (const float *) y);
+            } else if (ne10 == 1) {
+                lm_bin_row_scalar(op, ne00, (float *) d, (const float *) x, *(const float *) y);
+            } else {
+                for (int64_t r = 0; r < ne00/ne10; r++) {
+                    lm_bin_row(op, simd, ne10, (float *) d + r*ne10, (const float *) x + r*ne10, (const float *) y);
+                }
+            }
+            continue;
+        }
+
+        float bx[LM_ROW_CHUNK], by[LM_ROW_CHUNK];
+        for (int64_t c0 = 0; c0 < ne00; c0 += LM_ROW_CHUNK) {
+            const int64_t n = LM_GGML_MIN(LM_ROW_CHUNK, ne00 - c0);
+            lm_load_row_f32(src0, x, c0, n, bx);
+            if (ne10 == ne00) {
+                lm_load_row_f32(src1, y, c0, n, by);
+            } else {
+                for (int64_t i = 0; i < n; i++) by[i] = lm_load_f(src1->type, y + ((c0 + i) % ne10)*nb10);
+            }
+            lm_bin_row(op, simd, n, bx, bx, by);
+            lm_store_row_f32(dst, d, c0, n, bx);
+        }
+    }
+}
+
+static void lm_compute_add(const struct lm_ggml_compute_params * p, struct lm_ggml_tensor * dst) { lm_compute_binary(p, dst, LM_BIN_ADD); }
+static void lm_compute_sub(const struct lm_ggml_compute_params * p, struct lm_ggml_tensor * dst) { lm_compute_binary(p, dst, LM_BIN_SUB); }
+static void lm_compute_mul(const struct lm_ggml_compute_params * p, struct lm_ggml_tensor * dst) { lm_compute_binary(p, dst, LM_BIN_MUL); }
+static void lm_compute_div(const struct lm_ggml_compute_params * p, struct lm_ggml_tensor * dst) { lm_compute_binary(p, dst, LM_BIN_DIV); }
+
+static void lm_compute_add1(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+
+    const float v = lm_load_f(src1->type, (const char *) src1->data);
+    const bool fast = src0->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 && nb00 == sizeof(float) && nb0 == sizeof(float);
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i01, i02, i03;
+        lm_row_index(src0, ir, &i01, &i02, &i03);
+        char       * d = (char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3;
+        const char * x = (const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03;
+        if (fast) {
+            lm_bin_row_scalar(LM_BIN_ADD, ne00, (float *) d, (const float *) x, v);
+            continue;
+        }
+        float bx[LM_ROW_CHUNK];
+        for (int64_t c0 = 0; c0 < ne00; c0 += LM_ROW_CHUNK) {
+            const int64_t n = LM_GGML_MIN(LM_ROW_CHUNK, ne00 - c0);
+            lm_load_row_f32(src0, x, c0, n, bx);
+            lm_bin_row_scalar(LM_BIN_ADD, n, bx, bx, v);
+            lm_store_row_f32(dst, d, c0, n, bx);
+        }
+    }
+}
+
+static void lm_compute_acc(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+
+    const size_t nb1    = (size_t) lm_ggml_get_op_params_i32(dst, 0);
+    const size_t nb2    = (size_t) lm_ggml_get_op_params_i32(dst, 1);
+    const size_t nb3    = (size_t) lm_ggml_get_op_params_i32(dst, 2);
+    const size_t offset = (size_t) lm_ggml_get_op_params_i32(dst, 3);
+    const bool inplace  = lm_ggml_get_op_params_i32(dst, 4) != 0;
+
+    if (!inplace && dst->data != src0->data) {
+        // dst = src0 (both contiguous), split between threads
+        const size_t nbytes = lm_ggml_nbytes(dst);
+        const size_t per = (nbytes + params->nth - 1) / params->nth;
+        const size_t b0 = LM_GGML_MIN(nbytes, per * params->ith);
+        const size_t b1 = LM_GGML_MIN(nbytes, b0 + per);
+        if (b1 > b0) memcpy((char *) dst->data + b0, (const char *) src0->data + b0, b1 - b0);
+        lm_ggml_barrier(params->threadpool);
+    }
+
+    const bool simd = lm_vec_avx2();
+    const int64_t nc = src1->ne[0];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src1), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src1, ir, &i1, &i2, &i3);
+        const size_t off = offset + i1*nb1 + i2*nb2 + i3*nb3;
+        float * d = (float *)((char *) dst->data + off);
+        const char * y = (const char *) src1->data + i1*src1->nb[1] + i2*src1->nb[2] + i3*src1->nb[3];
+        if (src1->nb[0] == sizeof(float)) {
+            lm_vec_add(simd, nc, d, d, (const float *) y);
+        } else {
+            for (int64_t i = 0; i < nc; i++) d[i] += *(const float *)(y + i*src1->nb[0]);
+        }
+    }
+}
+
+void lm_cpu_register_elementwise(struct lm_cpu_op * table) {
+    table[LM_GGML_OP_ADD]  = (struct lm_cpu_op) { .compute = lm_compute_add };
+    table[LM_GGML_OP_SUB]  = (struct lm_cpu_op) { .compute = lm_compute_sub };
+    table[LM_GGML_OP_MUL]  = (struct lm_cpu_op) { .compute = lm_compute_mul };
+    table[LM_GGML_OP_DIV]  = (struct lm_cpu_op) { .compute = lm_compute_div };
+    table[LM_GGML_OP_ADD1] = (struct lm_cpu_op) { .compute = lm_compute_add1 };
+    table[LM_GGML_OP_ACC]  = (struct lm_cpu_op) { .compute = lm_compute_acc };
+    lm_cpu_register_unary(table);
+    lm_cpu_register_map(table);
+}

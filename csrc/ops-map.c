@@ -1,0 +1,259 @@
+// ops-map.c - user-function ops: map_custom1/2/3 (+_inplace) and the
+// deprecated map_unary_f32, map_binary_f32, map_custom{1,2,3}_f32 forms.
+// Constructors and CPU kernels (see ggml-cpu-impl.h for the contract).
+//
+// op_params layouts are the reference's, since other code reads them back:
+// - deprecated forms: the function pointer itself at op_params[0..];
+// - map_custom{1,2,3}: struct { fun; int n_tasks; void * userdata; }.
+#include "ops-vec.h"
+#include "ops-elem-impl.h"
+
+struct lm_map_custom1_params { lm_ggml_custom1_op_t fun; int n_tasks; void * userdata; };
+struct lm_map_custom2_params { lm_ggml_custom2_op_t fun; int n_tasks; void * userdata; };
+struct lm_map_custom3_params { lm_ggml_custom3_op_t fun; int n_tasks; void * userdata; };
+
+// ---------------------------------------------------------------- constructors
+
+static struct lm_ggml_tensor * lm_map_node(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, bool inplace,
+        enum lm_ggml_op op, const void * prm, size_t prm_size) {
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    lm_ggml_set_op_params(result, prm, prm_size);
+    result->op     = op;
+    result->src[0] = a;
+    return result;
+}
+
+static struct lm_ggml_tensor * lm_map_unary_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        lm_ggml_unary_op_f32_t fun, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 && a->nb[0] == sizeof(float));
+    return lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_UNARY, &fun, sizeof(fun));
+}
+struct lm_ggml_tensor * lm_ggml_map_unary_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_unary_op_f32_t fun) {
+    return lm_map_unary_impl(ctx, a, fun, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_unary_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_unary_op_f32_t fun) {
+    return lm_map_unary_impl(ctx, a, fun, true);
+}
+
+static struct lm_ggml_tensor * lm_map_binary_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_binary_op_f32_t fun, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b));
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 && a->nb[0] == sizeof(float));
+    LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32 && b->nb[0] == sizeof(float));
+    struct lm_ggml_tensor * result = lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_BINARY, &fun, sizeof(fun));
+    result->src[1] = b;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_map_binary_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_binary_op_f32_t fun) {
+    return lm_map_binary_impl(ctx, a, b, fun, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_binary_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_binary_op_f32_t fun) {
+    return lm_map_binary_impl(ctx, a, b, fun, true);
+}
+
+struct lm_ggml_tensor * lm_ggml_map_custom1_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_custom1_op_f32_t fun) {
+    LM_GGML_ASSERT(fun != NULL);
+    return lm_map_node(ctx, a, false, LM_GGML_OP_MAP_CUSTOM1_F32, &fun, sizeof(fun));
+}
+struct lm_ggml_tensor * lm_ggml_map_custom1_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, lm_ggml_custom1_op_f32_t fun) {
+    LM_GGML_ASSERT(fun != NULL);
+    return lm_map_node(ctx, a, true, LM_GGML_OP_MAP_CUSTOM1_F32, &fun, sizeof(fun));
+}
+
+static struct lm_ggml_tensor * lm_map_custom2_f32_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_custom2_op_f32_t fun, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    struct lm_ggml_tensor * result = lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_CUSTOM2_F32, &fun, sizeof(fun));
+    result->src[1] = b;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_map_custom2_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_custom2_op_f32_t fun) {
+    return lm_map_custom2_f32_impl(ctx, a, b, fun, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_custom2_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_custom2_op_f32_t fun) {
+    return lm_map_custom2_f32_impl(ctx, a, b, fun, true);
+}
+
+static struct lm_ggml_tensor * lm_map_custom3_f32_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_f32_t fun, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    struct lm_ggml_tensor * result = lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_CUSTOM3_F32, &fun, sizeof(fun));
+    result->src[1] = b;
+    result->src[2] = c;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_map_custom3_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_f32_t fun) {
+    return lm_map_custom3_f32_impl(ctx, a, b, c, fun, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_custom3_inplace_f32(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_f32_t fun) {
+    return lm_map_custom3_f32_impl(ctx, a, b, c, fun, true);
+}
+
+static void lm_check_n_tasks(int n_tasks) {
+    LM_GGML_ASSERT(n_tasks == LM_GGML_N_TASKS_MAX || n_tasks > 0);
+}
+
+static struct lm_ggml_tensor * lm_map_custom1_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        lm_ggml_custom1_op_t fun, int n_tasks, void * userdata, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    lm_check_n_tasks(n_tasks);
+    const struct lm_map_custom1_params p = { fun, n_tasks, userdata };
+    return lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_CUSTOM1, &p, sizeof(p));
+}
+struct lm_ggml_tensor * lm_ggml_map_custom1(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        lm_ggml_custom1_op_t fun, int n_tasks, void * userdata) {
+    return lm_map_custom1_impl(ctx, a, fun, n_tasks, userdata, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_custom1_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        lm_ggml_custom1_op_t fun, int n_tasks, void * userdata) {
+    return lm_map_custom1_impl(ctx, a, fun, n_tasks, userdata, true);
+}
+
+static struct lm_ggml_tensor * lm_map_custom2_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_custom2_op_t fun, int n_tasks, void * userdata, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    lm_check_n_tasks(n_tasks);
+    const struct lm_map_custom2_params p = { fun, n_tasks, userdata };
+    struct lm_ggml_tensor * result = lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_CUSTOM2, &p, sizeof(p));
+    result->src[1] = b;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_map_custom2(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_custom2_op_t fun, int n_tasks, void * userdata) {
+    return lm_map_custom2_impl(ctx, a, b, fun, n_tasks, userdata, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_custom2_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, lm_ggml_custom2_op_t fun, int n_tasks, void * userdata) {
+    return lm_map_custom2_impl(ctx, a, b, fun, n_tasks, userdata, true);
+}
+
+static struct lm_ggml_tensor * lm_map_custom3_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_t fun, int n_tasks, void * userdata, bool inplace) {
+    LM_GGML_ASSERT(fun != NULL);
+    lm_check_n_tasks(n_tasks);
+    const struct lm_map_custom3_params p = { fun, n_tasks, userdata };
+    struct lm_ggml_tensor * result = lm_map_node(ctx, a, inplace, LM_GGML_OP_MAP_CUSTOM3, &p, sizeof(p));
+    result->src[1] = b;
+    result->src[2] = c;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_map_custom3(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_t fun, int n_tasks, void * userdata) {
+    return lm_map_custom3_impl(ctx, a, b, c, fun, n_tasks, userdata, false);
+}
+struct lm_ggml_tensor * lm_ggml_map_custom3_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, lm_ggml_custom3_op_t fun, int n_tasks, void * userdata) {
+    return lm_map_custom3_impl(ctx, a, b, c, fun, n_tasks, userdata, true);
+}
+
+// ---------------------------------------------------------------- kernels
+
+// The deprecated f32 forms are not thread-aware: thread 0 does the work.
+static void lm_compute_map_unary(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    if (params->ith != 0) return;
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    lm_ggml_unary_op_f32_t fun;
+    memcpy(&fun, dst->op_params, sizeof(fun));
+    const int64_t nr = lm_ggml_nrows(src0);
+    for (int64_t ir = 0; ir < nr; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        fun((int) src0->ne[0],
+            (float *)((char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]),
+            (const float *)((const char *) src0->data + i1*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3]));
+    }
+}
+
+static void lm_compute_map_binary(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    if (params->ith != 0) return;
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    lm_ggml_binary_op_f32_t fun;
+    memcpy(&fun, dst->op_params, sizeof(fun));
+    const int64_t nr = lm_ggml_nrows(src0);
+    for (int64_t ir = 0; ir < nr; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        fun((int) src0->ne[0],
+            (float *)((char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]),
+            (const float *)((const char *) src0->data + i1*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3]),
+            (const float *)((const char *) src1->data + i1*src1->nb[1] + i2*src1->nb[2] + i3*src1->nb[3]));
+    }
+}
+
+static void lm_compute_map_custom1_f32(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    if (params->ith != 0) return;
+    lm_ggml_custom1_op_f32_t fun;
+    memcpy(&fun, dst->op_params, sizeof(fun));
+    fun(dst, dst->src[0]);
+}
+static void lm_compute_map_custom2_f32(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    if (params->ith != 0) return;
+    lm_ggml_custom2_op_f32_t fun;
+    memcpy(&fun, dst->op_params, sizeof(fun));
+    fun(dst, dst->src[0], dst->src[1]);
+}
+static void lm_compute_map_custom3_f32(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    if (params->ith != 0) return;
+    lm_ggml_custom3_op_f32_t fun;
+    memcpy(&fun, dst->op_params, sizeof(fun));
+    fun(dst, dst->src[0], dst->src[1], dst->src[2]);
+}
+
+// Threads [0, n_tasks) call the user function with nth = n_tasks (capped at
+// the pool size); the others skip.
+static int lm_custom_nth(int n_tasks, int nth) {
+    return (n_tasks == LM_GGML_N_TASKS_MAX || n_tasks > nth) ? nth : n_tasks;
+}
+
+static void lm_compute_map_custom1(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    struct lm_map_custom1_params p;
+    memcpy(&p, dst->op_params, sizeof(p));
+    const int nth = lm_custom_nth(p.n_tasks, params->nth);
+    if (params->ith >= nth) return;
+    p.fun(dst, dst->src[0], params->ith, nth, p.userdata);
+}
+static void lm_compute_map_custom2(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    struct lm_map_custom2_params p;
+    memcpy(&p, dst->op_params, sizeof(p));
+    const int nth = lm_custom_nth(p.n_tasks, params->nth);
+    if (params->ith >= nth) return;
+    p.fun(dst, dst->src[0], dst->src[1], params->ith, nth, p.userdata);
+}
+static void lm_compute_map_custom3(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    struct lm_map_custom3_params p;
+    memcpy(&p, dst->op_params, sizeof(p));
+    const int nth = lm_custom_nth(p.n_tasks, params->nth);
+    if (params->ith >= nth) return;
+    p.fun(dst, dst->src[0], dst->src[1], dst->src[2], params->ith, nth, p.userdata);
+}
+
+static int lm_ntasks_one(const struct lm_ggml_tensor * node, int n_threads) {
+    (void) node; (void) n_threads;
+    return 1;
+}
+// n_tasks sits right after the function pointer in all three layouts
+static int lm_ntasks_custom(const struct lm_ggml_tensor * node, int n_threads) {
+    struct lm_map_custom1_params p;
+    memcpy(&p, node->op_params, sizeof(p));
+    return lm_custom_nth(p.n_tasks, n_threads);
+}
+
+void lm_cpu_register_map(struct lm_cpu_op * table) {
+    table[LM_GGML_OP_MAP_UNARY]       = (struct lm_cpu_op) { .compute = lm_compute_map_unary,       .n_tasks = lm_ntasks_one };
+    table[LM_GGML_OP_MAP_BINARY]      = (struct lm_cpu_op) { .compute = lm_compute_map_binary,      .n_tasks = lm_ntasks_one };
+    table[LM_GGML_OP_MAP_CUSTOM1_F32] = (struct lm_cpu_op) { .compute = lm_compute_map_custom1_f32, .n_tasks = lm_ntasks_one };
+    table[LM_GGML_OP_MAP_CUSTOM2_F32] = (struct lm_cpu_op) { .compute = lm_compute_map_custom2_f32, .n_tasks = lm_ntasks_one };
+    table[LM_GGML_OP_MAP_CUSTOM3_F32] = (struct lm_cpu_op) { .compute = lm_compute_map_custom3_f32, .n_tasks = lm_ntasks_one };
+    table[LM_GGML_OP_MAP_CUSTOM1]     = (struct lm_cpu_op) { .compute = lm_compute_map_custom1,     .n_tasks = lm_ntasks_custom };
+    table[LM_GGML_OP_MAP_CUSTOM2]     = (struct lm_cpu_op) { .compute = lm_compute_map_custom2,     .n_tasks = lm_ntasks_custom };
+    table[LM_GGML_OP_MAP_CUSTOM3]     = (struct lm_cpu_op) { .compute = lm_compute_map_custom3,     .n_tasks = lm_ntasks_custom };
+}

@@ -1,0 +1,457 @@
+// ops-norm.c - row normalisations: norm, rms_norm, rms_norm_back, group_norm,
+// soft_max (+ext, +back) and the causal masks diag_mask_inf/zero.
+// Constructors and CPU kernels (see ggml-cpu-impl.h for the contract).
+//
+// Row statistics accumulate in double like the reference; the per-element
+// arithmetic is in float in the reference's order.
+#include "ops-vec.h"
+#include "ops-elem-impl.h"
+
+// ---------------------------------------------------------------- constructors
+
+static void lm_check_f32_rows(const struct lm_ggml_tensor * a) {
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(a->nb[0] == sizeof(float));
+}
+
+static struct lm_ggml_tensor * lm_norm_like(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        enum lm_ggml_op op, float eps, bool inplace) {
+    lm_check_f32_rows(a);
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    lm_ggml_set_op_params(result, &eps, sizeof(eps)); // f32 { eps }
+    result->op     = op;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_norm(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float eps) {
+    return lm_norm_like(ctx, a, LM_GGML_OP_NORM, eps, false);
+}
+struct lm_ggml_tensor * lm_ggml_norm_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float eps) {
+    return lm_norm_like(ctx, a, LM_GGML_OP_NORM, eps, true);
+}
+struct lm_ggml_tensor * lm_ggml_rms_norm(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float eps) {
+    return lm_norm_like(ctx, a, LM_GGML_OP_RMS_NORM, eps, false);
+}
+struct lm_ggml_tensor * lm_ggml_rms_norm_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float eps) {
+    return lm_norm_like(ctx, a, LM_GGML_OP_RMS_NORM, eps, true);
+}
+
+// a: x, b: dy
+struct lm_ggml_tensor * lm_ggml_rms_norm_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, float eps) {
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b));
+    lm_check_f32_rows(b);
+    struct lm_ggml_tensor * result = lm_norm_like(ctx, a, LM_GGML_OP_RMS_NORM_BACK, eps, false);
+    result->src[1] = b;
+    return result;
+}
+
+// op_params: i32 n_groups, f32 eps; groups split dimension 2
+static struct lm_ggml_tensor * lm_group_norm_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        int n_groups, float eps, bool inplace) {
+    lm_check_f32_rows(a);
+    LM_GGML_ASSERT(n_groups > 0);
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    lm_ggml_set_op_params_i32(result, 0, n_groups);
+    lm_ggml_set_op_params_f32(result, 1, eps);
+    result->op     = LM_GGML_OP_GROUP_NORM;
+    result->src[0] = a;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_group_norm(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_groups, float eps) {
+    return lm_group_norm_impl(ctx, a, n_groups, eps, false);
+}
+struct lm_ggml_tensor * lm_ggml_group_norm_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_groups, float eps) {
+    return lm_group_norm_impl(ctx, a, n_groups, eps, true);
+}
+
+// op_params: f32 { scale, max_bias }; src[1] = mask (optional)
+static struct lm_ggml_tensor * lm_soft_max_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * mask, float scale, float max_bias, bool inplace) {
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(a));
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
+    if (mask) {
+        LM_GGML_ASSERT(mask->type == LM_GGML_TYPE_F16 || mask->type == LM_GGML_TYPE_F32);
+        LM_GGML_ASSERT(lm_ggml_is_contiguous(mask));
+        LM_GGML_ASSERT(lm_ggml_is_matrix(mask));
+        LM_GGML_ASSERT(mask->ne[0] == a->ne[0]);
+        LM_GGML_ASSERT(mask->ne[1] >= a->ne[1]);
+    }
+    if (max_bias > 0.0f) {
+        LM_GGML_ASSERT(mask);
+    }
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    const float params[] = { scale, max_bias };
+    lm_ggml_set_op_params(result, params, sizeof(params));
+    result->op     = LM_GGML_OP_SOFT_MAX;
+    result->src[0] = a;
+    result->src[1] = mask;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_soft_max(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    return lm_soft_max_impl(ctx, a, NULL, 1.0f, 0.0f, false);
+}
+struct lm_ggml_tensor * lm_ggml_soft_max_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    return lm_soft_max_impl(ctx, a, NULL, 1.0f, 0.0f, true);
+}
+struct lm_ggml_tensor * lm_ggml_soft_max_ext(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * mask, float scale, float max_bias) {
+    return lm_soft_max_impl(ctx, a, mask, scale, max_bias, false);
+}
+
+// a: dy, b: y = soft_max(x)
+static struct lm_ggml_tensor * lm_soft_max_back_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, bool inplace) {
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b));
+    lm_check_f32_rows(a);
+    lm_check_f32_rows(b);
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    result->op     = LM_GGML_OP_SOFT_MAX_BACK;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_soft_max_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_soft_max_back_impl(ctx, a, b, false);
+}
+struct lm_ggml_tensor * lm_ggml_soft_max_back_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    return lm_soft_max_back_impl(ctx, a, b, true);
+}
+
+// op_params: i32 { n_past }
+static struct lm_ggml_tensor * lm_diag_mask_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        int n_past, enum lm_ggml_op op, bool inplace) {
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    const int32_t params[] = { n_past };
+    lm_ggml_set_op_params(result, params, sizeof(params));
+    result->op     = op;
+    result->src[0] = a;
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_diag_mask_inf(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_past) {
+    return lm_diag_mask_impl(ctx, a, n_past, LM_GGML_OP_DIAG_MASK_INF, false);
+}
+struct lm_ggml_tensor * lm_ggml_diag_mask_inf_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_past) {
+    return lm_diag_mask_impl(ctx, a, n_past, LM_GGML_OP_DIAG_MASK_INF, true);
+}
+struct lm_ggml_tensor * lm_ggml_diag_mask_zero(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_past) {
+    return lm_diag_mask_impl(ctx, a, n_past, LM_GGML_OP_DIAG_MASK_ZERO, false);
+}
+struct lm_ggml_tensor * lm_ggml_diag_mask_zero_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_past) {
+    return lm_diag_mask_impl(ctx, a, n_past, LM_GGML_OP_DIAG_MASK_ZERO, true);
+}
+
+// ---------------------------------------------------------------- row kernels
+
+static lm_float_acc lm_sum_sq_s(int64_t n, const float * x) {
+    lm_float_acc s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += (lm_float_acc)(x[i]*x[i]);
+    return s;
+}
+
+#if defined(LM_X86)
+// Squares in float (as the reference), sums in double.
+LM_TARGET_AVX2 static lm_float_acc lm_sum_sq_avx2(int64_t n, const float * x) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        const __m256 q = _mm256_mul_ps(v, v);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(q)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(q, 1)));
+    }
+    a0 = _mm256_add_pd(a0, a1);
+    double t[4];
+    _mm256_storeu_pd(t, a0);
+    lm_float_acc s = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; i < n; i++) s += (lm_float_acc)(x[i]*x[i]);
+    return s;
+}
+#endif
+
+static void lm_compute_norm(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const float eps = lm_ggml_get_op_params_f32(dst, 0);
+    const int64_t n = src0->ne[0];
+    const bool simd = lm_vec_avx2();
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const float * x = (const float *)((const char *) src0->data + i1*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3]);
+        float       * y = (float *)((char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]);
+        lm_float_acc sum = 0.0;
+        for (int64_t i = 0; i < n; i++) sum += (lm_float_acc) x[i];
+        const float mean = (float)(sum / n);
+        lm_float_acc sum2 = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            const float v = x[i] - mean;
+            y[i] = v;
+            sum2 += (lm_float_acc)(v*v);
+        }
+        const float variance = (float)(sum2 / n);
+        lm_vec_scale(simd, n, y, y, 1.0f/sqrtf(variance + eps));
+    }
+}
+
+static void lm_compute_rms_norm(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const float eps = lm_ggml_get_op_params_f32(dst, 0);
+    const int64_t n = src0->ne[0];
+    const bool simd = lm_vec_avx2();
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const float * x = (const float *)((const char *) src0->data + i1*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3]);
+        float       * y = (float *)((char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]);
+#if defined(LM_X86)
+        const lm_float_acc sum = simd ? lm_sum_sq_avx2(n, x) : lm_sum_sq_s(n, x);
+#else
+        const lm_float_acc sum = lm_sum_sq_s(n, x);
+#endif
+        const float mean = (float)(sum / n);
+        lm_vec_scale(simd, n, y, x, 1.0f/sqrtf(mean + eps));
+    }
+}
+
+// dx = (dy - x * sum(x*dy) / (sum(x*x) + n*eps)) / rms(x)
+static void lm_compute_rms_norm_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const float eps = lm_ggml_get_op_params_f32(dst, 0);
+    const int64_t n = src0->ne[0];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const float * x  = (const float *)((const char *) src0->data + i1*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3]);
+        const float * dz = (const float *)((const char *) src1->data + i1*src1->nb[1] + i2*src1->nb[2] + i3*src1->nb[3]);
+        float       * dx = (float *)((char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]);
+        lm_float_acc sum_xx = 0.0, sum_xdz = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            sum_xx  += (lm_float_acc)(x[i]*x[i]);
+            sum_xdz += (lm_float_acc)(x[i]*dz[i]);
+        }
+        const float mean_eps = (float) sum_xx / n + eps;
+        const float sum_eps  = (float) sum_xx + eps*n;
+        const float rrms = 1.0f/sqrtf(mean_eps);
+        const float k = (float)(-sum_xdz) / sum_eps;
+        for (int64_t i = 0; i < n; i++) {
+            dx[i] = (x[i]*k + dz[i]) * rrms;
+        }
+    }
+}
+
+// Groups of channels (dim 2) are normalised together over dims 0, 1 and the
+// group's channels, separately for each index of dim 3.
+static void lm_compute_group_norm(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+    const int   n_groups = lm_ggml_get_op_params_i32(dst, 0);
+    const float eps      = lm_ggml_get_op_params_f32(dst, 1);
+    const int64_t per_group = (ne02 + n_groups - 1) / n_groups;
+    const bool simd = lm_vec_avx2();
+
+    for (int64_t g = params->ith; g < n_groups; g += params->nth) {
+        const int64_t c0 = g*per_group;
+        const int64_t c1 = LM_GGML_MIN(c0 + per_group, ne02);
+        if (c0 >= c1) continue;
+        const double count = (double)(ne00*ne01*(c1 - c0));
+        for (int64_t i03 = 0; i03 < ne03; i03++) {
+            lm_float_acc sum = 0.0;
+            for (int64_t i02 = c0; i02 < c1; i02++)
+            for (int64_t i01 = 0; i01 < ne01; i01++) {
+                const float * x = (const float *)((const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);
+                lm_float_acc sr = 0.0;
+                for (int64_t i00 = 0; i00 < ne00; i00++) sr += (lm_float_acc) x[i00];
+                sum += sr;
+            }
+            const float mean = (float)(sum / count);
+            lm_float_acc sum2 = 0.0;
+            for (int64_t i02 = c0; i02 < c1; i02++)
+            for (int64_t i01 = 0; i01 < ne01; i01++) {
+                const float * x = (const float *)((const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);
+                float       * y = (float *)((char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3);
+                lm_float_acc sr = 0.0;
+                for (int64_t i00 = 0; i00 < ne00; i00++) {
+                    const float v = x[i00] - mean;
+                    y[i00] = v;
+                    sr += (lm_float_acc)(v*v);
+                }
+                sum2 += sr;
+            }
+            const float variance = (float)(sum2 / count);
+            const float scale = 1.0f/sqrtf(variance + eps);
+            for (int64_t i02 = c0; i02 < c1; i02++)
+            for (int64_t i01 = 0; i01 < ne01; i01++) {
+                float * y = (float *)((char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3);
+                lm_vec_scale(simd, ne00, y, y, scale);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- soft_max
+
+static float lm_row_max_s(int64_t n, const float * x) {
+    float m = -INFINITY;
+    for (int64_t i = 0; i < n; i++) m = LM_GGML_MAX(m, x[i]);
+    return m;
+}
+
+// y[i] = exp(y[i] - m); returns the sum in double
+static lm_float_acc lm_row_exp_sum_s(int64_t n, float * y, float m) {
+    lm_float_acc s = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = expf(y[i] - m);
+        s += (lm_float_acc) v;
+        y[i] = v;
+    }
+    return s;
+}
+
+#if defined(LM_X86)
+LM_TARGET_AVX2 static float lm_row_max_avx2(int64_t n, const float * x) {
+    int64_t i = 0;
+    float m = -INFINITY;
+    if (n >= 8) {
+        __m256 vm = _mm256_set1_ps(-INFINITY);
+        for (; i + 8 <= n; i += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+        m = lm_hmax_avx2(vm);
+    }
+    for (; i < n; i++) m = LM_GGML_MAX(m, x[i]);
+    return m;
+}
+
+LM_TARGET_AVX2 static lm_float_acc lm_row_exp_sum_avx2(int64_t n, float * y, float m) {
+    const __m256 vm = _mm256_set1_ps(m);
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(y + i), vm));
+        _mm256_storeu_ps(y + i, v);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    }
+    a0 = _mm256_add_pd(a0, a1);
+    double t[4];
+    _mm256_storeu_pd(t, a0);
+    lm_float_acc s = (t[0] + t[1]) + (t[2] + t[3]);
+    return s + lm_row_exp_sum_s(n - i, y + i, m);
+}
+#endif
+
+// One soft_max row in place in y (y already holds the scaled, masked logits).
+static void lm_soft_max_row(bool simd, int64_t n, float * y) {
+#if defined(LM_X86)
+    if (simd) {
+        const float m = lm_row_max_avx2(n, y);
+        const lm_float_acc s = lm_row_exp_sum_avx2(n, y, m);
+        lm_vec_scale_avx2(n, y, y, (float)(1.0/s));
+        return;
+    }
+#endif
+    (void) simd;
+    const float m = lm_row_max_s(n, y);
+    const lm_float_acc s = lm_row_exp_sum_s(n, y, m);
+    lm_vec_scale_s(n, y, y, (float)(1.0/s));
+}
+
+static void lm_compute_soft_max(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const float scale    = lm_ggml_get_op_params_f32(dst, 0);
+    const float max_bias = lm_ggml_get_op_params_f32(dst, 1);
+
+    const int64_t nc = src0->ne[0], ne01 = src0->ne[1], ne02 = src0->ne[2];
+    // ALiBi: head h = index in dim 2 gets slope m0^(h+1) or m1^(2(h-n)+1)
+    const uint32_t n_head = (uint32_t) ne02;
+    const uint32_t n_head_log2 = 1u << (uint32_t) floor(log2(n_head));
+    const float m0 = powf(2.0f, -(max_bias       ) / n_head_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / n_head_log2);
+
+    const bool simd = lm_vec_avx2();
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t i1 = ir0; i1 < ir1; i1++) {
+        const uint32_t h = (uint32_t)((i1/ne01) % ne02);
+        const float slope = (max_bias > 0.0f) ? (h < n_head_log2 ? powf(m0, h + 1) : powf(m1, 2*(h - n_head_log2) + 1)) : 1.0f;
+
+        const float * sp = (const float *)((const char *) src0->data + i1*src0->nb[1]);
+        float       * dp = (float *)((char *) dst->data + i1*dst->nb[1]);
+
+        lm_vec_scale(simd, nc, dp, sp, scale);
+        if (src1) {
+            const char * mrow = (const char *) src1->data + (i1 % ne01)*src1->nb[1];
+            if (src1->type == LM_GGML_TYPE_F16) {
+                const lm_ggml_fp16_t * mp = (const lm_ggml_fp16_t *) mrow;
+                for (int64_t i = 0; i < nc; i++) dp[i] += slope*LM_GGML_FP16_TO_FP32(mp[i]);
+            } else {
+                const float * mp = (const float *) mrow;
+                for (int64_t i = 0; i < nc; i++) dp[i] += slope*mp[i];
+            }
+        }
+        lm_soft_max_row(simd, nc, dp);
+    }
+}
+
+// dx = y * (dy - dot(y, dy)); src0 = dy, src1 = y
+static void lm_compute_soft_max_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const int64_t nc = src0->ne[0];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const float * dy = (const float *)((const char *) src0->data + i1*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3]);
+        const float * y  = (const float *)((const char *) src1->data + i1*src1->nb[1] + i2*src1->nb[2] + i3*src1->nb[3]);
+        float       * dx = (float *)((char *) dst->data + i1*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3]);
+        lm_float_acc dot = 0.0;
+        for (int64_t i = 0; i < nc; i++) dot += (lm_float_acc)(y[i]*dy[i]);
+        const float d = (float) dot;
+        for (int64_t i = 0; i < nc; i++) dx[i] = (dy[i] - d)*y[i];
+    }
+}
+
+// element (i, j) of each matrix becomes `value` where i > n_past + j
+static void lm_diag_mask(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst, float value) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const int n_past = lm_ggml_get_op_params_i32(dst, 0);
+    const enum lm_ggml_type t = dst->type;
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t j, i2, i3;
+        lm_row_index(src0, ir, &j, &i2, &i3);
+        const char * s = (const char *) src0->data + j*src0->nb[1] + i2*src0->nb[2] + i3*src0->nb[3];
+        char       * d = (char *) dst->data + j*dst->nb[1] + i2*dst->nb[2] + i3*dst->nb[3];
+        for (int64_t i = 0; i < src0->ne[0]; i++) {
+            const float v = (i > n_past + j) ? value : lm_load_f(t, s + i*src0->nb[0]);
+            lm_store_f(t, d + i*dst->nb[0], v);
+        }
+    }
+}
+static void lm_compute_diag_mask_inf(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    lm_diag_mask(params, dst, -INFINITY);
+}
+static void lm_compute_diag_mask_zero(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    lm_diag_mask(params, dst, 0.0f);
+}
+
+void lm_cpu_register_norm(struct lm_cpu_op * table) {
+    table[LM_GGML_OP_NORM]           = (struct lm_cpu_op) { .compute = lm_compute_norm };
+    table[LM_GGML_OP_RMS_NORM]       = (struct lm_cpu_op) { .compute = lm_compute_rms_norm };
+    table[LM_GGML_OP_RMS_NORM_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_rms_norm_back };
+    table[LM_GGML_OP_GROUP_NORM]     = (struct lm_cpu_op) { .compute = lm_compute_group_norm };
+    table[LM_GGML_OP_SOFT_MAX]       = (struct lm_cpu_op) { .compute = lm_compute_soft_max };
+    table[LM_GGML_OP_SOFT_MAX_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_soft_max_back };
+    table[LM_GGML_OP_DIAG_MASK_INF]  = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_inf };
+    table[LM_GGML_OP_DIAG_MASK_ZERO] = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_zero };
+}

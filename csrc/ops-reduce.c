@@ -1,0 +1,242 @@
+// ops-reduce.c - reductions and sorting: sum, sum_rows, mean, argmax,
+// count_equal, argsort, top_k. Constructors and CPU kernels (see
+// ggml-cpu-impl.h for the contract). The shape ops of this family live in
+// ops-shape.c, norms and soft_max in ops-norm.c.
+//
+// Sums accumulate in double, as the reference does, so that long rows stay
+// within the parity tolerance whatever the summation order.
+#include "ops-vec.h"
+#include "ops-elem-impl.h"
+
+// ---------------------------------------------------------------- constructors
+
+struct lm_ggml_tensor * lm_ggml_sum(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_1d(ctx, a->type, 1);
+    result->op     = LM_GGML_OP_SUM;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_sum_rows(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    const int64_t ne[LM_GGML_MAX_DIMS] = { 1, a->ne[1], a->ne[2], a->ne[3] };
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, a->type, LM_GGML_MAX_DIMS, ne);
+    result->op     = LM_GGML_OP_SUM_ROWS;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_mean(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    const int64_t ne[LM_GGML_MAX_DIMS] = { 1, a->ne[1], a->ne[2], a->ne[3] };
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, LM_GGML_MAX_DIMS, ne);
+    result->op     = LM_GGML_OP_MEAN;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_argmax(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) {
+    LM_GGML_ASSERT(lm_ggml_is_matrix(a));
+    LM_GGML_ASSERT(a->ne[0] <= INT32_MAX);
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, a->ne[1]);
+    result->op     = LM_GGML_OP_ARGMAX;
+    result->src[0] = a;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_count_equal(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b));
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_I32 && b->type == LM_GGML_TYPE_I32);
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I64, 1);
+    result->op     = LM_GGML_OP_COUNT_EQUAL;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
+// op_params: i32 { order }
+struct lm_ggml_tensor * lm_ggml_argsort(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, enum lm_ggml_sort_order order) {
+    LM_GGML_ASSERT(a->ne[0] <= INT32_MAX);
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    LM_GGML_ASSERT(order == LM_GGML_SORT_ORDER_ASC || order == LM_GGML_SORT_ORDER_DESC);
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_I32, LM_GGML_MAX_DIMS, a->ne);
+    lm_ggml_set_op_params_i32(result, 0, (int32_t) order);
+    result->op     = LM_GGML_OP_ARGSORT;
+    result->src[0] = a;
+    return result;
+}
+
+// indices of the k largest values of each row, largest first
+struct lm_ggml_tensor * lm_ggml_top_k(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int k) {
+    LM_GGML_ASSERT(k >= 0 && a->ne[0] >= k);
+    struct lm_ggml_tensor * result = lm_ggml_argsort(ctx, a, LM_GGML_SORT_ORDER_DESC);
+    return lm_ggml_view_4d(ctx, result, k, result->ne[1], result->ne[2], result->ne[3],
+                           result->nb[1], result->nb[2], result->nb[3], 0);
+}
+
+// ---------------------------------------------------------------- kernels
+
+// Double sum of a row of any plain float type.
+static lm_float_acc lm_row_sum(const struct lm_ggml_tensor * t, const char * row) {
+    lm_float_acc s = 0.0;
+    if (t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float)) {
+        const float * x = (const float *) row;
+        for (int64_t i = 0; i < t->ne[0]; i++) s += (lm_float_acc) x[i];
+        return s;
+    }
+    for (int64_t i = 0; i < t->ne[0]; i++) s += (lm_float_acc) lm_load_f(t->type, row + i*t->nb[0]);
+    return s;
+}
+
+static const char * lm_row_ptr(const struct lm_ggml_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
+    return (const char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+}
+
+static void lm_compute_sum(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    if (params->ith != 0) return;
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    lm_float_acc s = 0.0;
+    for (int64_t i3 = 0; i3 < src0->ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < src0->ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < src0->ne[1]; i1++) {
+        s += lm_row_sum(src0, lm_row_ptr(src0, i1, i2, i3));
+    }
+    lm_store_f(dst->type, (char *) dst->data, (float) s);
+}
+
+static void lm_compute_sum_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const float s = (float) lm_row_sum(src0, lm_row_ptr(src0, i1, i2, i3));
+        lm_store_f(dst->type, (char *) lm_row_ptr(dst, i1, i2, i3), s);
+    }
+}
+
+static void lm_compute_mean(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        // the reference rounds the sum to float before dividing
+        const float s = (float) lm_row_sum(src0, lm_row_ptr(src0, i1, i2, i3));
+        *(float *) lm_row_ptr(dst, i1, i2, i3) = s / (float) src0->ne[0];
+    }
+}
+
+// Index of the maximum; on ties the last one, and a NaN restarts the search,
+// exactly like the reference's running max/compare loop.
+static void lm_compute_argmax(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(src0->ne[1], params->ith, params->nth, &ir0, &ir1);
+    for (int64_t i1 = ir0; i1 < ir1; i1++) {
+        const char * row = lm_row_ptr(src0, i1, 0, 0);
+        float m = -INFINITY;
+        int32_t idx = 0;
+        for (int64_t i = 0; i < src0->ne[0]; i++) {
+            const float v = lm_load_f(src0->type, row + i*src0->nb[0]);
+            m = LM_GGML_MAX(m, v);
+            if (m == v) idx = (int32_t) i;
+        }
+        *(int32_t *)((char *) dst->data + i1*dst->nb[0]) = idx;
+    }
+}
+
+static size_t lm_wsize_count_equal(const struct lm_ggml_tensor * node, int n_threads) {
+    (void) node;
+    return sizeof(int64_t) * (size_t) n_threads;
+}
+
+static void lm_compute_count_equal(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    int64_t count = 0;
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const char * a = lm_row_ptr(src0, i1, i2, i3);
+        const char * b = lm_row_ptr(src1, i1, i2, i3);
+        for (int64_t i = 0; i < src0->ne[0]; i++) {
+            count += *(const int32_t *)(a + i*src0->nb[0]) == *(const int32_t *)(b + i*src1->nb[0]);
+        }
+    }
+    int64_t * partial = (int64_t *) params->wdata;
+    partial[params->ith] = count;
+    lm_ggml_barrier(params->threadpool);
+    if (params->ith == 0) {
+        int64_t total = 0;
+        for (int i = 0; i < params->nth; i++) total += partial[i];
+        *(int64_t *) dst->data = total;
+    }
+}
+
+// ---------------------------------------------------------------- argsort
+
+// Stable merge sort of indices; the reference's exchange sort gives the same
+// order whenever the row has no ties (and no NaN).
+static size_t lm_wsize_argsort(const struct lm_ggml_tensor * node, int n_threads) {
+    return sizeof(int32_t) * (size_t) node->src[0]->ne[0] * (size_t) n_threads + sizeof(float) * (size_t) node->src[0]->ne[0] * (size_t) n_threads;
+}
+
+static void lm_argsort_row(int32_t * idx, int32_t * tmp, const float * v, int64_t n, bool desc) {
+    for (int64_t i = 0; i < n; i++) idx[i] = (int32_t) i;
+    // bottom-up merge of runs of width w from idx into tmp, then swap roles
+    int32_t * from = idx, * to = tmp;
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2*w) {
+            const int64_t mid = LM_GGML_MIN(lo + w, n), hi = LM_GGML_MIN(lo + 2*w, n);
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                // take the right element only when it strictly precedes: keeps ties stable
+                const bool right = desc ? (v[from[j]] > v[from[i]]) : (v[from[j]] < v[from[i]]);
+                to[k++] = right ? from[j++] : from[i++];
+            }
+            while (i < mid) to[k++] = from[i++];
+            while (j < hi)  to[k++] = from[j++];
+        }
+        int32_t * t = from; from = to; to = t;
+    }
+    if (from != idx) memcpy(idx, from, n*sizeof(int32_t));
+}
+
+static void lm_compute_argsort(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const bool desc = lm_ggml_get_op_params_i32(dst, 0) == LM_GGML_SORT_ORDER_DESC;
+    const int64_t n = src0->ne[0];
+    int32_t * tmp  = (int32_t *) params->wdata + n*params->ith;
+    float   * vals = (float *)((int32_t *) params->wdata + n*params->nth) + n*params->ith;
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const char * row = lm_row_ptr(src0, i1, i2, i3);
+        for (int64_t i = 0; i < n; i++) {
+            vals[i] = lm_load_f(src0->type, row + i*src0->nb[0]);
+        }
+        int32_t * out = (int32_t *) lm_row_ptr(dst, i1, i2, i3);
+        lm_argsort_row(out, tmp, vals, n, desc);
+    }
+}
+
+void lm_cpu_register_reduce(struct lm_cpu_op * table) {
+    table[LM_GGML_OP_SUM]         = (struct lm_cpu_op) { .compute = lm_compute_sum };
+    table[LM_GGML_OP_SUM_ROWS]    = (struct lm_cpu_op) { .compute = lm_compute_sum_rows };
+    table[LM_GGML_OP_MEAN]        = (struct lm_cpu_op) { .compute = lm_compute_mean };
+    table[LM_GGML_OP_ARGMAX]      = (struct lm_cpu_op) { .compute = lm_compute_argmax };
+    table[LM_GGML_OP_COUNT_EQUAL] = (struct lm_cpu_op) { .compute = lm_compute_count_equal, .work_size = lm_wsize_count_equal };
+    table[LM_GGML_OP_ARGSORT]     = (struct lm_cpu_op) { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };
+    lm_cpu_register_norm(table);
+    lm_cpu_register_shape(table);
+}

@@ -1,0 +1,292 @@
+// ops-train.c - loss and optimizer ops: cross_entropy_loss (+ its backward)
+// and the AdamW step. Constructors check everything, so the kernels below never
+// assert (see ggml-cpu-impl.h for the kernel contract).
+#include "ggml-cpu-impl.h"
+
+#if defined(LM_X86)
+#include <immintrin.h>
+#endif
+
+// ---------------------------------------------------------------- constructors
+
+struct lm_ggml_tensor * lm_ggml_cross_entropy_loss(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 && "cross_entropy_loss: logits and labels must be f32");
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b) && "cross_entropy_loss: logits and labels must have the same shape");
+    LM_GGML_ASSERT(lm_ggml_nelements(a) > 0);
+
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor_1d(ctx, a->type, 1);
+    result->op     = LM_GGML_OP_CROSS_ENTROPY_LOSS;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_cross_entropy_loss_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * b, struct lm_ggml_tensor * c) {
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 && c->type == LM_GGML_TYPE_F32 &&
+            "cross_entropy_loss_back: operands must be f32");
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b) && "cross_entropy_loss_back: logits and labels must have the same shape");
+    LM_GGML_ASSERT(lm_ggml_is_scalar(c) && "cross_entropy_loss_back: the loss gradient must be a scalar");
+
+    struct lm_ggml_tensor * result = lm_ggml_dup_tensor(ctx, a);
+    result->op     = LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK;
+    result->src[0] = a;
+    result->src[1] = b;
+    result->src[2] = c;
+    return result;
+}
+
+struct lm_ggml_tensor * lm_ggml_opt_step_adamw(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * grad, struct lm_ggml_tensor * m, struct lm_ggml_tensor * v,
+        struct lm_ggml_tensor * adamw_params) {
+    LM_GGML_ASSERT((a->flags & LM_GGML_TENSOR_FLAG_PARAM) && "opt_step_adamw: the tensor is not a trainable parameter");
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 && grad->type == LM_GGML_TYPE_F32 &&
+            m->type == LM_GGML_TYPE_F32 && v->type == LM_GGML_TYPE_F32 && "opt_step_adamw: tensors must be f32");
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, grad) && lm_ggml_are_same_shape(a, m) && lm_ggml_are_same_shape(a, v) &&
+            "opt_step_adamw: param, grad, m and v must have the same shape");
+    LM_GGML_ASSERT(adamw_params->type == LM_GGML_TYPE_F32 && lm_ggml_nelements(adamw_params) == 7 &&
+            lm_ggml_is_contiguous(adamw_params) && "opt_step_adamw: adamw_params must be 7 contiguous f32");
+
+    // the step updates a, m and v in place; the node itself is a view of a
+    struct lm_ggml_tensor * result = lm_ggml_view_tensor(ctx, a);
+    result->op     = LM_GGML_OP_OPT_STEP_ADAMW;
+    result->src[0] = a;
+    result->src[1] = grad;
+    result->src[2] = m;
+    result->src[3] = v;
+    result->src[4] = adamw_params;
+    return result;
+}
+
+// ---------------------------------------------------------------- helpers
+
+// Address of element 0 of row ir (rows counted over dims 1..3).
+static inline char * row_ptr(const struct lm_ggml_tensor * t, int64_t ir) {
+    const int64_t i1 = ir % t->ne[1];
+    const int64_t i2 = (ir / t->ne[1]) % t->ne[2];
+    const int64_t i3 = ir / (t->ne[1] * t->ne[2]);
+    return (char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+}
+
+#define ELEM(p, i, nb0) (*(float *)((char *)(p) + (size_t)(i)*(nb0)))
+
+// ---------------------------------------------------------------- cross_entropy_loss
+//
+// loss = -(1/nrows) * sum_rows sum_i labels_i * log_softmax(logits)_i
+//
+// The per-element float operations follow the reference order (x - max, then
+// + (-log sum exp), then * label), the row sum and the sum of exponentials are
+// accumulated in double, per-thread partials in float, and their total in double.
+
+static size_t cel_work_size(const struct lm_ggml_tensor * node, int n_threads) {
+    (void) node;
+    return sizeof(float) * (size_t) (n_threads > 0 ? n_threads : 1);
+}
+
+static float cel_row(const char * s0, size_t nb00, const char * s1, size_t nb10, int64_t nc) {
+    float max = -INFINITY;
+    for (int64_t i = 0; i < nc; i++) {
+        const float x = ELEM(s0, i, nb00);
+        max = max > x ? max : x;
+    }
+    double sum_exp = 0.0;
+    for (int64_t i = 0; i < nc; i++) {
+        sum_exp += (double) expf(ELEM(s0, i, nb00) - max);
+    }
+    const float neg_log_sum = -(float) logf((float) sum_exp);
+    double row = 0.0;
+    for (int64_t i = 0; i < nc; i++) {
+        float st = ELEM(s0, i, nb00) - max;
+        st = st + neg_log_sum;
+        st = st * ELEM(s1, i, nb10);
+        row += (double) st;
+    }
+    return (float) row;
+}
+
+static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const int64_t nc = src0->ne[0];
+    const int64_t nr = lm_ggml_nrows(src0);
+
+    // Without a slot per thread (work buffer sized for fewer threads), thread 0 does it all.
+    const bool shared = params->wdata != NULL && params->wsize >= sizeof(float) * (size_t) params->nth;
+    if (!shared && params->ith != 0) {
+        return;
+    }
+    const int ith = shared ? params->ith : 0;
+    const int nth = shared ? params->nth : 1;
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(nr, ith, nth, &ir0, &ir1);
+
+    float part = 0.0f;
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        part += cel_row(row_ptr(src0, ir), src0->nb[0], row_ptr(src1, ir), src1->nb[0], nc);
+    }
+
+    float * out = (float *) dst->data;
+    if (!shared) {
+        out[0] = part * (-1.0f / (float) nr);
+        return;
+    }
+
+    float * sums = (float *) params->wdata;
+    sums[ith] = part;
+    lm_ggml_barrier(params->threadpool);
+    if (ith == 0) {
+        double total = 0.0;
+        for (int t = 0; t < nth; t++) {
+            total += (double) sums[t];
+        }
+        out[0] = (float) total;
+        out[0] *= -1.0f / (float) nr;
+    }
+}
+
+// ---------------------------------------------------------------- cross_entropy_loss_back
+//
+// d logits = (softmax(logits) - labels) * dloss / nrows
+
+static void celb_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const struct lm_ggml_tensor * src2 = dst->src[2];
+    const int64_t nc = src0->ne[0];
+    const int64_t nr = lm_ggml_nrows(src0);
+
+    const float d_by_nr = *(const float *) src2->data / (float) nr;
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(nr, params->ith, params->nth, &ir0, &ir1);
+
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        const char * s0 = row_ptr(src0, ir);
+        const char * s1 = row_ptr(src1, ir);
+        char       * d  = row_ptr(dst,  ir);
+        const size_t nb00 = src0->nb[0], nb10 = src1->nb[0], nb0 = dst->nb[0];
+
+        float max = -INFINITY;
+        for (int64_t i = 0; i < nc; i++) {
+            const float x = ELEM(s0, i, nb00);
+            max = max > x ? max : x;
+        }
+        double sum = 0.0;
+        for (int64_t i = 0; i < nc; i++) {
+            const float e = expf(ELEM(s0, i, nb00) - max);
+            sum += (double) e;
+            ELEM(d, i, nb0) = e;
+        }
+        const float inv = (float) (1.0 / sum);
+        for (int64_t i = 0; i < nc; i++) {
+            float g = ELEM(d, i, nb0) * inv;
+            g = g - ELEM(s1, i, nb10);
+            ELEM(d, i, nb0) = g * d_by_nr;
+        }
+    }
+}
+
+// ---------------------------------------------------------------- opt_step_adamw
+//
+// Per element, in this order (decoupled weight decay, arXiv:1711.05101):
+//   m = m*beta1 + g*(1 - beta1)
+//   v = v*beta2 + g*g*(1 - beta2)
+//   mh = m*beta1h;  vh = sqrt(v*beta2h) + eps
+//   w = w*(1 - alpha*wd) - alpha*mh/vh
+// beta1h and beta2h are the bias corrections 1/(1 - beta^t) chosen by the caller.
+
+struct adamw_hp {
+    float alpha, beta1, beta2, eps, wd, beta1h, beta2h;
+    float omb1, omb2, keep; // 1 - beta1, 1 - beta2, 1 - alpha*wd
+};
+
+static void adamw_row_scalar(const struct adamw_hp * h, int64_t i0, int64_t n, float * w, const float * g, float * m, float * v) {
+    for (int64_t i = i0; i < n; i++) {
+        m[i] = m[i]*h->beta1 + g[i]*h->omb1;
+        v[i] = v[i]*h->beta2 + g[i]*g[i]*h->omb2;
+        const float mh = m[i]*h->beta1h;
+        const float vh = sqrtf(v[i]*h->beta2h) + h->eps;
+        w[i] = w[i]*h->keep - h->alpha*mh/vh;
+    }
+}
+
+#if defined(LM_X86)
+LM_TARGET_AVX2
+static void adamw_row_avx2(const struct adamw_hp * h, int64_t n, float * w, const float * g, float * m, float * v) {
+    const __m256 b1 = _mm256_set1_ps(h->beta1), b2 = _mm256_set1_ps(h->beta2);
+    const __m256 o1 = _mm256_set1_ps(h->omb1),  o2 = _mm256_set1_ps(h->omb2);
+    const __m256 b1h = _mm256_set1_ps(h->beta1h), b2h = _mm256_set1_ps(h->beta2h);
+    const __m256 eps = _mm256_set1_ps(h->eps), keep = _mm256_set1_ps(h->keep), alpha = _mm256_set1_ps(h->alpha);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 gi = _mm256_loadu_ps(g + i);
+        const __m256 mi = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(m + i), b1), _mm256_mul_ps(gi, o1));
+        const __m256 vi = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + i), b2), _mm256_mul_ps(_mm256_mul_ps(gi, gi), o2));
+        _mm256_storeu_ps(m + i, mi);
+        _mm256_storeu_ps(v + i, vi);
+        const __m256 mh = _mm256_mul_ps(mi, b1h);
+        const __m256 vh = _mm256_add_ps(_mm256_sqrt_ps(_mm256_mul_ps(vi, b2h)), eps);
+        const __m256 st = _mm256_div_ps(_mm256_mul_ps(alpha, mh), vh);
+        _mm256_storeu_ps(w + i, _mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(w + i), keep), st));
+    }
+    adamw_row_scalar(h, i, n, w, g, m, v);
+}
+#endif
+
+static void adamw_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * w_t = dst->src[0];
+    const struct lm_ggml_tensor * g_t = dst->src[1];
+    const struct lm_ggml_tensor * m_t = dst->src[2];
+    const struct lm_ggml_tensor * v_t = dst->src[3];
+    const float * p = (const float *) dst->src[4]->data;
+
+    struct adamw_hp h = { p[0], p[1], p[2], p[3], p[4], p[5], p[6], 0, 0, 0 };
+    h.omb1 = 1.0f - h.beta1;
+    h.omb2 = 1.0f - h.beta2;
+    h.keep = 1.0f - h.alpha*h.wd;
+
+    const int64_t nc = w_t->ne[0];
+    const int64_t nr = lm_ggml_nrows(w_t);
+    const bool unit = w_t->nb[0] == sizeof(float) && g_t->nb[0] == sizeof(float) &&
+                      m_t->nb[0] == sizeof(float) && v_t->nb[0] == sizeof(float);
+#if defined(LM_X86)
+    const bool use_avx2 = unit && lm_cpu_level() >= LM_CPU_LEVEL_AVX2 && lm_cpu_level() != LM_CPU_LEVEL_NEON;
+#endif
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(nr, params->ith, params->nth, &ir0, &ir1);
+
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        float       * w = (float       *) row_ptr(w_t, ir);
+        const float * g = (const float *) row_ptr(g_t, ir);
+        float       * m = (float       *) row_ptr(m_t, ir);
+        float       * v = (float       *) row_ptr(v_t, ir);
+        if (unit) {
+#if defined(LM_X86)
+            if (use_avx2) {
+                adamw_row_avx2(&h, nc, w, g, m, v);
+                continue;
+            }
+#endif
+            adamw_row_scalar(&h, 0, nc, w, g, m, v);
+            continue;
+        }
+        for (int64_t i = 0; i < nc; i++) {
+            float * wi = (float *)((char *) w + i*w_t->nb[0]);
+            const float * gi = (const float *)((const char *) g + i*g_t->nb[0]);
+            float * mi = (float *)((char *) m + i*m_t->nb[0]);
+            float * vi = (float *)((char *) v + i*v_t->nb[0]);
+            adamw_row_scalar(&h, 0, 1, wi, gi, mi, vi);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- registration
+
+void lm_cpu_register_train(struct lm_cpu_op * table) {
+    table[LM_GGML_OP_CROSS_ENTROPY_LOSS]      = (struct lm_cpu_op) { cel_compute,   cel_work_size, NULL };
+    table[LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK] = (struct lm_cpu_op) { celb_compute,  NULL,          NULL };
+    table[LM_GGML_OP_OPT_STEP_ADAMW]          = (struct lm_cpu_op) { adamw_compute, NULL,          NULL };
+}

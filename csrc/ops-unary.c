@@ -1,0 +1,355 @@
+// ops-unary.c - one-input elementwise ops: sqr, sqrt, log, sin, cos, scale,
+// clamp, leaky_relu, the LM_GGML_OP_UNARY family and silu_back.
+// Constructors and CPU kernels (see ggml-cpu-impl.h for the contract).
+//
+// Kernels work row by row on f32; f16/bf16 tensors and strided rows pass
+// through f32 scratch chunks.
+#include "ops-vec.h"
+#include "ops-elem-impl.h"
+
+#include <pthread.h>
+
+// ---------------------------------------------------------------- gelu tables
+//
+// The reference evaluates gelu and gelu_quick on f32 data by rounding the
+// input to f16 and looking the f16 result up in a 64K table (its
+// GGML_GELU_FP16 / GGML_GELU_QUICK_FP16 builds, the default). The rounding
+// error of that scheme is ~1e-4 relative, which is larger than the parity
+// tolerance allows us to differ by, so we use the same scheme. The tables
+// hold the f16 results widened to f32.
+
+#define LM_GELU_COEF_A       0.044715f
+#define LM_GELU_QUICK_COEF  -1.702f
+#define LM_SQRT_2_OVER_PI    0.79788456080286535587989211986876f
+
+static inline float lm_gelu1(float x) {
+    return 0.5f*x*(1.0f + tanhf(LM_SQRT_2_OVER_PI*x*(1.0f + LM_GELU_COEF_A*x*x)));
+}
+static inline float lm_gelu_quick1(float x) {
+    return x*(1.0f/(1.0f + expf(LM_GELU_QUICK_COEF*x)));
+}
+
+static float lm_gelu_table[1 << 16];
+static float lm_gelu_quick_table[1 << 16];
+static pthread_once_t lm_gelu_once = PTHREAD_ONCE_INIT;
+
+static void lm_gelu_tables_fill(void) {
+    for (uint32_t i = 0; i < (1u << 16); i++) {
+        const float x = LM_GGML_FP16_TO_FP32((lm_ggml_fp16_t) i);
+        lm_gelu_table[i]       = LM_GGML_FP16_TO_FP32(LM_GGML_FP32_TO_FP16(lm_gelu1(x)));
+        lm_gelu_quick_table[i] = LM_GGML_FP16_TO_FP32(LM_GGML_FP32_TO_FP16(lm_gelu_quick1(x)));
+    }
+}
+static void lm_gelu_tables_init(void) { pthread_once(&lm_gelu_once, lm_gelu_tables_fill); }
+
+// ---------------------------------------------------------------- row functions
+
+// y[0..n) = f(x[0..n)); prm carries the op's float parameters. y may equal x.
+typedef void (*lm_row_fn)(int64_t n, float * y, const float * x, const float * prm);
+
+#define LM_ROW_FN(name, expr) \
+    static void name(int64_t n, float * y, const float * x, const float * prm) { \
+        (void) prm; \
+        for (int64_t i = 0; i < n; i++) { const float v = x[i]; y[i] = (expr); } \
+    }
+
+LM_ROW_FN(lm_row_sqr,   v*v)
+LM_ROW_FN(lm_row_sqrt,  sqrtf(v))
+LM_ROW_FN(lm_row_log,   logf(v))
+LM_ROW_FN(lm_row_sin,   sinf(v))
+LM_ROW_FN(lm_row_cos,   cosf(v))
+LM_ROW_FN(lm_row_scale, v*prm[0])
+LM_ROW_FN(lm_row_clamp, LM_GGML_MAX(LM_GGML_MIN(v, prm[1]), prm[0]))
+LM_ROW_FN(lm_row_leaky, ((v > 0.0f) ? v : 0.0f) + prm[0]*((v < 0.0f) ? v : 0.0f))
+LM_ROW_FN(lm_row_abs,   fabsf(v))
+LM_ROW_FN(lm_row_sgn,   (v > 0.0f) ? 1.0f : ((v < 0.0f) ? -1.0f : 0.0f))
+LM_ROW_FN(lm_row_neg,   -v)
+LM_ROW_FN(lm_row_step,  (v > 0.0f) ? 1.0f : 0.0f)
+LM_ROW_FN(lm_row_tanh,  tanhf(v))
+LM_ROW_FN(lm_row_elu,   (v > 0.0f) ? v : expm1f(v))
+LM_ROW_FN(lm_row_relu,  (v > 0.0f) ? v : 0.0f)
+LM_ROW_FN(lm_row_sigmoid, 1.0f/(1.0f + expf(-v)))
+LM_ROW_FN(lm_row_silu,  lm_silu1(v))
+LM_ROW_FN(lm_row_hardswish,   v*fminf(1.0f, fmaxf(0.0f, (v + 3.0f)/6.0f)))
+LM_ROW_FN(lm_row_hardsigmoid, fminf(1.0f, fmaxf(0.0f, (v + 3.0f)/6.0f)))
+LM_ROW_FN(lm_row_exp,   expf(v))
+LM_ROW_FN(lm_row_gelu_quick, lm_gelu_quick_table[LM_GGML_FP32_TO_FP16(v)])
+LM_ROW_FN(lm_row_gelu, (v <= -10.0f) ? 0.0f : ((v >= 10.0f) ? v : lm_gelu_table[LM_GGML_FP32_TO_FP16(v)]))
+
+#if defined(LM_X86)
+LM_TARGET_AVX2 static void lm_row_silu_avx2(int64_t n, float * y, const float * x, const float * prm) {
+    (void) prm;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 a = lm_v_silu_avx2(_mm256_loadu_ps(x + i));
+        const __m256 b = lm_v_silu_avx2(_mm256_loadu_ps(x + i + 8));
+        _mm256_storeu_ps(y + i, a);
+        _mm256_storeu_ps(y + i + 8, b);
+    }
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, lm_v_silu_avx2(_mm256_loadu_ps(x + i)));
+    for (; i < n; i++) y[i] = lm_silu1(x[i]);
+}
+
+LM_TARGET_AVX2 static void lm_row_scale_avx2(int64_t n, float * y, const float * x, const float * prm) {
+    lm_vec_scale_avx2(n, y, x, prm[0]);
+}
+
+// The f16 round trip is the same F16C rounding (nearest even) as the scalar
+// converter, so this matches lm_row_gelu bit for bit.
+LM_TARGET_AVX2 static void lm_row_gelu_avx2(int64_t n, float * y, const float * x, const float * prm) {
+    (void) prm;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256i idx = _mm256_cvtepu16_epi32(h);
+        __m256 r = _mm256_i32gather_ps(lm_gelu_table, idx, 4);
+        r = _mm256_blendv_ps(r, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_set1_ps(-10.0f), _CMP_LE_OQ));
+        r = _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, _mm256_set1_ps(10.0f), _CMP_GE_OQ));
+        _mm256_storeu_ps(y + i, r);
+    }
+    lm_row_gelu(n - i, y + i, x + i, prm);
+}
+#endif
+
+static lm_row_fn lm_unary_row_fn(enum lm_ggml_unary_op op) {
+    const bool simd = lm_vec_avx2();
+    (void) simd;
+    switch (op) {
+        case LM_GGML_UNARY_OP_ABS:         return lm_row_abs;
+        case LM_GGML_UNARY_OP_SGN:         return lm_row_sgn;
+        case LM_GGML_UNARY_OP_NEG:         return lm_row_neg;
+        case LM_GGML_UNARY_OP_STEP:        return lm_row_step;
+        case LM_GGML_UNARY_OP_TANH:        return lm_row_tanh;
+        case LM_GGML_UNARY_OP_ELU:         return lm_row_elu;
+        case LM_GGML_UNARY_OP_RELU:        return lm_row_relu;
+        case LM_GGML_UNARY_OP_SIGMOID:     return lm_row_sigmoid;
+#if defined(LM_X86)
+        case LM_GGML_UNARY_OP_GELU:        return simd ? lm_row_gelu_avx2 : lm_row_gelu;
+        case LM_GGML_UNARY_OP_SILU:        return simd ? lm_row_silu_avx2 : lm_row_silu;
+#else
+        case LM_GGML_UNARY_OP_GELU:        return lm_row_gelu;
+        case LM_GGML_UNARY_OP_SILU:        return lm_row_silu;
+#endif
+        case LM_GGML_UNARY_OP_GELU_QUICK:  return lm_row_gelu_quick;
+        case LM_GGML_UNARY_OP_HARDSWISH:   return lm_row_hardswish;
+        case LM_GGML_UNARY_OP_HARDSIGMOID: return lm_row_hardsigmoid;
+        case LM_GGML_UNARY_OP_EXP:         return lm_row_exp;
+        default:                           return NULL;
+    }
+}
+
+// ---------------------------------------------------------------- generic row driver
+
+static void lm_map_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst,
+        lm_row_fn fn, const float * prm) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+    const bool fast = src0->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
+                      nb00 == sizeof(float) && nb0 == sizeof(float);
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const char * x = (const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03;
+        char       * y = (char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3;
+        if (fast) {
+            fn(ne00, (float *) y, (const float *) x, prm);
+            continue;
+        }
+        float buf[LM_ROW_CHUNK];
+        for (int64_t c0 = 0; c0 < ne00; c0 += LM_ROW_CHUNK) {
+            const int64_t n = LM_GGML_MIN(LM_ROW_CHUNK, ne00 - c0);
+            lm_load_row_f32(src0, x, c0, n, buf);
+            fn(n, buf, buf, prm);
+            lm_store_row_f32(dst, y, c0, n, buf);
+        }
+    }
+}
+
+#define LM_SIMPLE_KERNEL(name, fn) \
+    static void name(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { \
+        lm_map_rows(params, dst, fn, NULL); \
+    }
+LM_SIMPLE_KERNEL(lm_compute_sqr,  lm_row_sqr)
+LM_SIMPLE_KERNEL(lm_compute_sqrt, lm_row_sqrt)
+LM_SIMPLE_KERNEL(lm_compute_log,  lm_row_log)
+LM_SIMPLE_KERNEL(lm_compute_sin,  lm_row_sin)
+LM_SIMPLE_KERNEL(lm_compute_cos,  lm_row_cos)
+
+static void lm_compute_scale(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const float prm[1] = { lm_ggml_get_op_params_f32(dst, 0) };
+#if defined(LM_X86)
+    lm_map_rows(params, dst, lm_vec_avx2() ? lm_row_scale_avx2 : lm_row_scale, prm);
+#else
+    lm_map_rows(params, dst, lm_row_scale, prm);
+#endif
+}
+
+static void lm_compute_clamp(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const float prm[2] = { lm_ggml_get_op_params_f32(dst, 0), lm_ggml_get_op_params_f32(dst, 1) };
+    lm_map_rows(params, dst, lm_row_clamp, prm);
+}
+
+static void lm_compute_leaky_relu(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const float prm[1] = { lm_ggml_get_op_params_f32(dst, 0) };
+    lm_map_rows(params, dst, lm_row_leaky, prm);
+}
+
+static void lm_compute_unary(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const enum lm_ggml_unary_op op = (enum lm_ggml_unary_op) lm_ggml_get_op_params_i32(dst, 0);
+    if (op == LM_GGML_UNARY_OP_GELU || op == LM_GGML_UNARY_OP_GELU_QUICK) {
+        lm_gelu_tables_init();
+    }
+    lm_row_fn fn = lm_unary_row_fn(op);
+    if (fn) lm_map_rows(params, dst, fn, NULL);
+}
+
+// dst = dy * d silu(x)/dx; src0 = x, src1 = dy.
+static void lm_compute_silu_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    LM_GGML_TENSOR_BINARY_OP_LOCALS
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        int64_t i1, i2, i3;
+        lm_row_index(src0, ir, &i1, &i2, &i3);
+        const char * x  = (const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03;
+        const char * dy = (const char *) src1->data + i1*nb11 + i2*nb12 + i3*nb13;
+        char       * d  = (char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3;
+        float bx[LM_ROW_CHUNK], bd[LM_ROW_CHUNK];
+        for (int64_t c0 = 0; c0 < ne00; c0 += LM_ROW_CHUNK) {
+            const int64_t n = LM_GGML_MIN(LM_ROW_CHUNK, ne00 - c0);
+            lm_load_row_f32(src0, x, c0, n, bx);
+            lm_load_row_f32(src1, dy, c0, n, bd);
+            for (int64_t i = 0; i < n; i++) {
+                const float s = 1.0f/(1.0f + expf(-bx[i]));
+                bx[i] = bd[i]*s*(1.0f + bx[i]*(1.0f - s));
+            }
+            lm_store_row_f32(dst, d, c0, n, bx);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- constructors
+
+static struct lm_ggml_tensor * lm_unary_like(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        enum lm_ggml_op op, bool inplace) {
+    LM_GGML_ASSERT(lm_is_plain_float(a->type));
+    struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    result->op     = op;
+    result->src[0] = a;
+    return result;
+}
+
+#define LM_UNARY_LIKE(name, OP) \
+    struct lm_ggml_tensor * lm_ggml_##name(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) { \
+        return lm_unary_like(ctx, a, OP, false); \
+    } \
+    struct lm_ggml_tensor * lm_ggml_##name##_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) { \
+        return lm_unary_like(ctx, a, OP, true); \
+    }
+LM_UNARY_LIKE(sqr,  LM_GGML_OP_SQR)
+LM_UNARY_LIKE(sqrt, LM_GGML_OP_SQRT)
+LM_UNARY_LIKE(log,  LM_GGML_OP_LOG)
+LM_UNARY_LIKE(sin,  LM_GGML_OP_SIN)
+LM_UNARY_LIKE(cos,  LM_GGML_OP_COS)
+
+// op_params: f32 { s }
+static struct lm_ggml_tensor * lm_scale_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float s, bool inplace) {
+    LM_GGML_ASSERT(lm_is_padded_1d(a));
+    struct lm_ggml_tensor * result = lm_unary_like(ctx, a, LM_GGML_OP_SCALE, inplace);
+    lm_ggml_set_op_params(result, &s, sizeof(s));
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_scale(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float s) {
+    return lm_scale_impl(ctx, a, s, false);
+}
+struct lm_ggml_tensor * lm_ggml_scale_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float s) {
+    return lm_scale_impl(ctx, a, s, true);
+}
+
+// op_params: f32 { min, max }. As in the reference, the result is always a
+// view of a (clamp works in place).
+struct lm_ggml_tensor * lm_ggml_clamp(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float min, float max) {
+    struct lm_ggml_tensor * result = lm_unary_like(ctx, a, LM_GGML_OP_CLAMP, true);
+    const float params[] = { min, max };
+    lm_ggml_set_op_params(result, params, sizeof(params));
+    return result;
+}
+
+// op_params: f32 { negative_slope }
+struct lm_ggml_tensor * lm_ggml_leaky_relu(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float negative_slope, bool inplace) {
+    struct lm_ggml_tensor * result = lm_unary_like(ctx, a, LM_GGML_OP_LEAKY_RELU, inplace);
+    lm_ggml_set_op_params(result, &negative_slope, sizeof(negative_slope));
+    return result;
+}
+
+// op_params: i32 { op }
+static struct lm_ggml_tensor * lm_unary_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        enum lm_ggml_unary_op op, bool inplace) {
+    LM_GGML_ASSERT(lm_ggml_is_contiguous_1(a));
+    LM_GGML_ASSERT(op >= 0 && op < LM_GGML_UNARY_OP_COUNT);
+    if (op == LM_GGML_UNARY_OP_GELU || op == LM_GGML_UNARY_OP_GELU_QUICK) {
+        lm_gelu_tables_init();
+    }
+    struct lm_ggml_tensor * result = lm_unary_like(ctx, a, LM_GGML_OP_UNARY, inplace);
+    lm_ggml_set_op_params_i32(result, 0, (int32_t) op);
+    return result;
+}
+struct lm_ggml_tensor * lm_ggml_unary(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, enum lm_ggml_unary_op op) {
+    return lm_unary_impl(ctx, a, op, false);
+}
+struct lm_ggml_tensor * lm_ggml_unary_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, enum lm_ggml_unary_op op) {
+    return lm_unary_impl(ctx, a, op, true);
+}
+
+#define LM_NAMED_UNARY(name, OP) \
+    struct lm_ggml_tensor * lm_ggml_##name(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) { \
+        return lm_unary_impl(ctx, a, OP, false); \
+    }
+#define LM_NAMED_UNARY_INPLACE(name, OP) \
+    LM_NAMED_UNARY(name, OP) \
+    struct lm_ggml_tensor * lm_ggml_##name##_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a) { \
+        return lm_unary_impl(ctx, a, OP, true); \
+    }
+LM_NAMED_UNARY_INPLACE(abs,        LM_GGML_UNARY_OP_ABS)
+LM_NAMED_UNARY_INPLACE(sgn,        LM_GGML_UNARY_OP_SGN)
+LM_NAMED_UNARY_INPLACE(neg,        LM_GGML_UNARY_OP_NEG)
+LM_NAMED_UNARY_INPLACE(step,       LM_GGML_UNARY_OP_STEP)
+LM_NAMED_UNARY_INPLACE(tanh,       LM_GGML_UNARY_OP_TANH)
+LM_NAMED_UNARY_INPLACE(elu,        LM_GGML_UNARY_OP_ELU)
+LM_NAMED_UNARY_INPLACE(relu,       LM_GGML_UNARY_OP_RELU)
+LM_NAMED_UNARY_INPLACE(sigmoid,    LM_GGML_UNARY_OP_SIGMOID)
+LM_NAMED_UNARY_INPLACE(gelu,       LM_GGML_UNARY_OP_GELU)
+LM_NAMED_UNARY_INPLACE(gelu_quick, LM_GGML_UNARY_OP_GELU_QUICK)
+LM_NAMED_UNARY_INPLACE(silu,       LM_GGML_UNARY_OP_SILU)
+LM_NAMED_UNARY_INPLACE(exp,        LM_GGML_UNARY_OP_EXP)
+LM_NAMED_UNARY(hardswish,          LM_GGML_UNARY_OP_HARDSWISH)
+LM_NAMED_UNARY(hardsigmoid,        LM_GGML_UNARY_OP_HARDSIGMOID)
+
+// a: x, b: dy
+struct lm_ggml_tensor * lm_ggml_silu_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(a, b));
+    LM_GGML_ASSERT(lm_is_plain_float(b->type));
+    struct lm_ggml_tensor * result = lm_unary_like(ctx, a, LM_GGML_OP_SILU_BACK, false);
+    result->src[1] = b;
+    return result;
+}
+
+void lm_cpu_register_unary(struct lm_cpu_op * table) {
+    table[LM_GGML_OP_SQR]        = (struct lm_cpu_op) { .compute = lm_compute_sqr };
+    table[LM_GGML_OP_SQRT]       = (struct lm_cpu_op) { .compute = lm_compute_sqrt };
+    table[LM_GGML_OP_LOG]        = (struct lm_cpu_op) { .compute = lm_compute_log };
+    table[LM_GGML_OP_SIN]        = (struct lm_cpu_op) { .compute = lm_compute_sin };
+    table[LM_GGML_OP_COS]        = (struct lm_cpu_op) { .compute = lm_compute_cos };
+    table[LM_GGML_OP_SCALE]      = (struct lm_cpu_op) { .compute = lm_compute_scale };
+    table[LM_GGML_OP_CLAMP]      = (struct lm_cpu_op) { .compute = lm_compute_clamp };
+    table[LM_GGML_OP_LEAKY_RELU] = (struct lm_cpu_op) { .compute = lm_compute_leaky_relu };
+    table[LM_GGML_OP_UNARY]      = (struct lm_cpu_op) { .compute = lm_compute_unary };
+    table[LM_GGML_OP_SILU_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_silu_back };
+}

@@ -1,0 +1,536 @@
+// Package ggml gives Go programs the ggml tensor library: contexts, tensors,
+// computation graphs, automatic differentiation, quantization and GGUF files,
+// through cgo over a C core that lives in this module (csrc/).
+//
+// A Context owns a memory arena; tensors and graphs are created in it and live
+// until the context is closed (or collected). Operations build a graph lazily;
+// Graph.Compute runs it on a thread pool.
+//
+//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
+//	defer ctx.Close()
+//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2)
+//	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
+//	c := ctx.MulMat(a, b) // [2, 3]
+//	g := ctx.NewGraph()
+//	g.BuildForward(c)
+//	err := g.Compute(4)
+//
+// Errors: invalid arguments to graph-building operations (mismatched shapes,
+// wrong types, out-of-range views) are programmer errors and panic with an
+// *OpError, which can be recovered; everything that depends on input data or
+// the environment returns an error. Using a closed Context, or a Tensor or
+// Graph of one, panics with ErrClosed.
+package ggml
+
+/*
+#cgo CFLAGS: -std=gnu11 -I${SRCDIR}/csrc
+#include "glue.h"
+
+GG_DEF(gg_t *, new_tensor, (gg_c * ctx, enum lm_ggml_type type, int n, const int64_t * ne), (ctx, type, n, ne))
+GG_DEF(gg_t *, view_1d, (gg_c * ctx, gg_t * a, int64_t ne0, size_t o), (ctx, a, ne0, o))
+GG_DEF(gg_t *, view_2d, (gg_c * ctx, gg_t * a, int64_t ne0, int64_t ne1, size_t nb1, size_t o), (ctx, a, ne0, ne1, nb1, o))
+GG_DEF(gg_t *, view_3d, (gg_c * ctx, gg_t * a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2, size_t o), (ctx, a, ne0, ne1, ne2, nb1, nb2, o))
+GG_DEF(gg_t *, view_4d, (gg_c * ctx, gg_t * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3, size_t o), (ctx, a, ne0, ne1, ne2, ne3, nb1, nb2, nb3, o))
+GG_DEF(gg_t *, view_tensor, (gg_c * ctx, gg_t * a), (ctx, a))
+GG_DEF(gg_t *, dup_tensor, (gg_c * ctx, gg_t * a), (ctx, a))
+GG_DEF(gg_t *, reshape, (gg_c * ctx, gg_t * a, gg_t * b), (ctx, a, b))
+GG_DEF(gg_t *, reshape_1d, (gg_c * ctx, gg_t * a, int64_t ne0), (ctx, a, ne0))
+GG_DEF(gg_t *, reshape_2d, (gg_c * ctx, gg_t * a, int64_t ne0, int64_t ne1), (ctx, a, ne0, ne1))
+GG_DEF(gg_t *, reshape_3d, (gg_c * ctx, gg_t * a, int64_t ne0, int64_t ne1, int64_t ne2), (ctx, a, ne0, ne1, ne2))
+GG_DEF(gg_t *, reshape_4d, (gg_c * ctx, gg_t * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3), (ctx, a, ne0, ne1, ne2, ne3))
+GG_DEF(gg_t *, permute, (gg_c * ctx, gg_t * a, int a0, int a1, int a2, int a3), (ctx, a, a0, a1, a2, a3))
+GG_DEF(gg_t *, transpose, (gg_c * ctx, gg_t * a), (ctx, a))
+GG_DEFV(set_param, (gg_c * ctx, gg_t * a), (ctx, a))
+GG_DEFV(set_loss, (gg_t * a), (a))
+
+static gg_c * gg_init(size_t mem_size, void * buf, bool no_alloc) {
+    struct lm_ggml_init_params p = { mem_size, buf, no_alloc };
+    return lm_ggml_init(p);
+}
+static size_t gg_tensor_size(void) { return sizeof(struct lm_ggml_tensor); }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	_ "github.com/ggml-go/ggml/csrc"
+)
+
+// ErrClosed is the panic value (wrapped) when a closed Context, or a Tensor or
+// Graph that belongs to one, is used.
+var ErrClosed = errors.New("ggml: use of closed context")
+
+// OpError is the panic value of an operation called with invalid arguments.
+// Recover it with errors.As.
+type OpError struct {
+	Op  string // Go method name
+	Msg string // the core's description of the violated condition
+}
+
+func (e *OpError) Error() string { return "ggml: " + e.Op + ": " + e.Msg }
+
+// check panics with an *OpError if the C call reported an assertion.
+func check(op string, e *C.gg_err) {
+	if e.failed != 0 {
+		panic(&OpError{Op: op, Msg: C.GoString(&e.msg[0])})
+	}
+}
+
+// ---------------------------------------------------------------- contexts
+
+// ContextOptions configure NewContext.
+type ContextOptions struct {
+	// MemSize is the size of the arena in bytes: tensor structs, graph
+	// structs and (unless NoAlloc) tensor data come from it.
+	// Use TensorOverhead and GraphOverhead to size it.
+	MemSize int
+	// NoAlloc creates tensors without data (the data pointer stays nil), e.g.
+	// to describe tensors whose data lives elsewhere.
+	NoAlloc bool
+	// Buffer, if not nil, is used as the arena instead of C memory. It is
+	// pinned while the context is open and must be at least MemSize bytes
+	// (MemSize 0 means len(Buffer)).
+	Buffer []byte
+}
+
+// Context is a memory arena holding tensors and graphs. It is not safe for
+// concurrent use; separate contexts can be used from separate goroutines.
+type Context struct {
+	c       *C.struct_lm_ggml_context
+	pinner  *runtime.Pinner
+	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
+	cleanup runtime.Cleanup
+}
+
+type ctxHandle struct {
+	c      *C.struct_lm_ggml_context
+	pinner *runtime.Pinner
+}
+
+func freeContext(h ctxHandle) {
+	C.lm_ggml_free(h.c)
+	if h.pinner != nil {
+		h.pinner.Unpin()
+	}
+}
+
+// NewContext creates a context. The arena is freed by Close, or when the
+// context becomes unreachable.
+func NewContext(opts ContextOptions) (*Context, error) {
+	initOnce()
+	if opts.MemSize < 0 {
+		return nil, fmt.Errorf("ggml: negative context size %d", opts.MemSize)
+	}
+	var buf unsafe.Pointer
+	var pinner *runtime.Pinner
+	size := opts.MemSize
+	if opts.Buffer != nil {
+		if size == 0 {
+			size = len(opts.Buffer)
+		}
+		if len(opts.Buffer) < size || size == 0 {
+			return nil, fmt.Errorf("ggml: buffer of %d bytes is smaller than MemSize %d", len(opts.Buffer), size)
+		}
+		if uintptr(unsafe.Pointer(&opts.Buffer[0]))%16 != 0 {
+			return nil, errors.New("ggml: buffer must be 16-byte aligned")
+		}
+		pinner = new(runtime.Pinner)
+		pinner.Pin(&opts.Buffer[0])
+		buf = unsafe.Pointer(&opts.Buffer[0])
+	}
+	c := C.gg_init(C.size_t(size), buf, C.bool(opts.NoAlloc))
+	if c == nil {
+		if pinner != nil {
+			pinner.Unpin()
+		}
+		return nil, fmt.Errorf("ggml: cannot allocate a context of %d bytes", size)
+	}
+	ctx := &Context{c: c, pinner: pinner}
+	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctxHandle{c, pinner})
+	return ctx, nil
+}
+
+// Close frees the arena. Tensors and graphs of the context must not be used
+// afterwards. Close is idempotent.
+func (ctx *Context) Close() error {
+	if ctx == nil || ctx.c == nil {
+		return nil
+	}
+	ctx.cleanup.Stop()
+	freeContext(ctxHandle{ctx.c, ctx.pinner})
+	ctx.c = nil
+	ctx.pinner = nil
+	ctx.deps = nil
+	return nil
+}
+
+// ptr returns the C context, panicking if it is closed.
+func (ctx *Context) ptr() *C.struct_lm_ggml_context {
+	if ctx == nil || ctx.c == nil {
+		panic(ErrClosed)
+	}
+	return ctx.c
+}
+
+// Closed reports whether Close was called.
+func (ctx *Context) Closed() bool { return ctx == nil || ctx.c == nil }
+
+// UsedMem is the number of arena bytes in use.
+func (ctx *Context) UsedMem() int { return int(C.lm_ggml_used_mem(ctx.ptr())) }
+
+// MemSize is the size of the arena.
+func (ctx *Context) MemSize() int { return int(C.lm_ggml_get_mem_size(ctx.ptr())) }
+
+// MaxTensorSize is the size in bytes of the largest tensor of the context.
+func (ctx *Context) MaxTensorSize() int { return int(C.lm_ggml_get_max_tensor_size(ctx.ptr())) }
+
+// NoAlloc reports whether new tensors are created without data.
+func (ctx *Context) NoAlloc() bool { return bool(C.lm_ggml_get_no_alloc(ctx.ptr())) }
+
+// SetNoAlloc changes whether new tensors get data.
+func (ctx *Context) SetNoAlloc(v bool) { C.lm_ggml_set_no_alloc(ctx.ptr(), C.bool(v)) }
+
+// TensorOverhead is the arena space a tensor takes besides its data.
+func TensorOverhead() int { return int(C.lm_ggml_tensor_overhead()) }
+
+// ---------------------------------------------------------------- tensors
+
+// Tensor is an n-dimensional array (up to 4 dimensions) in a Context, or the
+// result of an operation to be computed by a Graph. ne[0] is the fastest
+// varying dimension (the row length). A Tensor keeps its Context alive.
+type Tensor struct {
+	ctx *Context
+	t   *C.struct_lm_ggml_tensor
+}
+
+// MaxDims is the maximum number of dimensions of a tensor.
+const MaxDims = 4
+
+// wrap makes a Tensor of ctx from a C tensor (nil stays nil).
+func (ctx *Context) wrap(t *C.struct_lm_ggml_tensor) *Tensor {
+	if t == nil {
+		return nil
+	}
+	return &Tensor{ctx: ctx, t: t}
+}
+
+// use returns the C tensor for an operation in ctx, recording that ctx now
+// depends on the tensor's context (so the latter is not collected first).
+func (t *Tensor) use(ctx *Context) *C.struct_lm_ggml_tensor {
+	if t == nil {
+		return nil
+	}
+	t.ctx.ptr()
+	if t.ctx != ctx {
+		if ctx.deps == nil {
+			ctx.deps = map[*Context]struct{}{}
+		}
+		ctx.deps[t.ctx] = struct{}{}
+	}
+	return t.t
+}
+
+// ptr returns the C tensor, panicking if its context is closed.
+func (t *Tensor) ptr() *C.struct_lm_ggml_tensor {
+	t.ctx.ptr()
+	return t.t
+}
+
+// Context returns the context the tensor belongs to.
+func (t *Tensor) Context() *Context { return t.ctx }
+
+func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
+	var ne [MaxDims]C.int64_t
+	if len(shape) < 1 || len(shape) > MaxDims {
+		panic(&OpError{Op: op, Msg: fmt.Sprintf("a tensor has 1 to %d dimensions, got %d", MaxDims, len(shape))})
+	}
+	for i, n := range shape {
+		if n < 0 {
+			panic(&OpError{Op: op, Msg: fmt.Sprintf("negative dimension %d", n)})
+		}
+		ne[i] = C.int64_t(n)
+	}
+	return len(shape), ne
+}
+
+// NewTensor creates a tensor of the given type and shape (ne0 first).
+func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
+	n, ne := shapeArgs("NewTensor", shape)
+	var e C.gg_err
+	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), C.int(n), &ne[0])
+	check("NewTensor", &e)
+	return ctx.wrap(r)
+}
+
+// NewTensor1D creates a vector of ne0 elements.
+func (ctx *Context) NewTensor1D(typ Type, ne0 int) *Tensor { return ctx.NewTensor(typ, ne0) }
+
+// NewTensor2D creates a matrix of ne1 rows of ne0 elements.
+func (ctx *Context) NewTensor2D(typ Type, ne0, ne1 int) *Tensor { return ctx.NewTensor(typ, ne0, ne1) }
+
+// NewTensor3D creates a 3-dimensional tensor.
+func (ctx *Context) NewTensor3D(typ Type, ne0, ne1, ne2 int) *Tensor {
+	return ctx.NewTensor(typ, ne0, ne1, ne2)
+}
+
+// NewTensor4D creates a 4-dimensional tensor.
+func (ctx *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int) *Tensor {
+	return ctx.NewTensor(typ, ne0, ne1, ne2, ne3)
+}
+
+// DupTensor creates a tensor with the type and shape of src (not its data).
+func (ctx *Context) DupTensor(src *Tensor) *Tensor {
+	var e C.gg_err
+	r := C.gg_dup_tensor(&e, ctx.ptr(), src.use(ctx))
+	check("DupTensor", &e)
+	return ctx.wrap(r)
+}
+
+// ViewTensor creates a view of the whole of src.
+func (ctx *Context) ViewTensor(src *Tensor) *Tensor {
+	var e C.gg_err
+	r := C.gg_view_tensor(&e, ctx.ptr(), src.use(ctx))
+	check("ViewTensor", &e)
+	return ctx.wrap(r)
+}
+
+// Tensor returns the tensor of the context with the given name, or nil.
+func (ctx *Context) Tensor(name string) *Tensor {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return ctx.wrap(C.lm_ggml_get_tensor(ctx.ptr(), cs))
+}
+
+// Tensors lists the tensors of the context in creation order.
+func (ctx *Context) Tensors() []*Tensor {
+	var out []*Tensor
+	c := ctx.ptr()
+	for t := C.lm_ggml_get_first_tensor(c); t != nil; t = C.lm_ggml_get_next_tensor(c, t) {
+		out = append(out, ctx.wrap(t))
+	}
+	return out
+}
+
+// Type is the element type.
+func (t *Tensor) Type() Type { return Type(t.ptr()._type) }
+
+// Op is the operation that computes the tensor (OpNone for data tensors).
+func (t *Tensor) Op() Op { return Op(t.ptr().op) }
+
+// Ne returns the number of elements in each of the 4 dimensions.
+func (t *Tensor) Ne() [MaxDims]int {
+	p := t.ptr()
+	return [MaxDims]int{int(p.ne[0]), int(p.ne[1]), int(p.ne[2]), int(p.ne[3])}
+}
+
+// Nb returns the stride in bytes of each of the 4 dimensions.
+func (t *Tensor) Nb() [MaxDims]int {
+	p := t.ptr()
+	return [MaxDims]int{int(p.nb[0]), int(p.nb[1]), int(p.nb[2]), int(p.nb[3])}
+}
+
+// Shape returns the dimensions up to the last one larger than 1 (at least one).
+func (t *Tensor) Shape() []int {
+	ne := t.Ne()
+	return ne[:t.NDims()]
+}
+
+// NDims is the number of dimensions (trailing dimensions of size 1 are not counted).
+func (t *Tensor) NDims() int { return int(C.lm_ggml_n_dims(t.ptr())) }
+
+// NElements is the number of elements.
+func (t *Tensor) NElements() int { return int(C.lm_ggml_nelements(t.ptr())) }
+
+// NRows is the number of rows (ne1*ne2*ne3).
+func (t *Tensor) NRows() int { return int(C.lm_ggml_nrows(t.ptr())) }
+
+// NBytes is the number of bytes the tensor's data spans.
+func (t *Tensor) NBytes() int { return int(C.lm_ggml_nbytes(t.ptr())) }
+
+// ElementSize is the size of a block of the tensor's type.
+func (t *Tensor) ElementSize() int { return int(C.lm_ggml_element_size(t.ptr())) }
+
+// Name returns the tensor's name.
+func (t *Tensor) Name() string { return C.GoString(&t.ptr().name[0]) }
+
+// SetName sets the name (truncated to 63 bytes) and returns t.
+func (t *Tensor) SetName(name string) *Tensor {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	C.lm_ggml_set_name(t.ptr(), cs)
+	return t
+}
+
+// Flags returns the tensor's flags.
+func (t *Tensor) Flags() TensorFlag { return TensorFlag(t.ptr().flags) }
+
+// TensorFlag marks a tensor's role in a graph.
+type TensorFlag int32
+
+// Tensor flags, as in the C API.
+const (
+	FlagInput  TensorFlag = C.LM_GGML_TENSOR_FLAG_INPUT
+	FlagOutput TensorFlag = C.LM_GGML_TENSOR_FLAG_OUTPUT
+	FlagParam  TensorFlag = C.LM_GGML_TENSOR_FLAG_PARAM
+	FlagLoss   TensorFlag = C.LM_GGML_TENSOR_FLAG_LOSS
+)
+
+// SetInput marks t as an input of the graph.
+func (t *Tensor) SetInput() *Tensor { C.lm_ggml_set_input(t.ptr()); return t }
+
+// SetOutput marks t as an output of the graph.
+func (t *Tensor) SetOutput() *Tensor { C.lm_ggml_set_output(t.ptr()); return t }
+
+// Src returns the i-th source of the operation that computes t, or nil.
+func (t *Tensor) Src(i int) *Tensor {
+	if i < 0 || i >= int(C.LM_GGML_MAX_SRC) {
+		return nil
+	}
+	return t.ctx.wrap(t.ptr().src[i])
+}
+
+// ViewSrc returns the tensor t is a view of, or nil.
+func (t *Tensor) ViewSrc() *Tensor { return t.ctx.wrap(t.ptr().view_src) }
+
+// HasData reports whether the tensor has memory (false for tensors of a
+// NoAlloc context).
+func (t *Tensor) HasData() bool { return t.ptr().data != nil }
+
+// IsContiguous reports whether the elements are packed in memory in order.
+func (t *Tensor) IsContiguous() bool { return bool(C.lm_ggml_is_contiguous(t.ptr())) }
+
+// IsContiguousN reports contiguity of dimensions above n (n = 0, 1, 2).
+func (t *Tensor) IsContiguousN(n int) bool {
+	switch n {
+	case 0:
+		return bool(C.lm_ggml_is_contiguous_0(t.ptr()))
+	case 1:
+		return bool(C.lm_ggml_is_contiguous_1(t.ptr()))
+	case 2:
+		return bool(C.lm_ggml_is_contiguous_2(t.ptr()))
+	}
+	panic(&OpError{Op: "IsContiguousN", Msg: fmt.Sprintf("n must be 0, 1 or 2, got %d", n)})
+}
+
+// IsTransposed reports whether dimensions 0 and 1 are swapped in memory.
+func (t *Tensor) IsTransposed() bool { return bool(C.lm_ggml_is_transposed(t.ptr())) }
+
+// IsPermuted reports whether the strides are not increasing.
+func (t *Tensor) IsPermuted() bool { return bool(C.lm_ggml_is_permuted(t.ptr())) }
+
+// IsEmpty reports whether some dimension is 0.
+func (t *Tensor) IsEmpty() bool { return bool(C.lm_ggml_is_empty(t.ptr())) }
+
+// SameShape reports whether t and u have the same shape.
+func (t *Tensor) SameShape(u *Tensor) bool { return bool(C.lm_ggml_are_same_shape(t.ptr(), u.ptr())) }
+
+// CanRepeat reports whether t can be broadcast (repeated) to u's shape.
+func (t *Tensor) CanRepeat(u *Tensor) bool { return bool(C.lm_ggml_can_repeat(t.ptr(), u.ptr())) }
+
+func (t *Tensor) String() string {
+	if t == nil {
+		return "<nil>"
+	}
+	if t.ctx.Closed() {
+		return "<tensor of closed context>"
+	}
+	return fmt.Sprintf("%s %s %v (%s)", t.Name(), t.Type(), t.Shape(), t.Op())
+}
+
+// ---------------------------------------------------------------- views and reshapes
+
+// View1D is a view of ne0 elements of a starting at byte offset.
+func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
+	var e C.gg_err
+	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.size_t(offset))
+	check("View1D", &e)
+	return ctx.wrap(r)
+}
+
+// View2D is a view of ne1 rows of ne0 elements, rows nb1 bytes apart.
+func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
+	var e C.gg_err
+	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
+	check("View2D", &e)
+	return ctx.wrap(r)
+}
+
+// View3D is a 3-dimensional view with strides nb1, nb2 in bytes.
+func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tensor {
+	var e C.gg_err
+	r := C.gg_view_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
+		C.size_t(nb1), C.size_t(nb2), C.size_t(offset))
+	check("View3D", &e)
+	return ctx.wrap(r)
+}
+
+// View4D is a 4-dimensional view with strides nb1, nb2, nb3 in bytes.
+func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int) *Tensor {
+	var e C.gg_err
+	r := C.gg_view_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
+		C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+	check("View4D", &e)
+	return ctx.wrap(r)
+}
+
+// Reshape views the contiguous tensor a with the shape of b.
+func (ctx *Context) Reshape(a, b *Tensor) *Tensor {
+	var e C.gg_err
+	r := C.gg_reshape(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
+	check("Reshape", &e)
+	return ctx.wrap(r)
+}
+
+// Reshape1D views the contiguous tensor a as a vector.
+func (ctx *Context) Reshape1D(a *Tensor, ne0 int) *Tensor {
+	var e C.gg_err
+	r := C.gg_reshape_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
+	check("Reshape1D", &e)
+	return ctx.wrap(r)
+}
+
+// Reshape2D views the contiguous tensor a as a matrix.
+func (ctx *Context) Reshape2D(a *Tensor, ne0, ne1 int) *Tensor {
+	var e C.gg_err
+	r := C.gg_reshape_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
+	check("Reshape2D", &e)
+	return ctx.wrap(r)
+}
+
+// Reshape3D views the contiguous tensor a with 3 dimensions.
+func (ctx *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
+	var e C.gg_err
+	r := C.gg_reshape_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
+	check("Reshape3D", &e)
+	return ctx.wrap(r)
+}
+
+// Reshape4D views the contiguous tensor a with 4 dimensions.
+func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
+	var e C.gg_err
+	r := C.gg_reshape_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
+	check("Reshape4D", &e)
+	return ctx.wrap(r)
+}
+
+// Permute views a with dimension i moved to position axes[i].
+func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
+	var e C.gg_err
+	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), C.int(axis0), C.int(axis1), C.int(axis2), C.int(axis3))
+	check("Permute", &e)
+	return ctx.wrap(r)
+}
+
+// Transpose views a with dimensions 0 and 1 swapped.
+func (ctx *Context) Transpose(a *Tensor) *Tensor {
+	var e C.gg_err
+	r := C.gg_transpose(&e, ctx.ptr(), a.use(ctx))
+	check("Transpose", &e)
+	return ctx.wrap(r)
+}
+
+var _ = C.gg_tensor_size

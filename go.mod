@@ -1,0 +1,3 @@
+module github.com/ggml-go/ggml
+
+go 1.26
