@@ -77,7 +77,7 @@ import (
 
 func (t *Tensor) requireData(op string) *C.struct_lm_ggml_tensor {
 	p := t.ptr()
-	if p.data == nil {
+	if p.data == nil && !bool(C.lm_ggml_is_empty(p)) {
 		panic(&OpError{Op: op, Msg: fmt.Sprintf("tensor %q has no data (no-alloc context)", t.Name())})
 	}
 	return p

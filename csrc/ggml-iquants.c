@@ -31,19 +31,23 @@
 
 // ============================================================== dequantization
 
+// Negation is a flip of the sign bit; doing it on the bits keeps the loops
+// below branch-free (and vectorizable) with the same results as -v.
+static inline float iq_negate_if(float v, unsigned bit) {
+    return lm_fp32_from_bits(lm_fp32_bits(v) ^ (bit << 31));
+}
+
 // 8 outputs from a grid entry of 8 unsigned magnitudes and a sign byte.
 static inline void iq_put8(float * y, uint64_t g, unsigned signs, float db) {
     for (int j = 0; j < 8; ++j) {
-        const float v = db * (float) (uint8_t) (g >> 8*j);
-        y[j] = (signs >> j) & 1 ? -v : v;
+        y[j] = iq_negate_if(db * (float) (uint8_t) (g >> 8*j), (signs >> j) & 1);
     }
 }
 
 // 4 outputs from a grid entry of 4 magnitudes; sign bits start at bit s0.
 static inline void iq_put4(float * y, uint32_t g, unsigned signs, int s0, float db) {
     for (int j = 0; j < 4; ++j) {
-        const float v = db * (float) (uint8_t) (g >> 8*j);
-        y[j] = (signs >> (s0 + j)) & 1 ? -v : v;
+        y[j] = iq_negate_if(db * (float) (uint8_t) (g >> 8*j), (signs >> (s0 + j)) & 1);
     }
 }
 
@@ -446,19 +450,35 @@ static int lat_snap(const iq_lattice * lat, const float * x, const float * sw, f
     }
     *on_grid = false;
     const uint16_t * cand = lat->nbr + (-m - 1);
+    const int nlev = lat->maxlev + 1;
     float best = FLT_MAX;
     int g = cand[1]; // NaN errors keep the first candidate (the reference aborts)
-    for (int t = 1; t <= cand[0]; ++t) {
-        const uint8_t * p = lat->lev + cand[t]*dim;
-        float e = 0;
-        for (int i = 0; i < dim; ++i) {
-            const float q = (float) (2*p[i] + 1);
-            const float diff = scale*q - x[i];
-            e += sw[i]*diff*diff;
+    if (cand[0] <= nlev) {
+        for (int c = 1; c <= cand[0]; ++c) {
+            const uint8_t * p = lat->lev + cand[c]*dim;
+            float e = 0;
+            for (int i = 0; i < dim; ++i) {
+                const float diff = scale*(float) (2*p[i] + 1) - x[i];
+                e += sw[i]*diff*diff;
+            }
+            if (e < best) { best = e; g = cand[c]; }
         }
-        if (e < best) {
-            best = e;
-            g = cand[t];
+    } else {
+        // Long lists: the terms sw*(scale*q - x)^2 depend only on (coordinate,
+        // level), so tabulate them; each candidate is then a sum in coordinate
+        // order, the same floats as computing them in place.
+        float t[8][8];
+        for (int i = 0; i < dim; ++i) {
+            for (int v = 0; v < nlev; ++v) {
+                const float diff = scale*(float) (2*v + 1) - x[i];
+                t[i][v] = sw[i]*diff*diff;
+            }
+        }
+        for (int c = 1; c <= cand[0]; ++c) {
+            const uint8_t * p = lat->lev + cand[c]*dim;
+            float e = 0;
+            for (int i = 0; i < dim; ++i) e += t[i][p[i]];
+            if (e < best) { best = e; g = cand[c]; }
         }
     }
     memcpy(l, lat->lev + g*dim, dim);
@@ -919,19 +939,23 @@ static void iq1_sort(iq1_pair * p, int n) {
 static int iq1_snap(const iq_lattice * lat, int8_t * l, const float * x, const float * w, float scale, const float * xg) {
     const int32_t m = lat->map[lat_code(lat, l)];
     if (m >= 0) return m;
+    float t[8][3];
+    for (int i = 0; i < 8; ++i) {
+        for (int v = 0; v < 3; ++v) {
+            const float diff = scale*xg[v] - x[i];
+            t[i][v] = w[i]*diff*diff;
+        }
+    }
     const uint16_t * cand = lat->nbr + (-m - 1);
     float best = FLT_MAX;
     int g = cand[1];
-    for (int t = 1; t <= cand[0]; ++t) {
-        const uint8_t * p = lat->lev + cand[t]*8;
+    for (int c = 1; c <= cand[0]; ++c) {
+        const uint8_t * p = lat->lev + cand[c]*8;
         float e = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float diff = scale*xg[p[i]] - x[i];
-            e += w[i]*diff*diff;
-        }
+        for (int i = 0; i < 8; ++i) e += t[i][p[i]];
         if (e < best) {
             best = e;
-            g = cand[t];
+            g = cand[c];
         }
     }
     memcpy(l, lat->lev + g*8, 8);
@@ -1076,32 +1100,41 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
             iq1_pair p[BS];
             for (int j = 0; j < BS; ++j) { p[j].x = xb[j]; p[j].i = j; }
             iq1_sort(p, BS);
-            // Terms of the sums for each sorted position, segment and shift
-            // sign; the sums are then accumulated in sorted order.
-            float tqx[BS][3][2], tq2[BS][3][2];
-            int half[BS];
+            // The sums of each split run over the sorted positions in order;
+            // tabulate their terms per (position, segment, variant) and reuse
+            // the partial sums of the common prefixes.
+            float tqx[BS][3][4], tq2[BS][3][4];
             for (int j = 0; j < BS; ++j) {
                 const int i = p[j].i;
-                half[j] = i < BS/2 ? 0 : 1;
-                for (int s = 0; s < 3; ++s) {
-                    tqx[j][s][0] = w[i]*x_p[s]*xb[i];
-                    tqx[j][s][1] = w[i]*x_m[s]*xb[i];
-                    tq2[j][s][0] = w[i]*x_p[s]*x_p[s];
-                    tq2[j][s][1] = w[i]*x_m[s]*x_m[s];
+                for (int sg = 0; sg < 3; ++sg) {
+                    const float qxp = w[i]*x_p[sg]*xb[i], qxm = w[i]*x_m[sg]*xb[i];
+                    const float q2p = w[i]*x_p[sg]*x_p[sg], q2m = w[i]*x_m[sg]*x_m[sg];
+                    for (int k = 0; k < 4; ++k) {
+                        const bool plus = iq1m_shift(k, i < BS/2 ? 0 : 1, x_p, x_m) == x_p;
+                        tqx[j][sg][k] = plus ? qxp : qxm;
+                        tq2[j][sg][k] = plus ? q2p : q2m;
+                    }
                 }
             }
             float best = -FLT_MIN, scale = max;
             int bi1 = -1, bi2 = -1, best_k = -1;
+            float a0[4] = { 0 }, b0[4] = { 0 };
             for (int i1 = 0; i1 <= BS; ++i1) {
+                if (i1 > 0) {
+                    for (int k = 0; k < 4; ++k) { a0[k] += tqx[i1 - 1][0][k]; b0[k] += tq2[i1 - 1][0][k]; }
+                }
+                float a1[4], b1[4];
+                memcpy(a1, a0, sizeof(a1));
+                memcpy(b1, b0, sizeof(b1));
                 for (int i2 = i1; i2 <= BS; ++i2) {
-                    float sqx[4] = { 0 }, sq2[4] = { 0 };
-                    for (int j = 0; j < BS; ++j) {
-                        const int s = j < i1 ? 0 : j < i2 ? 1 : 2;
-                        for (int k = 0; k < 4; ++k) {
-                            const int m = iq1m_shift(k, half[j], x_p, x_m) == x_p ? 0 : 1;
-                            sqx[k] += tqx[j][s][m];
-                            sq2[k] += tq2[j][s][m];
-                        }
+                    if (i2 > i1) {
+                        for (int k = 0; k < 4; ++k) { a1[k] += tqx[i2 - 1][1][k]; b1[k] += tq2[i2 - 1][1][k]; }
+                    }
+                    float sqx[4], sq2[4];
+                    memcpy(sqx, a1, sizeof(sqx));
+                    memcpy(sq2, b1, sizeof(sq2));
+                    for (int j = i2; j < BS; ++j) {
+                        for (int k = 0; k < 4; ++k) { sqx[k] += tqx[j][2][k]; sq2[k] += tq2[j][2][k]; }
                     }
                     for (int k = 0; k < 4; ++k) {
                         if (sq2[k] > 0 && sqx[k]*sqx[k] > best*sq2[k]) {
@@ -1194,16 +1227,22 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
 
 // ============================================================== iq4_nl, iq4_xs
 
-// Index of the level nearest to x; a tie goes to the upper level.
-static inline int iq4_nearest(const int8_t * val, float x) {
-    if (x <= val[0]) return 0;
-    if (x >= val[15]) return 15;
-    int lo = 0, hi = 15;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi)/2;
-        if (x < val[mid]) hi = mid; else lo = mid;
-    }
-    return x - val[hi - 1] < val[hi] - x ? hi - 1 : hi;
+// The iq4 levels as floats (exact), for the searches below.
+static const float iq4_levels[16] = {
+    -127.f, -104.f, -83.f, -65.f, -49.f, -35.f, -22.f, -10.f, 1.f, 13.f, 25.f, 38.f, 53.f, 69.f, 89.f, 113.f,
+};
+
+// Index of the level nearest to x; a tie goes to the upper level (NaN: 15).
+// Counting the levels <= x gives the reference's bisection bracket without
+// its unpredictable branches.
+static inline int iq4_nearest(float x) {
+    const float * v = iq4_levels;
+    if (x <= v[0]) return 0;
+    if (x >= v[15]) return 15;
+    int hi = 0;
+    for (int m = 0; m < 16; ++m) hi += !(x < v[m]);
+    if (hi > 15) return 15;
+    return x - v[hi - 1] < v[hi] - x ? hi - 1 : hi;
 }
 
 // One super-block of sbs values in blocks of 32 (sbs == 32: iq4_nl). qw is the
@@ -1242,7 +1281,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
         float id = 1/d;
         float sumqx = 0, sumq2 = 0;
         for (int j = 0; j < 32; ++j) {
-            const int l = iq4_nearest(values, id*xb[j]);
+            const int l = iq4_nearest(id*xb[j]);
             Lb[j] = (uint8_t) l;
             const float q = values[l];
             sumqx += w[j]*q*xb[j];
@@ -1254,7 +1293,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
             id = (float) (itry + values[0])/max;
             sumqx = sumq2 = 0;
             for (int j = 0; j < 32; ++j) {
-                const float q = values[iq4_nearest(values, id*xb[j])];
+                const float q = values[iq4_nearest(id*xb[j])];
                 sumqx += w[j]*q*xb[j];
                 sumq2 += w[j]*q*q;
             }
@@ -1277,7 +1316,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
             int l = iq_clamp(iq_nearest_int(id*scales[ib]), -32, 31);
             const float dl = d * l;
             const float idl = dl ? 1/dl : 0.f;
-            for (int j = 0; j < 32; ++j) L[32*ib + j] = (uint8_t) iq4_nearest(values, idl*x[32*ib + j]);
+            for (int j = 0; j < 32; ++j) L[32*ib + j] = (uint8_t) iq4_nearest(idl*x[32*ib + j]);
             l += 32;
             if (ib%2 == 0) scales_l[ib/2] = (uint8_t) (l & 0xf);
             else           scales_l[ib/2] |= (uint8_t) ((l & 0xf) << 4);
@@ -1287,7 +1326,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
         dh[0] = LM_GGML_FP32_TO_FP16(scales[0]);
         if (ntry > 0) {
             const float id = scales[0] ? 1/scales[0] : 0;
-            for (int j = 0; j < sbs; ++j) L[j] = (uint8_t) iq4_nearest(values, id*x[j]);
+            for (int j = 0; j < sbs; ++j) L[j] = (uint8_t) iq4_nearest(id*x[j]);
         }
         // quirk: with ntry < 0 an all-zero block packs whatever L holds
     }

@@ -14,10 +14,11 @@
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
+#pragma GCC optimize("O3", "fp-contract=off")
 #endif
 
 #include "ggml-quants.h"
+#include "ggml-cpu-impl.h"
 
 #include <float.h>
 #include <math.h>
@@ -41,6 +42,21 @@ static inline int nearest_int(float v) {
 }
 
 static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static inline bool use_avx2(void) {
+#if defined(LM_X86)
+    const enum lm_cpu_level lv = lm_cpu_level();
+    return lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512;
+#else
+    return false;
+#endif
+}
+
+#if defined(LM_X86)
+#define TRY_AVX2(fn, x, y, nb) do { if (use_avx2()) { fn(x, y, nb); return; } } while (0)
+#else
+#define TRY_AVX2(fn, x, y, nb) do { (void) (nb); } while (0)
+#endif
 
 // ================================================================ legacy blocks: reference quantizers
 
@@ -179,6 +195,7 @@ void lm_quantize_row_q8_1_ref(const float * LM_GGML_RESTRICT x, block_q8_1 * LM_
 
 void lm_dequantize_row_q4_0(const block_q4_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK4_0;
+    TRY_AVX2(lm_dequantize_row_q4_0_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i, y += LM_QK4_0) {
         const float d = F16(x[i].d);
         for (int j = 0; j < LM_QK4_0 / 2; ++j) {
@@ -233,6 +250,7 @@ void lm_dequantize_row_q5_1(const block_q5_1 * LM_GGML_RESTRICT x, float * LM_GG
 
 void lm_dequantize_row_q8_0(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK8_0;
+    TRY_AVX2(lm_dequantize_row_q8_0_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i, y += LM_QK8_0) {
         const float d = F16(x[i].d);
         for (int j = 0; j < LM_QK8_0; ++j) y[j] = x[i].qs[j] * d;
@@ -501,6 +519,196 @@ static float make_qp_quants(int n, int nmax, const float * LM_GGML_RESTRICT x, u
     return sumlx / suml2;
 }
 
+// ================================================================ the same searches over several groups at once
+//
+// The searches above are chains of dependent float additions (the sums must
+// be formed in index order to give the reference's bits), so one group at a
+// time leaves the CPU idle. The *_lanes versions run nl independent groups
+// side by side, lane l holding group l: per lane the operations and their
+// order are exactly those of the single-group function, so the results are
+// the same bits, but the lanes' chains overlap (and vectorize).
+
+#define LM_MAX_LANES 16
+#define LM_MAX_GROUP 32
+
+// make_qkx_quants for nl groups of n values at x + l*n (weights likewise, or
+// NULL for x^2); levels to L + l*n, mins[l] = -min, scales[l] = scale.
+static void make_qkx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT weights,
+                                  uint8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT mins, float * LM_GGML_RESTRICT scales,
+                                  float rmin, float rdelta, int nstep, bool use_mad) {
+    enum { S = LM_MAX_LANES };
+    float xt[LM_MAX_GROUP * S], wt[LM_MAX_GROUP * S];
+    uint8_t Lt[LM_MAX_GROUP * S], La[LM_MAX_GROUP * S];
+    float mn[S], mx[S], mn0[S], sw[S], sx[S], sc[S], best[S], isc[S];
+    float s_l[S], s_l2[S], s_xl[S], ts[S], tm[S], mad[S];
+    bool ok[S];
+
+    for (int l = 0; l < nl; ++l) {
+        for (int i = 0; i < n; ++i) {
+            const float v = x[l * n + i];
+            xt[i * S + l] = v;
+            wt[i * S + l] = weights ? weights[l * n + i] : v * v;
+        }
+    }
+    for (int l = 0; l < nl; ++l) {
+        mn[l] = mx[l] = xt[l];
+        sw[l] = wt[l];
+        sx[l] = sw[l] * xt[l];
+    }
+    for (int i = 1; i < n; ++i) {
+        for (int l = 0; l < nl; ++l) {
+            const float v = xt[i * S + l], w = wt[i * S + l];
+            if (v < mn[l]) mn[l] = v;
+            if (v > mx[l]) mx[l] = v;
+            sw[l] += w;
+            sx[l] = MAD(w, v, sx[l]);
+        }
+    }
+    for (int l = 0; l < nl; ++l) {
+        if (mn[l] > 0) mn[l] = 0;
+        mn0[l]  = mn[l];
+        isc[l]  = nmax / (mx[l] - mn[l]);
+        sc[l]   = 1 / isc[l];
+        best[l] = 0;
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int l = 0; l < nl; ++l) {
+            const float v = xt[i * S + l];
+            const int li = clampi(nearest_int(isc[l] * (v - mn[l])), 0, nmax);
+            Lt[i * S + l] = (uint8_t) li;
+            float diff = MAD(sc[l], (float) li, mn[l]) - v;
+            diff = use_mad ? fabsf(diff) : diff * diff;
+            best[l] = MAD(wt[i * S + l], diff, best[l]);
+        }
+    }
+    for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
+        for (int l = 0; l < nl; ++l) {
+            isc[l] = (MAD(rdelta, (float) is, rmin) + nmax) / (mx[l] - mn[l]);
+            s_l[l] = s_l2[l] = s_xl[l] = 0;
+        }
+        for (int i = 0; i < n; ++i) {
+            for (int l = 0; l < nl; ++l) {
+                const float v = xt[i * S + l];
+                const int li = clampi(nearest_int(isc[l] * (v - mn[l])), 0, nmax);
+                La[i * S + l] = (uint8_t) li;
+                const float wl = wt[i * S + l] * li;
+                s_l[l] += wl;
+                s_l2[l] = MAD(wl, (float) li, s_l2[l]);
+                s_xl[l] = MAD(wl, v, s_xl[l]);
+            }
+        }
+        for (int l = 0; l < nl; ++l) {
+            const float D = sw[l] * s_l2[l] - s_l[l] * s_l[l];
+            ok[l] = D > 0;
+            ts[l] = (sw[l] * s_xl[l] - sx[l] * s_l[l]) / D;
+            tm[l] = (s_l2[l] * sx[l] - s_l[l] * s_xl[l]) / D;
+            if (tm[l] > 0) {
+                tm[l] = 0;
+                ts[l] = s_xl[l] / s_l2[l];
+            }
+            mad[l] = 0;
+        }
+        for (int i = 0; i < n; ++i) {
+            for (int l = 0; l < nl; ++l) {
+                float diff = MAD(ts[l], (float) La[i * S + l], tm[l]) - xt[i * S + l];
+                diff = use_mad ? fabsf(diff) : diff * diff;
+                mad[l] = MAD(wt[i * S + l], diff, mad[l]);
+            }
+        }
+        for (int l = 0; l < nl; ++l) {
+            if (ok[l] && mad[l] < best[l]) {
+                for (int i = 0; i < n; ++i) Lt[i * S + l] = La[i * S + l];
+                best[l] = mad[l];
+                sc[l]   = ts[l];
+                mn[l]   = tm[l];
+            }
+        }
+    }
+    for (int l = 0; l < nl; ++l) {
+        if (!(mx[l] > mn0[l])) {
+            memset(L + l * n, 0, (size_t) n);
+            mins[l]   = -mn0[l];
+            scales[l] = 0.0f;
+            continue;
+        }
+        for (int i = 0; i < n; ++i) L[l * n + i] = Lt[i * S + l];
+        mins[l]   = -mn[l];
+        scales[l] = sc[l];
+    }
+}
+
+// make_qx_quants(n, nmax, x, L, 1, qw) for nl groups of n values at x + l*n
+// (qw likewise, or NULL for x^2 weights); levels to L + l*n.
+static void make_qx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT qw,
+                                 int8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT scales) {
+    enum { S = LM_MAX_LANES };
+    float xt[LM_MAX_GROUP * S], wt[LM_MAX_GROUP * S];
+    int8_t Lt[LM_MAX_GROUP * S], La[LM_MAX_GROUP * S];
+    float mx[S], amax[S], isc[S], slx[S], sl2[S], sc[S], best[S];
+
+    for (int l = 0; l < nl; ++l) {
+        amax[l] = mx[l] = 0;
+        for (int i = 0; i < n; ++i) {
+            const float v = x[l * n + i];
+            xt[i * S + l] = v;
+            wt[i * S + l] = qw ? qw[l * n + i] : v * v;
+            if (fabsf(v) > amax[l]) {
+                amax[l] = fabsf(v);
+                mx[l]   = v;
+            }
+        }
+    }
+    for (int l = 0; l < nl; ++l) {
+        isc[l] = -nmax / mx[l];
+        slx[l] = sl2[l] = 0;
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int l = 0; l < nl; ++l) {
+            const float v = xt[i * S + l];
+            const int li = clampi(nearest_int(isc[l] * v), -nmax, nmax - 1);
+            Lt[i * S + l] = (int8_t) (li + nmax);
+            slx[l] = MAD(wt[i * S + l] * v, (float) li, slx[l]);
+            sl2[l] = MAD(wt[i * S + l] * li, (float) li, sl2[l]);
+        }
+    }
+    for (int l = 0; l < nl; ++l) {
+        sc[l]   = sl2[l] ? slx[l] / sl2[l] : 0.0f;
+        best[l] = sc[l] * slx[l];
+    }
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0) continue;
+        for (int l = 0; l < nl; ++l) {
+            isc[l] = -MAD(0.1f, (float) is, (float) nmax) / mx[l];
+            slx[l] = sl2[l] = 0;
+        }
+        for (int i = 0; i < n; ++i) {
+            for (int l = 0; l < nl; ++l) {
+                const float v = xt[i * S + l];
+                const int li = clampi(nearest_int(isc[l] * v), -nmax, nmax - 1);
+                La[i * S + l] = (int8_t) (li + nmax);
+                slx[l] = MAD(wt[i * S + l] * v, (float) li, slx[l]);
+                sl2[l] = MAD(wt[i * S + l] * li, (float) li, sl2[l]);
+            }
+        }
+        for (int l = 0; l < nl; ++l) {
+            if (sl2[l] > 0 && slx[l] * slx[l] > best[l] * sl2[l]) {
+                for (int i = 0; i < n; ++i) Lt[i * S + l] = La[i * S + l];
+                sc[l]   = slx[l] / sl2[l];
+                best[l] = sc[l] * slx[l];
+            }
+        }
+    }
+    for (int l = 0; l < nl; ++l) {
+        if (amax[l] < LM_GROUP_MAX_EPS) {
+            memset(L + l * n, 0, (size_t) n);
+            scales[l] = 0.0f;
+            continue;
+        }
+        for (int i = 0; i < n; ++i) L[l * n + i] = Lt[i * S + l];
+        scales[l] = sc[l];
+    }
+}
+
 // ================================================================ K-quants: packing helpers
 
 // Packs 2-bit levels: byte l of each 32-byte group holds elements l, l+32,
@@ -564,15 +772,15 @@ static void requantize_q2k(const float * x, const block_q2_K * y, uint8_t * L) {
 
 void lm_quantize_row_q2_K_ref(const float * LM_GGML_RESTRICT x, block_q2_K * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK_K;
-    uint8_t L[LM_QK_K], Laux[16];
-    float weights[16], mins[LM_QK_K / 16], scales[LM_QK_K / 16];
+    uint8_t L[LM_QK_K];
+    float weights[LM_QK_K], mins[LM_QK_K / 16], scales[LM_QK_K / 16];
     const float q4scale = 15.f;
 
     for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
         float max_scale = 0, max_min = 0;
+        for (int l = 0; l < LM_QK_K; ++l) weights[l] = fabsf(x[l]);
+        make_qkx_quants_lanes(LM_QK_K / 16, 16, 3, x, weights, L, mins, scales, -0.5f, 0.1f, 15, true);
         for (int j = 0; j < LM_QK_K / 16; ++j) {
-            for (int l = 0; l < 16; ++l) weights[l] = fabsf(x[16 * j + l]);
-            scales[j] = make_qkx_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
@@ -599,8 +807,8 @@ void lm_quantize_row_q2_K_ref(const float * LM_GGML_RESTRICT x, block_q2_K * LM_
 static void quantize_row_q2_K_impl(const float * LM_GGML_RESTRICT x, block_q2_K * LM_GGML_RESTRICT y, int64_t k,
                                    const float * LM_GGML_RESTRICT quant_weights) {
     const int64_t nb = k / LM_QK_K;
-    uint8_t L[LM_QK_K], Laux[16], Ls[LM_QK_K / 16], Lm[LM_QK_K / 16];
-    float mins[LM_QK_K / 16], scales[LM_QK_K / 16], sw[LM_QK_K / 16], weight[16];
+    uint8_t L[LM_QK_K], Ls[LM_QK_K / 16], Lm[LM_QK_K / 16];
+    float mins[LM_QK_K / 16], scales[LM_QK_K / 16], sw[LM_QK_K / 16], weight[LM_QK_K];
 
     for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
         float sumx2 = 0;
@@ -608,11 +816,12 @@ static void quantize_row_q2_K_impl(const float * LM_GGML_RESTRICT x, block_q2_K 
         const float sigma2 = sumx2 / LM_QK_K;
         for (int j = 0; j < LM_QK_K / 16; ++j) {
             const float * qw = quant_weights + LM_QK_K * i + 16 * j;
-            for (int l = 0; l < 16; ++l) weight[l] = qw[l] * sqrtf(MAD(x[16 * j + l], x[16 * j + l], sigma2));
+            float * wj = weight + 16 * j;
+            for (int l = 0; l < 16; ++l) wj[l] = qw[l] * sqrtf(MAD(x[16 * j + l], x[16 * j + l], sigma2));
             sw[j] = 0;
-            for (int l = 0; l < 16; ++l) sw[j] += weight[l];
-            scales[j] = make_qkx_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+            for (int l = 0; l < 16; ++l) sw[j] += wj[l];
         }
+        make_qkx_quants_lanes(LM_QK_K / 16, 16, 3, x, weight, L, mins, scales, -0.9f, 0.05f, 36, false);
         const float dm = make_qp_quants(LM_QK_K / 16, 15, scales, Ls, sw);
         const float mm = make_qp_quants(LM_QK_K / 16, 15, mins, Lm, sw);
         y[i].d    = TO_F16(dm);
@@ -703,7 +912,7 @@ static void quantize_row_q3_K_impl(const float * LM_GGML_RESTRICT x, block_q3_K 
                                    const float * LM_GGML_RESTRICT quant_weights) {
     const int64_t nb = k / LM_QK_K;
     int8_t L[LM_QK_K], Ls[LM_QK_K / 16];
-    float scales[LM_QK_K / 16], weight[16], sw[LM_QK_K / 16];
+    float scales[LM_QK_K / 16], weight[LM_QK_K], sw[LM_QK_K / 16];
 
     for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
         float sumx2 = 0;
@@ -711,17 +920,18 @@ static void quantize_row_q3_K_impl(const float * LM_GGML_RESTRICT x, block_q3_K 
         const float sigma2 = 2 * sumx2 / LM_QK_K;
         for (int j = 0; j < LM_QK_K / 16; ++j) {
             const float * xs = x + 16 * j;
+            float * wj = weight + 16 * j;
             if (quant_weights) {
                 const float * qw = quant_weights + LM_QK_K * i + 16 * j;
-                for (int l = 0; l < 16; ++l) weight[l] = qw[l] * sqrtf(MAD(xs[l], xs[l], sigma2));
+                for (int l = 0; l < 16; ++l) wj[l] = qw[l] * sqrtf(MAD(xs[l], xs[l], sigma2));
             } else {
-                for (int l = 0; l < 16; ++l) weight[l] = xs[l] * xs[l];
+                for (int l = 0; l < 16; ++l) wj[l] = xs[l] * xs[l];
             }
             float sumw = 0;
-            for (int l = 0; l < 16; ++l) sumw += weight[l];
+            for (int l = 0; l < 16; ++l) sumw += wj[l];
             sw[j] = sumw;
-            scales[j] = make_qx_quants(16, 4, xs, L + 16 * j, 1, weight);
         }
+        make_qx_quants_lanes(LM_QK_K / 16, 16, 4, x, weight, L, scales);
         memset(y[i].scales, 0, sizeof(y[i].scales));
         const float d_block = make_qx_quants(LM_QK_K / 16, 32, scales, Ls, 1, sw);
         for (int j = 0; j < LM_QK_K / 16; ++j) set_scale_q3k(j, y[i].scales, Ls[j]);
@@ -776,16 +986,18 @@ static void requantize_k4(const float * x, lm_ggml_half dh, lm_ggml_half mh, con
 // and mins rounded to 6 bits against their maxima.
 static void k4_ref_scales(const float * x, int nmax, float rmin, float rdelta, int nstep, uint8_t * L,
                           lm_ggml_half * d, lm_ggml_half * dmin, uint8_t * packed) {
-    uint8_t Laux[32], Ls[LM_QK_K / 32], Lm[LM_QK_K / 32];
-    float weights[32], mins[LM_QK_K / 32], scales[LM_QK_K / 32];
+    uint8_t Ls[LM_QK_K / 32], Lm[LM_QK_K / 32];
+    float weights[LM_QK_K], mins[LM_QK_K / 32], scales[LM_QK_K / 32];
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < LM_QK_K / 32; ++j) {
         const float * xs = x + 32 * j;
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 = MAD(xs[l], xs[l], sum_x2);
         const float av_x = sqrtf(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + fabsf(xs[l]);
-        scales[j] = make_qkx_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta, nstep, false);
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + fabsf(xs[l]);
+    }
+    make_qkx_quants_lanes(LM_QK_K / 32, 32, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, false);
+    for (int j = 0; j < LM_QK_K / 32; ++j) {
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -804,25 +1016,26 @@ static void k4_ref_scales(const float * x, int nmax, float rmin, float rdelta, i
 // imatrix), scales and mins themselves quantized with make_qp_quants.
 static void k4_impl_scales(const float * x, const float * quant_weights, int nmax, uint8_t * L,
                            lm_ggml_half * d, lm_ggml_half * dmin, uint8_t * packed) {
-    uint8_t Laux[32], Ls[LM_QK_K / 32], Lm[LM_QK_K / 32];
-    float weights[32], mins[LM_QK_K / 32], scales[LM_QK_K / 32], sw[LM_QK_K / 32];
+    uint8_t Ls[LM_QK_K / 32], Lm[LM_QK_K / 32];
+    float weights[LM_QK_K], mins[LM_QK_K / 32], scales[LM_QK_K / 32], sw[LM_QK_K / 32];
     float sum_x2 = 0;
     for (int l = 0; l < LM_QK_K; ++l) sum_x2 = MAD(x[l], x[l], sum_x2);
     const float sigma2 = 2 * sum_x2 / LM_QK_K;
     const float av_x = sqrtf(sigma2);
     for (int j = 0; j < LM_QK_K / 32; ++j) {
         const float * xs = x + 32 * j;
+        float * wj = weights + 32 * j;
         if (quant_weights) {
             const float * qw = quant_weights + 32 * j;
-            for (int l = 0; l < 32; ++l) weights[l] = qw[l] * sqrtf(MAD(xs[l], xs[l], sigma2));
+            for (int l = 0; l < 32; ++l) wj[l] = qw[l] * sqrtf(MAD(xs[l], xs[l], sigma2));
         } else {
-            for (int l = 0; l < 32; ++l) weights[l] = av_x + fabsf(xs[l]);
+            for (int l = 0; l < 32; ++l) wj[l] = av_x + fabsf(xs[l]);
         }
         float sumw = 0;
-        for (int l = 0; l < 32; ++l) sumw += weights[l];
+        for (int l = 0; l < 32; ++l) sumw += wj[l];
         sw[j] = sumw;
-        scales[j] = make_qkx_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
     }
+    make_qkx_quants_lanes(LM_QK_K / 32, 32, nmax, x, weights, L, mins, scales, -0.9f, 0.05f, 36, false);
     const float d_block = make_qp_quants(LM_QK_K / 32, 63, scales, Ls, sw);
     const float m_block = make_qp_quants(LM_QK_K / 32, 63, mins, Lm, sw);
     store_scales_k4(packed, Ls, Lm);
@@ -899,6 +1112,7 @@ static void quantize_row_q5_K_impl(const float * LM_GGML_RESTRICT x, block_q5_K 
 
 void lm_dequantize_row_q4_K(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK_K;
+    TRY_AVX2(lm_dequantize_row_q4_K_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i) {
         const float d = F16(x[i].d), min = F16(x[i].dmin);
         const uint8_t * q = x[i].qs;
@@ -967,9 +1181,8 @@ static void quantize_row_q6_K_impl(const float * LM_GGML_RESTRICT x, block_q6_K 
     float scales[LM_QK_K / 16];
     for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
         float max_scale = 0, max_abs_scale = 0;
+        make_qx_quants_lanes(LM_QK_K / 16, 16, 32, x, quant_weights ? quant_weights + LM_QK_K * i : NULL, L, scales);
         for (int ib = 0; ib < LM_QK_K / 16; ++ib) {
-            const float * qw = quant_weights ? quant_weights + LM_QK_K * i + 16 * ib : NULL;
-            scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw);
             const float a = fabsf(scales[ib]);
             if (a > max_abs_scale) {
                 max_abs_scale = a;
@@ -991,6 +1204,7 @@ void lm_quantize_row_q6_K_ref(const float * LM_GGML_RESTRICT x, block_q6_K * LM_
 
 void lm_dequantize_row_q6_K(const block_q6_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK_K;
+    TRY_AVX2(lm_dequantize_row_q6_K_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i) {
         const float d = F16(x[i].d);
         const uint8_t * ql = x[i].ql;
@@ -1468,7 +1682,7 @@ size_t lm_ggml_quantize_chunk(enum lm_ggml_type type, const float * src, void * 
 
 static bool fp16_ok(lm_ggml_half h, size_t i) {
     if ((h & 0x7c00) == 0x7c00) {
-        LM_GGML_LOG_ERROR("%s: found %s value at block %zu\n", __func__, (h & 0x03ff) ? "nan" : "inf", i);
+        LM_GGML_LOG_ERROR("%s: found %s value at block %zu\n", "lm_ggml_validate_row_data", (h & 0x03ff) ? "nan" : "inf", i);
         return false;
     }
     return true;
@@ -1476,7 +1690,7 @@ static bool fp16_ok(lm_ggml_half h, size_t i) {
 
 static bool f32_ok(float f, size_t i) {
     if (isinf(f) || isnan(f)) {
-        LM_GGML_LOG_ERROR("%s: found %s value at block %zu\n", __func__, isnan(f) ? "nan" : "inf", i);
+        LM_GGML_LOG_ERROR("%s: found %s value at block %zu\n", "lm_ggml_validate_row_data", isnan(f) ? "nan" : "inf", i);
         return false;
     }
     return true;
@@ -1509,11 +1723,11 @@ static bool plain_ok(const void * data, size_t n, int w, uint64_t abs_mask, uint
         infs += v == inf;
     }
     if (nans) {
-        LM_GGML_LOG_ERROR("%s: found %zu NaNs in row of %zu %s values\n", __func__, nans, n, tname);
+        LM_GGML_LOG_ERROR("%s: found %zu NaNs in row of %zu %s values\n", "lm_ggml_validate_row_data", nans, n, tname);
         return false;
     }
     if (infs) {
-        LM_GGML_LOG_ERROR("%s: found %zu infinities in row of %zu %s values\n", __func__, infs, n, tname);
+        LM_GGML_LOG_ERROR("%s: found %zu infinities in row of %zu %s values\n", "lm_ggml_validate_row_data", infs, n, tname);
         return false;
     }
     return true;
@@ -1572,7 +1786,7 @@ bool lm_ggml_validate_row_data(enum lm_ggml_type type, const void * data, size_t
         case LM_GGML_TYPE_TQ1_0:   return D_ONLY(block_tq1_0);
         case LM_GGML_TYPE_TQ2_0:   return D_ONLY(block_tq2_0);
         case LM_GGML_TYPE_IQ1_S:   return D_ONLY(block_iq1_s);
-        case LM_GGML_TYPE_IQ1_M:   return true; // its scale is spread over the scales bytes
+        case LM_GGML_TYPE_IQ1_M:   return lm_validate_iq_row(type, data, nbytes); // scale spread over the scales words
         case LM_GGML_TYPE_IQ2_XXS: return D_ONLY(block_iq2_xxs);
         case LM_GGML_TYPE_IQ2_XS:  return D_ONLY(block_iq2_xs);
         case LM_GGML_TYPE_IQ2_S:   return D_ONLY(block_iq2_s);

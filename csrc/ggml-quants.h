@@ -68,6 +68,13 @@ size_t lm_quantize_q4_0_4x8(const float * LM_GGML_RESTRICT src, void * LM_GGML_R
 size_t lm_quantize_q4_0_8x8(const float * LM_GGML_RESTRICT src, void * LM_GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 size_t lm_quantize_iq4_nl_4x4(const float * LM_GGML_RESTRICT src, void * LM_GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row, const float * imatrix);
 
+// AVX2 kernels (ggml-quants-x86.c, x86-64 only); nb = number of blocks. Same
+// bits as the scalar code; callers check lm_cpu_level() first.
+void lm_dequantize_row_q4_0_avx2(const block_q4_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
+void lm_dequantize_row_q8_0_avx2(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
+void lm_dequantize_row_q4_K_avx2(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
+void lm_dequantize_row_q6_K_avx2(const block_q6_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
+
 #undef LM_QUANT_DECL
 #undef LM_DEQUANT_DECL
 

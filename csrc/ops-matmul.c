@@ -1,6 +1,549 @@
-// ops-matmul.c - constructors and CPU kernels (see ggml-cpu-impl.h for the contract).
-#include "ggml-cpu-impl.h"
+// ops-matmul.c - mul_mat, mul_mat_id and out_prod (constructors and CPU
+// kernels), and the CPU type traits. The inner kernels live in mm-float.c
+// (f32/f16/bf16 tiles) and mm-quant.c (quantized dot products).
+//
+// mul_mat computes dst[i, j] = dot(row i of src0, row j of src1) over K =
+// ne00. Each node runs in two phases: (1) src1 is rewritten into the work
+// buffer in the form the src0 type dots against (dense f32, or the q8
+// activation format of integer kernels), then a barrier; (2) threads take
+// blocks of (src0 rows x src1 columns) from a shared counter.
+#include "mm-kernels.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+// ---------------------------------------------------------------- type checks shared by the constructors
+
+static bool mm_weight_type_ok(enum lm_ggml_type t) {
+    if (t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16) return true;
+    return lm_ggml_is_quantized(t) && lm_cpu_to_float(t) != NULL;
+}
+
+static bool mm_act_type_ok(enum lm_ggml_type t) {
+    return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
+}
+
+// b's batches must repeat a's a whole number of times (a zero-sized a only
+// pairs with a zero-sized b: no division by zero).
+static bool mm_bcast_ok(int64_t na, int64_t nb) {
+    return na == 0 ? nb == 0 : nb % na == 0;
+}
+
+// ---------------------------------------------------------------- constructors
+
+struct lm_ggml_tensor * lm_ggml_mul_mat(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(a->ne[0] == b->ne[0] && mm_bcast_ok(a->ne[2], b->ne[2]) && mm_bcast_ok(a->ne[3], b->ne[3]) &&
+                   "mul_mat: shapes do not match");
+    LM_GGML_ASSERT(!lm_ggml_is_transposed(a));
+    LM_GGML_ASSERT(mm_weight_type_ok(a->type) && "mul_mat: unsupported type of a");
+    LM_GGML_ASSERT(a->nb[0] == lm_ggml_type_size(a->type) && "mul_mat: rows of a must be contiguous");
+    LM_GGML_ASSERT(mm_act_type_ok(b->type) && "mul_mat: b must be f32, f16 or bf16");
+    const int64_t ne[4] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
+    result->op     = LM_GGML_OP_MUL_MAT;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
+void lm_ggml_mul_mat_set_prec(struct lm_ggml_tensor * a, enum lm_ggml_prec prec) {
+    LM_GGML_ASSERT(a->op == LM_GGML_OP_MUL_MAT);
+    lm_ggml_set_op_params_i32(a, 0, (int32_t) prec);
+}
+
+// as: [K, N, n_as] one matrix per expert; b: [K, n_b, n_tokens];
+// ids: i32 [n_used, n_tokens] -> [N, n_used, n_tokens]. Slot e of token t
+// multiplies expert ids[e, t] with column (e % n_b) of b for that token.
+struct lm_ggml_tensor * lm_ggml_mul_mat_id(struct lm_ggml_context * ctx, struct lm_ggml_tensor * as, struct lm_ggml_tensor * b,
+        struct lm_ggml_tensor * ids) {
+    LM_GGML_ASSERT(!lm_ggml_is_transposed(as));
+    LM_GGML_ASSERT(ids->type == LM_GGML_TYPE_I32);
+    LM_GGML_ASSERT(as->ne[3] == 1);
+    LM_GGML_ASSERT(b->ne[3] == 1);
+    LM_GGML_ASSERT(ids->ne[2] == 1 && ids->ne[3] == 1);
+    LM_GGML_ASSERT(ids->ne[1] == b->ne[2]);
+    LM_GGML_ASSERT(as->ne[0] == b->ne[0]);
+    LM_GGML_ASSERT(b->ne[1] > 0 ? ids->ne[0] % b->ne[1] == 0 : ids->ne[0] == 0);
+    LM_GGML_ASSERT(mm_weight_type_ok(as->type) && "mul_mat_id: unsupported type of as");
+    LM_GGML_ASSERT(as->nb[0] == lm_ggml_type_size(as->type) && "mul_mat_id: rows of as must be contiguous");
+    LM_GGML_ASSERT(mm_act_type_ok(b->type) && "mul_mat_id: b must be f32, f16 or bf16");
+    const int64_t ne[4] = { as->ne[1], ids->ne[0], b->ne[2], 1 };
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
+    result->op     = LM_GGML_OP_MUL_MAT_ID;
+    result->src[0] = as;
+    result->src[1] = b;
+    result->src[2] = ids;
+    return result;
+}
+
+// a: [m, n, ...], b: [p, n, ...] -> [m, p, ...]: sum over n of outer products.
+struct lm_ggml_tensor * lm_ggml_out_prod(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
+    LM_GGML_ASSERT(a->ne[1] == b->ne[1] && mm_bcast_ok(a->ne[2], b->ne[2]) && mm_bcast_ok(a->ne[3], b->ne[3]) &&
+                   "out_prod: shapes do not match");
+    LM_GGML_ASSERT(!lm_ggml_is_transposed(a));
+    LM_GGML_ASSERT(mm_weight_type_ok(a->type) && "out_prod: unsupported type of a");
+    LM_GGML_ASSERT((a->type == LM_GGML_TYPE_F32 || a->nb[0] == lm_ggml_type_size(a->type)) && "out_prod: rows of a must be contiguous");
+    LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32 && "out_prod: b must be f32");
+    const int64_t ne[4] = { a->ne[0], b->ne[0], b->ne[2], b->ne[3] };
+    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
+    result->op     = LM_GGML_OP_OUT_PROD;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
+// ---------------------------------------------------------------- plan: how src0 meets src1
+
+enum mm_path {
+    MM_FLOAT, // f32/f16/bf16 rows against dense f32 columns
+    MM_QUANT, // integer dot against src1 quantized to vdt
+    MM_DEQ,   // quantized rows dequantized to f32 in blocks, then as MM_FLOAT
+};
+
+#define MM_ALIGN    64
+#define MM_DEQ_ROWS 16  // rows dequantized at once (a multiple of MM_TILE_R and MM_MV_R)
+#define MM_MAX_COLS 64  // columns per block (at most)
+// From this many columns per src0 batch, quantized weights are dequantized
+// to f32 blocks and multiplied with the float tiles: the dequantization is
+// shared by all columns, and the tiles beat one integer dot per pair.
+#define MM_DEQ_MIN_COLS 32
+
+struct mm_plan {
+    enum mm_path      path;
+    enum mm_xtype     xt;
+    lm_ggml_vec_dot_t vd;
+    enum lm_ggml_type vdt;
+    int64_t K;
+    bool    convert;      // src1 is rewritten into the work buffer
+    size_t  col_size;     // bytes per converted column
+    size_t  conv_bytes;
+    size_t  scratch;      // per thread
+};
+
+static size_t mm_pad(size_t n) { return (n + MM_ALIGN - 1) & ~(size_t)(MM_ALIGN - 1); }
+
+static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggml_tensor * src1, struct mm_plan * p) {
+    memset(p, 0, sizeof(*p));
+    p->K = src0->ne[0];
+    const int64_t ncols = src1->ne[1] * src1->ne[2] * src1->ne[3];
+    switch (src0->type) {
+        case LM_GGML_TYPE_F32:  p->path = MM_FLOAT; p->xt = MM_X_F32;  break;
+        case LM_GGML_TYPE_F16:  p->path = MM_FLOAT; p->xt = MM_X_F16;  break;
+        case LM_GGML_TYPE_BF16: p->path = MM_FLOAT; p->xt = MM_X_BF16; break;
+        default:
+            p->vd = mm_quant_dot(src0->type, &p->vdt);
+            p->path = p->vd != NULL && src1->ne[1] < MM_DEQ_MIN_COLS ? MM_QUANT : MM_DEQ;
+            p->xt = MM_X_F32;
+            break;
+    }
+    if (p->path == MM_QUANT) {
+        p->convert  = true;
+        p->col_size = lm_ggml_row_size(p->vdt, p->K);
+        p->scratch  = mm_pad((size_t) p->K * sizeof(float)); // staging of non-f32 / strided columns
+    } else {
+        p->convert  = !(src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float));
+        p->col_size = (size_t) p->K * sizeof(float);
+        p->scratch  = p->path == MM_DEQ ? mm_pad((size_t) MM_DEQ_ROWS * p->K * sizeof(float)) : 0;
+    }
+    p->conv_bytes = p->convert ? mm_pad(p->col_size * (size_t) ncols) : 0;
+}
+
+// Work buffer: [counter | converted src1 | per-thread scratch | extra].
+static size_t mm_layout_size(const struct mm_plan * p, int nth) {
+    return MM_ALIGN + p->conv_bytes + (size_t) nth * p->scratch;
+}
+static char * mm_conv_base(const struct lm_ggml_compute_params * params) {
+    return (char *) params->wdata + MM_ALIGN;
+}
+static float * mm_scratch(const struct lm_ggml_compute_params * params, const struct mm_plan * p) {
+    return (float *)(mm_conv_base(params) + p->conv_bytes + (size_t) params->ith * p->scratch);
+}
+static char * mm_extra(const struct lm_ggml_compute_params * params, const struct mm_plan * p) {
+    return mm_conv_base(params) + p->conv_bytes + (size_t) params->nth * p->scratch;
+}
+static atomic_int * mm_counter(const struct lm_ggml_compute_params * params) {
+    return (atomic_int *) params->wdata;
+}
+
+static inline float mm_load_f32(const char * p, enum lm_ggml_type t) {
+    switch (t) {
+        case LM_GGML_TYPE_F16:  return LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *) p);
+        case LM_GGML_TYPE_BF16: return LM_GGML_BF16_TO_FP32(*(const lm_ggml_bf16_t *) p);
+        default:                return *(const float *) p;
+    }
+}
+
+// One src1 row (K elements, stride nb0) as dense f32 into out.
+static void mm_row_to_f32(const char * s, enum lm_ggml_type t, size_t nb0, int64_t K, float * out) {
+    if (nb0 == lm_ggml_type_size(t)) {
+        lm_cpu_to_float(t)(s, out, K);
+    } else {
+        for (int64_t k = 0; k < K; k++) out[k] = mm_load_f32(s + k * nb0, t);
+    }
+}
+
+// Phase 1: this thread's share of the src1 rows, into the work buffer.
+static void mm_convert_src1(const struct lm_ggml_compute_params * params, const struct mm_plan * p,
+                            const struct lm_ggml_tensor * src1) {
+    if (!p->convert) return;
+    const int64_t n1 = src1->ne[1], n2 = src1->ne[2];
+    const int64_t nrows = n1 * n2 * src1->ne[3];
+    int64_t r0, r1;
+    lm_ggml_thread_range(nrows, params->ith, params->nth, &r0, &r1);
+    char * conv = mm_conv_base(params);
+    const lm_ggml_from_float_t q = p->path == MM_QUANT ? mm_act_quantizer(p->vdt) : NULL;
+    float * stage = p->path == MM_QUANT ? mm_scratch(params, p) : NULL;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % n1, i2 = (r / n1) % n2, i3 = r / (n1 * n2);
+        const char * s = (const char *) src1->data + i1 * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3];
+        char * d = conv + (size_t) r * p->col_size;
+        if (q == NULL) {
+            mm_row_to_f32(s, src1->type, src1->nb[0], p->K, (float *) d);
+        } else if (src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float)) {
+            q((const float *) s, d, p->K);
+        } else {
+            mm_row_to_f32(s, src1->type, src1->nb[0], p->K, stage);
+            q(stage, d, p->K);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- blocks
+
+// dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
+// x rows are xrs bytes apart with elements of xes bytes; columns are f32.
+// Tiles run over K in blocks of MM_KB so that a 4-row slice of x and the
+// block's columns stay in L1 while every (row tile, column tile) pair uses
+// them; partial sums accumulate in dst.
+#define MM_KB 256
+
+static void mm_float_block(mm_tile_fn tile, mm_mv_fn mv, int64_t K, const char * x, size_t xrs, size_t xes,
+                           int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol) {
+    const void * xs[MM_MV_R];
+    float out[MM_TILE_R * MM_TILE_C];
+    const int ntc = ncol > 1 ? ncol : 0; // columns done by tiles; a lone column goes to the mv kernel
+    // (k0 == 0 runs even for K == 0, so that empty dots write their zeros)
+    for (int64_t k0 = 0; ntc > 0 && (k0 < K || k0 == 0); k0 += MM_KB) {
+        const int64_t kb = LM_GGML_MIN(MM_KB, K - k0);
+        for (int64_t r = r0; r < r1; r += MM_TILE_R) {
+            const int nr = (int) LM_GGML_MIN(MM_TILE_R, r1 - r);
+            for (int i = 0; i < MM_TILE_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + k0 * xes;
+            for (int c = 0; c < ntc; c += MM_TILE_C) {
+                const float * ys[MM_TILE_C];
+                const int nc = LM_GGML_MIN(MM_TILE_C, ntc - c);
+                for (int j = 0; j < MM_TILE_C; j++) ys[j] = (const float *) ycol[c + LM_GGML_MIN(j, nc - 1)] + k0;
+                tile(kb, xs, ys, out);
+                if (k0 == 0) {
+                    for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] = out[i * MM_TILE_C + j];
+                } else {
+                    for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] += out[i * MM_TILE_C + j];
+                }
+            }
+        }
+    }
+    if (ntc == 0 && ncol == 1) { // matrix-vector: stream the rows once
+        for (int64_t r = r0; r < r1; r += MM_MV_R) {
+            const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
+            for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
+            mv(K, xs, (const float *) ycol[0], out);
+            for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
+        }
+    }
+}
+
+struct mm_kern {
+    const struct mm_plan * p;
+    mm_tile_fn tile;
+    mm_mv_fn   mv;
+    lm_ggml_to_float_t deq;
+    size_t xes;     // bytes per element of the rows the float tiles read
+};
+
+static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_ggml_type t0) {
+    k->p = p;
+    k->tile = mm_get_tile(p->xt);
+    k->mv = mm_get_mv(p->xt);
+    k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
+    k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
+}
+
+static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1,
+                     const void * const * ycol, float * const * dcol, int ncol, float * scratch) {
+    const int64_t K = k->p->K;
+    switch (k->p->path) {
+        case MM_FLOAT:
+            mm_float_block(k->tile, k->mv, K, x, xrs, k->xes, r0, r1, ycol, dcol, ncol);
+            break;
+        case MM_QUANT:
+            for (int c = 0; c < ncol; c++) {
+                float * d = dcol[c];
+                for (int64_t r = r0; r < r1; r++) k->p->vd((int) K, d + r, 0, x + r * xrs, 0, ycol[c], 0, 1);
+            }
+            break;
+        case MM_DEQ:
+            for (int64_t r = r0; r < r1; r += MM_DEQ_ROWS) {
+                const int64_t n = LM_GGML_MIN(MM_DEQ_ROWS, r1 - r);
+                for (int64_t i = 0; i < n; i++) k->deq(x + (r + i) * xrs, scratch + i * K, K);
+                float * dshift[MM_MAX_COLS];
+                for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r;
+                mm_float_block(k->tile, k->mv, K, (const char *) scratch, (size_t) K * sizeof(float), sizeof(float), 0, n,
+                               ycol, dshift, ncol);
+            }
+            break;
+    }
+}
+
+// Rows per block: enough blocks for load balance, few enough to amortize.
+static int64_t mm_rows_per_block(int64_t nrows, int64_t nblocks_other, int nth) {
+    int64_t br = 64;
+    while (br > 16 && nblocks_other * ((nrows + br - 1) / br) < 4 * (int64_t) nth) br /= 2;
+    return br;
+}
+
+// ---------------------------------------------------------------- mul_mat
+
+static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
+    struct mm_plan p;
+    mm_make_plan(node->src[0], node->src[1], &p);
+    return mm_layout_size(&p, n_threads);
+}
+
+static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    struct mm_plan p;
+    mm_make_plan(src0, src1, &p);
+    struct mm_kern kern;
+    mm_kern_init(&kern, &p, src0->type);
+
+    mm_convert_src1(params, &p, src1);
+    if (params->ith == 0) atomic_store(mm_counter(params), 0);
+    lm_ggml_barrier(params->threadpool);
+
+    const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1], ne12 = src1->ne[2], ne13 = src1->ne[3];
+    const int64_t r2 = ne12 / src0->ne[2], r3 = ne13 / src0->ne[3];
+    const int64_t nbatch = ne12 * ne13;
+    const int64_t bc = LM_GGML_MIN(p.path == MM_DEQ ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
+    const int64_t ncb = (ne11 + bc - 1) / bc;
+    const int64_t br = mm_rows_per_block(ne01, nbatch * ncb, params->nth);
+    const int64_t nrb = (ne01 + br - 1) / br;
+    const int64_t nchunks = nbatch * ncb * nrb;
+    float * scratch = mm_scratch(params, &p);
+
+    for (;;) {
+        const int64_t ch = atomic_fetch_add(mm_counter(params), 1);
+        if (ch >= nchunks) break;
+        // consecutive chunks walk the rows of one column block: its columns stay in cache
+        const int64_t rb = ch % nrb, cb = (ch / nrb) % ncb, batch = ch / (nrb * ncb);
+        const int64_t i12 = batch % ne12, i13 = batch / ne12;
+        const char * x = (const char *) src0->data + (i12 / r2) * src0->nb[2] + (i13 / r3) * src0->nb[3];
+        const void * ycol[MM_MAX_COLS];
+        float * dcol[MM_MAX_COLS];
+        const int64_t c0 = cb * bc, c1 = LM_GGML_MIN(c0 + bc, ne11);
+        for (int64_t c = c0; c < c1; c++) {
+            ycol[c - c0] = p.convert
+                ? (const void *)(mm_conv_base(params) + (size_t)((i13 * ne12 + i12) * ne11 + c) * p.col_size)
+                : (const void *)((const char *) src1->data + c * src1->nb[1] + i12 * src1->nb[2] + i13 * src1->nb[3]);
+            dcol[c - c0] = (float *)((char *) dst->data + c * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]);
+        }
+        const int64_t row0 = rb * br, row1 = LM_GGML_MIN(row0 + br, ne01);
+        mm_block(&kern, x, src0->nb[1], row0, row1, ycol, dcol, (int)(c1 - c0), scratch);
+    }
+}
+
+// ---------------------------------------------------------------- mul_mat_id
+//
+// Thread 0 groups the (slot, token) pairs by expert while the others convert
+// b, so each expert's matrix is streamed once per block of its pairs.
+// Extra area: int32 counts[n_as + 1] (prefix offsets), int64 chunk_start[n_as + 1],
+// int32 pairs[n_used * n_tokens] (pair = token * n_used + slot).
+
+static size_t mmid_extra_size(const struct lm_ggml_tensor * node) {
+    const int64_t n_as = node->src[0]->ne[2];
+    const int64_t npairs = node->src[2]->ne[0] * node->src[2]->ne[1];
+    return mm_pad((size_t)(n_as + 1) * sizeof(int32_t)) + mm_pad((size_t)(n_as + 1) * sizeof(int64_t)) +
+           mm_pad((size_t) npairs * sizeof(int32_t));
+}
+
+static size_t ws_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
+    struct mm_plan p;
+    mm_make_plan(node->src[0], node->src[1], &p);
+    return mm_layout_size(&p, n_threads) + mmid_extra_size(node);
+}
+
+static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * as  = dst->src[0];
+    const struct lm_ggml_tensor * b   = dst->src[1];
+    const struct lm_ggml_tensor * ids = dst->src[2];
+    struct mm_plan p;
+    mm_make_plan(as, b, &p);
+    struct mm_kern kern;
+    mm_kern_init(&kern, &p, as->type);
+
+    const int64_t n_as = as->ne[2], N = as->ne[1];
+    const int64_t n_used = ids->ne[0], n_tok = ids->ne[1], n_b = b->ne[1];
+    const int64_t npairs = n_used * n_tok;
+    char * extra = mm_extra(params, &p);
+    int32_t * offs  = (int32_t *) extra;
+    int64_t * cstart = (int64_t *)(extra + mm_pad((size_t)(n_as + 1) * sizeof(int32_t)));
+    int32_t * pairs = (int32_t *)((char *) cstart + mm_pad((size_t)(n_as + 1) * sizeof(int64_t)));
+    const int64_t bc = MM_MAX_COLS;
+    const int64_t br = mm_rows_per_block(N, LM_GGML_MAX(1, npairs / bc), params->nth);
+    const int64_t nrb = (N + br - 1) / br;
+
+    mm_convert_src1(params, &p, b);
+    if (params->ith == 0) {
+        atomic_store(mm_counter(params), 0);
+        for (int64_t x = 0; x <= n_as; x++) offs[x] = 0;
+        for (int64_t t = 0; t < n_tok; t++) {
+            for (int64_t e = 0; e < n_used; e++) {
+                const int32_t x = *(const int32_t *)((const char *) ids->data + e * ids->nb[0] + t * ids->nb[1]);
+                if (x >= 0 && x < n_as) {
+                    offs[x + 1]++;
+                } else { // ids are data: a bad one yields zeros, not a crash
+                    memset((char *) dst->data + e * dst->nb[1] + t * dst->nb[2], 0, (size_t) N * sizeof(float));
+                }
+            }
+        }
+        for (int64_t x = 0; x < n_as; x++) offs[x + 1] += offs[x];
+        // counting-sort placement: walk again, using cstart as the running cursor
+        for (int64_t x = 0; x < n_as; x++) cstart[x] = offs[x];
+        for (int64_t t = 0; t < n_tok; t++) {
+            for (int64_t e = 0; e < n_used; e++) {
+                const int32_t x = *(const int32_t *)((const char *) ids->data + e * ids->nb[0] + t * ids->nb[1]);
+                if (x >= 0 && x < n_as) pairs[cstart[x]++] = (int32_t)(t * n_used + e);
+            }
+        }
+        // chunks of expert x: nrb row blocks times its column blocks
+        int64_t acc = 0;
+        for (int64_t x = 0; x < n_as; x++) {
+            cstart[x] = acc;
+            acc += nrb * ((offs[x + 1] - offs[x] + bc - 1) / bc);
+        }
+        cstart[n_as] = acc;
+    }
+    lm_ggml_barrier(params->threadpool);
+
+    const int64_t nchunks = cstart[n_as];
+    float * scratch = mm_scratch(params, &p);
+    int64_t x = 0;
+    for (;;) {
+        const int64_t ch = atomic_fetch_add(mm_counter(params), 1);
+        if (ch >= nchunks) break;
+        while (x > 0 && cstart[x] > ch) x--;
+        while (cstart[x + 1] <= ch) x++;
+        const int64_t local = ch - cstart[x];
+        const int64_t rb = local % nrb, cb = local / nrb;
+        const int64_t p0 = offs[x] + cb * bc, p1 = LM_GGML_MIN(p0 + bc, (int64_t) offs[x + 1]);
+        const void * ycol[MM_MAX_COLS];
+        float * dcol[MM_MAX_COLS];
+        for (int64_t i = p0; i < p1; i++) {
+            const int64_t t = pairs[i] / n_used, e = pairs[i] % n_used;
+            const int64_t i11 = e % n_b;
+            ycol[i - p0] = p.convert
+                ? (const void *)(mm_conv_base(params) + (size_t)(t * n_b + i11) * p.col_size)
+                : (const void *)((const char *) b->data + i11 * b->nb[1] + t * b->nb[2]);
+            dcol[i - p0] = (float *)((char *) dst->data + e * dst->nb[1] + t * dst->nb[2]);
+        }
+        const int64_t row0 = rb * br, row1 = LM_GGML_MIN(row0 + br, N);
+        mm_block(&kern, (const char *) as->data + x * as->nb[2], as->nb[1], row0, row1, ycol, dcol, (int)(p1 - p0), scratch);
+    }
+}
+
+// ---------------------------------------------------------------- out_prod
+//
+// dst row (i1, i2, i3) = sum over j of b[i1, j, i2, i3] * (row j of a's batch).
+// Threads own blocks of dst rows of one batch; a's row j is converted once per
+// block when it is not dense f32.
+
+#define OP_BLOCK 16
+
+static size_t ws_out_prod(const struct lm_ggml_tensor * node, int n_threads) {
+    return (size_t) n_threads * mm_pad((size_t) node->src[0]->ne[0] * sizeof(float));
+}
+
+static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * a = dst->src[0];
+    const struct lm_ggml_tensor * b = dst->src[1];
+    const int64_t m = dst->ne[0], p = dst->ne[1], n = a->ne[1];
+    const int64_t d2 = dst->ne[2];
+    const int64_t r2 = d2 / a->ne[2], r3 = dst->ne[3] / a->ne[3];
+    const bool dense = a->type == LM_GGML_TYPE_F32 && a->nb[0] == sizeof(float);
+    const bool contig_rows = a->nb[0] == lm_ggml_type_size(a->type);
+    float * row = (float *)((char *) params->wdata + (size_t) params->ith * mm_pad((size_t) m * sizeof(float)));
+
+    const int64_t nblk_per_batch = (p + OP_BLOCK - 1) / OP_BLOCK;
+    const int64_t nblk = nblk_per_batch * d2 * dst->ne[3];
+    int64_t b0, b1;
+    lm_ggml_thread_range(nblk, params->ith, params->nth, &b0, &b1);
+    for (int64_t blk = b0; blk < b1; blk++) {
+        const int64_t batch = blk / nblk_per_batch;
+        const int64_t i2 = batch % d2, i3 = batch / d2;
+        const int64_t i1a = (blk % nblk_per_batch) * OP_BLOCK, i1b = LM_GGML_MIN(i1a + OP_BLOCK, p);
+        for (int64_t i1 = i1a; i1 < i1b; i1++) {
+            memset((char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3], 0, (size_t) m * sizeof(float));
+        }
+        const char * abase = (const char *) a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
+        for (int64_t j = 0; j < n; j++) {
+            const char * arow = abase + j * a->nb[1];
+            const float * x;
+            if (dense) {
+                x = (const float *) arow;
+            } else {
+                if (contig_rows) lm_cpu_to_float(a->type)(arow, row, m);
+                else for (int64_t k = 0; k < m; k++) row[k] = mm_load_f32(arow + k * a->nb[0], a->type);
+                x = row;
+            }
+            for (int64_t i1 = i1a; i1 < i1b; i1++) {
+                const float v = *(const float *)((const char *) b->data + i1 * b->nb[0] + j * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3]);
+                mm_axpy_f32(m, (float *)((char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]), v, x);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- registration and CPU type traits
 
 void lm_cpu_register_matmul(struct lm_cpu_op * table) {
-    (void) table;
+    table[LM_GGML_OP_MUL_MAT]    = (struct lm_cpu_op) { k_mul_mat,    ws_mul_mat,    NULL };
+    table[LM_GGML_OP_MUL_MAT_ID] = (struct lm_cpu_op) { k_mul_mat_id, ws_mul_mat_id, NULL };
+    table[LM_GGML_OP_OUT_PROD]   = (struct lm_cpu_op) { k_out_prod,   ws_out_prod,   NULL };
+}
+
+static struct lm_ggml_type_traits_cpu g_traits_cpu[LM_GGML_TYPE_COUNT];
+static pthread_once_t g_traits_once = PTHREAD_ONCE_INIT;
+
+static void traits_cpu_fill(void) {
+    for (int t = 0; t < LM_GGML_TYPE_COUNT; t++) {
+        struct lm_ggml_type_traits_cpu * tr = &g_traits_cpu[t];
+        memset(tr, 0, sizeof(*tr));
+        tr->nrows = 1;
+        tr->vec_dot_type = (enum lm_ggml_type) t;
+        switch ((enum lm_ggml_type) t) {
+            case LM_GGML_TYPE_F32:  tr->vec_dot = mm_vec_dot_f32;  break;
+            case LM_GGML_TYPE_F16:  tr->vec_dot = mm_vec_dot_f16;  break;
+            case LM_GGML_TYPE_BF16: tr->vec_dot = mm_vec_dot_bf16; break;
+            case LM_GGML_TYPE_Q4_0_4_4: case LM_GGML_TYPE_Q4_0_4_8: case LM_GGML_TYPE_Q4_0_8_8:
+            case LM_GGML_TYPE_IQ4_NL_4_4:
+                tr->vec_dot_type = LM_GGML_TYPE_Q8_0; // repacked layouts: no row dot here
+                break;
+            default: {
+                enum lm_ggml_type vdt = (enum lm_ggml_type) t;
+                tr->vec_dot = mm_traits_vec_dot((enum lm_ggml_type) t, &vdt);
+                tr->vec_dot_type = vdt;
+                break;
+            }
+        }
+        tr->from_float = mm_act_quantizer((enum lm_ggml_type) t);
+        if (tr->from_float == NULL && (t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16 ||
+                                       lm_ggml_is_quantized((enum lm_ggml_type) t))) {
+            tr->from_float = lm_cpu_from_float((enum lm_ggml_type) t);
+        }
+    }
+}
+
+const struct lm_ggml_type_traits_cpu * lm_ggml_get_type_traits_cpu(enum lm_ggml_type type) {
+    pthread_once(&g_traits_once, traits_cpu_fill);
+    LM_GGML_ASSERT((int) type >= 0 && type < LM_GGML_TYPE_COUNT);
+    return &g_traits_cpu[type];
 }

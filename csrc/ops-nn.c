@@ -1,6 +1,708 @@
-// ops-nn.c - constructors and CPU kernels (see ggml-cpu-impl.h for the contract).
+// ops-nn.c - constructors and CPU kernels of the "neural network" ops that do
+// not fit elsewhere: rotary embeddings (rope, rope_back), SAM windowing
+// (win_part/unpart, get_rel_pos, add_rel_pos), Mamba (ssm_conv, ssm_scan) and
+// RWKV v6 (rwkv_wkv6). See ggml-cpu-impl.h for the kernel contract.
 #include "ggml-cpu-impl.h"
 
+#if defined(LM_X86)
+#include <immintrin.h>
+#endif
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static inline bool nn_avx2(void) {
+#if defined(LM_X86)
+    const enum lm_cpu_level l = lm_cpu_level();
+    return l == LM_CPU_LEVEL_AVX2 || l == LM_CPU_LEVEL_AVX512;
+#else
+    return false;
+#endif
+}
+
+// ================================================================ rope
+
+// op_params of ROPE / ROPE_BACK (other code, e.g. the backward pass, reads them):
+//   i32 [0] n_past (unused, 0)  [1] n_dims  [2] mode  [3] n_ctx (unused, 0)  [4] n_ctx_orig
+//   f32 [5] freq_base [6] freq_scale [7] ext_factor [8] attn_factor [9] beta_fast [10] beta_slow
+static void rope_set_params(struct lm_ggml_tensor * t, int n_dims, int mode, int n_ctx_orig,
+        float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    int32_t p[11] = { 0, n_dims, mode, 0, n_ctx_orig, 0, 0, 0, 0, 0, 0 };
+    const float f[6] = { freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow };
+    memcpy(p + 5, f, sizeof(f));
+    lm_ggml_set_op_params(t, p, sizeof(p));
+}
+
+static void rope_check(struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, struct lm_ggml_tensor * c, int n_dims, int mode) {
+    LM_GGML_ASSERT((mode & 1) == 0 && "mode & 1 == 1 is no longer supported");
+    LM_GGML_ASSERT(lm_ggml_is_vector(b));
+    LM_GGML_ASSERT(b->type == LM_GGML_TYPE_I32);
+    LM_GGML_ASSERT(a->ne[2] == b->ne[0]);
+    if (c) {
+        LM_GGML_ASSERT(c->type == LM_GGML_TYPE_F32);
+        LM_GGML_ASSERT(c->ne[0] >= n_dims / 2);
+    }
+    // the reference checks these only when computing; a built graph must compute
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 || a->type == LM_GGML_TYPE_F16);
+    LM_GGML_ASSERT(n_dims >= 0 && n_dims % 2 == 0 && n_dims <= a->ne[0]);
+    LM_GGML_ASSERT(a->nb[0] == lm_ggml_type_size(a->type));
+}
+
+static struct lm_ggml_tensor * rope_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        struct lm_ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+        float ext_factor, float attn_factor, float beta_fast, float beta_slow, bool inplace, enum lm_ggml_op op) {
+    rope_check(a, b, c, n_dims, mode);
+    struct lm_ggml_tensor * r = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    rope_set_params(r, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow);
+    r->op     = op;
+    r->src[0] = a;
+    r->src[1] = b;
+    r->src[2] = c;
+    return r;
+}
+
+struct lm_ggml_tensor * lm_ggml_rope(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int n_dims, int mode) {
+    return rope_impl(ctx, a, b, NULL, n_dims, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, false, LM_GGML_OP_ROPE);
+}
+
+struct lm_ggml_tensor * lm_ggml_rope_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, int n_dims, int mode) {
+    return rope_impl(ctx, a, b, NULL, n_dims, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, true, LM_GGML_OP_ROPE);
+}
+
+struct lm_ggml_tensor * lm_ggml_rope_ext(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        struct lm_ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+            beta_fast, beta_slow, false, LM_GGML_OP_ROPE);
+}
+
+struct lm_ggml_tensor * lm_ggml_rope_ext_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        struct lm_ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+            beta_fast, beta_slow, true, LM_GGML_OP_ROPE);
+}
+
+struct lm_ggml_tensor * lm_ggml_rope_custom(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, NULL, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+            beta_fast, beta_slow, false, LM_GGML_OP_ROPE);
+}
+
+struct lm_ggml_tensor * lm_ggml_rope_custom_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, NULL, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+            beta_fast, beta_slow, true, LM_GGML_OP_ROPE);
+}
+
+struct lm_ggml_tensor * lm_ggml_rope_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
+        struct lm_ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+            beta_fast, beta_slow, false, LM_GGML_OP_ROPE_BACK);
+}
+
+// YaRN: the dimension index at which a rotation completes n_rot turns over
+// the original context; dimensions below 'low' extrapolate, above 'high' interpolate.
+static float rope_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+    return n_dims * logf(n_ctx_orig / (n_rot * 2 * (float) M_PI)) / (2 * logf(base));
+}
+
+void lm_ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) {
+    const float lo = floorf(rope_corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base));
+    const float hi = ceilf (rope_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base));
+    dims[0] = lo > 0.0f ? lo : 0.0f;
+    dims[1] = hi < (float)(n_dims - 1) ? hi : (float)(n_dims - 1);
+}
+
+struct rope_cfg {
+    int   n_dims;
+    bool  neox;
+    float freq_scale, ext_factor, attn_factor;
+    float theta_scale;
+    float corr[2];
+    float sin_sign;
+    const float * ff; // freq factors or NULL
+};
+
+// Fills cos/sin of the n_dims/2 rotation angles at position pos. Layout:
+// interleaved (cos, sin) pairs for normal mode, [cos...][sin...] halves for NeoX,
+// so that both SIMD loops read contiguous vectors.
+static void rope_fill_cache(const struct rope_cfg * c, float pos, float * cache) {
+    const int half = c->n_dims / 2;
+    float theta = pos;
+    for (int i = 0; i < half; i++) {
+        const float extrap = theta / (c->ff ? c->ff[i] : 1.0f);
+        const float interp = c->freq_scale * extrap;
+        float th = interp;
+        float msc = c->attn_factor;
+        if (c->ext_factor != 0.0f) {
+            const float y = ((float) i - c->corr[0]) / LM_GGML_MAX(0.001f, c->corr[1] - c->corr[0]);
+            const float ramp = 1.0f - LM_GGML_MIN(1.0f, LM_GGML_MAX(0.0f, y));
+            const float mix = ramp * c->ext_factor;
+            th = interp * (1 - mix) + extrap * mix;
+            msc *= 1.0f + 0.1f * logf(1.0f / c->freq_scale);
+        }
+        const float cs = cosf(th) * msc;
+        const float sn = sinf(th) * msc * c->sin_sign;
+        if (c->neox) { cache[i] = cs; cache[half + i] = sn; }
+        else         { cache[2*i] = cs; cache[2*i + 1] = sn; }
+        theta *= c->theta_scale;
+    }
+}
+
+// One row: rotate the first n_dims values, copy the rest.
+static void rope_row_f32_s(const struct rope_cfg * c, const float * cache, const float * x, float * y, int i0) {
+    const int nd = c->n_dims, half = nd / 2;
+    if (c->neox) {
+        for (int i = i0 / 2; i < half; i++) {
+            const float a = x[i], b = x[i + half];
+            const float cs = cache[i], sn = cache[half + i];
+            y[i]        = a*cs - b*sn;
+            y[i + half] = a*sn + b*cs;
+        }
+    } else {
+        for (int i = i0; i < nd; i += 2) {
+            const float a = x[i], b = x[i + 1];
+            const float cs = cache[i], sn = cache[i + 1];
+            y[i]     = a*cs - b*sn;
+            y[i + 1] = a*sn + b*cs;
+        }
+    }
+}
+
+static void rope_row_f16_s(const struct rope_cfg * c, const float * cache, const lm_ggml_fp16_t * x, lm_ggml_fp16_t * y, int i0) {
+    const int nd = c->n_dims, half = nd / 2;
+    if (c->neox) {
+        for (int i = i0 / 2; i < half; i++) {
+            const float a = LM_GGML_FP16_TO_FP32(x[i]), b = LM_GGML_FP16_TO_FP32(x[i + half]);
+            const float cs = cache[i], sn = cache[half + i];
+            y[i]        = LM_GGML_FP32_TO_FP16(a*cs - b*sn);
+            y[i + half] = LM_GGML_FP32_TO_FP16(a*sn + b*cs);
+        }
+    } else {
+        for (int i = i0; i < nd; i += 2) {
+            const float a = LM_GGML_FP16_TO_FP32(x[i]), b = LM_GGML_FP16_TO_FP32(x[i + 1]);
+            const float cs = cache[i], sn = cache[i + 1];
+            y[i]     = LM_GGML_FP32_TO_FP16(a*cs - b*sn);
+            y[i + 1] = LM_GGML_FP32_TO_FP16(a*sn + b*cs);
+        }
+    }
+}
+
+#if defined(LM_X86)
+// Returns how many leading dims were done (a multiple of 16 for normal mode,
+// 2*multiple of 8 for NeoX); the scalar row routine finishes the rest.
+LM_TARGET_AVX2 static int rope_row_f32_avx2(const struct rope_cfg * c, const float * cache, const float * x, float * y) {
+    const int nd = c->n_dims, half = nd / 2;
+    if (c->neox) {
+        int i = 0;
+        for (; i + 8 <= half; i += 8) {
+            const __m256 a  = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + half);
+            const __m256 cs = _mm256_loadu_ps(cache + i), sn = _mm256_loadu_ps(cache + half + i);
+            _mm256_storeu_ps(y + i,        _mm256_sub_ps(_mm256_mul_ps(a, cs), _mm256_mul_ps(b, sn)));
+            _mm256_storeu_ps(y + i + half, _mm256_add_ps(_mm256_mul_ps(a, sn), _mm256_mul_ps(b, cs)));
+        }
+        return 2 * i;
+    }
+    int i = 0;
+    for (; i + 8 <= nd; i += 8) {
+        // pairs (a,b) with (cos,sin): even lanes a*cos - b*sin, odd lanes b*cos + a*sin
+        const __m256 v  = _mm256_loadu_ps(x + i);
+        const __m256 cz = _mm256_loadu_ps(cache + i);
+        const __m256 cc = _mm256_moveldup_ps(cz);
+        const __m256 ss = _mm256_movehdup_ps(cz);
+        const __m256 vs = _mm256_permute_ps(v, 0xB1);
+        _mm256_storeu_ps(y + i, _mm256_addsub_ps(_mm256_mul_ps(v, cc), _mm256_mul_ps(vs, ss)));
+    }
+    return i;
+}
+
+LM_TARGET_AVX2 static int rope_row_f16_avx2(const struct rope_cfg * c, const float * cache, const lm_ggml_fp16_t * x, lm_ggml_fp16_t * y) {
+    const int nd = c->n_dims, half = nd / 2;
+    if (c->neox) {
+        int i = 0;
+        for (; i + 8 <= half; i += 8) {
+            const __m256 a  = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+            const __m256 b  = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + half)));
+            const __m256 cs = _mm256_loadu_ps(cache + i), sn = _mm256_loadu_ps(cache + half + i);
+            const __m256 r0 = _mm256_sub_ps(_mm256_mul_ps(a, cs), _mm256_mul_ps(b, sn));
+            const __m256 r1 = _mm256_add_ps(_mm256_mul_ps(a, sn), _mm256_mul_ps(b, cs));
+            _mm_storeu_si128((__m128i *)(y + i),        _mm256_cvtps_ph(r0, _MM_FROUND_TO_NEAREST_INT));
+            _mm_storeu_si128((__m128i *)(y + i + half), _mm256_cvtps_ph(r1, _MM_FROUND_TO_NEAREST_INT));
+        }
+        return 2 * i;
+    }
+    int i = 0;
+    for (; i + 8 <= nd; i += 8) {
+        const __m256 v  = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+        const __m256 cz = _mm256_loadu_ps(cache + i);
+        const __m256 r  = _mm256_addsub_ps(_mm256_mul_ps(v, _mm256_moveldup_ps(cz)),
+                                           _mm256_mul_ps(_mm256_permute_ps(v, 0xB1), _mm256_movehdup_ps(cz)));
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+    }
+    return i;
+}
+#endif
+
+static void rope_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst, bool forward) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const struct lm_ggml_tensor * src2 = dst->src[2];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+
+    struct rope_cfg c;
+    c.n_dims = lm_ggml_get_op_params_i32(dst, 1);
+    const int mode       = lm_ggml_get_op_params_i32(dst, 2);
+    const int n_ctx_orig = lm_ggml_get_op_params_i32(dst, 4);
+    const float freq_base = lm_ggml_get_op_params_f32(dst, 5);
+    c.freq_scale  = lm_ggml_get_op_params_f32(dst, 6);
+    c.ext_factor  = lm_ggml_get_op_params_f32(dst, 7);
+    c.attn_factor = lm_ggml_get_op_params_f32(dst, 8);
+    const float beta_fast = lm_ggml_get_op_params_f32(dst, 9);
+    const float beta_slow = lm_ggml_get_op_params_f32(dst, 10);
+    lm_ggml_rope_yarn_corr_dims(c.n_dims, n_ctx_orig, freq_base, beta_fast, beta_slow, c.corr);
+    c.theta_scale = powf(freq_base, -2.0f / c.n_dims);
+    c.neox = (mode & LM_GGML_ROPE_TYPE_NEOX) != 0;
+    c.sin_sign = forward ? 1.0f : -1.0f;
+    c.ff = src2 ? (const float *) src2->data : NULL;
+
+    const int32_t * pos = (const int32_t *) src1->data;
+    float * cache = (float *) params->wdata + (size_t) params->ith * (size_t)(c.n_dims + 16);
+    const bool is_f16 = src0->type == LM_GGML_TYPE_F16;
+    const size_t ts = lm_ggml_type_size(src0->type);
+#if defined(LM_X86)
+    const bool simd = nn_avx2();
+#endif
+
+    int64_t ir0, ir1;
+    lm_ggml_thread_range(ne1 * ne2 * ne3, params->ith, params->nth, &ir0, &ir1);
+
+    for (int64_t i3 = 0; i3 < ne3; i3++) {
+        for (int64_t i2 = 0; i2 < ne2; i2++) {
+            const int64_t rbase = (i3 * ne2 + i2) * ne1;
+            const int64_t r0 = LM_GGML_MAX(ir0, rbase), r1 = LM_GGML_MIN(ir1, rbase + ne1);
+            if (r0 >= r1) continue;
+            rope_fill_cache(&c, (float) pos[i2], cache);
+            for (int64_t i1 = r0 - rbase; i1 < r1 - rbase; i1++) {
+                const char * xs = (const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03;
+                char       * ys = (char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3;
+                int done = 0;
+                if (is_f16) {
+#if defined(LM_X86)
+                    if (simd) done = rope_row_f16_avx2(&c, cache, (const lm_ggml_fp16_t *) xs, (lm_ggml_fp16_t *) ys);
+#endif
+                    rope_row_f16_s(&c, cache, (const lm_ggml_fp16_t *) xs, (lm_ggml_fp16_t *) ys, done);
+                } else {
+#if defined(LM_X86)
+                    if (simd) done = rope_row_f32_avx2(&c, cache, (const float *) xs, (float *) ys);
+#endif
+                    rope_row_f32_s(&c, cache, (const float *) xs, (float *) ys, done);
+                }
+                if (xs != ys && ne0 > c.n_dims) {
+                    for (int64_t i0 = c.n_dims; i0 < ne0; i0++) {
+                        memcpy(ys + i0*nb0, xs + i0*nb00, ts);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void rope_fwd_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { rope_compute(params, dst, true); }
+static void rope_back_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { rope_compute(params, dst, false); }
+
+static size_t rope_wsize(const struct lm_ggml_tensor * node, int n_threads) {
+    return sizeof(float) * (size_t)(lm_ggml_get_op_params_i32(node, 1) + 16) * (size_t) n_threads;
+}
+
+// ================================================================ SAM windowing
+
+struct lm_ggml_tensor * lm_ggml_win_part(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int w) {
+    LM_GGML_ASSERT(a->ne[3] == 1);
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(w > 0);
+    // pad ne1/ne2 up to multiples of w
+    const int px  = (w - a->ne[1] % w) % w;
+    const int py  = (w - a->ne[2] % w) % w;
+    const int npx = (px + a->ne[1]) / w;
+    const int npy = (py + a->ne[2]) / w;
+    const int64_t ne[4] = { a->ne[0], w, w, (int64_t) npx * npy };
+    struct lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
+    const int32_t p[3] = { npx, npy, w };
+    lm_ggml_set_op_params(r, p, sizeof(p));
+    r->op = LM_GGML_OP_WIN_PART;
+    r->src[0] = a;
+    return r;
+}
+
+static void win_part_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+    const int npx = lm_ggml_get_op_params_i32(dst, 0);
+    const int w   = lm_ggml_get_op_params_i32(dst, 2);
+    // one row of w elements (ne0 floats each) per (window, i2)
+    int64_t r0, r1;
+    lm_ggml_thread_range(ne3 * ne2, params->ith, params->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i3 = r / ne2, i2 = r % ne2;
+        const int64_t wy = i3 / npx, wx = i3 % npx;
+        const int64_t sy = wy * w + i2;
+        for (int64_t i1 = 0; i1 < ne1; i1++) {
+            const int64_t sx = wx * w + i1;
+            float * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
+            if (sy >= ne02 || sx >= ne01) {
+                for (int64_t i0 = 0; i0 < ne0; i0++) y[i0] = 0.0f;
+                continue;
+            }
+            const char * x = (const char *) src0->data + sx*nb01 + sy*nb02;
+            for (int64_t i0 = 0; i0 < ne0; i0++) y[i0] = *(const float *)(x + i0*nb00);
+        }
+    }
+}
+
+struct lm_ggml_tensor * lm_ggml_win_unpart(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int w0, int h0, int w) {
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(w > 0 && w0 >= 0 && h0 >= 0);
+    // the kernel reads window (y/w, x/w) at offset (y%w, x%w): all must exist in a
+    const int64_t npx = (w0 + w - 1) / w, npy = (h0 + w - 1) / w;
+    LM_GGML_ASSERT(a->ne[1] >= w && a->ne[2] >= w && a->ne[3] >= npx * npy);
+    const int64_t ne[4] = { a->ne[0], w0, h0, 1 };
+    struct lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 3, ne);
+    const int32_t p[1] = { w };
+    lm_ggml_set_op_params(r, p, sizeof(p));
+    r->op = LM_GGML_OP_WIN_UNPART;
+    r->src[0] = a;
+    return r;
+}
+
+static void win_unpart_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+    const int w = lm_ggml_get_op_params_i32(dst, 0);
+    const int64_t npx = (ne1 + w - 1) / w;
+    int64_t r0, r1;
+    lm_ggml_thread_range(ne2 * ne1, params->ith, params->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i2 = r / ne1, i1 = r % ne1;
+        const int64_t win = (i2 / w) * npx + (i1 / w);
+        const char * x = (const char *) src0->data + (i1 % w)*nb01 + (i2 % w)*nb02 + win*nb03;
+        float * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2);
+        for (int64_t i0 = 0; i0 < ne0; i0++) y[i0] = *(const float *)(x + i0*nb00);
+    }
+}
+
+struct lm_ggml_tensor * lm_ggml_get_rel_pos(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int qh, int kh) {
+    LM_GGML_ASSERT(qh == kh);
+    LM_GGML_ASSERT(2 * LM_GGML_MAX(qh, kh) - 1 == a->ne[1]);
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F16 || a->type == LM_GGML_TYPE_BF16);
+    const int64_t ne[4] = { a->ne[0], kh, qh, 1 };
+    struct lm_ggml_tensor * r = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F16, 3, ne);
+    r->op = LM_GGML_OP_GET_REL_POS;
+    r->src[0] = a;
+    return r;
+}
+
+// dst[q][k] = a[(kh - 1 - k) + q]: a 2-byte copy (bf16 bits are copied as is, as in the reference)
+static void get_rel_pos_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    LM_GGML_TENSOR_UNARY_OP_LOCALS
+    int64_t r0, r1;
+    lm_ggml_thread_range(ne2 * ne1, params->ith, params->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i2 = r / ne1, i1 = r % ne1;
+        const int64_t p = (ne1 - i1 - 1) + i2;
+        const char * x = (const char *) src0->data + p*nb01;
+        char * y = (char *) dst->data + i1*nb1 + i2*nb2;
+        for (int64_t i0 = 0; i0 < ne0; i0++) memcpy(y + i0*nb0, x + i0*nb00, 2);
+    }
+}
+
+static struct lm_ggml_tensor * add_rel_pos_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
+        struct lm_ggml_tensor * pw, struct lm_ggml_tensor * ph, bool inplace) {
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(pw, ph));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(a));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(pw));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(ph));
+    LM_GGML_ASSERT(ph->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(pw->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(pw->ne[3] == a->ne[2]);
+    LM_GGML_ASSERT(pw->ne[0] * pw->ne[0] == a->ne[0]);
+    LM_GGML_ASSERT(pw->ne[1] * pw->ne[2] == a->ne[1]);
+    LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
+    struct lm_ggml_tensor * r = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
+    lm_ggml_set_op_params_i32(r, 0, inplace ? 1 : 0);
+    r->op = LM_GGML_OP_ADD_REL_POS;
+    r->src[0] = a;
+    r->src[1] = pw;
+    r->src[2] = ph;
+    return r;
+}
+
+struct lm_ggml_tensor * lm_ggml_add_rel_pos(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * pw, struct lm_ggml_tensor * ph) {
+    return add_rel_pos_impl(ctx, a, pw, ph, false);
+}
+
+struct lm_ggml_tensor * lm_ggml_add_rel_pos_inplace(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * pw, struct lm_ggml_tensor * ph) {
+    return add_rel_pos_impl(ctx, a, pw, ph, true);
+}
+
+// a: attention [K*K, Q, B] viewed per batch b as a [q][kh][kw] block (q = (qh, qw));
+// adds ph[b][q][kh] along kw and pw[b][q][kw] along kh (decomposed relative
+// positions of SAM). Every batch plane is independent, so threads split planes
+// and copy their own plane first when not in place.
+static void add_rel_pos_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * pw   = dst->src[1];
+    const struct lm_ggml_tensor * ph   = dst->src[2];
+    const bool inplace = lm_ggml_get_op_params_i32(dst, 0) != 0;
+    const int64_t K = pw->ne[0], n1 = pw->ne[1], n2 = pw->ne[2], np = pw->ne[3];
+    const int64_t plane = src0->ne[0] * src0->ne[1];
+    const float * w_data = (const float *) pw->data;
+    const float * h_data = (const float *) ph->data;
+    float * y = (float *) dst->data;
+
+    // planes beyond np (a->ne[3] > 1) are only copied, as in the reference
+    const int64_t n_planes = lm_ggml_nelements(src0) / plane;
+    int64_t p0, p1;
+    lm_ggml_thread_range(n_planes, params->ith, params->nth, &p0, &p1);
+    for (int64_t ip = p0; ip < p1; ip++) {
+        if (!inplace && dst->data != src0->data) {
+            memcpy(y + ip*plane, (const float *) src0->data + ip*plane, (size_t) plane * sizeof(float));
+        }
+        if (ip >= np) continue;
+        for (int64_t i2 = 0; i2 < n2; i2++) {
+            for (int64_t i1 = 0; i1 < n1; i1++) {
+                const int64_t q = (ip*n2 + i2)*n1 + i1; // row of pw/ph
+                float * blk = y + q*K*K;                // [kh][kw] block of this query
+                for (int64_t k = 0; k < K; k++) {
+                    const float vh = h_data[q*K + k];
+                    const float vw = w_data[q*K + k];
+                    for (int64_t j = 0; j < K; j++) {
+                        blk[k*K + j] += vh; // row kh = k
+                        blk[j*K + k] += vw; // column kw = k
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ================================================================ Mamba
+
+struct lm_ggml_tensor * lm_ggml_ssm_conv(struct lm_ggml_context * ctx, struct lm_ggml_tensor * sx, struct lm_ggml_tensor * c) {
+    LM_GGML_ASSERT(lm_ggml_is_3d(sx));
+    LM_GGML_ASSERT(lm_ggml_is_matrix(c));
+    const int64_t d_conv  = c->ne[0];
+    const int64_t d_inner = c->ne[1];
+    const int64_t n_t     = sx->ne[0] - d_conv + 1;
+    const int64_t n_s     = sx->ne[2];
+    LM_GGML_ASSERT(sx->ne[0] == d_conv - 1 + n_t);
+    LM_GGML_ASSERT(sx->ne[1] == d_inner);
+    LM_GGML_ASSERT(n_t >= 0);
+    LM_GGML_ASSERT(sx->type == LM_GGML_TYPE_F32 && c->type == LM_GGML_TYPE_F32);
+    LM_GGML_ASSERT(sx->nb[0] == sizeof(float) && c->nb[0] == sizeof(float));
+    struct lm_ggml_tensor * r = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_inner, n_t, n_s);
+    r->op = LM_GGML_OP_SSM_CONV;
+    r->src[0] = sx;
+    r->src[1] = c;
+    return r;
+}
+
+static void ssm_conv_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * sx = dst->src[0];
+    const struct lm_ggml_tensor * cw = dst->src[1];
+    const int64_t nc = cw->ne[0], nr = sx->ne[1];
+    const int64_t n_t = dst->ne[1], n_s = dst->ne[2];
+    int64_t r0, r1;
+    lm_ggml_thread_range(nr, params->ith, params->nth, &r0, &r1);
+    for (int64_t is = 0; is < n_s; is++) {
+        for (int64_t it = 0; it < n_t; it++) {
+            float * y = (float *)((char *) dst->data + it*dst->nb[1] + is*dst->nb[2]);
+            for (int64_t ir = r0; ir < r1; ir++) {
+                // sliding window of d_conv inputs ending at token it
+                const float * s = (const float *)((const char *) sx->data + ir*sx->nb[1] + is*sx->nb[2]) + it;
+                const float * w = (const float *)((const char *) cw->data + ir*cw->nb[1]);
+                float acc = 0.0f; // single precision, as the reference
+                for (int64_t i0 = 0; i0 < nc; i0++) acc += s[i0] * w[i0];
+                y[ir] = acc;
+            }
+        }
+    }
+}
+
+struct lm_ggml_tensor * lm_ggml_ssm_scan(struct lm_ggml_context * ctx, struct lm_ggml_tensor * s, struct lm_ggml_tensor * x,
+        struct lm_ggml_tensor * dt, struct lm_ggml_tensor * A, struct lm_ggml_tensor * B, struct lm_ggml_tensor * C) {
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(s));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(x));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(dt));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(A));
+    LM_GGML_ASSERT(lm_ggml_is_matrix(A));
+    LM_GGML_ASSERT(lm_ggml_is_3d(B));
+    LM_GGML_ASSERT(lm_ggml_is_3d(s));
+    LM_GGML_ASSERT(B->nb[0] == lm_ggml_type_size(B->type));
+    LM_GGML_ASSERT(C->nb[0] == lm_ggml_type_size(C->type));
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(x, dt));
+    LM_GGML_ASSERT(lm_ggml_are_same_shape(B, C));
+    const int64_t d_state = s->ne[0], d_inner = s->ne[1];
+    const int64_t n_seq_tokens = x->ne[1], n_seqs = x->ne[2];
+    LM_GGML_ASSERT(s->ne[2] == n_seqs);
+    LM_GGML_ASSERT(x->ne[0] == d_inner);
+    LM_GGML_ASSERT(A->ne[0] == d_state);
+    LM_GGML_ASSERT(A->ne[1] == d_inner);
+    LM_GGML_ASSERT(B->ne[0] == d_state);
+    LM_GGML_ASSERT(B->ne[1] == n_seq_tokens);
+    LM_GGML_ASSERT(B->ne[2] == n_seqs);
+    LM_GGML_ASSERT(s->type == LM_GGML_TYPE_F32 && x->type == LM_GGML_TYPE_F32 && dt->type == LM_GGML_TYPE_F32 &&
+                   A->type == LM_GGML_TYPE_F32 && B->type == LM_GGML_TYPE_F32 && C->type == LM_GGML_TYPE_F32);
+    // y followed by the final states
+    struct lm_ggml_tensor * r = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, lm_ggml_nelements(x) + lm_ggml_nelements(s));
+    r->op = LM_GGML_OP_SSM_SCAN;
+    r->src[0] = s;
+    r->src[1] = x;
+    r->src[2] = dt;
+    r->src[3] = A;
+    r->src[4] = B;
+    r->src[5] = C;
+    return r;
+}
+
+static void ssm_scan_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * s_in = dst->src[0];
+    const struct lm_ggml_tensor * x    = dst->src[1];
+    const struct lm_ggml_tensor * dt   = dst->src[2];
+    const struct lm_ggml_tensor * A    = dst->src[3];
+    const struct lm_ggml_tensor * B    = dst->src[4];
+    const struct lm_ggml_tensor * C    = dst->src[5];
+    const int64_t nc = s_in->ne[0], nr = s_in->ne[1];
+    const int64_t n_t = x->ne[1], n_s = s_in->ne[2];
+    float * y_all = (float *) dst->data;
+    float * s_all = y_all + lm_ggml_nelements(x);
+
+    int64_t r0, r1;
+    lm_ggml_thread_range(nr, params->ith, params->nth, &r0, &r1);
+    for (int64_t is = 0; is < n_s; is++) {
+        float * s_out = s_all + is*nr*nc;
+        const float * s_prev = (const float *)((const char *) s_in->data + is*s_in->nb[2]);
+        for (int64_t it = 0; it < n_t; it++) {
+            const float * xr  = (const float *)((const char *) x->data  + it*x->nb[1]  + is*x->nb[2]);
+            const float * dtr = (const float *)((const char *) dt->data + it*dt->nb[1] + is*dt->nb[2]);
+            const float * Br  = (const float *)((const char *) B->data  + it*B->nb[1]  + is*B->nb[2]);
+            const float * Cr  = (const float *)((const char *) C->data  + it*C->nb[1]  + is*C->nb[2]);
+            float * y = y_all + (is*n_t + it)*nr;
+            for (int64_t ir = r0; ir < r1; ir++) {
+                const float * Ar = (const float *)((const char *) A->data + ir*A->nb[1]);
+                const float d = dtr[ir];
+                const float dsp = d <= 20.0f ? log1pf(expf(d)) : d; // softplus
+                const float xdt = xr[ir] * dsp;
+                const float * sp = s_prev + ir*nc;
+                float * so = s_out + ir*nc;
+                float acc = 0.0f;
+                for (int64_t i0 = 0; i0 < nc; i0++) {
+                    const float st = sp[i0] * expf(dsp * Ar[i0]) + Br[i0] * xdt;
+                    acc += st * Cr[i0];
+                    so[i0] = st;
+                }
+                y[ir] = acc;
+            }
+            // later tokens continue from the state just written
+            s_prev = s_out;
+        }
+    }
+}
+
+// ================================================================ RWKV v6
+
+struct lm_ggml_tensor * lm_ggml_rwkv_wkv6(struct lm_ggml_context * ctx, struct lm_ggml_tensor * k, struct lm_ggml_tensor * v,
+        struct lm_ggml_tensor * r, struct lm_ggml_tensor * tf, struct lm_ggml_tensor * td, struct lm_ggml_tensor * state) {
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(k));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(v));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(r));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(tf));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(td));
+    LM_GGML_ASSERT(lm_ggml_is_contiguous(state));
+    const int64_t S = k->ne[0], H = k->ne[2], n_tokens = k->ne[3];
+    const int64_t n_seqs = state->ne[1];
+    LM_GGML_ASSERT(k->ne[1] == 1);
+    LM_GGML_ASSERT(v->ne[0] == 1 && v->ne[1] == S && v->ne[2] == H && v->ne[3] == n_tokens);
+    LM_GGML_ASSERT(r->ne[0] == 1 && r->ne[1] == S && r->ne[2] == H && r->ne[3] == n_tokens);
+    LM_GGML_ASSERT(td->ne[0] == 1 && td->ne[1] == S && td->ne[2] == H && td->ne[3] == n_tokens);
+    LM_GGML_ASSERT(lm_ggml_nelements(state) == S * S * H * n_seqs);
+    // the kernel indexes these; the reference leaves them unchecked
+    LM_GGML_ASSERT(lm_ggml_nelements(tf) >= S * H);
+    LM_GGML_ASSERT(n_seqs > 0 && n_tokens % n_seqs == 0);
+    LM_GGML_ASSERT(k->type == LM_GGML_TYPE_F32 && v->type == LM_GGML_TYPE_F32 && r->type == LM_GGML_TYPE_F32 &&
+                   tf->type == LM_GGML_TYPE_F32 && td->type == LM_GGML_TYPE_F32 && state->type == LM_GGML_TYPE_F32);
+    // output rows, then the new states
+    const int64_t ne[4] = { S * H, n_tokens + S * n_seqs, 1, 1 };
+    struct lm_ggml_tensor * res = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
+    res->op = LM_GGML_OP_RWKV_WKV6;
+    res->src[0] = k;
+    res->src[1] = v;
+    res->src[2] = r;
+    res->src[3] = tf;
+    res->src[4] = td;
+    res->src[5] = state;
+    return res;
+}
+
+// Per head h, token t (state St is S x S, i = key index, j = value index):
+//   out[j] = sum_i r[i] * (k[i]*v[j]*tf[i] + St-1[i][j]);  St[i][j] = St-1[i][j]*td[i] + k[i]*v[j]
+// Heads are independent, so threads split heads.
+static void rwkv_wkv6_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const int64_t T = dst->src[1]->ne[3];
+    const int64_t Cn = dst->ne[0];
+    const int64_t H = dst->src[1]->ne[2];
+    const int64_t n_seqs = dst->src[5]->ne[1];
+    const int64_t S = Cn / H;
+    const int64_t t_per_seq = T / n_seqs;
+    const float * k  = (const float *) dst->src[0]->data;
+    const float * v  = (const float *) dst->src[1]->data;
+    const float * r  = (const float *) dst->src[2]->data;
+    const float * tf = (const float *) dst->src[3]->data;
+    const float * td = (const float *) dst->src[4]->data;
+    const float * s_init = (const float *) dst->src[5]->data;
+    float * out   = (float *) dst->data;
+    float * s_all = out + Cn * T;
+
+    int64_t h0, h1;
+    lm_ggml_thread_range(H, params->ith, params->nth, &h0, &h1);
+    for (int64_t t = 0; t < T; t++) {
+        const int64_t seq = t / t_per_seq;
+        float * s_cur = s_all + seq * S * Cn;
+        const float * s_prev = (t % t_per_seq) ? s_cur : s_init + seq * S * Cn;
+        for (int64_t h = h0; h < h1; h++) {
+            const int64_t base = t*Cn + h*S;
+            float * o = out + base;
+            for (int64_t j = 0; j < S; j++) o[j] = 0.0f;
+            for (int64_t i = 0; i < S; i++) {
+                const float kv_k = k[base + i], rv = r[base + i], tfv = tf[h*S + i], tdv = td[base + i];
+                const float * sp = s_prev + h*S*S + i*S;
+                float * sc = s_cur + h*S*S + i*S;
+                for (int64_t j = 0; j < S; j++) {
+                    const float kv = v[base + j] * kv_k;
+                    const float prev = sp[j];
+                    o[j] += (kv * tfv + prev) * rv;
+                    sc[j] = prev * tdv + kv;
+                }
+            }
+        }
+    }
+}
+
+// ================================================================ registration
+
 void lm_cpu_register_nn(struct lm_cpu_op * table) {
-    (void) table;
+    table[LM_GGML_OP_ROPE]        = (struct lm_cpu_op){ rope_fwd_kernel,    rope_wsize, NULL };
+    table[LM_GGML_OP_ROPE_BACK]   = (struct lm_cpu_op){ rope_back_kernel,   rope_wsize, NULL };
+    table[LM_GGML_OP_WIN_PART]    = (struct lm_cpu_op){ win_part_kernel,    NULL, NULL };
+    table[LM_GGML_OP_WIN_UNPART]  = (struct lm_cpu_op){ win_unpart_kernel,  NULL, NULL };
+    table[LM_GGML_OP_GET_REL_POS] = (struct lm_cpu_op){ get_rel_pos_kernel, NULL, NULL };
+    table[LM_GGML_OP_ADD_REL_POS] = (struct lm_cpu_op){ add_rel_pos_kernel, NULL, NULL };
+    table[LM_GGML_OP_SSM_CONV]    = (struct lm_cpu_op){ ssm_conv_kernel,    NULL, NULL };
+    table[LM_GGML_OP_SSM_SCAN]    = (struct lm_cpu_op){ ssm_scan_kernel,    NULL, NULL };
+    table[LM_GGML_OP_RWKV_WKV6]   = (struct lm_cpu_op){ rwkv_wkv6_kernel,   NULL, NULL };
 }

@@ -78,6 +78,8 @@ struct lm_ggml_tensor * lm_ggml_upscale_ext(struct lm_ggml_context * ctx, struct
     LM_GGML_ASSERT(a->ne[2] <= ne2);
     LM_GGML_ASSERT(a->ne[3] <= ne3);
     LM_GGML_ASSERT(!lm_ggml_is_quantized(a->type));
+    // an empty a has nothing to sample from
+    LM_GGML_ASSERT(!lm_ggml_is_empty(a) || (int64_t) ne0*ne1*ne2*ne3 == 0);
     struct lm_ggml_tensor * result = lm_ggml_new_tensor_4d(ctx, a->type, ne0, ne1, ne2, ne3);
     result->op     = LM_GGML_OP_UPSCALE;
     result->src[0] = a;
@@ -143,6 +145,7 @@ static char * lm_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int
 
 static void lm_compute_repeat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
+    if (lm_ggml_is_empty(dst)) return;
     const size_t es = lm_ggml_type_size(dst->type);
     const int64_t ne00 = src0->ne[0];
     int64_t ir0, ir1;
@@ -161,6 +164,7 @@ static void lm_compute_repeat(const struct lm_ggml_compute_params * params, stru
 static void lm_compute_repeat_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     LM_GGML_TENSOR_UNARY_OP_LOCALS
+    if (lm_ggml_is_empty(dst)) return;
     const int64_t nr0 = ne00/ne0, nr1 = ne01/ne1, nr2 = ne02/ne2, nr3 = ne03/ne3;
 
     int64_t ir0, ir1;

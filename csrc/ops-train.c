@@ -2,10 +2,7 @@
 // and the AdamW step. Constructors check everything, so the kernels below never
 // assert (see ggml-cpu-impl.h for the kernel contract).
 #include "ggml-cpu-impl.h"
-
-#if defined(LM_X86)
-#include <immintrin.h>
-#endif
+#include "ops-vec.h"
 
 // ---------------------------------------------------------------- constructors
 
@@ -105,6 +102,90 @@ static float cel_row(const char * s0, size_t nb00, const char * s1, size_t nb10,
     return (float) row;
 }
 
+#if defined(LM_X86)
+LM_TARGET_AVX2 static float row_max_avx2(const float * x, int64_t n) {
+    __m256 vm = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+    }
+    float max = lm_hmax_avx2(vm);
+    for (; i < n; i++) {
+        max = max > x[i] ? max : x[i];
+    }
+    return max;
+}
+
+LM_TARGET_AVX2 static double hsum_pd_avx2(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+// Contiguous rows. The exponentials come from the vector exp (a few ulp from
+// expf); sums are still taken in double.
+LM_TARGET_AVX2 static float cel_row_avx2(const float * x, const float * y, int64_t nc) {
+    const float max = row_max_avx2(x, nc);
+    const __m256 vmax = _mm256_set1_ps(max);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= nc; i += 8) {
+        const __m256 e = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double sum_exp = hsum_pd_avx2(_mm256_add_pd(s0, s1));
+    for (; i < nc; i++) {
+        sum_exp += (double) expf(x[i] - max);
+    }
+    const float neg_log_sum = -(float) logf((float) sum_exp);
+    const __m256 vnls = _mm256_set1_ps(neg_log_sum);
+    s0 = _mm256_setzero_pd();
+    s1 = _mm256_setzero_pd();
+    for (i = 0; i + 8 <= nc; i += 8) {
+        const __m256 st = _mm256_mul_ps(_mm256_add_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax), vnls), _mm256_loadu_ps(y + i));
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(st)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(st, 1)));
+    }
+    double row = hsum_pd_avx2(_mm256_add_pd(s0, s1));
+    for (; i < nc; i++) {
+        float st = x[i] - max;
+        st = st + neg_log_sum;
+        st = st * y[i];
+        row += (double) st;
+    }
+    return (float) row;
+}
+
+LM_TARGET_AVX2 static void celb_row_avx2(float * d, const float * x, const float * y, int64_t nc, float d_by_nr) {
+    const float max = row_max_avx2(x, nc);
+    const __m256 vmax = _mm256_set1_ps(max);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= nc; i += 8) {
+        const __m256 e = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        _mm256_storeu_ps(d + i, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double sum = hsum_pd_avx2(_mm256_add_pd(s0, s1));
+    for (; i < nc; i++) {
+        d[i] = expf(x[i] - max);
+        sum += (double) d[i];
+    }
+    const float inv = (float) (1.0 / sum);
+    const __m256 vinv = _mm256_set1_ps(inv), vd = _mm256_set1_ps(d_by_nr);
+    for (i = 0; i + 8 <= nc; i += 8) {
+        const __m256 g = _mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(d + i), vinv), _mm256_loadu_ps(y + i));
+        _mm256_storeu_ps(d + i, _mm256_mul_ps(g, vd));
+    }
+    for (; i < nc; i++) {
+        float g = d[i] * inv;
+        g = g - y[i];
+        d[i] = g * d_by_nr;
+    }
+}
+#endif
+
 static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
@@ -122,8 +203,16 @@ static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_
     int64_t ir0, ir1;
     lm_ggml_thread_range(nr, ith, nth, &ir0, &ir1);
 
+    const bool simd = lm_vec_avx2() && src0->nb[0] == sizeof(float) && src1->nb[0] == sizeof(float);
+    (void) simd;
     float part = 0.0f;
     for (int64_t ir = ir0; ir < ir1; ir++) {
+#if defined(LM_X86)
+        if (simd) {
+            part += cel_row_avx2((const float *) row_ptr(src0, ir), (const float *) row_ptr(src1, ir), nc);
+            continue;
+        }
+#endif
         part += cel_row(row_ptr(src0, ir), src0->nb[0], row_ptr(src1, ir), src1->nb[0], nc);
     }
 
@@ -161,8 +250,18 @@ static void celb_compute(const struct lm_ggml_compute_params * params, struct lm
 
     int64_t ir0, ir1;
     lm_ggml_thread_range(nr, params->ith, params->nth, &ir0, &ir1);
+    const bool simd = lm_vec_avx2() && src0->nb[0] == sizeof(float) && src1->nb[0] == sizeof(float) &&
+                      dst->nb[0] == sizeof(float);
+    (void) simd;
 
     for (int64_t ir = ir0; ir < ir1; ir++) {
+#if defined(LM_X86)
+        if (simd) {
+            celb_row_avx2((float *) row_ptr(dst, ir), (const float *) row_ptr(src0, ir), (const float *) row_ptr(src1, ir),
+                    nc, d_by_nr);
+            continue;
+        }
+#endif
         const char * s0 = row_ptr(src0, ir);
         const char * s1 = row_ptr(src1, ir);
         char       * d  = row_ptr(dst,  ir);
@@ -252,7 +351,7 @@ static void adamw_compute(const struct lm_ggml_compute_params * params, struct l
     const bool unit = w_t->nb[0] == sizeof(float) && g_t->nb[0] == sizeof(float) &&
                       m_t->nb[0] == sizeof(float) && v_t->nb[0] == sizeof(float);
 #if defined(LM_X86)
-    const bool use_avx2 = unit && lm_cpu_level() >= LM_CPU_LEVEL_AVX2 && lm_cpu_level() != LM_CPU_LEVEL_NEON;
+    const bool use_avx2 = unit && lm_vec_avx2();
 #endif
 
     int64_t ir0, ir1;

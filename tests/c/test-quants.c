@@ -16,6 +16,8 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-quants.h"
+#include "ggml-cpu-impl.h"
+#include "ggml-impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -171,11 +173,160 @@ static void test_type(const struct parity * pd) {
     free(yref);
 }
 
-// Throughput over a 4 Mi-float buffer (f32 bytes per second, like the reference figures).
+// The SIMD dequantizers against the scalar ones on random blocks (random
+// bytes, with the fp16 scales kept finite).
+static void test_simd_dequant(void) {
+    static const enum lm_ggml_type types[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+                                              LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K,
+                                              LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_TQ1_0, LM_GGML_TYPE_TQ2_0};
+    const int64_t n = 256 * 64;
+    unsigned s = 99;
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t) {
+        const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(types[t]);
+        const size_t qbytes = (size_t) (n / tt->blck_size) * tt->type_size;
+        unsigned char * q = malloc(qbytes);
+        float * a = malloc((size_t) n * sizeof(float));
+        float * b = malloc((size_t) n * sizeof(float));
+        for (size_t i = 0; i < qbytes; ++i) {
+            s = s * 1103515245u + 12345u;
+            q[i] = (unsigned char) (s >> 16);
+        }
+        // keep every 16-bit word's exponent field below 31 so scales are finite
+        for (size_t i = 1; i < qbytes; i += 2) q[i] &= 0x7b;
+        lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
+        tt->to_float(q, a, n);
+        lm_cpu_force_level(-1);
+        tt->to_float(q, b, n);
+        check(tt->type_name, "simd dequant", floats_differing(a, b, (size_t) n), (int) n, -1, -1);
+        free(q);
+        free(a);
+        free(b);
+    }
+}
+
+static void expect(const char * what, int cond) {
+    if (cond) n_pass++; else n_fail++;
+    printf("  %-40s %s\n", what, cond ? "ok" : "FAIL");
+}
+
+// lm_ggml_validate_row_data: sizes, NaN/Inf in plain values and in block scales.
+static void test_validate(void) {
+    block_q4_K b[2];
+    memset(b, 0, sizeof(b));
+    expect("validate q4_K zeros", lm_ggml_validate_row_data(LM_GGML_TYPE_Q4_K, b, sizeof(b)));
+    expect("validate q4_K bad size", !lm_ggml_validate_row_data(LM_GGML_TYPE_Q4_K, b, sizeof(b) - 1));
+    b[1].dmin = 0x7c00; // +inf
+    expect("validate q4_K inf dmin", !lm_ggml_validate_row_data(LM_GGML_TYPE_Q4_K, b, sizeof(b)));
+    block_q8_0 c[3];
+    memset(c, 0, sizeof(c));
+    c[2].d = 0x7e00; // nan
+    expect("validate q8_0 nan d", !lm_ggml_validate_row_data(LM_GGML_TYPE_Q8_0, c, sizeof(c)));
+    expect("validate q8_0 first two blocks", lm_ggml_validate_row_data(LM_GGML_TYPE_Q8_0, c, 2 * sizeof(c[0])));
+    float f[4] = {1, 2, 3, 4};
+    expect("validate f32 finite", lm_ggml_validate_row_data(LM_GGML_TYPE_F32, f, sizeof(f)));
+    f[3] = INFINITY;
+    expect("validate f32 inf", !lm_ggml_validate_row_data(LM_GGML_TYPE_F32, f, sizeof(f)));
+    f[3] = NAN;
+    expect("validate f32 nan", !lm_ggml_validate_row_data(LM_GGML_TYPE_F32, f, sizeof(f)));
+    uint16_t h[2] = {0x3c00, 0xfc00};
+    expect("validate f16 -inf", !lm_ggml_validate_row_data(LM_GGML_TYPE_F16, h, sizeof(h)));
+    uint16_t bf[2] = {0x3f80, 0x7fc0};
+    expect("validate bf16 nan", !lm_ggml_validate_row_data(LM_GGML_TYPE_BF16, bf, sizeof(bf)));
+    double d2[2] = {1.0, NAN};
+    expect("validate f64 nan", !lm_ggml_validate_row_data(LM_GGML_TYPE_F64, d2, sizeof(d2)));
+    expect("validate deprecated type 4", !lm_ggml_validate_row_data((enum lm_ggml_type) 4, f, sizeof(f)));
+    expect("validate i32 anything", lm_ggml_validate_row_data(LM_GGML_TYPE_I32, f, sizeof(f)));
+}
+
+// The interleaved q4_0 layouts hold the q4_0 blocks of nr rows: check that
+// de-interleaving gives back lm_quantize_q4_0 of each row.
+static void test_interleaved(void) {
+    static const struct { enum lm_ggml_type t; int nr, blck; } cases[] = {
+        {LM_GGML_TYPE_Q4_0_4_4, 4, 4}, {LM_GGML_TYPE_Q4_0_4_8, 4, 8}, {LM_GGML_TYPE_Q4_0_8_8, 8, 8}};
+    const int64_t npr = 128, nrows = 8, nb = npr / 32;
+    float x[128 * 8];
+    unsigned s = 5;
+    for (int i = 0; i < 128 * 8; ++i) {
+        s = s * 1103515245u + 12345u;
+        x[i] = (float) (s >> 8) / 16777216.0f - 0.5f;
+    }
+    block_q4_0 plain[4 * 8];
+    lm_quantize_q4_0(x, plain, nrows, npr, NULL);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+        unsigned char out[sizeof(plain)];
+        const size_t got = lm_ggml_quantize_chunk(cases[c].t, x, out, 0, nrows, npr, NULL);
+        int ok = got == sizeof(plain);
+        const int nr = cases[c].nr, blck = cases[c].blck;
+        const size_t gsize = (size_t) nr * sizeof(block_q4_0);
+        for (int64_t g = 0; g < nrows / nr; ++g) {
+            for (int64_t b = 0; b < nb; ++b) {
+                const unsigned char * blk = out + (size_t) (g * nb + b) * gsize;
+                for (int r = 0; r < nr; ++r) {
+                    const block_q4_0 * want = &plain[(g * nr + r) * nb + b];
+                    lm_ggml_half d;
+                    memcpy(&d, blk + 2 * r, 2);
+                    ok &= d == want->d;
+                    for (int k = 0; k < 16; ++k) {
+                        const int chunk = (k / blck) * nr + r; // chunk index of byte k of row r
+                        ok &= (blk[2 * nr + chunk * blck + k % blck] ^ 0x88) == want->qs[k];
+                    }
+                }
+            }
+        }
+        char what[64];
+        snprintf(what, sizeof(what), "interleaved %s", lm_ggml_type_name(cases[c].t));
+        expect(what, ok);
+    }
+}
+
+// Bad arguments to quantize_chunk assert; under LM_GGML_TRY that is an error, not an abort.
+static void test_chunk_asserts(void) {
+    float x[64] = {0};
+    unsigned char out[256];
+    struct lm_ggml_err_frame f;
+    volatile int caught = 0;
+    if (LM_GGML_TRY(&f)) caught = 1;
+    else { lm_ggml_quantize_chunk(LM_GGML_TYPE_Q4_0, x, out, 16, 1, 32, NULL); lm_ggml_err_pop(&f); }
+    expect("chunk start not block-aligned asserts", caught);
+    caught = 0;
+    if (LM_GGML_TRY(&f)) caught = 1;
+    else { lm_ggml_quantize_chunk(LM_GGML_TYPE_IQ2_XXS, x, out, 0, 1, 256, NULL); lm_ggml_err_pop(&f); }
+    expect("chunk iq2_xxs without imatrix asserts", caught);
+    caught = 0;
+    if (LM_GGML_TRY(&f)) caught = 1;
+    else { lm_ggml_quantize_chunk(LM_GGML_TYPE_Q8_1, x, out, 0, 1, 32, NULL); lm_ggml_err_pop(&f); }
+    expect("chunk q8_1 (no quantizer) asserts", caught);
+    caught = 0;
+    if (LM_GGML_TRY(&f)) caught = 1;
+    else { lm_ggml_quantize_chunk(LM_GGML_TYPE_Q4_K, x, out, 0, 1, 64, NULL); lm_ggml_err_pop(&f); }
+    expect("chunk row not a whole number of blocks asserts", caught);
+    expect("requires_imatrix iq1_s", lm_ggml_quantize_requires_imatrix(LM_GGML_TYPE_IQ1_S));
+    expect("requires_imatrix q4_K is false", !lm_ggml_quantize_requires_imatrix(LM_GGML_TYPE_Q4_K));
+}
+
+// Throughput in f32 bytes per second (the unit of the reference figures):
+// best of many short runs over 64 Ki floats, to ride out a busy machine.
+static double best_time(void (*run)(const void *, void *, int64_t), const void * in, void * out, int64_t n) {
+    double best = 1e30;
+    const double t_end = now_s() + 0.4;
+    do {
+        const double t0 = now_s();
+        run(in, out, n);
+        const double t = now_s() - t0;
+        if (t < best) best = t;
+    } while (now_s() < t_end);
+    return best;
+}
+
+static lm_ggml_from_float_t bench_from;
+static lm_ggml_to_float_t   bench_to;
+static void run_from(const void * in, void * out, int64_t n) { bench_from((const float *) in, out, n); }
+static void run_to(const void * in, void * out, int64_t n) { bench_to(in, (float *) out, n); }
+
 static void bench_type(enum lm_ggml_type type) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(type);
     if (!tt->to_float || !tt->from_float_ref) return;
-    const int64_t n = 1 << 22;
+    const int64_t n = 1 << 16;
     float * x = malloc((size_t) n * sizeof(float));
     float * y = malloc((size_t) n * sizeof(float));
     void * q = malloc((size_t) (n / tt->blck_size) * tt->type_size);
@@ -184,15 +335,10 @@ static void bench_type(enum lm_ggml_type type) {
         s = s * 1103515245u + 12345u;
         x[i] = ((float) (s >> 8) / 16777216.0f - 0.5f) * 2.0f;
     }
-    const lm_ggml_from_float_t from = tt->from_float_ref;
-    double t0 = now_s();
-    int iq = 0;
-    do { from(x, q, n); iq++; } while (now_s() - t0 < 0.3);
-    const double tq = (now_s() - t0) / iq;
-    t0 = now_s();
-    int id = 0;
-    do { tt->to_float(q, y, n); id++; } while (now_s() - t0 < 0.3);
-    const double td = (now_s() - t0) / id;
+    bench_from = tt->from_float_ref;
+    bench_to = tt->to_float;
+    const double tq = best_time(run_from, x, q, n);
+    const double td = best_time(run_to, q, y, n);
     printf("  bench %-8s quantize %8.1f MB/s   dequantize %8.1f MB/s\n", tt->type_name,
            (double) n * 4 / tq / 1e6, (double) n * 4 / td / 1e6);
     free(x);
@@ -228,6 +374,10 @@ int main(int argc, char ** argv) {
         test_type(&pd);
         free_parity(&pd);
     }
+    test_simd_dequant();
+    test_validate();
+    test_interleaved();
+    test_chunk_asserts();
     if (bench) {
         static const enum lm_ggml_type bt[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
                                                LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K,

@@ -1,0 +1,53 @@
+// Command ggml shows the ggml Go library at work and inspects GGUF files.
+//
+//	ggml demo              build and compute graphs, print results and speed
+//	ggml info              build and CPU capabilities
+//	ggml gguf inspect FILE keys and tensors of a GGUF file
+//	ggml gguf dump --json FILE
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+type command struct {
+	summary string
+	run     func(args []string) error
+}
+
+var commands = map[string]command{
+	"demo": {"build and compute graphs on several threads, print results", demoCmd},
+	"info": {"print the build and the CPU capabilities", infoCmd},
+	"gguf": {"inspect a GGUF file or dump it as JSON", ggufCmd},
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: ggml <command> [arguments]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-6s %s\n", n, commands[n].summary)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "ggml: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err := cmd.run(os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ggml:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,304 @@
+// mm-float.c - dot-product tiles for mul_mat with f32/f16/bf16 rows of src0
+// against f32 columns of src1, for each SIMD level (scalar, AVX2, AVX-512,
+// NEON). Both operands are contiguous along K, so a tile keeps one
+// accumulator per (row, column) pair and loads each vector once per step.
+#include "mm-kernels.h"
+
+#if defined(LM_X86)
+#include <immintrin.h>
+#endif
+#if defined(LM_ARM64)
+#include <arm_neon.h>
+#endif
+
+// ---------------------------------------------------------------- scalar
+
+static inline float ld1(const void * p, int64_t k, enum mm_xtype xt) {
+    switch (xt) {
+        case MM_X_F16:  return lm_ggml_table_f32_f16[((const lm_ggml_fp16_t *) p)[k]]; // filled by lm_ggml_init
+        case MM_X_BF16: return LM_GGML_BF16_TO_FP32(((const lm_ggml_bf16_t *) p)[k]);
+        default:        return ((const float *) p)[k];
+    }
+}
+
+static inline float dot_scalar(int64_t K, const void * x, enum mm_xtype xt, const float * y) {
+    float s[4] = { 0, 0, 0, 0 };
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        for (int j = 0; j < 4; j++) s[j] += ld1(x, k + j, xt) * y[k + j];
+    }
+    for (; k < K; k++) s[0] += ld1(x, k, xt) * y[k];
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+#define SCALAR_KERNELS(SUF, XT) \
+static void tile_scalar_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { \
+    for (int r = 0; r < MM_TILE_R; r++) \
+        for (int c = 0; c < MM_TILE_C; c++) out[r * MM_TILE_C + c] = dot_scalar(K, x[r], XT, y[c]); \
+} \
+static void mv_scalar_##SUF(int64_t K, const void * const * x, const float * y, float * out) { \
+    for (int r = 0; r < MM_MV_R; r++) out[r] = dot_scalar(K, x[r], XT, y); \
+}
+SCALAR_KERNELS(f32, MM_X_F32)
+SCALAR_KERNELS(f16, MM_X_F16)
+SCALAR_KERNELS(bf16, MM_X_BF16)
+
+// ---------------------------------------------------------------- AVX2 / AVX-512
+
+#if defined(LM_X86)
+
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 ld8(const void * p, int64_t k, enum mm_xtype xt) {
+    switch (xt) {
+        case MM_X_F16:  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *) p + k)));
+        case MM_X_BF16: return _mm256_castsi256_ps(_mm256_slli_epi32(
+                               _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *) p + k))), 16));
+        default:        return _mm256_loadu_ps((const float *) p + k);
+    }
+}
+
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// The tile is 4x4 but AVX2 has 16 registers: it runs as two 4x2 halves so
+// the 8 accumulators plus operands stay in registers. Accumulators are named
+// variables (not arrays) so that they live in registers at -O2.
+#define LM_INLINE inline __attribute__((always_inline))
+
+#define AVX2_ROW(r) { const __m256 a = ld8(x##r, k, xt); \
+    c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); }
+#define AVX2_OUT(r) { float s0 = hsum8(c##r##0), s1 = hsum8(c##r##1); \
+    for (int64_t k = K8; k < K; k++) { const float a = ld1(x##r, k, xt); s0 += a * y0[k]; s1 += a * y1[k]; } \
+    out[r * MM_TILE_C + h] = s0; out[r * MM_TILE_C + h + 1] = s1; }
+
+LM_TARGET_AVX2 static LM_INLINE void tile_avx2(int64_t K, const void * const * x, const float * const * y, float * out,
+                                               enum mm_xtype xt) {
+    const int64_t K8 = K & ~(int64_t) 7;
+    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3];
+    for (int h = 0; h < MM_TILE_C; h += 2) {
+        const float * y0 = y[h], * y1 = y[h + 1];
+        __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+        for (int64_t k = 0; k < K8; k += 8) {
+            const __m256 b0 = _mm256_loadu_ps(y0 + k), b1 = _mm256_loadu_ps(y1 + k);
+            AVX2_ROW(0) AVX2_ROW(1) AVX2_ROW(2) AVX2_ROW(3)
+        }
+        AVX2_OUT(0) AVX2_OUT(1) AVX2_OUT(2) AVX2_OUT(3)
+    }
+}
+
+#define AVX2_MV(r) c##r = _mm256_fmadd_ps(ld8(x##r, k, xt), b, c##r);
+LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, const float * y, float * out, enum mm_xtype xt) {
+    const int64_t K8 = K & ~(int64_t) 7;
+    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    for (int64_t k = 0; k < K8; k += 8) {
+        const __m256 b = _mm256_loadu_ps(y + k);
+        AVX2_MV(0) AVX2_MV(1) AVX2_MV(2) AVX2_MV(3) AVX2_MV(4) AVX2_MV(5) AVX2_MV(6) AVX2_MV(7)
+    }
+    const __m256 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
+    for (int r = 0; r < MM_MV_R; r++) {
+        float s = hsum8(cs[r]);
+        for (int64_t k = K8; k < K; k++) s += ld1(x[r], k, xt) * y[k];
+        out[r] = s;
+    }
+}
+
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 ld16(const void * p, int64_t k, enum mm_xtype xt) {
+    switch (xt) {
+        case MM_X_F16:  return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *) p + k)));
+        case MM_X_BF16: return _mm512_castsi512_ps(_mm512_slli_epi32(
+                               _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *) p + k))), 16));
+        default:        return _mm512_loadu_ps((const float *) p + k);
+    }
+}
+
+#define AVX512_ROW(r) { const __m512 a = ld16(x##r, k, xt); \
+    c##r##0 = _mm512_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(a, b1, c##r##1); \
+    c##r##2 = _mm512_fmadd_ps(a, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(a, b3, c##r##3); }
+
+LM_TARGET_AVX512 static LM_INLINE void tile_avx512(int64_t K, const void * const * x, const float * const * y, float * out,
+                                                   enum mm_xtype xt) {
+    const int64_t K16 = K & ~(int64_t) 15;
+    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3];
+    const float * y0 = y[0], * y1 = y[1], * y2 = y[2], * y3 = y[3];
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    __m512 c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    for (int64_t k = 0; k < K16; k += 16) {
+        const __m512 b0 = _mm512_loadu_ps(y0 + k), b1 = _mm512_loadu_ps(y1 + k);
+        const __m512 b2 = _mm512_loadu_ps(y2 + k), b3 = _mm512_loadu_ps(y3 + k);
+        AVX512_ROW(0) AVX512_ROW(1) AVX512_ROW(2) AVX512_ROW(3)
+    }
+    const __m512 cs[16] = { c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 };
+    for (int r = 0; r < 4; r++) {
+        for (int c = 0; c < 4; c++) {
+            float s = _mm512_reduce_add_ps(cs[r * 4 + c]);
+            for (int64_t k = K16; k < K; k++) s += ld1(x[r], k, xt) * y[c][k];
+            out[r * MM_TILE_C + c] = s;
+        }
+    }
+}
+
+#define AVX512_MV(r) c##r = _mm512_fmadd_ps(ld16(x##r, k, xt), b, c##r);
+LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const * x, const float * y, float * out, enum mm_xtype xt) {
+    const int64_t K16 = K & ~(int64_t) 15;
+    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    for (int64_t k = 0; k < K16; k += 16) {
+        const __m512 b = _mm512_loadu_ps(y + k);
+        AVX512_MV(0) AVX512_MV(1) AVX512_MV(2) AVX512_MV(3) AVX512_MV(4) AVX512_MV(5) AVX512_MV(6) AVX512_MV(7)
+    }
+    const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
+    for (int r = 0; r < MM_MV_R; r++) {
+        float s = _mm512_reduce_add_ps(cs[r]);
+        for (int64_t k = K16; k < K; k++) s += ld1(x[r], k, xt) * y[k];
+        out[r] = s;
+    }
+}
+
+#define X86_KERNELS(SUF, XT) \
+LM_TARGET_AVX2 static void tile_avx2_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx2(K, x, y, out, XT); } \
+LM_TARGET_AVX2 static void mv_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out) { mv_avx2(K, x, y, out, XT); } \
+LM_TARGET_AVX512 static void tile_avx512_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx512(K, x, y, out, XT); } \
+LM_TARGET_AVX512 static void mv_avx512_##SUF(int64_t K, const void * const * x, const float * y, float * out) { mv_avx512(K, x, y, out, XT); }
+X86_KERNELS(f32, MM_X_F32)
+X86_KERNELS(f16, MM_X_F16)
+X86_KERNELS(bf16, MM_X_BF16)
+
+#endif // LM_X86
+
+// ---------------------------------------------------------------- NEON
+
+#if defined(LM_ARM64)
+
+static inline float32x4_t ld4n(const void * p, int64_t k, enum mm_xtype xt) {
+    switch (xt) {
+        case MM_X_F16:  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) p + k)));
+        case MM_X_BF16: return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *) p + k), 16));
+        default:        return vld1q_f32((const float *) p + k);
+    }
+}
+
+#define NEON_KERNELS(SUF, XT) \
+static void tile_neon_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { \
+    const int64_t K4 = K & ~(int64_t) 3; \
+    float32x4_t acc[4][4]; \
+    for (int r = 0; r < 4; r++) for (int c = 0; c < 4; c++) acc[r][c] = vdupq_n_f32(0.0f); \
+    for (int64_t k = 0; k < K4; k += 4) { \
+        float32x4_t b[4]; \
+        for (int c = 0; c < 4; c++) b[c] = vld1q_f32(y[c] + k); \
+        for (int r = 0; r < 4; r++) { \
+            const float32x4_t a = ld4n(x[r], k, XT); \
+            for (int c = 0; c < 4; c++) acc[r][c] = vfmaq_f32(acc[r][c], a, b[c]); \
+        } \
+    } \
+    for (int r = 0; r < 4; r++) { \
+        for (int c = 0; c < 4; c++) { \
+            float s = vaddvq_f32(acc[r][c]); \
+            for (int64_t k = K4; k < K; k++) s += ld1(x[r], k, XT) * y[c][k]; \
+            out[r * MM_TILE_C + c] = s; \
+        } \
+    } \
+} \
+static void mv_neon_##SUF(int64_t K, const void * const * x, const float * y, float * out) { \
+    const int64_t K4 = K & ~(int64_t) 3; \
+    float32x4_t acc[MM_MV_R]; \
+    for (int r = 0; r < MM_MV_R; r++) acc[r] = vdupq_n_f32(0.0f); \
+    for (int64_t k = 0; k < K4; k += 4) { \
+        const float32x4_t b = vld1q_f32(y + k); \
+        for (int r = 0; r < MM_MV_R; r++) acc[r] = vfmaq_f32(acc[r], ld4n(x[r], k, XT), b); \
+    } \
+    for (int r = 0; r < MM_MV_R; r++) { \
+        float s = vaddvq_f32(acc[r]); \
+        for (int64_t k = K4; k < K; k++) s += ld1(x[r], k, XT) * y[k]; \
+        out[r] = s; \
+    } \
+}
+NEON_KERNELS(f32, MM_X_F32)
+NEON_KERNELS(f16, MM_X_F16)
+NEON_KERNELS(bf16, MM_X_BF16)
+
+#endif // LM_ARM64
+
+// ---------------------------------------------------------------- selection
+
+mm_tile_fn mm_get_tile(enum mm_xtype xt) {
+    static const mm_tile_fn scalar[3] = { tile_scalar_f32, tile_scalar_f16, tile_scalar_bf16 };
+    const enum lm_cpu_level lv = lm_cpu_level();
+    (void) lv;
+#if defined(LM_X86)
+    static const mm_tile_fn avx2[3]   = { tile_avx2_f32, tile_avx2_f16, tile_avx2_bf16 };
+    static const mm_tile_fn avx512[3] = { tile_avx512_f32, tile_avx512_f16, tile_avx512_bf16 };
+    if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];
+    if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
+#endif
+#if defined(LM_ARM64)
+    static const mm_tile_fn neon[3] = { tile_neon_f32, tile_neon_f16, tile_neon_bf16 };
+    if (lv == LM_CPU_LEVEL_NEON) return neon[xt];
+#endif
+    return scalar[xt];
+}
+
+mm_mv_fn mm_get_mv(enum mm_xtype xt) {
+    static const mm_mv_fn scalar[3] = { mv_scalar_f32, mv_scalar_f16, mv_scalar_bf16 };
+    const enum lm_cpu_level lv = lm_cpu_level();
+    (void) lv;
+#if defined(LM_X86)
+    static const mm_mv_fn avx2[3]   = { mv_avx2_f32, mv_avx2_f16, mv_avx2_bf16 };
+    static const mm_mv_fn avx512[3] = { mv_avx512_f32, mv_avx512_f16, mv_avx512_bf16 };
+    if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];
+    if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
+#endif
+#if defined(LM_ARM64)
+    static const mm_mv_fn neon[3] = { mv_neon_f32, mv_neon_f16, mv_neon_bf16 };
+    if (lv == LM_CPU_LEVEL_NEON) return neon[xt];
+#endif
+    return scalar[xt];
+}
+
+// ---------------------------------------------------------------- plain dots (type traits)
+
+void mm_vec_dot_f32(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc) {
+    (void) bs; (void) bx; (void) by; (void) nrc;
+    const void * xs[MM_MV_R];
+    for (int r = 0; r < MM_MV_R; r++) xs[r] = x;
+    float out[MM_MV_R];
+    mm_get_mv(MM_X_F32)(n, xs, (const float *) y, out);
+    *s = out[0];
+}
+
+// f16 x f16 and bf16 x bf16, summed in f32 (the traits' vec_dot_type is the
+// type itself for these).
+void mm_vec_dot_f16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc) {
+    (void) bs; (void) bx; (void) by; (void) nrc;
+    double acc = 0.0;
+    const lm_ggml_fp16_t * a = x, * b = y;
+    for (int i = 0; i < n; i++) acc += (double) LM_GGML_FP16_TO_FP32(a[i]) * LM_GGML_FP16_TO_FP32(b[i]);
+    *s = (float) acc;
+}
+
+void mm_vec_dot_bf16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc) {
+    (void) bs; (void) bx; (void) by; (void) nrc;
+    double acc = 0.0;
+    const lm_ggml_bf16_t * a = x, * b = y;
+    for (int i = 0; i < n; i++) acc += (double) LM_GGML_BF16_TO_FP32(a[i]) * LM_GGML_BF16_TO_FP32(b[i]);
+    *s = (float) acc;
+}
+
+#if defined(LM_X86)
+LM_TARGET_AVX2 static void axpy_avx2(int64_t n, float * y, float v, const float * x) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(vv, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] += v * x[i];
+}
+#endif
+
+void mm_axpy_f32(int64_t n, float * y, float v, const float * x) {
+#if defined(LM_X86)
+    if (lm_cpu_level() >= LM_CPU_LEVEL_AVX2) { axpy_avx2(n, y, v, x); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) y[i] += v * x[i];
+}

@@ -1,0 +1,40 @@
+// mm-kernels.h - the inner kernels of mul_mat / mul_mat_id / out_prod
+// (mm-float.c: f32/f16/bf16 dot tiles; mm-quant.c: activation quantizers and
+// quantized dot products). Internal to the matmul files.
+#pragma once
+
+#include "ggml-cpu-impl.h"
+
+// Row sources of the float tiles: f32, f16 or bf16 elements.
+enum mm_xtype { MM_X_F32 = 0, MM_X_F16 = 1, MM_X_BF16 = 2 };
+
+// Tile geometry: rows of src0 x columns of src1 computed by one call.
+#define MM_TILE_R  4
+#define MM_TILE_C  4
+#define MM_MV_R    8
+
+// out[r*MM_TILE_C + c] = dot(x[r], y[c]) over K, for every r < MM_TILE_R and
+// c < MM_TILE_C (callers repeat pointers to fill a partial tile).
+typedef void (*mm_tile_fn)(int64_t K, const void * const * x, const float * const * y, float * out);
+// out[r] = dot(x[r], y) for r < MM_MV_R.
+typedef void (*mm_mv_fn)(int64_t K, const void * const * x, const float * y, float * out);
+
+mm_tile_fn mm_get_tile(enum mm_xtype xt);
+mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
+
+// Plain dot products (the vec_dot of the CPU type traits).
+void mm_vec_dot_f32 (int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+void mm_vec_dot_f16 (int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+void mm_vec_dot_bf16(int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
+
+// y += v * x over n floats.
+void mm_axpy_f32(int64_t n, float * y, float v, const float * x);
+
+// Quantized side. mm_quant_dot returns the integer-dot kernel of a weight
+// type (NULL when the type is handled by dequantizing to f32) and its
+// activation type; mm_quant_from_float the activation quantizer.
+lm_ggml_vec_dot_t    mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type);
+lm_ggml_from_float_t mm_act_quantizer(enum lm_ggml_type vec_dot_type); // q8_0, q8_1, q8_K
+// vec_dot for every quantized type (integer kernels where we have them, else
+// dequantizing both sides); what lm_ggml_get_type_traits_cpu reports.
+lm_ggml_vec_dot_t    mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type);

@@ -1,0 +1,19 @@
+//go:build !(linux || darwin)
+
+package gguf
+
+import (
+	"fmt"
+	"os"
+)
+
+const mmapped = false
+
+// mapFile reads the whole file: a portable stand-in where mmap is not wired up.
+func mapFile(path string) ([]byte, func() error, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gguf: %w", err)
+	}
+	return data, func() error { return nil }, nil
+}

@@ -1,0 +1,420 @@
+// Operations whose C signatures have many scalar parameters, exposed with
+// option structs (one method per C function all the same): the rope family,
+// im2col and the convolutions built on it, and pooling. Also the enum types
+// of op arguments and the precision setters.
+
+package ggml
+
+/*
+#include "glue.h"
+
+GG_DEF(gg_t *, rope, (gg_c * ctx, gg_t * a, gg_t * b, int n_dims, int mode), (ctx, a, b, n_dims, mode))
+GG_DEF(gg_t *, rope_inplace, (gg_c * ctx, gg_t * a, gg_t * b, int n_dims, int mode), (ctx, a, b, n_dims, mode))
+GG_DEF(gg_t *, rope_ext, (gg_c * ctx, gg_t * a, gg_t * b, gg_t * c, int nd, int mode, int nco, float fb, float fs, float ef, float af, float bf, float bs),
+    (ctx, a, b, c, nd, mode, nco, fb, fs, ef, af, bf, bs))
+GG_DEF(gg_t *, rope_ext_inplace, (gg_c * ctx, gg_t * a, gg_t * b, gg_t * c, int nd, int mode, int nco, float fb, float fs, float ef, float af, float bf, float bs),
+    (ctx, a, b, c, nd, mode, nco, fb, fs, ef, af, bf, bs))
+GG_DEF(gg_t *, rope_back, (gg_c * ctx, gg_t * a, gg_t * b, gg_t * c, int nd, int mode, int nco, float fb, float fs, float ef, float af, float bf, float bs),
+    (ctx, a, b, c, nd, mode, nco, fb, fs, ef, af, bf, bs))
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+GG_DEF(gg_t *, rope_custom, (gg_c * ctx, gg_t * a, gg_t * b, int nd, int mode, int nco, float fb, float fs, float ef, float af, float bf, float bs),
+    (ctx, a, b, nd, mode, nco, fb, fs, ef, af, bf, bs))
+GG_DEF(gg_t *, rope_custom_inplace, (gg_c * ctx, gg_t * a, gg_t * b, int nd, int mode, int nco, float fb, float fs, float ef, float af, float bf, float bs),
+    (ctx, a, b, nd, mode, nco, fb, fs, ef, af, bf, bs))
+GG_DEFV(rope_yarn_corr_dims, (int nd, int nco, float fb, float bf, float bs, float * dims), (nd, nco, fb, bf, bs, dims))
+
+GG_DEF(gg_t *, im2col, (gg_c * ctx, gg_t * a, gg_t * b, int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D, enum lm_ggml_type t),
+    (ctx, a, b, s0, s1, p0, p1, d0, d1, is_2D, t))
+GG_DEF(gg_t *, im2col_back, (gg_c * ctx, gg_t * a, gg_t * b, int64_t * ne, int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D),
+    (ctx, a, b, ne, s0, s1, p0, p1, d0, d1, is_2D))
+GG_DEF(gg_t *, conv_depthwise_2d, (gg_c * ctx, gg_t * a, gg_t * b, int s0, int s1, int p0, int p1, int d0, int d1), (ctx, a, b, s0, s1, p0, p1, d0, d1))
+GG_DEF(gg_t *, conv_1d, (gg_c * ctx, gg_t * a, gg_t * b, int s0, int p0, int d0), (ctx, a, b, s0, p0, d0))
+GG_DEF(gg_t *, conv_1d_ph, (gg_c * ctx, gg_t * a, gg_t * b, int s, int d), (ctx, a, b, s, d))
+GG_DEF(gg_t *, conv_transpose_1d, (gg_c * ctx, gg_t * a, gg_t * b, int s0, int p0, int d0), (ctx, a, b, s0, p0, d0))
+GG_DEF(gg_t *, conv_2d, (gg_c * ctx, gg_t * a, gg_t * b, int s0, int s1, int p0, int p1, int d0, int d1), (ctx, a, b, s0, s1, p0, p1, d0, d1))
+GG_DEF(gg_t *, conv_2d_sk_p0, (gg_c * ctx, gg_t * a, gg_t * b), (ctx, a, b))
+GG_DEF(gg_t *, conv_2d_s1_ph, (gg_c * ctx, gg_t * a, gg_t * b), (ctx, a, b))
+GG_DEF(gg_t *, conv_transpose_2d_p0, (gg_c * ctx, gg_t * a, gg_t * b, int stride), (ctx, a, b, stride))
+
+GG_DEF(gg_t *, pool_1d, (gg_c * ctx, gg_t * a, enum lm_ggml_op_pool op, int k0, int s0, int p0), (ctx, a, op, k0, s0, p0))
+GG_DEF(gg_t *, pool_2d, (gg_c * ctx, gg_t * a, enum lm_ggml_op_pool op, int k0, int k1, int s0, int s1, float p0, float p1),
+    (ctx, a, op, k0, k1, s0, s1, p0, p1))
+GG_DEF(gg_t *, pool_2d_back, (gg_c * ctx, gg_t * a, gg_t * af, enum lm_ggml_op_pool op, int k0, int k1, int s0, int s1, float p0, float p1),
+    (ctx, a, af, op, k0, k1, s0, s1, p0, p1))
+
+GG_DEFV(mul_mat_set_prec, (gg_t * a, enum lm_ggml_prec p), (a, p))
+GG_DEFV(flash_attn_ext_set_prec, (gg_t * a, enum lm_ggml_prec p), (a, p))
+GG_DEF(enum lm_ggml_prec, flash_attn_ext_get_prec, (const gg_t * a), (a))
+GG_DEFV(set_param, (gg_c * ctx, gg_t * a), (ctx, a))
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// needTensors panics with an *OpError naming op if a required operand is nil
+// (the C constructors would dereference it).
+func needTensors(op string, ts ...*Tensor) {
+	for i, t := range ts {
+		if t == nil {
+			panic(&OpError{Op: op, Msg: fmt.Sprintf("tensor operand %d is nil", i+1)})
+		}
+	}
+}
+
+// csize converts a byte count or offset, rejecting negative values.
+func csize(op string, n int) C.size_t {
+	if n < 0 {
+		panic(&OpError{Op: op, Msg: fmt.Sprintf("negative byte size or offset %d", n)})
+	}
+	return C.size_t(n)
+}
+
+// SortOrder is the order of Argsort (lm_ggml_sort_order).
+type SortOrder int32
+
+// Sort orders.
+const (
+	SortAsc  SortOrder = C.LM_GGML_SORT_ORDER_ASC
+	SortDesc SortOrder = C.LM_GGML_SORT_ORDER_DESC
+)
+
+// PoolOp is the reduction of a pooling op (lm_ggml_op_pool).
+type PoolOp int32
+
+// Pooling reductions.
+const (
+	PoolMax PoolOp = C.LM_GGML_OP_POOL_MAX
+	PoolAvg PoolOp = C.LM_GGML_OP_POOL_AVG
+)
+
+// Prec is the accumulation precision requested for an op (lm_ggml_prec).
+type Prec int32
+
+// Precisions.
+const (
+	PrecDefault Prec = C.LM_GGML_PREC_DEFAULT
+	PrecF32     Prec = C.LM_GGML_PREC_F32
+)
+
+// KQMaskPad is the padding of the query dimension of a FlashAttnExt mask.
+const KQMaskPad = int(C.LM_GGML_KQ_MASK_PAD)
+
+// SetPrec requests the accumulation precision of t, which must be the result
+// of MulMat or FlashAttnExt (otherwise it panics with an *OpError). It
+// returns t.
+func (t *Tensor) SetPrec(p Prec) *Tensor {
+	var e C.gg_err
+	switch t.Op() {
+	case OpMulMat:
+		C.gg_mul_mat_set_prec(&e, t.ptr(), C.enum_lm_ggml_prec(p))
+	default:
+		C.gg_flash_attn_ext_set_prec(&e, t.ptr(), C.enum_lm_ggml_prec(p))
+	}
+	check("SetPrec", &e)
+	return t
+}
+
+// Prec returns the precision set on the FlashAttnExt result t (it panics
+// with an *OpError for other ops).
+func (t *Tensor) Prec() Prec {
+	var e C.gg_err
+	r := C.gg_flash_attn_ext_get_prec(&e, t.ptr())
+	check("Prec", &e)
+	return Prec(r)
+}
+
+// markParam flags t as a trainable parameter (lm_ggml_set_param). The parity
+// runner uses it when the public SetParam of the backward API is missing.
+func (ctx *Context) markParam(t *Tensor) {
+	var e C.gg_err
+	C.gg_set_param(&e, ctx.ptr(), t.use(ctx))
+	check("SetParam", &e)
+}
+
+// ---------------------------------------------------------------- rope
+
+// Rope modes (bit flags of RopeParams.Mode).
+const (
+	RopeTypeNorm = 0
+	RopeTypeNeox = int(C.LM_GGML_ROPE_TYPE_NEOX) // rotate pairs (i, i+nDims/2) instead of (2i, 2i+1)
+)
+
+// RopeParams are the scalar parameters of the rope family (the C argument
+// list from n_dims to beta_slow).
+type RopeParams struct {
+	NDims    int // number of leading elements of each row that are rotated (even)
+	Mode     int // RopeTypeNorm or RopeTypeNeox
+	NCtxOrig int // training context length, for YaRN (ExtFactor != 0)
+
+	FreqBase   float32 // theta_i = pos * FreqBase^(-2i/NDims)
+	FreqScale  float32 // position interpolation factor
+	ExtFactor  float32 // YaRN extrapolation mix (0: off)
+	AttnFactor float32 // magnitude scale
+	BetaFast   float32 // YaRN correction range
+	BetaSlow   float32
+}
+
+// DefaultRopeParams returns the parameters that Rope uses: NCtxOrig 0,
+// FreqBase 10000, FreqScale 1, ExtFactor 0, AttnFactor 1, BetaFast 32,
+// BetaSlow 1.
+func DefaultRopeParams(nDims, mode int) RopeParams {
+	return RopeParams{NDims: nDims, Mode: mode, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+}
+
+// Rope rotates pairs of elements of a [ne0, nHead, nTokens, ne3] (f32 or
+// f16) by position-dependent angles; b holds the i32 positions [nTokens]
+// (a.ne2). nDims <= ne0; the elements past nDims are copied. Same shape and
+// type as a. It equals RopeExt with DefaultRopeParams and no freq factors.
+func (ctx *Context) Rope(a, b *Tensor, nDims, mode int) *Tensor {
+	needTensors("Rope", a, b)
+	var e C.gg_err
+	r := C.gg_rope(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
+	check("Rope", &e)
+	return ctx.wrap(r)
+}
+
+// RopeInplace is Rope written into a.
+func (ctx *Context) RopeInplace(a, b *Tensor, nDims, mode int) *Tensor {
+	needTensors("RopeInplace", a, b)
+	var e C.gg_err
+	r := C.gg_rope_inplace(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
+	check("RopeInplace", &e)
+	return ctx.wrap(r)
+}
+
+// RopeExt is Rope with explicit parameters (YaRN context extension) and
+// optional per-dimension frequency divisors freqFactors (f32 [NDims/2], or
+// nil).
+func (ctx *Context) RopeExt(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
+	needTensors("RopeExt", a, b)
+	var e C.gg_err
+	r := C.gg_rope_ext(&e, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	check("RopeExt", &e)
+	return ctx.wrap(r)
+}
+
+// RopeExtInplace is RopeExt written into a.
+func (ctx *Context) RopeExtInplace(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
+	needTensors("RopeExtInplace", a, b)
+	var e C.gg_err
+	r := C.gg_rope_ext_inplace(&e, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	check("RopeExtInplace", &e)
+	return ctx.wrap(r)
+}
+
+// RopeCustom is RopeExt without freq factors (deprecated in the C API).
+func (ctx *Context) RopeCustom(a, b *Tensor, p RopeParams) *Tensor {
+	needTensors("RopeCustom", a, b)
+	var e C.gg_err
+	r := C.gg_rope_custom(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	check("RopeCustom", &e)
+	return ctx.wrap(r)
+}
+
+// RopeCustomInplace is RopeCustom written into a.
+func (ctx *Context) RopeCustomInplace(a, b *Tensor, p RopeParams) *Tensor {
+	needTensors("RopeCustomInplace", a, b)
+	var e C.gg_err
+	r := C.gg_rope_custom_inplace(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	check("RopeCustomInplace", &e)
+	return ctx.wrap(r)
+}
+
+// RopeBack is the gradient of RopeExt: a is the output gradient (shape of
+// the rope result), b the positions, freqFactors as for RopeExt (or nil). It
+// rotates by the opposite angles; same shape as a.
+func (ctx *Context) RopeBack(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
+	needTensors("RopeBack", a, b)
+	var e C.gg_err
+	r := C.gg_rope_back(&e, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	check("RopeBack", &e)
+	return ctx.wrap(r)
+}
+
+// RopeYarnCorrDims returns the first and last rotated dimension that YaRN
+// corrects for the given parameters (lm_ggml_rope_yarn_corr_dims).
+func RopeYarnCorrDims(nDims, nCtxOrig int, freqBase, betaFast, betaSlow float32) [2]float32 {
+	dims := (*[2]C.float)(C.malloc(C.size_t(unsafe.Sizeof([2]C.float{}))))
+	defer C.free(unsafe.Pointer(dims))
+	var e C.gg_err
+	C.gg_rope_yarn_corr_dims(&e, C.int(nDims), C.int(nCtxOrig), C.float(freqBase), C.float(betaFast), C.float(betaSlow), &dims[0])
+	check("RopeYarnCorrDims", &e)
+	return [2]float32{float32(dims[0]), float32(dims[1])}
+}
+
+// ---------------------------------------------------------------- im2col and convolutions
+
+// Conv2DParams are stride (S), padding (P) and dilation (D) along dimension
+// 0 (width) and 1 (height). 1-D forms use only S0, P0, D0.
+type Conv2DParams struct {
+	S0, S1 int
+	P0, P1 int
+	D0, D1 int
+}
+
+// convOut is the output length of a convolution (for documentation):
+// (in + 2p - d*(k-1) - 1)/s + 1.
+
+// Im2Col unfolds the input b for a convolution with kernel a (only a's shape
+// is used). 2-D (is2D): a [KW, KH, Cin, Cout], b [W, H, Cin, N] ->
+// dstType [Cin*KH*KW, OW, OH, N]. 1-D: a [K, Cin, Cout], b [L, Cin, N] ->
+// dstType [Cin*K, OL, N]. Output sizes are (in + 2p - d*(k-1) - 1)/s + 1.
+// dstType is F32 or F16.
+func (ctx *Context) Im2Col(a, b *Tensor, p Conv2DParams, is2D bool, dstType Type) *Tensor {
+	needTensors("Im2Col", a, b)
+	var e C.gg_err
+	r := C.gg_im2col(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+		C.int(p.D0), C.int(p.D1), C.bool(is2D), C.enum_lm_ggml_type(dstType))
+	check("Im2Col", &e)
+	return ctx.wrap(r)
+}
+
+// Im2ColBack is the gradient of Im2Col: a is the kernel (only its shape is
+// used), b the gradient of the Im2Col result (f32 or f16) and ne the shape of
+// Im2Col's input b. The columns are folded back (overlaps summed) into f32 ne.
+func (ctx *Context) Im2ColBack(a, b *Tensor, ne [MaxDims]int, p Conv2DParams, is2D bool) *Tensor {
+	needTensors("Im2ColBack", a, b)
+	cne := (*[MaxDims]C.int64_t)(C.malloc(C.size_t(unsafe.Sizeof([MaxDims]C.int64_t{}))))
+	defer C.free(unsafe.Pointer(cne))
+	for i, n := range ne {
+		cne[i] = C.int64_t(n)
+	}
+	var e C.gg_err
+	r := C.gg_im2col_back(&e, ctx.ptr(), a.use(ctx), b.use(ctx), &cne[0], C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+		C.int(p.D0), C.int(p.D1), C.bool(is2D))
+	check("Im2ColBack", &e)
+	return ctx.wrap(r)
+}
+
+// ConvDepthwise2D convolves each channel of b [W, H, C, N] with its own
+// kernel a [KW, KH, 1, C] -> [OW, OH, C, N] (through Im2Col and MulMat).
+func (ctx *Context) ConvDepthwise2D(a, b *Tensor, p Conv2DParams) *Tensor {
+	needTensors("ConvDepthwise2D", a, b)
+	var e C.gg_err
+	r := C.gg_conv_depthwise_2d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+		C.int(p.D0), C.int(p.D1))
+	check("ConvDepthwise2D", &e)
+	return ctx.wrap(r)
+}
+
+// Conv1D convolves b [L, Cin, N] with the kernel a [K, Cin, Cout] (f16 or
+// f32) with stride s0, padding p0 and dilation d0 -> f32 [OL, Cout, N]
+// (through Im2Col and MulMat).
+func (ctx *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
+	needTensors("Conv1D", a, b)
+	var e C.gg_err
+	r := C.gg_conv_1d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
+	check("Conv1D", &e)
+	return ctx.wrap(r)
+}
+
+// Conv1DPh is Conv1D with "half" padding K/2.
+func (ctx *Context) Conv1DPh(a, b *Tensor, s, d int) *Tensor {
+	needTensors("Conv1DPh", a, b)
+	var e C.gg_err
+	r := C.gg_conv_1d_ph(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s), C.int(d))
+	check("Conv1DPh", &e)
+	return ctx.wrap(r)
+}
+
+// ConvTranspose1D is the transposed 1-D convolution of b [L, Cin] with the
+// kernel a [K, Cout, Cin] -> f32 [(L-1)*s0 + K, Cout]. As in the reference,
+// p0 must be 0 and d0 must be 1.
+func (ctx *Context) ConvTranspose1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
+	needTensors("ConvTranspose1D", a, b)
+	var e C.gg_err
+	r := C.gg_conv_transpose_1d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
+	check("ConvTranspose1D", &e)
+	return ctx.wrap(r)
+}
+
+// Conv2D convolves b [W, H, Cin, N] with the kernel a [KW, KH, Cin, Cout]
+// -> f32 [OW, OH, Cout, N] (through Im2Col and MulMat).
+func (ctx *Context) Conv2D(a, b *Tensor, p Conv2DParams) *Tensor {
+	needTensors("Conv2D", a, b)
+	var e C.gg_err
+	r := C.gg_conv_2d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+		C.int(p.D0), C.int(p.D1))
+	check("Conv2D", &e)
+	return ctx.wrap(r)
+}
+
+// Conv2DSkP0 is Conv2D with stride equal to the kernel size and no padding
+// (patch embedding).
+func (ctx *Context) Conv2DSkP0(a, b *Tensor) *Tensor {
+	needTensors("Conv2DSkP0", a, b)
+	var e C.gg_err
+	r := C.gg_conv_2d_sk_p0(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
+	check("Conv2DSkP0", &e)
+	return ctx.wrap(r)
+}
+
+// Conv2DS1Ph is Conv2D with stride 1 and half padding (KW/2, KH/2).
+func (ctx *Context) Conv2DS1Ph(a, b *Tensor) *Tensor {
+	needTensors("Conv2DS1Ph", a, b)
+	var e C.gg_err
+	r := C.gg_conv_2d_s1_ph(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
+	check("Conv2DS1Ph", &e)
+	return ctx.wrap(r)
+}
+
+// ConvTranspose2DP0 is the transposed 2-D convolution without padding of b
+// [W, H, Cin, N] with the kernel a [KW, KH, Cout, Cin] -> f32
+// [(W-1)*stride + KW, (H-1)*stride + KH, Cout, N].
+func (ctx *Context) ConvTranspose2DP0(a, b *Tensor, stride int) *Tensor {
+	needTensors("ConvTranspose2DP0", a, b)
+	var e C.gg_err
+	r := C.gg_conv_transpose_2d_p0(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(stride))
+	check("ConvTranspose2DP0", &e)
+	return ctx.wrap(r)
+}
+
+// ---------------------------------------------------------------- pooling
+
+// Pool1D pools each row of a with window k0, stride s0 and padding p0:
+// [ne0, ne1, ne2, ne3] -> f32 [(ne0 + 2*p0 - k0)/s0 + 1, ne1, ne2, ne3].
+func (ctx *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
+	needTensors("Pool1D", a)
+	var e C.gg_err
+	r := C.gg_pool_1d(&e, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(k0), C.int(s0), C.int(p0))
+	check("Pool1D", &e)
+	return ctx.wrap(r)
+}
+
+// Pool2DParams are window size (K), stride (S) and padding (P) along
+// dimensions 0 and 1.
+type Pool2DParams struct {
+	K0, K1 int
+	S0, S1 int
+	P0, P1 float32
+}
+
+// Pool2D pools windows of dimensions 0 and 1 of a: [W, H, C, N] -> f32
+// [(W + 2*P0 - K0)/S0 + 1, (H + 2*P1 - K1)/S1 + 1, C, N].
+func (ctx *Context) Pool2D(a *Tensor, op PoolOp, p Pool2DParams) *Tensor {
+	needTensors("Pool2D", a)
+	var e C.gg_err
+	r := C.gg_pool_2d(&e, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
+		C.float(p.P0), C.float(p.P1))
+	check("Pool2D", &e)
+	return ctx.wrap(r)
+}
+
+// Pool2DBack is the gradient of Pool2D: a is the output gradient (shape of
+// the Pool2D result) and af the forward input; the result has af's shape.
+func (ctx *Context) Pool2DBack(a, af *Tensor, op PoolOp, p Pool2DParams) *Tensor {
+	needTensors("Pool2DBack", a, af)
+	var e C.gg_err
+	r := C.gg_pool_2d_back(&e, ctx.ptr(), a.use(ctx), af.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
+		C.float(p.P0), C.float(p.P1))
+	check("Pool2DBack", &e)
+	return ctx.wrap(r)
+}

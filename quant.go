@@ -1,0 +1,156 @@
+package ggml
+
+/*
+#include "glue.h"
+
+GG_DEF(size_t, quantize_chunk, (enum lm_ggml_type t, const float * src, void * dst, int64_t start, int64_t nrows, int64_t n_per_row, const float * im),
+       (t, src, dst, start, nrows, n_per_row, im))
+
+static int gg_to_float(enum lm_ggml_type t, const void * src, float * dst, int64_t n) {
+    const struct lm_ggml_type_traits * tr = lm_ggml_get_type_traits(t);
+    if (t == LM_GGML_TYPE_F32) { memcpy(dst, src, n * sizeof(float)); return 0; }
+    if (tr->to_float == NULL) return -1;
+    tr->to_float(src, dst, n);
+    return 0;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Traits describe a tensor type (lm_ggml_type_traits, plus the quantization facts).
+type Traits struct {
+	Name                string
+	BlockSize           int // elements per block
+	BlockSizeInterleave int // elements interleaved per block (repacked types)
+	TypeSize            int // bytes per block
+	IsQuantized         bool
+	HasToFloat          bool // Dequantize works
+	HasFromFloatRef     bool // a reference quantizer exists for single rows
+	RequiresImatrix     bool // Quantize needs an importance matrix
+}
+
+// TypeTraits returns the traits of t.
+func TypeTraits(t Type) (Traits, error) {
+	if t >= TypeCount {
+		return Traits{}, fmt.Errorf("ggml: invalid type id %d", uint32(t))
+	}
+	tr := C.lm_ggml_get_type_traits(uint32(t))
+	return Traits{
+		Name:                C.GoString(tr.type_name),
+		BlockSize:           int(tr.blck_size),
+		BlockSizeInterleave: int(tr.blck_size_interleave),
+		TypeSize:            int(tr.type_size),
+		IsQuantized:         bool(tr.is_quantized),
+		HasToFloat:          tr.to_float != nil,
+		HasFromFloatRef:     tr.from_float_ref != nil,
+		RequiresImatrix:     bool(C.lm_ggml_quantize_requires_imatrix(uint32(t))),
+	}, nil
+}
+
+// RequiresImatrix reports whether Quantize needs an importance matrix for t.
+func RequiresImatrix(t Type) bool {
+	return t < TypeCount && bool(C.lm_ggml_quantize_requires_imatrix(uint32(t)))
+}
+
+// RowSize is the number of bytes of a row of n elements of type t.
+func RowSize(t Type, n int) (int, error) {
+	if !t.valid() {
+		return 0, fmt.Errorf("ggml: invalid type id %d", uint32(t))
+	}
+	if n < 0 || n%t.BlockSize() != 0 {
+		return 0, fmt.Errorf("ggml: %d elements are not a whole number of %s blocks of %d", n, t, t.BlockSize())
+	}
+	return n / t.BlockSize() * t.Size(), nil
+}
+
+// Quantize converts rows of nPerRow floats into type t exactly as the
+// reference's lm_ggml_quantize_chunk does (f16, bf16 and f32 are accepted too).
+// imatrix, if not nil, holds nPerRow importance weights; some types require it
+// (see RequiresImatrix). It is safe to call from several goroutines.
+func Quantize(t Type, src []float32, nPerRow int, imatrix []float32) ([]byte, error) {
+	if !t.valid() {
+		return nil, fmt.Errorf("ggml: Quantize: invalid type id %d", uint32(t))
+	}
+	if nPerRow <= 0 {
+		return nil, fmt.Errorf("ggml: Quantize: row length must be positive, got %d", nPerRow)
+	}
+	if nPerRow%t.BlockSize() != 0 {
+		return nil, fmt.Errorf("ggml: Quantize: row length %d is not a multiple of the %s block size %d", nPerRow, t, t.BlockSize())
+	}
+	if len(src)%nPerRow != 0 {
+		return nil, fmt.Errorf("ggml: Quantize: %d values are not a whole number of rows of %d", len(src), nPerRow)
+	}
+	if imatrix != nil && len(imatrix) != nPerRow {
+		return nil, fmt.Errorf("ggml: Quantize: importance matrix has %d weights, want %d", len(imatrix), nPerRow)
+	}
+	if imatrix == nil && RequiresImatrix(t) {
+		return nil, fmt.Errorf("ggml: Quantize: type %s requires an importance matrix", t)
+	}
+	initOnce()
+	nrows := len(src) / nPerRow
+	rowSize, _ := RowSize(t, nPerRow)
+	out := make([]byte, rowSize*nrows)
+	if nrows == 0 {
+		return out, nil
+	}
+	var im *C.float
+	if imatrix != nil {
+		im = (*C.float)(unsafe.Pointer(&imatrix[0]))
+	}
+	var e C.gg_err
+	n := C.gg_quantize_chunk(&e, uint32(t), (*C.float)(unsafe.Pointer(&src[0])), unsafe.Pointer(&out[0]),
+		0, C.int64_t(nrows), C.int64_t(nPerRow), im)
+	if e.failed != 0 {
+		return nil, fmt.Errorf("ggml: Quantize %s: %s", t, C.GoString(&e.msg[0]))
+	}
+	if int(n) != len(out) {
+		return nil, fmt.Errorf("ggml: Quantize %s: wrote %d bytes, expected %d", t, int(n), len(out))
+	}
+	return out, nil
+}
+
+// Dequantize converts the first n elements of type t in src to float32.
+func Dequantize(t Type, src []byte, n int) ([]float32, error) {
+	if !t.valid() {
+		return nil, fmt.Errorf("ggml: Dequantize: invalid type id %d", uint32(t))
+	}
+	size, err := RowSize(t, n)
+	if err != nil {
+		return nil, fmt.Errorf("ggml: Dequantize: %w", err)
+	}
+	if len(src) < size {
+		return nil, fmt.Errorf("ggml: Dequantize: %d elements of %s need %d bytes, got %d", n, t, size, len(src))
+	}
+	out := make([]float32, n)
+	if n == 0 {
+		return out, nil
+	}
+	initOnce()
+	if C.gg_to_float(uint32(t), unsafe.Pointer(&src[0]), (*C.float)(unsafe.Pointer(&out[0])), C.int64_t(n)) != 0 {
+		return nil, fmt.Errorf("ggml: Dequantize: type %s has no conversion to f32", t)
+	}
+	return out, nil
+}
+
+// ValidateRowData checks data of type t as the reference does before using a
+// tensor from a file: the size is a whole number of blocks and no value or
+// block scale is NaN or infinite.
+func ValidateRowData(t Type, data []byte) error {
+	if !t.valid() {
+		return fmt.Errorf("ggml: ValidateRowData: invalid type id %d", uint32(t))
+	}
+	if len(data)%t.Size() != 0 {
+		return fmt.Errorf("ggml: ValidateRowData: %d bytes are not a whole number of %s blocks of %d bytes", len(data), t, t.Size())
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if !bool(C.lm_ggml_validate_row_data(uint32(t), unsafe.Pointer(&data[0]), C.size_t(len(data)))) {
+		return fmt.Errorf("ggml: ValidateRowData: invalid %s data (NaN or infinite values or scales)", t)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+// nnconv-util.h - helpers for test-ops-nn.c / test-ops-conv.c / test-ops-attn.c:
+// random fills, strided reads, NMSE checks against double-precision references
+// and a driver that runs every test with 1, 2, 4 threads on each SIMD level.
+#pragma once
+
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "ggml-cpu-impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t u_seed = 12345;
+static float u_rand(float lo, float hi) {
+    u_seed = u_seed * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (float)((u_seed >> 8) * (1.0 / 16777216.0));
+}
+
+static void u_fill(struct lm_ggml_tensor * t, float lo, float hi) {
+    const int64_t n = lm_ggml_nelements(t);
+    for (int64_t i = 0; i < n; i++) {
+        const float v = u_rand(lo, hi);
+        if (t->type == LM_GGML_TYPE_F32) ((float *) t->data)[i] = v;
+        else if (t->type == LM_GGML_TYPE_F16) ((lm_ggml_fp16_t *) t->data)[i] = lm_ggml_fp32_to_fp16(v);
+        else if (t->type == LM_GGML_TYPE_I32) ((int32_t *) t->data)[i] = (int32_t) v;
+    }
+}
+
+static double u_get(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    const char * p = (const char *) t->data + i0*t->nb[0] + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+    switch (t->type) {
+        case LM_GGML_TYPE_F32: return *(const float *) p;
+        case LM_GGML_TYPE_F16: return lm_ggml_fp16_to_fp32(*(const lm_ggml_fp16_t *) p);
+        case LM_GGML_TYPE_I32: return *(const int32_t *) p;
+        default: return NAN;
+    }
+}
+
+// Compares t (any strides) with ref laid out in ne order.
+static int u_check(const char * what, const struct lm_ggml_tensor * t, const double * ref, double tol) {
+    double num = 0, den = 0, maxd = 0;
+    int64_t i = 0;
+    for (int64_t i3 = 0; i3 < t->ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < t->ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < t->ne[1]; i1++)
+    for (int64_t i0 = 0; i0 < t->ne[0]; i0++, i++) {
+        const double a = u_get(t, i0, i1, i2, i3), b = ref[i];
+        num += (a - b) * (a - b);
+        den += b * b;
+        if (fabs(a - b) > maxd || a != a) maxd = a != a ? INFINITY : fabs(a - b);
+    }
+    const double e = den > 0 ? num / den : num;
+    if (!(e <= tol)) {
+        printf("  FAIL %s: nmse %.3g (tol %.1g), max abs diff %.3g\n", what, e, tol, maxd);
+        return 1;
+    }
+    return 0;
+}
+
+static struct lm_ggml_context * u_ctx(void) {
+    struct lm_ggml_init_params ip = { 128u << 20, NULL, false };
+    return lm_ggml_init(ip);
+}
+
+static void u_compute(struct lm_ggml_context * ctx, struct lm_ggml_tensor * t, int nth) {
+    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, t);
+    lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
+}
+
+typedef int (*u_test_fn)(int nth);
+struct u_test { const char * name; u_test_fn fn; };
+
+// Runs every test on the scalar and (if the CPU has it) AVX2 level with 1, 2, 4 threads.
+static int u_main(const struct u_test * tests, int n, int argc, char ** argv) {
+    int fails = 0, runs = 0;
+    for (int i = 0; i < n; i++) {
+        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        int f = 0;
+        for (int level = 0; level <= 1; level++) {
+            if (!lm_cpu_force_level(level)) continue;
+            for (int nth = 1; nth <= 4; nth *= 2) {
+                const int r = tests[i].fn(nth);
+                if (r) printf("  (%s: level %d, %d threads)\n", tests[i].name, level, nth);
+                f += r;
+                runs++;
+            }
+        }
+        lm_cpu_force_level(-1);
+        printf("%-4s %s\n", f ? "FAIL" : "ok", tests[i].name);
+        fails += f != 0;
+    }
+    printf("%d tests failed (%d runs)\n", fails, runs);
+    return fails ? 1 : 0;
+}

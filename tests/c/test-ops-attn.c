@@ -1,0 +1,114 @@
+// test-ops-attn.c - flash_attn_ext against a double-precision softmax
+// attention (f16/f32 K and V, masks with -inf, GQA broadcast, ALiBi, logit
+// softcap, ne3 > 1), its precision flag and constructor checks; 1/2/4
+// threads, scalar and AVX2 kernels.
+//
+// Build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-ops-attn.c csrc/*.c -lm
+#include "nnconv-util.h"
+
+struct fa_case {
+    int D, DV, n_q, n_kv, n_head, n_head_kv, ne3;
+    enum lm_ggml_type kt, vt;
+    bool mask, inf_mask;
+    float scale, max_bias, softcap;
+};
+
+static int fa_run(int nth, const struct fa_case * c) {
+    struct lm_ggml_context * ctx = u_ctx();
+    struct lm_ggml_tensor * q = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, c->D, c->n_q, c->n_head, c->ne3);
+    struct lm_ggml_tensor * k = lm_ggml_new_tensor_4d(ctx, c->kt, c->D, c->n_kv, c->n_head_kv, c->ne3);
+    struct lm_ggml_tensor * v = lm_ggml_new_tensor_4d(ctx, c->vt, c->DV, c->n_kv, c->n_head_kv, c->ne3);
+    u_fill(q, -1, 1); u_fill(k, -1, 1); u_fill(v, -1, 1);
+    struct lm_ggml_tensor * m = NULL;
+    if (c->mask) {
+        m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, c->n_kv, LM_GGML_PAD(c->n_q, LM_GGML_KQ_MASK_PAD));
+        u_fill(m, -2, 0);
+        if (c->inf_mask) { // causal-style: query i sees kv j <= i + n_kv - n_q
+            for (int i = 0; i < c->n_q; i++) for (int j = 0; j < c->n_kv; j++)
+                if (j > i + c->n_kv - c->n_q) ((lm_ggml_fp16_t *) m->data)[i * c->n_kv + j] = lm_ggml_fp32_to_fp16(-INFINITY);
+        }
+    }
+    struct lm_ggml_tensor * y = lm_ggml_flash_attn_ext(ctx, q, k, v, m, c->scale, c->max_bias, c->softcap);
+    int f = 0;
+    if (y->ne[0] != c->DV || y->ne[1] != c->n_head || y->ne[2] != c->n_q || y->ne[3] != c->ne3) { printf("  FAIL fa shape\n"); f++; }
+    if (lm_ggml_flash_attn_ext_get_prec(y) != LM_GGML_PREC_DEFAULT) { printf("  FAIL default prec\n"); f++; }
+    lm_ggml_flash_attn_ext_set_prec(y, LM_GGML_PREC_F32);
+    if (lm_ggml_flash_attn_ext_get_prec(y) != LM_GGML_PREC_F32 || y->op_params[3] != LM_GGML_PREC_F32 ||
+        lm_ggml_get_op_params_f32(y, 0) != c->scale || lm_ggml_get_op_params_f32(y, 1) != c->max_bias ||
+        lm_ggml_get_op_params_f32(y, 2) != c->softcap) { printf("  FAIL fa op_params\n"); f++; }
+    u_compute(ctx, y, nth);
+
+    const uint32_t nhl = 1u << (uint32_t) floor(log2(c->n_head));
+    const double m0 = pow(2.0, -c->max_bias / nhl), m1 = pow(2.0, -(c->max_bias / 2.0) / nhl);
+    double * ref = malloc(sizeof(double) * c->DV * c->n_head * c->n_q * c->ne3);
+    double * s = malloc(sizeof(double) * c->n_kv);
+    for (int i3 = 0; i3 < c->ne3; i3++) for (int iq = 0; iq < c->n_q; iq++) for (int h = 0; h < c->n_head; h++) {
+        const int hk = h / (c->n_head / c->n_head_kv);
+        const double slope = c->max_bias > 0 ? (h < (int) nhl ? pow(m0, h + 1) : pow(m1, 2 * (h - (int) nhl) + 1)) : 1.0;
+        double mx = -INFINITY;
+        for (int j = 0; j < c->n_kv; j++) {
+            double d = 0;
+            for (int e = 0; e < c->D; e++) d += u_get(q, e, iq, h, i3) * u_get(k, e, j, hk, i3);
+            d *= c->scale;
+            if (c->softcap != 0) d = c->softcap * tanh(d / c->softcap);
+            if (m) d += slope * u_get(m, j, iq, 0, 0);
+            s[j] = d;
+            if (d > mx) mx = d;
+        }
+        double sum = 0;
+        for (int j = 0; j < c->n_kv; j++) { s[j] = exp(s[j] - mx); sum += s[j]; }
+        double * o = ref + (((int64_t) i3 * c->n_q + iq) * c->n_head + h) * c->DV;
+        for (int e = 0; e < c->DV; e++) {
+            double acc = 0;
+            for (int j = 0; j < c->n_kv; j++) acc += s[j] * u_get(v, e, j, hk, i3);
+            o[e] = acc / sum;
+        }
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "flash_attn_ext D%d DV%d kt%d vt%d mask%d bias%g cap%g", c->D, c->DV, c->kt, c->vt, c->mask, c->max_bias, c->softcap);
+    f += u_check(what, y, ref, 1e-9);
+    free(ref); free(s);
+    lm_ggml_free(ctx);
+    return f;
+}
+
+static int t_fa(int nth) {
+    const enum lm_ggml_type F16 = LM_GGML_TYPE_F16, F32 = LM_GGML_TYPE_F32;
+    const struct fa_case cases[] = {
+        { 64, 64, 5, 32, 4, 2, 1, F16, F16, true, false, 0.125f, 0.0f, 0.0f },
+        { 64, 64, 7, 40, 4, 4, 1, F32, F32, true, true, 0.125f, 0.0f, 0.0f },
+        { 40, 40, 3, 19, 6, 3, 2, F16, F32, true, true, 0.15f, 8.0f, 0.0f },
+        { 72, 72, 4, 33, 5, 5, 1, F32, F16, false, false, 0.1f, 0.0f, 20.0f },
+        { 128, 128, 1, 300, 8, 2, 1, F16, F16, true, true, 0.088f, 0.0f, 30.0f },
+        { 48, 24, 3, 17, 2, 1, 1, F16, F16, true, false, 0.2f, 0.0f, 0.0f }, // DV != DK (beyond the reference)
+        { 17, 9, 2, 5, 3, 3, 1, F32, F16, true, true, 0.3f, 2.0f, 0.0f },   // odd sizes: scalar tails
+    };
+    int f = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) f += fa_run(nth, &cases[i]);
+    return f;
+}
+
+// Constructor checks must reject what the kernel cannot compute (recoverably).
+static int t_fa_asserts(int nth) {
+    (void) nth;
+    volatile int f = 0; // survives the longjmp of a failed assert
+    struct lm_ggml_context * ctx = u_ctx();
+    struct lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 64, 5, 4);
+    struct lm_ggml_tensor * k = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 3);
+    struct lm_ggml_tensor * v = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 3);
+    struct lm_ggml_tensor * m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, 32, 8); // not padded to 32
+    struct lm_ggml_err_frame fr;
+    if (LM_GGML_TRY(&fr)) { /* expected: 4 heads not a multiple of 3 */ } else { lm_ggml_flash_attn_ext(ctx, q, k, v, NULL, 1, 0, 0); lm_ggml_err_pop(&fr); printf("  FAIL no assert (GQA)\n"); f++; }
+    k = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 2);
+    v = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 2);
+    if (LM_GGML_TRY(&fr)) { } else { lm_ggml_flash_attn_ext(ctx, q, k, v, m, 1, 0, 0); lm_ggml_err_pop(&fr); printf("  FAIL no assert (mask pad)\n"); f++; }
+    if (LM_GGML_TRY(&fr)) { } else { lm_ggml_flash_attn_ext(ctx, q, k, v, NULL, 1, 8.0f, 0); lm_ggml_err_pop(&fr); printf("  FAIL no assert (alibi w/o mask)\n"); f++; }
+    if (LM_GGML_TRY(&fr)) { } else { lm_ggml_flash_attn_back(ctx, q, k, v, q, false); lm_ggml_err_pop(&fr); printf("  FAIL flash_attn_back did not abort\n"); f++; }
+    lm_ggml_free(ctx);
+    return f;
+}
+
+int main(int argc, char ** argv) {
+    const struct u_test tests[] = { { "flash_attn_ext", t_fa }, { "flash_attn_asserts", t_fa_asserts } };
+    return u_main(tests, (int)(sizeof(tests) / sizeof(tests[0])), argc, argv);
+}
