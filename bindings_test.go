@@ -332,8 +332,8 @@ func requireOpPanic(t *testing.T, op string, f func()) *OpError {
 func TestInvalidArgumentsPanicRecoverably(t *testing.T) {
 	ctx := newCtx(t, 1<<20)
 	a := ctx.NewTensor2D(TypeF32, 4, 3)
-	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(Type(4), 32) })       // removed type
-	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeQ4_0, 33) })      // not whole blocks
+	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(Type(4), 32) })  // removed type
+	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeQ4_0, 33) }) // not whole blocks
 	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeF32, 1, 2, 3, 4, 5) })
 	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeF32, -1) })
 	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeF32, 1<<40, 1<<40) }) // overflows

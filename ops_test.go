@@ -131,7 +131,7 @@ func TestOpValues(t *testing.T) {
 	require.Equal(t, []float32{0, 2, 4, 3, 5, 7}, opsCompute(t, ctx, ctx.Add(a, b), 1))
 	require.Equal(t, []float32{6, 15}, opsCompute(t, ctx, ctx.SumRows(a), 2))
 	require.Equal(t, []float32{21}, opsCompute(t, ctx, ctx.Sum(a), 2))
-	require.Equal(t, []float32{1, 2, 2.5, 2.5, 2.5, 2.5}, opsCompute(t, ctx, ctx.Clamp(a, 0, 2.5), 2))
+	require.Equal(t, []float32{1, 2, 2.5, 2.5, 2.5, 2.5}, opsCompute(t, ctx, ctx.Clamp(ctx.Dup(a), 0, 2.5), 2))
 	require.Equal(t, []float32{1, 2, 2}, opsCompute(t, ctx, ctx.Set1D(ctx.Scale(a, 0.5), ctx.View1D(a, 2, 0), 4), 1)[1:4])
 	sm := opsCompute(t, ctx, ctx.SoftMax(a), 2)
 	require.InDelta(t, 1, sm[0]+sm[1]+sm[2], 1e-6)
