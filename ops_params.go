@@ -45,7 +45,6 @@ GG_DEF(gg_t *, pool_2d_back, (gg_c * ctx, gg_t * a, gg_t * af, enum lm_ggml_op_p
 GG_DEFV(mul_mat_set_prec, (gg_t * a, enum lm_ggml_prec p), (a, p))
 GG_DEFV(flash_attn_ext_set_prec, (gg_t * a, enum lm_ggml_prec p), (a, p))
 GG_DEF(enum lm_ggml_prec, flash_attn_ext_get_prec, (const gg_t * a), (a))
-GG_DEFV(set_param, (gg_c * ctx, gg_t * a), (ctx, a))
 */
 import "C"
 
@@ -124,14 +123,6 @@ func (t *Tensor) Prec() Prec {
 	r := C.gg_flash_attn_ext_get_prec(&e, t.ptr())
 	check("Prec", &e)
 	return Prec(r)
-}
-
-// markParam flags t as a trainable parameter (lm_ggml_set_param). The parity
-// runner uses it when the public SetParam of the backward API is missing.
-func (ctx *Context) markParam(t *Tensor) {
-	var e C.gg_err
-	C.gg_set_param(&e, ctx.ptr(), t.use(ctx))
-	check("SetParam", &e)
 }
 
 // ---------------------------------------------------------------- rope

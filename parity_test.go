@@ -712,90 +712,6 @@ func compareTensor(ctx *Context, f *gguf.File, name string, got *Tensor, tol flo
 	return fig, nil
 }
 
-// ---------------------------------------------------------------- the backward API, when present
-
-// The backward API (Graph.BuildBackward, Graph.Grad, Graph.Reset, SetParam,
-// SetLoss) lives in backward.go, written separately; the runner finds it by
-// method sets so that it compiles before and after that file lands.
-
-func setParam(ctx *Context, t *Tensor) {
-	switch x := any(ctx).(type) {
-	case interface{ SetParam(*Tensor) }:
-		x.SetParam(t)
-		return
-	case interface{ SetParam(*Tensor) *Tensor }:
-		x.SetParam(t)
-		return
-	}
-	switch x := any(t).(type) {
-	case interface{ SetParam() }:
-		x.SetParam()
-		return
-	case interface{ SetParam() *Tensor }:
-		x.SetParam()
-		return
-	}
-	ctx.markParam(t)
-}
-
-func setLoss(ctx *Context, t *Tensor) error {
-	switch x := any(t).(type) {
-	case interface{ SetLoss() }:
-		x.SetLoss()
-		return nil
-	case interface{ SetLoss() *Tensor }:
-		x.SetLoss()
-		return nil
-	}
-	switch x := any(ctx).(type) {
-	case interface{ SetLoss(*Tensor) }:
-		x.SetLoss(t)
-		return nil
-	case interface{ SetLoss(*Tensor) *Tensor }:
-		x.SetLoss(t)
-		return nil
-	}
-	return errors.New("the Go API has no SetLoss yet (backward.go)")
-}
-
-func buildBackward(g *Graph, ctx *Context) error {
-	switch x := any(g).(type) {
-	case interface {
-		BuildBackward(*Context, *Context, bool) error
-	}:
-		return x.BuildBackward(ctx, ctx, false)
-	case interface {
-		BuildBackward(*Context, *Context, bool) *Graph
-	}:
-		x.BuildBackward(ctx, ctx, false)
-		return nil
-	case interface {
-		BuildBackward(*Context, *Context, bool)
-	}:
-		x.BuildBackward(ctx, ctx, false)
-		return nil
-	}
-	return errors.New("the Go API has no Graph.BuildBackward yet (backward.go)")
-}
-
-func resetGraph(g *Graph) error {
-	switch x := any(g).(type) {
-	case interface{ Reset() }:
-		x.Reset()
-		return nil
-	case interface{ Reset() error }:
-		return x.Reset()
-	}
-	return errors.New("the Go API has no Graph.Reset yet (backward.go)")
-}
-
-func gradOf(g *Graph, t *Tensor) (*Tensor, error) {
-	if x, ok := any(g).(interface{ Grad(*Tensor) *Tensor }); ok {
-		return x.Grad(t), nil
-	}
-	return nil, errors.New("the Go API has no Graph.Grad yet (backward.go)")
-}
-
 // ---------------------------------------------------------------- running a case
 
 type parityCase struct {
@@ -884,7 +800,7 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 		if !ok {
 			return nil, fmt.Errorf("case.params names %q, which is not an input", p)
 		}
-		setParam(ctx, t)
+		ctx.SetParam(t)
 	}
 	v, err := in.eval(expr)
 	if err != nil {
@@ -917,21 +833,17 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 		if out.NElements() != 1 {
 			loss = ctx.Sum(out)
 		}
-		if err := setLoss(ctx, loss); err != nil {
-			return nil, err
-		}
+		loss.SetLoss()
 		g := ctx.NewGraphCustom(DefaultGraphSize, true)
 		g.BuildForward(loss)
 		tol, gtol := tolExact, tolGrad
 		if looseGraph(g) {
 			tol, gtol = tolLoose, tolLoose
 		}
-		if err := buildBackward(g, ctx); err != nil {
+		if err := g.BuildBackward(ctx, ctx, false); err != nil {
 			return nil, err
 		}
-		if err := resetGraph(g); err != nil {
-			return nil, err
-		}
+		g.Reset()
 		if err := g.Compute(nThreads); err != nil {
 			return nil, err
 		}
@@ -947,10 +859,7 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 			figs = append(figs, fig)
 		}
 		for _, p := range c.params {
-			gr, err := gradOf(g, in.inputs[p])
-			if err != nil {
-				return figs, err
-			}
+			gr := g.Grad(in.inputs[p])
 			if gr == nil {
 				return figs, fmt.Errorf("no gradient for %s", p)
 			}

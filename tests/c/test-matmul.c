@@ -217,7 +217,10 @@ static void test_traits_vec_dot(enum lm_ggml_type t) {
     lm_ggml_free(ctx);
 }
 
-int main(void) {
+// usage: test-matmul [level]   (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON; default all)
+int main(int argc, char ** argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const int only_level = argc > 1 ? atoi(argv[1]) : -1;
     const enum lm_ggml_type types[] = {
         LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
         LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
@@ -226,6 +229,7 @@ int main(void) {
     };
     const int ntypes = sizeof(types) / sizeof(types[0]);
     for (int level = 0; level <= 3; level++) { // scalar, AVX2, AVX-512, NEON
+        if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available, skipped\n", level); continue; }
         for (int ti = 0; ti < ntypes; ti++) {
             const enum lm_ggml_type t = types[ti];

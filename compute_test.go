@@ -1,0 +1,192 @@
+package ggml
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func randTensor(t testing.TB, ctx *Context, r *rand.Rand, typ Type, shape ...int) *Tensor {
+	x := ctx.NewTensor(typ, shape...)
+	v := make([]float32, x.NElements())
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	require.NoError(t, x.SetFloat32s(v))
+	return x
+}
+
+// A transformer-like block: results must not depend on the thread count.
+func buildBlock(t testing.TB, ctx *Context, r *rand.Rand, wtype Type) *Tensor {
+	const d, n = 256, 9
+	x := randTensor(t, ctx, r, TypeF32, d, n)
+	w1 := randTensor(t, ctx, r, wtype, d, 4*d)
+	w2 := randTensor(t, ctx, r, wtype, 4*d, d)
+	pos := ctx.NewTensor1D(TypeI32, n)
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	require.NoError(t, pos.SetInt32s(p))
+	h := ctx.RMSNorm(x, 1e-6)
+	h = ctx.Reshape3D(h, 16, 16, n)
+	h = ctx.RopeExt(h, pos, nil, DefaultRopeParams(16, 0))
+	h = ctx.Reshape2D(ctx.Cont(h), d, n)
+	h = ctx.Silu(ctx.MulMat(w1, h))
+	h = ctx.MulMat(w2, h)
+	return ctx.SoftMax(ctx.Add(h, x))
+}
+
+func TestComputeSameResultOnAnyThreadCount(t *testing.T) {
+	for _, wtype := range []Type{TypeF32, TypeF16, TypeQ8_0, TypeQ4_K} {
+		t.Run(wtype.String(), func(t *testing.T) {
+			ctx := newCtx(t, 64<<20)
+			out := buildBlock(t, ctx, rand.New(rand.NewPCG(7, 9)), wtype)
+			g := ctx.NewGraph().BuildForward(out)
+			var first []float32
+			for _, n := range []int{1, 2, 3, 4, 8} {
+				require.NoError(t, g.Compute(n))
+				got, err := out.Float32s()
+				require.NoError(t, err)
+				if first == nil {
+					first = got
+					for _, v := range got {
+						require.False(t, math.IsNaN(float64(v)))
+					}
+					continue
+				}
+				for i := range got {
+					require.Equal(t, math.Float32bits(first[i]), math.Float32bits(got[i]), "threads %d element %d", n, i)
+				}
+			}
+			// a thread pool gives the same, also when reused and paused in between
+			tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+			require.NoError(t, err)
+			defer tp.Close()
+			for range 3 {
+				require.NoError(t, g.ComputeWith(tp))
+				tp.Pause()
+			}
+			got, _ := out.Float32s()
+			require.Equal(t, first, got)
+		})
+	}
+}
+
+// ---------------------------------------------------------------- benchmarks of the hot paths
+
+func benchGraph(b *testing.B, threads int, build func(ctx *Context, r *rand.Rand) (*Tensor, int64)) {
+	ctx := newCtx(b, 256<<20)
+	out, flops := build(ctx, rand.New(rand.NewPCG(1, 1)))
+	g := ctx.NewGraph().BuildForward(out)
+	tp, err := NewThreadpool(DefaultThreadpoolParams(threads))
+	require.NoError(b, err)
+	defer tp.Close()
+	require.NoError(b, g.ComputeWith(tp))
+	b.ResetTimer()
+	for b.Loop() {
+		if err := g.ComputeWith(tp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if flops > 0 {
+		b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	}
+}
+
+func BenchmarkMulMat(b *testing.B) {
+	for _, wt := range []Type{TypeF32, TypeF16, TypeQ8_0, TypeQ4_0, TypeQ4_K, TypeQ6_K} {
+		for _, shape := range []struct{ k, m, n int }{{4096, 4096, 1}, {1024, 1024, 64}} {
+			for _, threads := range []int{1, 2} {
+				name := wt.String() + "/" + itoa(shape.k) + "x" + itoa(shape.m) + "x" + itoa(shape.n) + "/t" + itoa(threads)
+				b.Run(name, func(b *testing.B) {
+					benchGraph(b, threads, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+						w := randTensor(b, ctx, r, wt, shape.k, shape.m)
+						x := randTensor(b, ctx, r, TypeF32, shape.k, shape.n)
+						return ctx.MulMat(w, x), int64(2 * shape.k * shape.m * shape.n)
+					})
+				})
+			}
+		}
+	}
+}
+
+func BenchmarkElementwise(b *testing.B) {
+	ops := map[string]func(ctx *Context, x, y *Tensor) *Tensor{
+		"add":      func(ctx *Context, x, y *Tensor) *Tensor { return ctx.Add(x, y) },
+		"mul":      func(ctx *Context, x, y *Tensor) *Tensor { return ctx.Mul(x, y) },
+		"silu":     func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.Silu(x) },
+		"soft_max": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.SoftMax(x) },
+		"rms_norm": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.RMSNorm(x, 1e-6) },
+	}
+	for _, name := range []string{"add", "mul", "silu", "soft_max", "rms_norm"} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(4096 * 256 * 4)
+			benchGraph(b, 2, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+				x := randTensor(b, ctx, r, TypeF32, 4096, 256)
+				y := randTensor(b, ctx, r, TypeF32, 4096, 256)
+				return ops[name](ctx, x, y), 0
+			})
+		})
+	}
+}
+
+func BenchmarkRopeAndAttention(b *testing.B) {
+	b.Run("rope", func(b *testing.B) {
+		benchGraph(b, 2, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+			x := randTensor(b, ctx, r, TypeF32, 128, 32, 64)
+			pos := ctx.NewTensor1D(TypeI32, 64)
+			return ctx.RopeExt(x, pos, nil, DefaultRopeParams(128, 0)), 0
+		})
+	})
+	b.Run("flash_attn_ext", func(b *testing.B) {
+		benchGraph(b, 2, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+			q := randTensor(b, ctx, r, TypeF32, 64, 32, 8)
+			k := randTensor(b, ctx, r, TypeF16, 64, 256, 8)
+			v := randTensor(b, ctx, r, TypeF16, 64, 256, 8)
+			return ctx.FlashAttnExt(q, k, v, nil, 0.125, 0, 0), int64(4 * 64 * 32 * 256 * 8)
+		})
+	})
+}
+
+func BenchmarkFP16Rows(b *testing.B) {
+	src := make([]float32, 1<<16)
+	for i := range src {
+		src[i] = float32(i) * 0.001
+	}
+	h := make([]uint16, len(src))
+	for _, l := range SupportedCPULevels() {
+		b.Run("fp32_to_fp16/"+l.String(), func(b *testing.B) {
+			require.NoError(b, ForceCPULevel(l))
+			defer ResetCPULevel()
+			b.SetBytes(int64(4 * len(src)))
+			for b.Loop() {
+				FP32ToFP16Row(h, src)
+			}
+		})
+		b.Run("fp16_to_fp32/"+l.String(), func(b *testing.B) {
+			require.NoError(b, ForceCPULevel(l))
+			defer ResetCPULevel()
+			b.SetBytes(int64(4 * len(src)))
+			for b.Loop() {
+				FP16ToFP32Row(src, h)
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var buf [20]byte
+	i := len(buf)
+	for n > 0 {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(buf[i:])
+}
