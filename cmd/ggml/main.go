@@ -18,9 +18,9 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo": {"build and compute graphs on several threads, print results", demoCmd},
-	"info": {"print the build and the CPU capabilities", infoCmd},
-	"gguf": {"inspect a GGUF file or dump it as JSON", ggufCmd},
+	"demo":  {"build and compute graphs on several threads, print results", demoCmd},
+	"info":  {"print the build and the CPU capabilities", infoCmd},
+	"gguf":  {"inspect a GGUF file or dump it as JSON", ggufCmd},
 	"train": {"train a small MLP with AdamW on generated data", trainCmd},
 }
 
