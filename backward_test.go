@@ -78,6 +78,7 @@ func bwGradCheck(t *testing.T, name string, build func(ctx *Context, rng *rand.R
 			scale = math.Max(scale, math.Abs(num))
 		}
 		require.NoError(t, p.SetFloat32s(x0))
+		t.Logf("%s: param %d: max |numeric - analytic| / scale = %.2g", name, pi, maxDiff/scale)
 		require.Lessf(t, maxDiff/scale, 2e-2, "%s: param %d: max |numeric - analytic| = %g (scale %g)", name, pi, maxDiff, scale)
 	}
 }
@@ -380,12 +381,12 @@ func TestTrainerLossDecreases(t *testing.T) {
 	xs := make([]float32, in*batch*nBatches)
 	ys := make([]float32, classes*batch*nBatches)
 	for j := range batch * nBatches {
+		for k := range in {
+			xs[j*in+k] = 2*rng.Float32() - 1
+		}
 		best, bestV := 0, float32(math.Inf(-1))
 		for c := range classes {
 			s := float32(0)
-			for k := range in {
-				xs[j*in+k] = 2*rng.Float32() - 1
-			}
 			for k := range in {
 				s += truth[c*in+k] * xs[j*in+k]
 			}

@@ -198,18 +198,23 @@ func (g *Graph) Compute(nThreads int) error {
 		nThreads = MaxThreads
 	}
 	g.checkOpen()
-	return statusError(C.gg_graph_compute(g.g, C.int(nThreads), nil))
+	if err := statusError(C.gg_graph_compute(g.g, C.int(nThreads), nil)); err != nil {
+		return err
+	}
+	return g.customOpError()
 }
 
 // ComputeWith runs the graph on the threads of tp.
 func (g *Graph) ComputeWith(tp *Threadpool) error {
 	g.checkOpen()
-	p := tp.ptr()
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	err := statusError(C.gg_graph_compute(g.g, C.int(tp.n), p))
+	err := statusError(C.gg_graph_compute(g.g, C.int(tp.n), tp.ptr()))
 	runtime.KeepAlive(tp)
-	return err
+	if err != nil {
+		return err
+	}
+	return g.customOpError()
 }
 
 func statusError(s C.int) error {

@@ -615,6 +615,28 @@ func nmse(got, want []float32) (float64, error) {
 	return num / den, nil
 }
 
+// memoryImage lays the element-order values v of the f32 view t out as its
+// memory span: what reading NBytes() from its data pointer gives.
+func memoryImage(t *Tensor, v []float32) ([]float32, error) {
+	if t.Type() != TypeF32 {
+		return nil, fmt.Errorf("memory image of a non-contiguous %s tensor", t.Type())
+	}
+	ne, nb := t.Ne(), t.Nb()
+	img := make([]float32, t.NBytes()/4)
+	i := 0
+	for i3 := range ne[3] {
+		for i2 := range ne[2] {
+			for i1 := range ne[1] {
+				for i0 := range ne[0] {
+					img[(i0*nb[0]+i1*nb[1]+i2*nb[2]+i3*nb[3])/4] = v[i]
+					i++
+				}
+			}
+		}
+	}
+	return img, nil
+}
+
 func isIntType(t Type) bool { return t == TypeI8 || t == TypeI16 || t == TypeI32 || t == TypeI64 }
 
 func isLowPrecision(t Type) bool { return t == TypeF16 || t == TypeBF16 || t.IsQuantized() }
@@ -700,6 +722,14 @@ func compareTensor(ctx *Context, f *gguf.File, name string, got *Tensor, tol flo
 	gv, err := got.Float32s()
 	if err != nil {
 		return "", err
+	}
+	if strings.HasPrefix(name, "grad.") && !got.IsContiguous() {
+		// The reference dumped gradients as the raw bytes of their data
+		// (lm_ggml_nbytes from the data pointer), not in element order, and
+		// a gradient can be a view (the gradient of a transpose is one).
+		if gv, err = memoryImage(got, gv); err != nil {
+			return "", fmt.Errorf("%s: %v", name, err)
+		}
 	}
 	e, err := nmse(gv, wv)
 	if err != nil {
