@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -174,11 +175,24 @@ struct lm_ggml_threadpool {
     // barrier
     atomic_int  barrier_count;
     atomic_uint barrier_gen;
+    pthread_mutex_t barrier_mutex;
+    pthread_cond_t  barrier_cond;
+    int         barrier_sleepers; // guarded by barrier_mutex
+    int         n_cpus;           // online CPUs: no spinning when oversubscribed
 
     atomic_bool stop;
     atomic_bool pause;
     atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
 };
+
+static int online_cpus(void) {
+#if defined(_SC_NPROCESSORS_ONLN)
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int) n : 1;
+#else
+    return 1;
+#endif
+}
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -188,20 +202,35 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+// Spin a little (cheap when every thread has a core), then sleep on a condition
+// variable: with more threads than cores, spinning or yielding would starve
+// the very thread everyone waits for.
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
     const int n = atomic_load_explicit(&tp->n_threads_cur, memory_order_relaxed);
     if (n <= 1) return;
     const unsigned gen = atomic_load_explicit(&tp->barrier_gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&tp->barrier_count, 1, memory_order_acq_rel) == n - 1) {
         atomic_store_explicit(&tp->barrier_count, 0, memory_order_relaxed);
+        pthread_mutex_lock(&tp->barrier_mutex);
         atomic_fetch_add_explicit(&tp->barrier_gen, 1, memory_order_release);
+        if (tp->barrier_sleepers > 0) {
+            pthread_cond_broadcast(&tp->barrier_cond);
+        }
+        pthread_mutex_unlock(&tp->barrier_mutex);
         return;
     }
-    // Spin briefly, then yield: with more threads than cores, spinning would
-    // starve the thread we are waiting for.
-    for (int i = 0; atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) == gen; i++) {
-        if (i < 2000) cpu_relax(); else sched_yield();
+    const int spins = n <= tp->n_cpus ? 4000 : 0;
+    for (int i = 0; i < spins; i++) {
+        if (atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) != gen) return;
+        cpu_relax();
     }
+    pthread_mutex_lock(&tp->barrier_mutex);
+    tp->barrier_sleepers++;
+    while (atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) == gen) {
+        pthread_cond_wait(&tp->barrier_cond, &tp->barrier_mutex);
+    }
+    tp->barrier_sleepers--;
+    pthread_mutex_unlock(&tp->barrier_mutex);
 }
 
 static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_cgraph * cgraph,
@@ -233,7 +262,7 @@ static void * worker_main(void * arg) {
     unsigned seen = 0;
     for (;;) {
         // wait for a new job (or stop), polling a little first
-        const uint32_t spins = tp->params.poll * 64;
+        const uint32_t spins = tp->n_threads <= tp->n_cpus ? tp->params.poll * 64 : 0;
         uint32_t i = 0;
         while (i < spins && atomic_load(&tp->job_gen) == seen && !atomic_load(&tp->stop)) {
             cpu_relax();
@@ -323,6 +352,10 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     pthread_mutex_init(&tp->mutex, NULL);
     pthread_mutex_init(&tp->compute_lock, NULL);
     pthread_cond_init(&tp->cond, NULL);
+    pthread_mutex_init(&tp->barrier_mutex, NULL);
+    pthread_cond_init(&tp->barrier_cond, NULL);
+    tp->barrier_sleepers = 0;
+    tp->n_cpus = online_cpus();
 
     if (tp->n_threads > 1) {
         tp->workers = calloc((size_t) tp->n_threads - 1, sizeof(pthread_t));
@@ -364,6 +397,8 @@ void lm_ggml_threadpool_free(struct lm_ggml_threadpool * tp) {
     free(tp->workers);
     pthread_mutex_destroy(&tp->mutex);
     pthread_mutex_destroy(&tp->compute_lock);
+    pthread_mutex_destroy(&tp->barrier_mutex);
+    pthread_cond_destroy(&tp->barrier_cond);
     pthread_cond_destroy(&tp->cond);
     free(tp);
 }

@@ -386,8 +386,9 @@ static bool read_tensor_info(struct rd * r, struct lm_gguf_context * ctx, int i)
         return fail(r, "%s: offset %llu is not a multiple of the alignment %zu",
                     where, (unsigned long long) ti->offset, ctx->alignment);
     }
-    if (ti->offset > UINT64_MAX - ctx->alignment - ti->size) {
-        return fail(r, "%s: offset %llu + size %llu overflows", where,
+    // no file reaches 2^63 bytes; keeping every end below that lets callers use signed offsets
+    if (ti->offset > (uint64_t) INT64_MAX - ctx->alignment - ti->size) {
+        return fail(r, "%s: offset %llu + size %llu is out of range", where,
                     (unsigned long long) ti->offset, (unsigned long long) ti->size);
     }
     return true;
@@ -433,6 +434,11 @@ static bool check_layout(struct rd * r, struct lm_gguf_context * ctx, bool check
         prev = i;
     }
     free(s);
+    if (ctx->data_size > (uint64_t) INT64_MAX - ctx->data_offset) {
+        const struct lm_gguf_tensor_info * ti = &ctx->infos[far];
+        return fail(r, "tensor '%s': offset %llu is out of range", shown(a, ti->name, strlen(ti->name)),
+                    (unsigned long long) ti->offset);
+    }
     if (check_data && (ctx->data_offset > r->size || ctx->data_size > r->size - ctx->data_offset)) {
         const struct lm_gguf_tensor_info * ti = &ctx->infos[far];
         return fail(r, "tensor '%s': data at file offset %llu + %llu (with padding) extends past the end of the file (%llu bytes)",

@@ -651,7 +651,7 @@ func (f *File) span(name string) (TensorInfo, int64, error) {
 	}
 	t := f.tensors[i]
 	off := f.DataOffset() + t.Offset
-	if off > f.size || t.Size > f.size-off {
+	if off < 0 || off > f.size || t.Size > f.size-off {
 		return t, 0, fmt.Errorf("gguf: tensor %q: bytes [%d, %d) lie past the end of the file (%d bytes): %w",
 			name, off, off+t.Size, f.size, ErrNoData)
 	}
