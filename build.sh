@@ -27,17 +27,32 @@ cwarn() {
   echo "cwarn: csrc compiles cleanly with -Wall -Wextra"
 }
 
-# Builds and runs each tests/c program; extra flags come from $1.
+# Builds the core once with the given flags ($1), then links and runs each
+# tests/c program against it, giving each the parity data it reads.
 ctests() {
   local flags="$1" out=/tmp/ggml-ctest
-  mkdir -p "$out"
+  rm -rf "$out" && mkdir -p "$out/obj"
   python3 tests/c/quant-json2bin.py "$PARITY/quant" /tmp/lm-quant-parity >/dev/null
+  python3 tests/c/bw-parity2bin.py "$PARITY/ops" /tmp/lm-bw-parity >/dev/null
+  python3 tests/c/gguf-json2exp.py "$PARITY" /tmp/gguf-exp >/dev/null
+  for f in csrc/*.c; do
+    "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -c "$f" -o "$out/obj/$(basename "$f" .c).o" &
+  done
+  wait
   local pass=0 fail=0
   for t in tests/c/test-*.c; do
-    local name; name=$(basename "$t" .c)
-    "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc "$t" csrc/*.c -lm -o "$out/$name"
-    if (cd "$PWD" && "$out/$name" >"$out/$name.log" 2>&1); then
-      pass=$((pass+1)); echo "ok   $name"
+    local name args; name=$(basename "$t" .c)
+    case "$name" in
+      test-quants)   args="/tmp/lm-quant-parity" ;;
+      test-iquants)  args="$PARITY/quant" ;;
+      test-backward) args="/tmp/lm-bw-parity" ;;
+      test-gguf)     args="$PARITY /tmp/gguf-exp" ;;
+      *)             args="" ;;
+    esac
+    "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name"
+    # shellcheck disable=SC2086
+    if "$out/$name" $args >"$out/$name.log" 2>&1; then
+      pass=$((pass+1)); echo "ok   $name ($(tail -1 "$out/$name.log"))"
     else
       fail=$((fail+1)); echo "FAIL $name"; tail -20 "$out/$name.log"
     fi
@@ -139,7 +154,12 @@ case "${1:-test}" in
     # The glibc cross compiler does not define __ANDROID__; we do, so the
     # Linux-only paths (CPU affinity) are compiled out as with the NDK.
     # go build of library packages compiles everything and links nothing.
-    GOOS=android GOARCH=arm64 CGO_ENABLED=1 CC="$XCC" CGO_CFLAGS="-O2 -D__ANDROID__" go build ./ ./gguf
+    # runtime/cgo includes the NDK's <android/log.h>: a two-line stand-in is
+    # enough, since nothing is linked.
+    ndk=$(mktemp -d); mkdir -p "$ndk/android"
+    printf '#include <stdarg.h>\n#define ANDROID_LOG_FATAL 7\nint __android_log_vprint(int, const char *, const char *, va_list);\n' >"$ndk/android/log.h"
+    GOOS=android GOARCH=arm64 CGO_ENABLED=1 CC="$XCC" CGO_CFLAGS="-O2 -D__ANDROID__ -I$ndk" go build ./ ./gguf
+    rm -rf "$ndk"
     echo "android/arm64: packages compile"
     ;;
   darwin)

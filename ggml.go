@@ -47,7 +47,6 @@ static gg_c * gg_init(size_t mem_size, void * buf, bool no_alloc) {
     struct lm_ggml_init_params p = { mem_size, buf, no_alloc };
     return lm_ggml_init(p);
 }
-static size_t gg_tensor_size(void) { return sizeof(struct lm_ggml_tensor); }
 */
 import "C"
 
@@ -533,4 +532,3 @@ func (ctx *Context) Transpose(a *Tensor) *Tensor {
 	return ctx.wrap(r)
 }
 
-var _ = C.gg_tensor_size

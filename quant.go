@@ -18,6 +18,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -63,6 +64,9 @@ func RowSize(t Type, n int) (int, error) {
 	}
 	if n < 0 || n%t.BlockSize() != 0 {
 		return 0, fmt.Errorf("ggml: %d elements are not a whole number of %s blocks of %d", n, t, t.BlockSize())
+	}
+	if n/t.BlockSize() > math.MaxInt/t.Size() {
+		return 0, fmt.Errorf("ggml: %d elements of %s are too many", n, t)
 	}
 	return n / t.BlockSize() * t.Size(), nil
 }
@@ -140,6 +144,7 @@ func Dequantize(t Type, src []byte, n int) ([]float32, error) {
 // tensor from a file: the size is a whole number of blocks and no value or
 // block scale is NaN or infinite.
 func ValidateRowData(t Type, data []byte) error {
+	initOnce()
 	if !t.valid() {
 		return fmt.Errorf("ggml: ValidateRowData: invalid type id %d", uint32(t))
 	}

@@ -241,7 +241,10 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
         .wsize = cplan->work_size, .wdata = cplan->work_data,
         .threadpool = tp,
     };
-    for (int i = 0; i < cgraph->n_nodes; i++) {
+    // n_nodes is read once: after the last barrier the caller may free the
+    // graph's context while this worker is still leaving the loop.
+    const int n_nodes = cgraph->n_nodes;
+    for (int i = 0; i < n_nodes; i++) {
         struct lm_ggml_tensor * node = cgraph->nodes[i];
         if (op_is_noop(node)) continue;
         g_ops[node->op].compute(&params, node);

@@ -659,3 +659,42 @@ func TestWriterErrors(t *testing.T) {
 	f.Close()
 	assert.Error(t, errors.Join(w.SetUint8("late", 1)))
 }
+
+// OpenReader reads growing prefixes; start tiny so every step is taken.
+func TestOpenReaderGrowth(t *testing.T) {
+	dir := filepath.Join(parityDir(t), "gguf")
+	e := loadExp(t, filepath.Join(dir, "all-types-align32.json"))
+	raw, err := os.ReadFile(filepath.Join(dir, "all-types-align32.gguf"))
+	require.NoError(t, err)
+	saved := firstRead
+	defer func() { firstRead = saved }()
+	for _, fr := range []int64{1, 7, 100, 2143} {
+		firstRead = fr
+		f, err := OpenReader(bytes.NewReader(raw), int64(len(raw)), Options{})
+		require.NoError(t, err)
+		checkAgainst(t, f, e, true)
+		f.Close()
+		// a reader shorter than the declared size fails with an I/O error
+		_, err = OpenReader(bytes.NewReader(raw[:1000]), int64(len(raw)), Options{})
+		require.Error(t, err)
+	}
+}
+
+// Version 2 files have the same layout and are read the same.
+func TestVersion2(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(parityDir(t), "gguf", "all-types-align32.gguf"))
+	require.NoError(t, err)
+	v2 := append([]byte(nil), raw...)
+	v2[4] = 2
+	f, err := OpenBytes(v2, Options{})
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Equal(t, 2, f.Version())
+	assert.Equal(t, 21, f.NumTensors())
+	for _, v := range []byte{0, 1, 4, 255} {
+		bad := append([]byte(nil), raw...)
+		bad[4] = v
+		_, err := OpenBytes(bad, Options{})
+		assert.Error(t, err, "version %d", v)
+	}
+}

@@ -383,6 +383,72 @@ static void copy_kv_typed(struct lm_gguf_context * dst, const struct lm_gguf_con
     }
 }
 
+// ---------------------------------------------------------------- random damage
+
+static long g_damage_iters = 20000;
+
+static uint64_t rng_next(uint64_t * s) {
+    *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
+    return *s;
+}
+
+// Damages a valid file in ways that hit the parser's checks: random bytes,
+// interesting 32/64-bit values at random 4-byte positions (lengths, counts,
+// types, dims, offsets), truncation. Nothing may crash, leak or overread
+// (run under ASan/UBSan); some variants are still valid and must load.
+static void damage_loop(const uint8_t * f, size_t fn, long iters) {
+    static const uint64_t interesting[] = {
+        0, 1, 2, 3, 4, 7, 8, 9, 12, 13, 31, 32, 33, 63, 64, 255, 256, 4096, 0x7fffffff, 0x80000000u,
+        0xffffffffu, 0x100000000ull, 0x7fffffffffffffffull, 0x8000000000000000ull, 0xffffffffffffffffull,
+        0x4000000000000000ull, 5631, 5632, 2144, 1ull << 40,
+    };
+    const size_t n_int = sizeof(interesting) / sizeof(interesting[0]);
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    long accepted = 0;
+    char err[512];
+    uint8_t * g = malloc(fn);
+    for (long it = 0; it < iters; it++) {
+        memcpy(g, f, fn);
+        const int edits = 1 + (int) (rng_next(&s) % 4);
+        for (int k = 0; k < edits; k++) {
+            const uint64_t r = rng_next(&s);
+            // mostly the metadata (first 2144 bytes), sometimes anywhere
+            const size_t pos = (size_t) ((r >> 8) % (r & 1 ? fn : 2144));
+            switch ((r >> 4) % 3) {
+                case 0: g[pos] = (uint8_t) (r >> 40); break;
+                case 1: {
+                    const uint64_t v = interesting[(r >> 32) % n_int];
+                    const size_t p4 = pos & ~(size_t) 3, w = (r >> 2) & 1 ? 8 : 4;
+                    if (p4 + w <= fn) for (size_t b = 0; b < w; b++) g[p4 + b] = (uint8_t) (v >> (8 * b));
+                } break;
+                default: g[pos] ^= (uint8_t) (1u << ((r >> 20) % 8)); break;
+            }
+        }
+        const uint64_t r = rng_next(&s);
+        const size_t len = r % 7 == 0 ? (size_t) ((r >> 8) % (fn + 1)) : fn;
+        struct lm_ggml_context * gc = NULL;
+        struct lm_gguf_init_params p = { (r >> 3) % 3 == 0, (r >> 5) % 2 ? &gc : NULL };
+        struct lm_gguf_context * c = lm_gguf_init_from_buffer_ex(g, len, p, err, sizeof(err));
+        if (c) {
+            accepted++;
+            // whatever was accepted must be fully readable and rewritable
+            for (int i = 0; i < lm_gguf_get_n_kv(c); i++) {
+                if (lm_gguf_get_kv_type(c, i) == LM_GGUF_TYPE_ARRAY && lm_gguf_get_arr_type(c, i) == LM_GGUF_TYPE_STRING) {
+                    const char * const * q = lm_gguf_get_arr_strs(c, i);
+                    for (int j = 0; j < lm_gguf_get_arr_n(c, i); j++) (void) strlen(q[j]);
+                }
+            }
+            uint8_t * meta = malloc(lm_gguf_get_meta_size(c));
+            lm_gguf_get_meta_data(c, meta);
+            free(meta);
+        }
+        lm_gguf_free(c);
+        lm_ggml_free(gc);
+    }
+    printf("  random damage: %ld of %ld variants accepted, none crashed\n", accepted, iters);
+    free(g);
+}
+
 static bool same_file(const char * a, const char * b, const char * label) {
     size_t na = 0, nb = 0;
     uint8_t * x = read_all(a, &na), * y = read_all(b, &nb);
@@ -483,28 +549,7 @@ static void test_writer(const char * parity) {
     CHECK(v2 != NULL && lm_gguf_get_version(v2) == 2, "version 2: %s", err);
     lm_gguf_free(v2);
 
-    // random damage never crashes (run under ASan) and never leaks
-    uint64_t s = 0x9e3779b97f4a7c15ull;
-    int accepted = 0;
-    uint8_t * g = malloc(fn);
-    for (int it = 0; it < 20000; it++) {
-        memcpy(g, f, fn);
-        g[4] = 3;
-        const int flips = 1 + it % 4;
-        for (int k = 0; k < flips; k++) {
-            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-            const size_t pos = (size_t) (s % (it % 2 ? 2144 : fn));
-            g[pos] = (uint8_t) (s >> 40);
-        }
-        const size_t len = it % 5 == 0 ? (size_t) ((s >> 20) % (fn + 1)) : fn;
-        struct lm_ggml_context * gc = NULL;
-        struct lm_gguf_context * c = lm_gguf_init_from_buffer_ex(g, len, (struct lm_gguf_init_params) { it % 3 == 0, it % 2 ? &gc : NULL }, err, sizeof(err));
-        accepted += c != NULL;
-        lm_gguf_free(c);
-        lm_ggml_free(gc);
-    }
-    printf("  random damage: %d of 20000 variants accepted, none crashed\n", accepted);
-    free(g);
+    damage_loop(f, fn, g_damage_iters);
     free(f);
 
     lm_gguf_free(src);
@@ -522,9 +567,10 @@ static void test_empty_context(void) {
 
 int main(int argc, char ** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s PARITY_DIR EXP_DIR (EXP_DIR from tests/c/gguf-json2exp.py)\n", argv[0]);
+        fprintf(stderr, "usage: %s PARITY_DIR EXP_DIR [DAMAGE_ITERATIONS] (EXP_DIR from tests/c/gguf-json2exp.py)\n", argv[0]);
         return 2;
     }
+    if (argc > 3) g_damage_iters = atol(argv[3]);
     const char * parity = argv[1], * exp = argv[2];
     struct stat st;
     if (stat(parity, &st) != 0) {
