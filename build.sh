@@ -185,7 +185,7 @@ case "${1:-test}" in
   fuzz)
     for pkg in . ./gguf; do
       for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
-        go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-30s}" "$pkg"
+        go test -run '^$' -fuzz "^$f\$" -fuzztime "${FUZZTIME:-30s}" -fuzzminimizetime 5s "$pkg"
       done
     done
     ;;
