@@ -531,4 +531,3 @@ func (ctx *Context) Transpose(a *Tensor) *Tensor {
 	check("Transpose", &e)
 	return ctx.wrap(r)
 }
-
