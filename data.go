@@ -13,13 +13,13 @@ static int gg_rows_to_f32(const gg_t * t, float * out) {
     for (int64_t i1 = 0; i1 < t->ne[1]; i1++) {
         const char * row = (const char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
         float * dst = out + ((i3*t->ne[2] + i2)*t->ne[1] + i1)*ne0;
-        if (t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float)) {
+        const bool dense = tr->is_quantized || t->nb[0] == tr->type_size;
+        if (dense && t->type == LM_GGML_TYPE_F32) {
             memcpy(dst, row, ne0 * sizeof(float));
-        } else if (tr->is_quantized || t->nb[0] == tr->type_size) {
-            if (t->type == LM_GGML_TYPE_F32) { memcpy(dst, row, ne0 * sizeof(float)); continue; }
-            if (t->type == LM_GGML_TYPE_I32) { for (int64_t i = 0; i < ne0; i++) dst[i] = (float) ((const int32_t *) row)[i]; continue; }
-            if (tr->to_float == NULL) return -1;
+        } else if (dense && tr->to_float != NULL) {
             tr->to_float(row, dst, ne0);
+        } else if (tr->is_quantized || t->type == LM_GGML_TYPE_F64 || t->type == LM_GGML_TYPE_I64) {
+            return -1; // no element converter (lm_ggml_get_f32_nd would abort)
         } else {
             for (int64_t i0 = 0; i0 < ne0; i0++) dst[i0] = lm_ggml_get_f32_nd(t, i0, i1, i2, i3);
         }

@@ -121,7 +121,7 @@ import "C"
 
 // ---------------------------------------------------------------- element-wise binary
 
-// Dup Dup returns a copy of a (same shape and type, contiguous).
+// Dup returns a copy of a (same shape and type, contiguous).
 func (ctx *Context) Dup(a *Tensor) *Tensor {
 	needTensors("Dup", a)
 	var ce C.gg_err
@@ -130,7 +130,7 @@ func (ctx *Context) Dup(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// DupInplace DupInplace is Dup computed into a view of a.
+// DupInplace is Dup computed into a view of a.
 func (ctx *Context) DupInplace(a *Tensor) *Tensor {
 	needTensors("DupInplace", a)
 	var ce C.gg_err
@@ -139,7 +139,7 @@ func (ctx *Context) DupInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Add Add returns a + b with a's shape and type; b broadcasts over a. a may be
+// Add returns a + b with a's shape and type; b broadcasts over a. a may be
 // f32, f16, bf16 or quantized (then b is f32), b f32, f16 or bf16.
 func (ctx *Context) Add(a, b *Tensor) *Tensor {
 	needTensors("Add", a, b)
@@ -149,7 +149,7 @@ func (ctx *Context) Add(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// AddInplace AddInplace is Add written into a.
+// AddInplace is Add written into a.
 func (ctx *Context) AddInplace(a, b *Tensor) *Tensor {
 	needTensors("AddInplace", a, b)
 	var ce C.gg_err
@@ -158,7 +158,7 @@ func (ctx *Context) AddInplace(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// AddCast AddCast returns a + b (b broadcasts over a) with a's shape and
+// AddCast returns a + b (b broadcasts over a) with a's shape and
 // element type typ; as in the reference, a must be f16, bf16 or quantized (use
 // Add for f32).
 func (ctx *Context) AddCast(a, b *Tensor, typ Type) *Tensor {
@@ -169,7 +169,7 @@ func (ctx *Context) AddCast(a, b *Tensor, typ Type) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Add1 Add1 adds the scalar b (one element) to every element of a.
+// Add1 adds the scalar b (one element) to every element of a.
 func (ctx *Context) Add1(a, b *Tensor) *Tensor {
 	needTensors("Add1", a, b)
 	var ce C.gg_err
@@ -178,7 +178,7 @@ func (ctx *Context) Add1(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Add1Inplace Add1Inplace is Add1 written into a.
+// Add1Inplace is Add1 written into a.
 func (ctx *Context) Add1Inplace(a, b *Tensor) *Tensor {
 	needTensors("Add1Inplace", a, b)
 	var ce C.gg_err
@@ -187,7 +187,7 @@ func (ctx *Context) Add1Inplace(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Acc Acc returns a copy of a in which the view of shape b.ne with byte strides
+// Acc returns a copy of a in which the view of shape b.ne with byte strides
 // nb1, nb2, nb3 starting at byte offset has b added to it. a and b are f32 and
 // contiguous; the view must lie within a.
 func (ctx *Context) Acc(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor {
@@ -198,7 +198,7 @@ func (ctx *Context) Acc(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// AccInplace AccInplace is Acc written into a.
+// AccInplace is Acc written into a.
 func (ctx *Context) AccInplace(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor {
 	needTensors("AccInplace", a, b)
 	var ce C.gg_err
@@ -207,7 +207,7 @@ func (ctx *Context) AccInplace(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor 
 	return ctx.wrap(res)
 }
 
-// Sub Sub returns a - b with a's shape; b broadcasts over a.
+// Sub returns a - b with a's shape; b broadcasts over a.
 func (ctx *Context) Sub(a, b *Tensor) *Tensor {
 	needTensors("Sub", a, b)
 	var ce C.gg_err
@@ -216,7 +216,7 @@ func (ctx *Context) Sub(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SubInplace SubInplace is Sub written into a.
+// SubInplace is Sub written into a.
 func (ctx *Context) SubInplace(a, b *Tensor) *Tensor {
 	needTensors("SubInplace", a, b)
 	var ce C.gg_err
@@ -225,7 +225,7 @@ func (ctx *Context) SubInplace(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Mul Mul returns a * b element-wise with a's shape; b broadcasts over a.
+// Mul returns a * b element-wise with a's shape; b broadcasts over a.
 func (ctx *Context) Mul(a, b *Tensor) *Tensor {
 	needTensors("Mul", a, b)
 	var ce C.gg_err
@@ -234,7 +234,7 @@ func (ctx *Context) Mul(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// MulInplace MulInplace is Mul written into a.
+// MulInplace is Mul written into a.
 func (ctx *Context) MulInplace(a, b *Tensor) *Tensor {
 	needTensors("MulInplace", a, b)
 	var ce C.gg_err
@@ -243,7 +243,7 @@ func (ctx *Context) MulInplace(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Div Div returns a / b element-wise with a's shape; b broadcasts over a.
+// Div returns a / b element-wise with a's shape; b broadcasts over a.
 func (ctx *Context) Div(a, b *Tensor) *Tensor {
 	needTensors("Div", a, b)
 	var ce C.gg_err
@@ -252,7 +252,7 @@ func (ctx *Context) Div(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// DivInplace DivInplace is Div written into a.
+// DivInplace is Div written into a.
 func (ctx *Context) DivInplace(a, b *Tensor) *Tensor {
 	needTensors("DivInplace", a, b)
 	var ce C.gg_err
@@ -263,7 +263,7 @@ func (ctx *Context) DivInplace(a, b *Tensor) *Tensor {
 
 // ---------------------------------------------------------------- element-wise unary (same shape and type as a)
 
-// Sqr Sqr returns a*a element-wise.
+// Sqr returns a*a element-wise.
 func (ctx *Context) Sqr(a *Tensor) *Tensor {
 	needTensors("Sqr", a)
 	var ce C.gg_err
@@ -272,7 +272,7 @@ func (ctx *Context) Sqr(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SqrInplace SqrInplace is Sqr written into a.
+// SqrInplace is Sqr written into a.
 func (ctx *Context) SqrInplace(a *Tensor) *Tensor {
 	needTensors("SqrInplace", a)
 	var ce C.gg_err
@@ -281,7 +281,7 @@ func (ctx *Context) SqrInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Sqrt Sqrt returns the element-wise square root of a.
+// Sqrt returns the element-wise square root of a.
 func (ctx *Context) Sqrt(a *Tensor) *Tensor {
 	needTensors("Sqrt", a)
 	var ce C.gg_err
@@ -290,7 +290,7 @@ func (ctx *Context) Sqrt(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SqrtInplace SqrtInplace is Sqrt written into a.
+// SqrtInplace is Sqrt written into a.
 func (ctx *Context) SqrtInplace(a *Tensor) *Tensor {
 	needTensors("SqrtInplace", a)
 	var ce C.gg_err
@@ -299,7 +299,7 @@ func (ctx *Context) SqrtInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Log Log returns the element-wise natural logarithm of a.
+// Log returns the element-wise natural logarithm of a.
 func (ctx *Context) Log(a *Tensor) *Tensor {
 	needTensors("Log", a)
 	var ce C.gg_err
@@ -308,7 +308,7 @@ func (ctx *Context) Log(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// LogInplace LogInplace is Log written into a.
+// LogInplace is Log written into a.
 func (ctx *Context) LogInplace(a *Tensor) *Tensor {
 	needTensors("LogInplace", a)
 	var ce C.gg_err
@@ -317,7 +317,7 @@ func (ctx *Context) LogInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Sin Sin returns the element-wise sine of a.
+// Sin returns the element-wise sine of a.
 func (ctx *Context) Sin(a *Tensor) *Tensor {
 	needTensors("Sin", a)
 	var ce C.gg_err
@@ -326,7 +326,7 @@ func (ctx *Context) Sin(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SinInplace SinInplace is Sin written into a.
+// SinInplace is Sin written into a.
 func (ctx *Context) SinInplace(a *Tensor) *Tensor {
 	needTensors("SinInplace", a)
 	var ce C.gg_err
@@ -335,7 +335,7 @@ func (ctx *Context) SinInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cos Cos returns the element-wise cosine of a.
+// Cos returns the element-wise cosine of a.
 func (ctx *Context) Cos(a *Tensor) *Tensor {
 	needTensors("Cos", a)
 	var ce C.gg_err
@@ -344,7 +344,7 @@ func (ctx *Context) Cos(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// CosInplace CosInplace is Cos written into a.
+// CosInplace is Cos written into a.
 func (ctx *Context) CosInplace(a *Tensor) *Tensor {
 	needTensors("CosInplace", a)
 	var ce C.gg_err
@@ -353,7 +353,7 @@ func (ctx *Context) CosInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Abs Abs returns |a| element-wise (UnaryAbs).
+// Abs returns |a| element-wise (UnaryAbs).
 func (ctx *Context) Abs(a *Tensor) *Tensor {
 	needTensors("Abs", a)
 	var ce C.gg_err
@@ -362,7 +362,7 @@ func (ctx *Context) Abs(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// AbsInplace AbsInplace is Abs written into a.
+// AbsInplace is Abs written into a.
 func (ctx *Context) AbsInplace(a *Tensor) *Tensor {
 	needTensors("AbsInplace", a)
 	var ce C.gg_err
@@ -371,7 +371,7 @@ func (ctx *Context) AbsInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Sgn Sgn returns the sign of a (-1, 0 or 1) element-wise.
+// Sgn returns the sign of a (-1, 0 or 1) element-wise.
 func (ctx *Context) Sgn(a *Tensor) *Tensor {
 	needTensors("Sgn", a)
 	var ce C.gg_err
@@ -380,7 +380,7 @@ func (ctx *Context) Sgn(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SgnInplace SgnInplace is Sgn written into a.
+// SgnInplace is Sgn written into a.
 func (ctx *Context) SgnInplace(a *Tensor) *Tensor {
 	needTensors("SgnInplace", a)
 	var ce C.gg_err
@@ -389,7 +389,7 @@ func (ctx *Context) SgnInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Neg Neg returns -a.
+// Neg returns -a.
 func (ctx *Context) Neg(a *Tensor) *Tensor {
 	needTensors("Neg", a)
 	var ce C.gg_err
@@ -398,7 +398,7 @@ func (ctx *Context) Neg(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// NegInplace NegInplace is Neg written into a.
+// NegInplace is Neg written into a.
 func (ctx *Context) NegInplace(a *Tensor) *Tensor {
 	needTensors("NegInplace", a)
 	var ce C.gg_err
@@ -407,7 +407,7 @@ func (ctx *Context) NegInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Step Step returns 1 where a > 0, else 0.
+// Step returns 1 where a > 0, else 0.
 func (ctx *Context) Step(a *Tensor) *Tensor {
 	needTensors("Step", a)
 	var ce C.gg_err
@@ -416,7 +416,7 @@ func (ctx *Context) Step(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// StepInplace StepInplace is Step written into a.
+// StepInplace is Step written into a.
 func (ctx *Context) StepInplace(a *Tensor) *Tensor {
 	needTensors("StepInplace", a)
 	var ce C.gg_err
@@ -425,7 +425,7 @@ func (ctx *Context) StepInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Tanh Tanh returns the element-wise hyperbolic tangent of a.
+// Tanh returns the element-wise hyperbolic tangent of a.
 func (ctx *Context) Tanh(a *Tensor) *Tensor {
 	needTensors("Tanh", a)
 	var ce C.gg_err
@@ -434,7 +434,7 @@ func (ctx *Context) Tanh(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// TanhInplace TanhInplace is Tanh written into a.
+// TanhInplace is Tanh written into a.
 func (ctx *Context) TanhInplace(a *Tensor) *Tensor {
 	needTensors("TanhInplace", a)
 	var ce C.gg_err
@@ -443,7 +443,7 @@ func (ctx *Context) TanhInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Elu Elu returns a where a > 0, else exp(a)-1.
+// Elu returns a where a > 0, else exp(a)-1.
 func (ctx *Context) Elu(a *Tensor) *Tensor {
 	needTensors("Elu", a)
 	var ce C.gg_err
@@ -452,7 +452,7 @@ func (ctx *Context) Elu(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// EluInplace EluInplace is Elu written into a.
+// EluInplace is Elu written into a.
 func (ctx *Context) EluInplace(a *Tensor) *Tensor {
 	needTensors("EluInplace", a)
 	var ce C.gg_err
@@ -461,7 +461,7 @@ func (ctx *Context) EluInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Relu Relu returns max(a, 0).
+// Relu returns max(a, 0).
 func (ctx *Context) Relu(a *Tensor) *Tensor {
 	needTensors("Relu", a)
 	var ce C.gg_err
@@ -470,7 +470,7 @@ func (ctx *Context) Relu(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// ReluInplace ReluInplace is Relu written into a.
+// ReluInplace is Relu written into a.
 func (ctx *Context) ReluInplace(a *Tensor) *Tensor {
 	needTensors("ReluInplace", a)
 	var ce C.gg_err
@@ -479,7 +479,7 @@ func (ctx *Context) ReluInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// LeakyRelu LeakyRelu returns a where a > 0, else a*negativeSlope; with inplace
+// LeakyRelu returns a where a > 0, else a*negativeSlope; with inplace
 // the result is a view of a.
 func (ctx *Context) LeakyRelu(a *Tensor, negativeSlope float32, inplace bool) *Tensor {
 	needTensors("LeakyRelu", a)
@@ -489,7 +489,7 @@ func (ctx *Context) LeakyRelu(a *Tensor, negativeSlope float32, inplace bool) *T
 	return ctx.wrap(res)
 }
 
-// Sigmoid Sigmoid returns 1/(1+exp(-a)).
+// Sigmoid returns 1/(1+exp(-a)).
 func (ctx *Context) Sigmoid(a *Tensor) *Tensor {
 	needTensors("Sigmoid", a)
 	var ce C.gg_err
@@ -498,7 +498,7 @@ func (ctx *Context) Sigmoid(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SigmoidInplace SigmoidInplace is Sigmoid written into a.
+// SigmoidInplace is Sigmoid written into a.
 func (ctx *Context) SigmoidInplace(a *Tensor) *Tensor {
 	needTensors("SigmoidInplace", a)
 	var ce C.gg_err
@@ -507,7 +507,7 @@ func (ctx *Context) SigmoidInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Gelu Gelu returns the tanh approximation of GELU of a.
+// Gelu returns the tanh approximation of GELU of a.
 func (ctx *Context) Gelu(a *Tensor) *Tensor {
 	needTensors("Gelu", a)
 	var ce C.gg_err
@@ -516,7 +516,7 @@ func (ctx *Context) Gelu(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GeluInplace GeluInplace is Gelu written into a.
+// GeluInplace is Gelu written into a.
 func (ctx *Context) GeluInplace(a *Tensor) *Tensor {
 	needTensors("GeluInplace", a)
 	var ce C.gg_err
@@ -525,7 +525,7 @@ func (ctx *Context) GeluInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GeluQuick GeluQuick returns a*sigmoid(1.702*a).
+// GeluQuick returns a*sigmoid(1.702*a).
 func (ctx *Context) GeluQuick(a *Tensor) *Tensor {
 	needTensors("GeluQuick", a)
 	var ce C.gg_err
@@ -534,7 +534,7 @@ func (ctx *Context) GeluQuick(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GeluQuickInplace GeluQuickInplace is GeluQuick written into a.
+// GeluQuickInplace is GeluQuick written into a.
 func (ctx *Context) GeluQuickInplace(a *Tensor) *Tensor {
 	needTensors("GeluQuickInplace", a)
 	var ce C.gg_err
@@ -543,7 +543,7 @@ func (ctx *Context) GeluQuickInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Silu Silu returns a*sigmoid(a).
+// Silu returns a*sigmoid(a).
 func (ctx *Context) Silu(a *Tensor) *Tensor {
 	needTensors("Silu", a)
 	var ce C.gg_err
@@ -552,7 +552,7 @@ func (ctx *Context) Silu(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SiluInplace SiluInplace is Silu written into a.
+// SiluInplace is Silu written into a.
 func (ctx *Context) SiluInplace(a *Tensor) *Tensor {
 	needTensors("SiluInplace", a)
 	var ce C.gg_err
@@ -561,7 +561,7 @@ func (ctx *Context) SiluInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SiluBack SiluBack returns the gradient of Silu at a (x) given the output
+// SiluBack returns the gradient of Silu at a (x) given the output
 // gradient b (dy), same shape.
 func (ctx *Context) SiluBack(a, b *Tensor) *Tensor {
 	needTensors("SiluBack", a, b)
@@ -571,7 +571,7 @@ func (ctx *Context) SiluBack(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Hardswish Hardswish returns a*min(1, max(0, (a+3)/6)).
+// Hardswish returns a*min(1, max(0, (a+3)/6)).
 func (ctx *Context) Hardswish(a *Tensor) *Tensor {
 	needTensors("Hardswish", a)
 	var ce C.gg_err
@@ -580,7 +580,7 @@ func (ctx *Context) Hardswish(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Hardsigmoid Hardsigmoid returns min(1, max(0, (a+3)/6)).
+// Hardsigmoid returns min(1, max(0, (a+3)/6)).
 func (ctx *Context) Hardsigmoid(a *Tensor) *Tensor {
 	needTensors("Hardsigmoid", a)
 	var ce C.gg_err
@@ -589,7 +589,7 @@ func (ctx *Context) Hardsigmoid(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Exp Exp returns exp(a) element-wise.
+// Exp returns exp(a) element-wise.
 func (ctx *Context) Exp(a *Tensor) *Tensor {
 	needTensors("Exp", a)
 	var ce C.gg_err
@@ -598,7 +598,7 @@ func (ctx *Context) Exp(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// ExpInplace ExpInplace is Exp written into a.
+// ExpInplace is Exp written into a.
 func (ctx *Context) ExpInplace(a *Tensor) *Tensor {
 	needTensors("ExpInplace", a)
 	var ce C.gg_err
@@ -607,7 +607,7 @@ func (ctx *Context) ExpInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Unary Unary applies the element-wise function op to a (same shape and type).
+// Unary applies the element-wise function op to a (same shape and type).
 // a must be contiguous in dimension 0 (f32, or f16 where the reference allows
 // it).
 func (ctx *Context) Unary(a *Tensor, op UnaryOp) *Tensor {
@@ -618,7 +618,7 @@ func (ctx *Context) Unary(a *Tensor, op UnaryOp) *Tensor {
 	return ctx.wrap(res)
 }
 
-// UnaryInplace UnaryInplace is Unary written into a.
+// UnaryInplace is Unary written into a.
 func (ctx *Context) UnaryInplace(a *Tensor, op UnaryOp) *Tensor {
 	needTensors("UnaryInplace", a)
 	var ce C.gg_err
@@ -627,7 +627,7 @@ func (ctx *Context) UnaryInplace(a *Tensor, op UnaryOp) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Scale Scale returns a*s. a is f32.
+// Scale returns a*s. a is f32.
 func (ctx *Context) Scale(a *Tensor, s float32) *Tensor {
 	needTensors("Scale", a)
 	var ce C.gg_err
@@ -636,7 +636,7 @@ func (ctx *Context) Scale(a *Tensor, s float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// ScaleInplace ScaleInplace is Scale written into a.
+// ScaleInplace is Scale written into a.
 func (ctx *Context) ScaleInplace(a *Tensor, s float32) *Tensor {
 	needTensors("ScaleInplace", a)
 	var ce C.gg_err
@@ -645,7 +645,7 @@ func (ctx *Context) ScaleInplace(a *Tensor, s float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Clamp Clamp returns a limited to [lo, hi] (as a view of a, like the
+// Clamp returns a limited to [lo, hi] (as a view of a, like the
 // reference).
 func (ctx *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 	needTensors("Clamp", a)
@@ -657,7 +657,7 @@ func (ctx *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 
 // ---------------------------------------------------------------- reductions
 
-// Sum Sum returns the sum of all elements of a as a tensor of shape [1].
+// Sum returns the sum of all elements of a as a tensor of shape [1].
 func (ctx *Context) Sum(a *Tensor) *Tensor {
 	needTensors("Sum", a)
 	var ce C.gg_err
@@ -666,7 +666,7 @@ func (ctx *Context) Sum(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SumRows SumRows sums each row: [ne0, ne1, ne2, ne3] -> [1, ne1, ne2, ne3].
+// SumRows sums each row: [ne0, ne1, ne2, ne3] -> [1, ne1, ne2, ne3].
 func (ctx *Context) SumRows(a *Tensor) *Tensor {
 	needTensors("SumRows", a)
 	var ce C.gg_err
@@ -675,7 +675,7 @@ func (ctx *Context) SumRows(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Mean Mean averages each row: [ne0, ne1, ne2, ne3] -> [1, ne1, ne2, ne3].
+// Mean averages each row: [ne0, ne1, ne2, ne3] -> [1, ne1, ne2, ne3].
 func (ctx *Context) Mean(a *Tensor) *Tensor {
 	needTensors("Mean", a)
 	var ce C.gg_err
@@ -684,7 +684,7 @@ func (ctx *Context) Mean(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Argmax Argmax returns the index of the largest element of each row of the f32
+// Argmax returns the index of the largest element of each row of the f32
 // matrix a: [ne0, ne1] -> i32 [ne1].
 func (ctx *Context) Argmax(a *Tensor) *Tensor {
 	needTensors("Argmax", a)
@@ -694,7 +694,7 @@ func (ctx *Context) Argmax(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// CountEqual CountEqual counts the positions where a and b (i32, same shape)
+// CountEqual counts the positions where a and b (i32, same shape)
 // are equal: i64 [1].
 func (ctx *Context) CountEqual(a, b *Tensor) *Tensor {
 	needTensors("CountEqual", a, b)
@@ -704,7 +704,7 @@ func (ctx *Context) CountEqual(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Repeat Repeat tiles a to b's shape (each ne of b a multiple of a's); only b's
+// Repeat tiles a to b's shape (each ne of b a multiple of a's); only b's
 // shape is used.
 func (ctx *Context) Repeat(a, b *Tensor) *Tensor {
 	needTensors("Repeat", a, b)
@@ -714,7 +714,7 @@ func (ctx *Context) Repeat(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// RepeatBack RepeatBack sums a into b's shape (the gradient of Repeat): each ne
+// RepeatBack sums a into b's shape (the gradient of Repeat): each ne
 // of a is a multiple of b's.
 func (ctx *Context) RepeatBack(a, b *Tensor) *Tensor {
 	needTensors("RepeatBack", a, b)
@@ -724,7 +724,7 @@ func (ctx *Context) RepeatBack(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Concat Concat joins a and b along dimension dim (0..3); all other dimensions
+// Concat joins a and b along dimension dim (0..3); all other dimensions
 // must be equal.
 func (ctx *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	needTensors("Concat", a, b)
@@ -736,7 +736,7 @@ func (ctx *Context) Concat(a, b *Tensor, dim int) *Tensor {
 
 // ---------------------------------------------------------------- normalization
 
-// Norm Norm normalizes each row of a to zero mean and unit variance:
+// Norm normalizes each row of a to zero mean and unit variance:
 // (x-mean)/sqrt(var+eps). Same shape, f32.
 func (ctx *Context) Norm(a *Tensor, eps float32) *Tensor {
 	needTensors("Norm", a)
@@ -746,7 +746,7 @@ func (ctx *Context) Norm(a *Tensor, eps float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// NormInplace NormInplace is Norm written into a.
+// NormInplace is Norm written into a.
 func (ctx *Context) NormInplace(a *Tensor, eps float32) *Tensor {
 	needTensors("NormInplace", a)
 	var ce C.gg_err
@@ -755,7 +755,7 @@ func (ctx *Context) NormInplace(a *Tensor, eps float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// RMSNorm RMSNorm divides each row of a by sqrt(mean(x*x)+eps). Same shape,
+// RMSNorm divides each row of a by sqrt(mean(x*x)+eps). Same shape,
 // f32.
 func (ctx *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	needTensors("RMSNorm", a)
@@ -765,7 +765,7 @@ func (ctx *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// RMSNormInplace RMSNormInplace is RMSNorm written into a.
+// RMSNormInplace is RMSNorm written into a.
 func (ctx *Context) RMSNormInplace(a *Tensor, eps float32) *Tensor {
 	needTensors("RMSNormInplace", a)
 	var ce C.gg_err
@@ -774,7 +774,7 @@ func (ctx *Context) RMSNormInplace(a *Tensor, eps float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// RMSNormBack RMSNormBack returns the gradient of RMSNorm at a (x) given the
+// RMSNormBack returns the gradient of RMSNorm at a (x) given the
 // output gradient b (dy), same shape.
 func (ctx *Context) RMSNormBack(a, b *Tensor, eps float32) *Tensor {
 	needTensors("RMSNormBack", a, b)
@@ -784,7 +784,7 @@ func (ctx *Context) RMSNormBack(a, b *Tensor, eps float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GroupNorm GroupNorm normalizes a [W, H, C, N] over groups of ceil(C/nGroups)
+// GroupNorm normalizes a [W, H, C, N] over groups of ceil(C/nGroups)
 // channels (dimension 2) with epsilon eps. Same shape.
 func (ctx *Context) GroupNorm(a *Tensor, nGroups int, eps float32) *Tensor {
 	needTensors("GroupNorm", a)
@@ -794,7 +794,7 @@ func (ctx *Context) GroupNorm(a *Tensor, nGroups int, eps float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GroupNormInplace GroupNormInplace is GroupNorm written into a.
+// GroupNormInplace is GroupNorm written into a.
 func (ctx *Context) GroupNormInplace(a *Tensor, nGroups int, eps float32) *Tensor {
 	needTensors("GroupNormInplace", a)
 	var ce C.gg_err
@@ -805,7 +805,7 @@ func (ctx *Context) GroupNormInplace(a *Tensor, nGroups int, eps float32) *Tenso
 
 // ---------------------------------------------------------------- matrix products
 
-// MulMat MulMat returns the matrix product b*a^T: a [K, N, ne02, ne03], b [K,
+// MulMat returns the matrix product b*a^T: a [K, N, ne02, ne03], b [K,
 // M, ne12, ne13] -> f32 [N, M, ne12, ne13]; ne12 and ne13 must be multiples of
 // ne02 and ne03 (a broadcasts). a may be any type with a dot product (f32, f16,
 // bf16, quantized); b is f32 (or a's vec-dot type) and not transposed.
@@ -817,7 +817,7 @@ func (ctx *Context) MulMat(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// MulMatID MulMatID is MulMat with a matrix chosen per token: as [K, N, nAs]
+// MulMatID is MulMat with a matrix chosen per token: as [K, N, nAs]
 // holds nAs matrices; b [K, nB, nTokens]; ids i32 [nUsed, nTokens] selects the
 // matrices (nB is 1 or nUsed) -> f32 [N, nUsed, nTokens].
 func (ctx *Context) MulMatID(as, b, ids *Tensor) *Tensor {
@@ -828,7 +828,7 @@ func (ctx *Context) MulMatID(as, b, ids *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// OutProd OutProd returns the sum of outer products a*b^T: a [M, K, ne02,
+// OutProd returns the sum of outer products a*b^T: a [M, K, ne02,
 // ne03], b [P, K, ne12, ne13] -> f32 [M, P, ne12, ne13] (a broadcasts over dims
 // 2 and 3).
 func (ctx *Context) OutProd(a, b *Tensor) *Tensor {
@@ -841,7 +841,7 @@ func (ctx *Context) OutProd(a, b *Tensor) *Tensor {
 
 // ---------------------------------------------------------------- set, copy and layout
 
-// Set Set returns a copy of a in which the view of shape b.ne with byte strides
+// Set returns a copy of a in which the view of shape b.ne with byte strides
 // nb1, nb2, nb3 starting at byte offset is replaced by b. a and b are f32 (or
 // both i32); the view must lie within a.
 func (ctx *Context) Set(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor {
@@ -852,7 +852,7 @@ func (ctx *Context) Set(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SetInplace SetInplace is Set written into a.
+// SetInplace is Set written into a.
 func (ctx *Context) SetInplace(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor {
 	needTensors("SetInplace", a, b)
 	var ce C.gg_err
@@ -861,7 +861,7 @@ func (ctx *Context) SetInplace(a, b *Tensor, nb1, nb2, nb3, offset int) *Tensor 
 	return ctx.wrap(res)
 }
 
-// Set1D Set1D is Set with a 1-D view at byte offset.
+// Set1D is Set with a 1-D view at byte offset.
 func (ctx *Context) Set1D(a, b *Tensor, offset int) *Tensor {
 	needTensors("Set1D", a, b)
 	var ce C.gg_err
@@ -870,7 +870,7 @@ func (ctx *Context) Set1D(a, b *Tensor, offset int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Set1DInplace Set1DInplace is Set1D written into a.
+// Set1DInplace is Set1D written into a.
 func (ctx *Context) Set1DInplace(a, b *Tensor, offset int) *Tensor {
 	needTensors("Set1DInplace", a, b)
 	var ce C.gg_err
@@ -879,7 +879,7 @@ func (ctx *Context) Set1DInplace(a, b *Tensor, offset int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Set2D Set2D is Set with a 2-D view of row stride nb1 at byte offset.
+// Set2D is Set with a 2-D view of row stride nb1 at byte offset.
 func (ctx *Context) Set2D(a, b *Tensor, nb1, offset int) *Tensor {
 	needTensors("Set2D", a, b)
 	var ce C.gg_err
@@ -888,7 +888,7 @@ func (ctx *Context) Set2D(a, b *Tensor, nb1, offset int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Set2DInplace Set2DInplace is Set2D written into a.
+// Set2DInplace is Set2D written into a.
 func (ctx *Context) Set2DInplace(a, b *Tensor, nb1, offset int) *Tensor {
 	needTensors("Set2DInplace", a, b)
 	var ce C.gg_err
@@ -897,7 +897,7 @@ func (ctx *Context) Set2DInplace(a, b *Tensor, nb1, offset int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cpy Cpy copies a into b, converting to b's type (b may be quantized); both
+// Cpy copies a into b, converting to b's type (b may be quantized); both
 // must have the same number of elements. The result is a view of b.
 func (ctx *Context) Cpy(a, b *Tensor) *Tensor {
 	needTensors("Cpy", a, b)
@@ -907,7 +907,7 @@ func (ctx *Context) Cpy(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cast Cast returns a converted to type typ, same shape.
+// Cast returns a converted to type typ, same shape.
 func (ctx *Context) Cast(a *Tensor, typ Type) *Tensor {
 	needTensors("Cast", a)
 	var ce C.gg_err
@@ -916,7 +916,7 @@ func (ctx *Context) Cast(a *Tensor, typ Type) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cont Cont returns a contiguous copy of a (same shape and type), e.g. after
+// Cont returns a contiguous copy of a (same shape and type), e.g. after
 // Permute or Transpose.
 func (ctx *Context) Cont(a *Tensor) *Tensor {
 	needTensors("Cont", a)
@@ -926,7 +926,7 @@ func (ctx *Context) Cont(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cont1D Cont1D is Cont reshaped to [ne0]; ne0 must equal the number of
+// Cont1D is Cont reshaped to [ne0]; ne0 must equal the number of
 // elements of a.
 func (ctx *Context) Cont1D(a *Tensor, ne0 int) *Tensor {
 	needTensors("Cont1D", a)
@@ -936,7 +936,7 @@ func (ctx *Context) Cont1D(a *Tensor, ne0 int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cont2D Cont2D is Cont reshaped to [ne0, ne1] (same number of elements).
+// Cont2D is Cont reshaped to [ne0, ne1] (same number of elements).
 func (ctx *Context) Cont2D(a *Tensor, ne0, ne1 int) *Tensor {
 	needTensors("Cont2D", a)
 	var ce C.gg_err
@@ -945,7 +945,7 @@ func (ctx *Context) Cont2D(a *Tensor, ne0, ne1 int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cont3D Cont3D is Cont reshaped to [ne0, ne1, ne2] (same number of elements).
+// Cont3D is Cont reshaped to [ne0, ne1, ne2] (same number of elements).
 func (ctx *Context) Cont3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
 	needTensors("Cont3D", a)
 	var ce C.gg_err
@@ -954,7 +954,7 @@ func (ctx *Context) Cont3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Cont4D Cont4D is Cont reshaped to [ne0, ne1, ne2, ne3] (same number of
+// Cont4D is Cont reshaped to [ne0, ne1, ne2, ne3] (same number of
 // elements).
 func (ctx *Context) Cont4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 	needTensors("Cont4D", a)
@@ -964,7 +964,7 @@ func (ctx *Context) Cont4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GetRows GetRows gathers rows of a by index: a [ne0, nRows, ne2, ne3] (any
+// GetRows gathers rows of a by index: a [ne0, nRows, ne2, ne3] (any
 // type), b i32 [n, ne2, ne3] -> f32 (i32 for i32 a) [ne0, n, ne2, ne3].
 func (ctx *Context) GetRows(a, b *Tensor) *Tensor {
 	needTensors("GetRows", a, b)
@@ -974,7 +974,7 @@ func (ctx *Context) GetRows(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GetRowsBack GetRowsBack scatters-adds the rows of a [ne0, n] (the gradient of
+// GetRowsBack scatters-adds the rows of a [ne0, n] (the gradient of
 // GetRows) to the rows b (i32 [n]) of a zero tensor of c's shape [ne0, nRows]
 // -> f32 like c.
 func (ctx *Context) GetRowsBack(a, b, c *Tensor) *Tensor {
@@ -985,7 +985,7 @@ func (ctx *Context) GetRowsBack(a, b, c *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Diag Diag turns each row vector into a diagonal matrix: a [n, 1, ne2, ne3] ->
+// Diag turns each row vector into a diagonal matrix: a [n, 1, ne2, ne3] ->
 // [n, n, ne2, ne3].
 func (ctx *Context) Diag(a *Tensor) *Tensor {
 	needTensors("Diag", a)
@@ -995,7 +995,7 @@ func (ctx *Context) Diag(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// DiagMaskInf DiagMaskInf sets a[i0, i1] to -inf where i0 > nPast + i1 (causal
+// DiagMaskInf sets a[i0, i1] to -inf where i0 > nPast + i1 (causal
 // mask), per matrix. Same shape, f32.
 func (ctx *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	needTensors("DiagMaskInf", a)
@@ -1005,7 +1005,7 @@ func (ctx *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// DiagMaskInfInplace DiagMaskInfInplace is DiagMaskInf written into a.
+// DiagMaskInfInplace is DiagMaskInf written into a.
 func (ctx *Context) DiagMaskInfInplace(a *Tensor, nPast int) *Tensor {
 	needTensors("DiagMaskInfInplace", a)
 	var ce C.gg_err
@@ -1014,7 +1014,7 @@ func (ctx *Context) DiagMaskInfInplace(a *Tensor, nPast int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// DiagMaskZero DiagMaskZero is DiagMaskInf with 0 instead of -inf.
+// DiagMaskZero is DiagMaskInf with 0 instead of -inf.
 func (ctx *Context) DiagMaskZero(a *Tensor, nPast int) *Tensor {
 	needTensors("DiagMaskZero", a)
 	var ce C.gg_err
@@ -1023,7 +1023,7 @@ func (ctx *Context) DiagMaskZero(a *Tensor, nPast int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// DiagMaskZeroInplace DiagMaskZeroInplace is DiagMaskZero written into a.
+// DiagMaskZeroInplace is DiagMaskZero written into a.
 func (ctx *Context) DiagMaskZeroInplace(a *Tensor, nPast int) *Tensor {
 	needTensors("DiagMaskZeroInplace", a)
 	var ce C.gg_err
@@ -1032,7 +1032,7 @@ func (ctx *Context) DiagMaskZeroInplace(a *Tensor, nPast int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SoftMax SoftMax applies softmax to each row of a (f32). Same shape.
+// SoftMax applies softmax to each row of a (f32). Same shape.
 func (ctx *Context) SoftMax(a *Tensor) *Tensor {
 	needTensors("SoftMax", a)
 	var ce C.gg_err
@@ -1041,7 +1041,7 @@ func (ctx *Context) SoftMax(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SoftMaxInplace SoftMaxInplace is SoftMax written into a.
+// SoftMaxInplace is SoftMax written into a.
 func (ctx *Context) SoftMaxInplace(a *Tensor) *Tensor {
 	needTensors("SoftMaxInplace", a)
 	var ce C.gg_err
@@ -1050,7 +1050,7 @@ func (ctx *Context) SoftMaxInplace(a *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SoftMaxExt SoftMaxExt returns softmax(a*scale + mask*slope) per row; mask
+// SoftMaxExt returns softmax(a*scale + mask*slope) per row; mask
 // (f16 or f32 [ne0, >=ne1], broadcast over dims 2 and 3) may be nil; maxBias >
 // 0 enables ALiBi slopes per head (dimension 2), else slope is 1.
 func (ctx *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
@@ -1061,7 +1061,7 @@ func (ctx *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor 
 	return ctx.wrap(res)
 }
 
-// SoftMaxBack SoftMaxBack returns the gradient of SoftMax given the output
+// SoftMaxBack returns the gradient of SoftMax given the output
 // gradient a (dy) and the softmax output b (y), same shape.
 func (ctx *Context) SoftMaxBack(a, b *Tensor) *Tensor {
 	needTensors("SoftMaxBack", a, b)
@@ -1071,7 +1071,7 @@ func (ctx *Context) SoftMaxBack(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SoftMaxBackInplace SoftMaxBackInplace is SoftMaxBack written into a.
+// SoftMaxBackInplace is SoftMaxBack written into a.
 func (ctx *Context) SoftMaxBackInplace(a, b *Tensor) *Tensor {
 	needTensors("SoftMaxBackInplace", a, b)
 	var ce C.gg_err

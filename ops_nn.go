@@ -37,7 +37,7 @@ import "C"
 
 // ---------------------------------------------------------------- resizing and padding
 
-// Upscale Upscale resizes dimensions 0 and 1 by scaleFactor (nearest
+// Upscale resizes dimensions 0 and 1 by scaleFactor (nearest
 // neighbour): [ne0, ne1, ne2, ne3] -> [ne0*s, ne1*s, ne2, ne3].
 func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
 	needTensors("Upscale", a)
@@ -47,7 +47,7 @@ func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// UpscaleExt UpscaleExt resizes a to [ne0, ne1, ne2, ne3] by nearest neighbour;
+// UpscaleExt resizes a to [ne0, ne1, ne2, ne3] by nearest neighbour;
 // each new size must be at least the old one.
 func (ctx *Context) UpscaleExt(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 	needTensors("UpscaleExt", a)
@@ -57,7 +57,7 @@ func (ctx *Context) UpscaleExt(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Pad Pad appends p0..p3 zeros at the end of each dimension: [ne0+p0, ne1+p1,
+// Pad appends p0..p3 zeros at the end of each dimension: [ne0+p0, ne1+p1,
 // ne2+p2, ne3+p3], f32.
 func (ctx *Context) Pad(a *Tensor, p0, p1, p2, p3 int) *Tensor {
 	needTensors("Pad", a)
@@ -69,7 +69,7 @@ func (ctx *Context) Pad(a *Tensor, p0, p1, p2, p3 int) *Tensor {
 
 // ---------------------------------------------------------------- sorting and sequences
 
-// Argsort Argsort returns, for each row of the f32 tensor a, the i32 indices
+// Argsort returns, for each row of the f32 tensor a, the i32 indices
 // that sort it in order (same shape as a).
 func (ctx *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 	needTensors("Argsort", a)
@@ -79,7 +79,7 @@ func (ctx *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 	return ctx.wrap(res)
 }
 
-// TopK TopK returns the i32 indices of the k largest elements of each row of a:
+// TopK returns the i32 indices of the k largest elements of each row of a:
 // [ne0, ...] -> [k, ...] (a view of Argsort with SortDesc; k <= ne0).
 func (ctx *Context) TopK(a *Tensor, k int) *Tensor {
 	needTensors("TopK", a)
@@ -89,7 +89,7 @@ func (ctx *Context) TopK(a *Tensor, k int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// Arange Arange returns the f32 vector start, start+step, ... below stop:
+// Arange returns the f32 vector start, start+step, ... below stop:
 // [ceil((stop-start)/step)]; step must be positive and stop > start.
 func (ctx *Context) Arange(start, stop, step float32) *Tensor {
 	var ce C.gg_err
@@ -98,7 +98,7 @@ func (ctx *Context) Arange(start, stop, step float32) *Tensor {
 	return ctx.wrap(res)
 }
 
-// TimestepEmbedding TimestepEmbedding returns sinusoidal embeddings of the f32
+// TimestepEmbedding returns sinusoidal embeddings of the f32
 // timesteps [N]: cos then sin of t*maxPeriod^(-i/half) -> f32 [dim (rounded up
 // to even), N].
 func (ctx *Context) TimestepEmbedding(timesteps *Tensor, dim, maxPeriod int) *Tensor {
@@ -111,7 +111,7 @@ func (ctx *Context) TimestepEmbedding(timesteps *Tensor, dim, maxPeriod int) *Te
 
 // ---------------------------------------------------------------- attention
 
-// FlashAttnExt FlashAttnExt computes softmax(q*k^T*scale + mask)*v per head
+// FlashAttnExt computes softmax(q*k^T*scale + mask)*v per head
 // without materializing the scores. q f32 [D, nQ, nHead, nBatch]; k, v (f16,
 // f32 or quantized) [D, nKV, nHeadKV, nBatch] with nHead a multiple of nHeadKV;
 // mask (f16 [nKV, >=pad(nQ, KQMaskPad)], or nil); maxBias > 0 enables ALiBi;
@@ -125,7 +125,7 @@ func (ctx *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSof
 	return ctx.wrap(res)
 }
 
-// FlashAttnBack FlashAttnBack is the gradient of the old flash attention op.
+// FlashAttnBack is the gradient of the old flash attention op.
 // The reference never ported it to FlashAttnExt and its constructor always
 // fails; so does this one (with an *OpError).
 func (ctx *Context) FlashAttnBack(q, k, v, d *Tensor, masked bool) *Tensor {
@@ -138,7 +138,7 @@ func (ctx *Context) FlashAttnBack(q, k, v, d *Tensor, masked bool) *Tensor {
 
 // ---------------------------------------------------------------- state-space models and RWKV
 
-// SSMConv SSMConv is the Mamba depthwise causal convolution: sx [dConv-1+nT,
+// SSMConv is the Mamba depthwise causal convolution: sx [dConv-1+nT,
 // dInner, nS], c [dConv, dInner] -> f32 [dInner, nT, nS].
 func (ctx *Context) SSMConv(sx, c *Tensor) *Tensor {
 	needTensors("SSMConv", sx, c)
@@ -148,7 +148,7 @@ func (ctx *Context) SSMConv(sx, c *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// SSMScan SSMScan is the Mamba selective scan: s [dState, dInner, nS], x and dt
+// SSMScan is the Mamba selective scan: s [dState, dInner, nS], x and dt
 // [dInner, nT, nS], a (A) [dState, dInner], b (B) and c (C) [dState, nT, nS] ->
 // f32 vector holding y (nelements(x)) followed by the final states
 // (nelements(s)).
@@ -160,7 +160,7 @@ func (ctx *Context) SSMScan(s, x, dt, a, b, c *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// RWKVWKV6 RWKVWKV6 is the RWKV v6 time-mixing recurrence: k [S, 1, H, T], v, r
+// RWKVWKV6 is the RWKV v6 time-mixing recurrence: k [S, 1, H, T], v, r
 // and td [1, S, H, T], tf [S, H], state [S*S*H, nSeqs] -> f32 [S*H, T +
 // S*nSeqs] holding the outputs followed by the new states.
 func (ctx *Context) RWKVWKV6(k, v, r, tf, td, state *Tensor) *Tensor {
@@ -173,7 +173,7 @@ func (ctx *Context) RWKVWKV6(k, v, r, tf, td, state *Tensor) *Tensor {
 
 // ---------------------------------------------------------------- windows and relative positions (SAM)
 
-// WinPart WinPart splits a [C, W, H, 1] into w x w windows, zero padding W and
+// WinPart splits a [C, W, H, 1] into w x w windows, zero padding W and
 // H to multiples of w: -> f32 [C, w, w, nWindows].
 func (ctx *Context) WinPart(a *Tensor, w int) *Tensor {
 	needTensors("WinPart", a)
@@ -183,7 +183,7 @@ func (ctx *Context) WinPart(a *Tensor, w int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// WinUnpart WinUnpart reassembles WinPart's windows a [C, w, w, n] into [C, w0,
+// WinUnpart reassembles WinPart's windows a [C, w, w, n] into [C, w0,
 // h0, 1], dropping the padding.
 func (ctx *Context) WinUnpart(a *Tensor, w0, h0, w int) *Tensor {
 	needTensors("WinUnpart", a)
@@ -193,7 +193,7 @@ func (ctx *Context) WinUnpart(a *Tensor, w0, h0, w int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// GetRelPos GetRelPos expands the relative position table a [C, 2*max(qh,kh)-1]
+// GetRelPos expands the relative position table a [C, 2*max(qh,kh)-1]
 // (f16, bf16 or f32) to [C, kh, qh]; qh must equal kh.
 func (ctx *Context) GetRelPos(a *Tensor, qh, kh int) *Tensor {
 	needTensors("GetRelPos", a)
@@ -203,7 +203,7 @@ func (ctx *Context) GetRelPos(a *Tensor, qh, kh int) *Tensor {
 	return ctx.wrap(res)
 }
 
-// AddRelPos AddRelPos adds decomposed relative position terms to the attention
+// AddRelPos adds decomposed relative position terms to the attention
 // scores a [kw*kh, qw*qh, B] (f32): pw [kw, qw*qh, B] along width, ph [kh,
 // qw*qh, B] along height. Same shape as a.
 func (ctx *Context) AddRelPos(a, pw, ph *Tensor) *Tensor {
@@ -214,7 +214,7 @@ func (ctx *Context) AddRelPos(a, pw, ph *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// AddRelPosInplace AddRelPosInplace is AddRelPos written into a.
+// AddRelPosInplace is AddRelPos written into a.
 func (ctx *Context) AddRelPosInplace(a, pw, ph *Tensor) *Tensor {
 	needTensors("AddRelPosInplace", a, pw, ph)
 	var ce C.gg_err
@@ -225,7 +225,7 @@ func (ctx *Context) AddRelPosInplace(a, pw, ph *Tensor) *Tensor {
 
 // ---------------------------------------------------------------- losses and optimizer
 
-// CrossEntropyLoss CrossEntropyLoss returns the mean over rows of
+// CrossEntropyLoss returns the mean over rows of
 // -sum(b*log(softmax(a))): a (logits) and b (target probabilities) f32 of the
 // same shape -> f32 [1].
 func (ctx *Context) CrossEntropyLoss(a, b *Tensor) *Tensor {
@@ -236,7 +236,7 @@ func (ctx *Context) CrossEntropyLoss(a, b *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// CrossEntropyLossBack CrossEntropyLossBack returns the gradient of
+// CrossEntropyLossBack returns the gradient of
 // CrossEntropyLoss with respect to the logits a, given the labels b and the
 // loss gradient c (f32 [1]); same shape as a.
 func (ctx *Context) CrossEntropyLossBack(a, b, c *Tensor) *Tensor {
@@ -247,7 +247,7 @@ func (ctx *Context) CrossEntropyLossBack(a, b, c *Tensor) *Tensor {
 	return ctx.wrap(res)
 }
 
-// OptStepAdamW OptStepAdamW updates the parameter a (marked with SetParam) in
+// OptStepAdamW updates the parameter a (marked with SetParam) in
 // place by one AdamW step with gradient grad and moments m, v (all f32, a's
 // shape; m and v are updated too). adamwParams is f32 [7]: alpha, beta1, beta2,
 // eps, weight decay, 1/(1-beta1^t), 1/(1-beta2^t). The result is a view of a.
