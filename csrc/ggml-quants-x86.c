@@ -10,6 +10,9 @@
 #endif
 
 #include "ggml-quants.h"
+#include "ggml-impl.h"
+
+#include <string.h>
 #include "ggml-cpu-impl.h"
 
 #if defined(LM_X86)
@@ -118,6 +121,115 @@ LM_TARGET_AVX2 void lm_dequantize_row_q6_K_avx2(const block_q6_K * LM_GGML_RESTR
                 _mm256_storeu_ps(yg + 24, _mm256_mul_ps(s1, i8x8_to_ps(_mm_srli_si128(b, 8))));
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------- activation quantizers (q8_0, q8_1, q8_K)
+// These run on every mul_mat with quantized weights, so they get AVX2 too,
+// giving the bits of the _ref functions. NaN inputs are skipped by the
+// block maximum here (the scalar loop's result depends on where a NaN sits).
+
+LM_TARGET_AVX2 static inline float hmax_ps(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+// roundf (halves away from zero) of each lane, as int32: truncate, then step
+// one away from zero where the dropped fraction is at least a half. The
+// fraction v - trunc(v) is exact, so this matches roundf bit for bit.
+LM_TARGET_AVX2 static inline __m256i round_away_epi32(__m256 v) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 t    = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));
+    const __m256 step = _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(sign, v));
+    const __m256 up   = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+    return _mm256_cvttps_epi32(_mm256_add_ps(t, _mm256_and_ps(up, step)));
+}
+
+// 32 int32 lanes (4 vectors, in order) -> 32 int8 in order, saturating.
+LM_TARGET_AVX2 static inline __m256i pack_32_i8(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+    // the packs interleave 128-bit lanes: dwords come out as a0 b0 c0 d0 a1 b1 c1 d1
+    return _mm256_permutevar8x32_epi32(_mm256_packs_epi16(ab, cd), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+LM_TARGET_AVX2 static inline int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+// One 32-element block scaled to [-127, 127]: stores the quants, returns d
+// and (in *sum) the sum of the quants.
+LM_TARGET_AVX2 static inline float q8_block32(const float * x, int8_t * qs, int * sum) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 v[4], m = _mm256_setzero_ps();
+    for (int j = 0; j < 4; ++j) {
+        v[j] = _mm256_loadu_ps(x + 8 * j);
+        m = _mm256_max_ps(_mm256_andnot_ps(sign, v[j]), m);
+    }
+    const float d  = hmax_ps(m) / 127;
+    const float id = d ? 1.0f / d : 0.0f;
+    const __m256 idv = _mm256_set1_ps(id);
+    __m256i q[4];
+    for (int j = 0; j < 4; ++j) q[j] = round_away_epi32(_mm256_mul_ps(v[j], idv));
+    _mm256_storeu_si256((__m256i *) qs, pack_32_i8(q[0], q[1], q[2], q[3]));
+    if (sum) *sum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+    return d;
+}
+
+LM_TARGET_AVX2 void lm_quantize_row_q8_0_avx2(const float * LM_GGML_RESTRICT x, block_q8_0 * LM_GGML_RESTRICT y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, x += LM_QK8_0) {
+        y[i].d = LM_GGML_FP32_TO_FP16(q8_block32(x, y[i].qs, NULL));
+    }
+}
+
+LM_TARGET_AVX2 void lm_quantize_row_q8_1_avx2(const float * LM_GGML_RESTRICT x, block_q8_1 * LM_GGML_RESTRICT y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, x += LM_QK8_1) {
+        int sum;
+        const float d = q8_block32(x, y[i].qs, &sum);
+        y[i].d = LM_GGML_FP32_TO_FP16(d);
+        y[i].s = LM_GGML_FP32_TO_FP16(sum * d);
+    }
+}
+
+LM_TARGET_AVX2 void lm_quantize_row_q8_K_avx2(const float * LM_GGML_RESTRICT x, block_q8_K * LM_GGML_RESTRICT y, int64_t nb) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
+        __m256 m = _mm256_setzero_ps();
+        for (int j = 0; j < LM_QK_K; j += 8) m = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), m);
+        const float amax = hmax_ps(m);
+        if (!amax) {
+            memset(&y[i], 0, sizeof(y[i]));
+            continue;
+        }
+        // the reference keeps the sign of the first element of largest magnitude
+        int first = 0;
+        for (int j = 0; j < LM_QK_K; j += 8) {
+            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+            if (hit) {
+                first = j + __builtin_ctz((unsigned) hit);
+                break;
+            }
+        }
+        const float iscale = -127.f / x[first];
+        const __m256  is  = _mm256_set1_ps(iscale);
+        const __m256i top = _mm256_set1_epi32(127);
+        for (int j = 0; j < LM_QK_K; j += 32) {
+            __m256i q[4];
+            for (int g = 0; g < 4; ++g) {
+                // the default rounding mode (nearest, ties to even) is the reference's nearest_int
+                q[g] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(x + j + 8 * g))), top);
+            }
+            _mm256_storeu_si256((__m256i *) (y[i].qs + j), pack_32_i8(q[0], q[1], q[2], q[3]));
+            // two bsums of 16 each: lanes of q0+q1 and of q2+q3
+            y[i].bsums[j / 16]     = (int16_t) hsum_epi32(_mm256_add_epi32(q[0], q[1]));
+            y[i].bsums[j / 16 + 1] = (int16_t) hsum_epi32(_mm256_add_epi32(q[2], q[3]));
+        }
+        y[i].d = 1 / iscale;
     }
 }
 

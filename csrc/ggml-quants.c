@@ -1374,14 +1374,23 @@ void lm_quantize_row_q4_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTR
 void lm_quantize_row_q4_1(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q4_1_ref(x, y, k); }
 void lm_quantize_row_q5_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q5_0_ref(x, y, k); }
 void lm_quantize_row_q5_1(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q5_1_ref(x, y, k); }
-void lm_quantize_row_q8_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q8_0_ref(x, y, k); }
-void lm_quantize_row_q8_1(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q8_1_ref(x, y, k); }
+void lm_quantize_row_q8_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) {
+    TRY_AVX2(lm_quantize_row_q8_0_avx2, x, (block_q8_0 *) y, k / LM_QK8_0);
+    lm_quantize_row_q8_0_ref(x, y, k);
+}
+void lm_quantize_row_q8_1(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) {
+    TRY_AVX2(lm_quantize_row_q8_1_avx2, x, (block_q8_1 *) y, k / LM_QK8_1);
+    lm_quantize_row_q8_1_ref(x, y, k);
+}
 void lm_quantize_row_q2_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q2_K_ref(x, y, k); }
 void lm_quantize_row_q3_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q3_K_ref(x, y, k); }
 void lm_quantize_row_q4_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q4_K_ref(x, y, k); }
 void lm_quantize_row_q5_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q5_K_ref(x, y, k); }
 void lm_quantize_row_q6_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q6_K_ref(x, y, k); }
-void lm_quantize_row_q8_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q8_K_ref(x, y, k); }
+void lm_quantize_row_q8_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) {
+    TRY_AVX2(lm_quantize_row_q8_K_avx2, x, (block_q8_K *) y, k / LM_QK_K);
+    lm_quantize_row_q8_K_ref(x, y, k);
+}
 void lm_quantize_row_tq1_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_tq1_0_ref(x, y, k); }
 void lm_quantize_row_tq2_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_tq2_0_ref(x, y, k); }
 
@@ -1484,7 +1493,7 @@ LM_ROWWISE(q6_K, block_q6_K, LM_QK_K)
 size_t lm_quantize_##t(const float * LM_GGML_RESTRICT src, void * LM_GGML_RESTRICT dst, int64_t nrows,     \
                        int64_t n_per_row, const float * imatrix) {                                       \
     (void) imatrix;                                                                                     \
-    lm_quantize_row_##t##_ref(src, (blk *) dst, nrows * n_per_row);                                      \
+    lm_quantize_row_##t(src, dst, nrows * n_per_row);                                                    \
     return (size_t) nrows * (size_t) (n_per_row / (QK)) * sizeof(blk);                                  \
 }
 

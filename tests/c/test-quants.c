@@ -204,6 +204,48 @@ static void test_simd_dequant(void) {
     }
 }
 
+// The SIMD activation quantizers (q8_0, q8_1, q8_K: used by mul_mat) against
+// the _ref ones, on random rows laced with exact halves (ties for roundf),
+// zeros, signed zeros and repeated maxima of either sign.
+static void test_simd_act_quant(void) {
+    const int64_t n = 256 * 64;
+    float * x = malloc((size_t) n * sizeof(float));
+    unsigned s = 7;
+    for (int64_t i = 0; i < n; ++i) {
+        s = s * 1103515245u + 12345u;
+        const int kind = (int) ((s >> 8) % 8);
+        const float r = ((float) (s >> 9) / 8388608.0f - 0.5f) * 4.0f;
+        switch (kind) {
+            case 0: x[i] = (float) ((int) (s >> 20) % 255 - 127) + 0.5f; break; // ties once amax is 127
+            case 1: x[i] = (i & 1) ? -0.0f : 0.0f; break;
+            case 2: x[i] = ((s >> 4) & 1) ? 127.0f : -127.0f; break;          // tied maxima
+            default: x[i] = r * (float) (1 << ((s >> 12) % 6)); // below the 127 maxima
+        }
+    }
+    // a few all-zero blocks, and a block of tiny values
+    memset(x, 0, 256 * sizeof(float));
+    for (int i = 256; i < 512; ++i) x[i] = 1e-30f * (float) (i - 384);
+    static const enum lm_ggml_type types[] = {LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_1, LM_GGML_TYPE_Q8_K};
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t) {
+        const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(types[t]);
+        const size_t qbytes = (size_t) (n / tt->blck_size) * tt->type_size;
+        unsigned char * a = malloc(qbytes);
+        unsigned char * b = malloc(qbytes);
+        memset(a, 0x55, qbytes);
+        memset(b, 0xaa, qbytes);
+        switch (types[t]) {
+            case LM_GGML_TYPE_Q8_0: lm_quantize_row_q8_0_ref(x, (block_q8_0 *) a, n); lm_quantize_row_q8_0(x, b, n); break;
+            case LM_GGML_TYPE_Q8_1: lm_quantize_row_q8_1_ref(x, (block_q8_1 *) a, n); lm_quantize_row_q8_1(x, b, n); break;
+            default:                lm_quantize_row_q8_K_ref(x, (block_q8_K *) a, n); lm_quantize_row_q8_K(x, b, n); break;
+        }
+        check(tt->type_name, "simd quantize vs ref", blocks_differing(a, b, qbytes, tt->type_size),
+              (int) (n / tt->blck_size), -1, -1);
+        free(a);
+        free(b);
+    }
+    free(x);
+}
+
 static void expect(const char * what, int cond) {
     if (cond) n_pass++; else n_fail++;
     printf("  %-40s %s\n", what, cond ? "ok" : "FAIL");
@@ -339,8 +381,12 @@ static void bench_type(enum lm_ggml_type type) {
     bench_to = tt->to_float;
     const double tq = best_time(run_from, x, q, n);
     const double td = best_time(run_to, q, y, n);
-    printf("  bench %-8s quantize %8.1f MB/s   dequantize %8.1f MB/s\n", tt->type_name,
+    printf("  bench %-8s quantize %8.1f MB/s   dequantize %8.1f MB/s", tt->type_name,
            (double) n * 4 / tq / 1e6, (double) n * 4 / td / 1e6);
+    // the CPU row quantizer (SIMD where we have one) beside the reference one
+    bench_from = type == LM_GGML_TYPE_Q8_0 ? lm_quantize_row_q8_0 : NULL;
+    if (bench_from) printf("   quantize (cpu) %8.1f MB/s", (double) n * 4 / best_time(run_from, x, q, n) / 1e6);
+    printf("\n");
     free(x);
     free(y);
     free(q);
@@ -375,6 +421,7 @@ int main(int argc, char ** argv) {
         free_parity(&pd);
     }
     test_simd_dequant();
+    test_simd_act_quant();
     test_validate();
     test_interleaved();
     test_chunk_asserts();
