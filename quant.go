@@ -76,68 +76,123 @@ func RowSize(t Type, n int) (int, error) {
 // imatrix, if not nil, holds nPerRow importance weights; some types require it
 // (see RequiresImatrix). It is safe to call from several goroutines.
 func Quantize(t Type, src []float32, nPerRow int, imatrix []float32) ([]byte, error) {
+	rowSize, err := quantizeArgs("Quantize", t, src, nPerRow, imatrix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, rowSize*(len(src)/nPerRow))
+	if err := quantize("Quantize", out, t, src, nPerRow, imatrix); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// QuantizeInto is Quantize writing into dst, which must hold exactly the
+// result (len(src)/nPerRow rows of RowSize(t, nPerRow) bytes). Reusing dst
+// saves the allocation, which for fast types costs more than the conversion.
+func QuantizeInto(dst []byte, t Type, src []float32, nPerRow int, imatrix []float32) error {
+	rowSize, err := quantizeArgs("QuantizeInto", t, src, nPerRow, imatrix)
+	if err != nil {
+		return err
+	}
+	if want := rowSize * (len(src) / nPerRow); len(dst) != want {
+		return fmt.Errorf("ggml: QuantizeInto %s: dst has %d bytes, want %d", t, len(dst), want)
+	}
+	return quantize("QuantizeInto", dst, t, src, nPerRow, imatrix)
+}
+
+// quantizeArgs checks the arguments of Quantize and QuantizeInto and returns
+// the size of one quantized row.
+func quantizeArgs(fn string, t Type, src []float32, nPerRow int, imatrix []float32) (int, error) {
 	if !t.valid() {
-		return nil, fmt.Errorf("ggml: Quantize: invalid type id %d", uint32(t))
+		return 0, fmt.Errorf("ggml: %s: invalid type id %d", fn, uint32(t))
 	}
 	if nPerRow <= 0 {
-		return nil, fmt.Errorf("ggml: Quantize: row length must be positive, got %d", nPerRow)
+		return 0, fmt.Errorf("ggml: %s: row length must be positive, got %d", fn, nPerRow)
 	}
 	if nPerRow%t.BlockSize() != 0 {
-		return nil, fmt.Errorf("ggml: Quantize: row length %d is not a multiple of the %s block size %d", nPerRow, t, t.BlockSize())
+		return 0, fmt.Errorf("ggml: %s: row length %d is not a multiple of the %s block size %d", fn, nPerRow, t, t.BlockSize())
 	}
 	if len(src)%nPerRow != 0 {
-		return nil, fmt.Errorf("ggml: Quantize: %d values are not a whole number of rows of %d", len(src), nPerRow)
+		return 0, fmt.Errorf("ggml: %s: %d values are not a whole number of rows of %d", fn, len(src), nPerRow)
 	}
 	if imatrix != nil && len(imatrix) != nPerRow {
-		return nil, fmt.Errorf("ggml: Quantize: importance matrix has %d weights, want %d", len(imatrix), nPerRow)
+		return 0, fmt.Errorf("ggml: %s: importance matrix has %d weights, want %d", fn, len(imatrix), nPerRow)
 	}
 	if imatrix == nil && RequiresImatrix(t) {
-		return nil, fmt.Errorf("ggml: Quantize: type %s requires an importance matrix", t)
+		return 0, fmt.Errorf("ggml: %s: type %s requires an importance matrix", fn, t)
+	}
+	return RowSize(t, nPerRow)
+}
+
+// quantize runs lm_ggml_quantize_chunk on checked arguments.
+func quantize(fn string, dst []byte, t Type, src []float32, nPerRow int, imatrix []float32) error {
+	nrows := len(src) / nPerRow
+	if nrows == 0 {
+		return nil
 	}
 	initOnce()
-	nrows := len(src) / nPerRow
-	rowSize, _ := RowSize(t, nPerRow)
-	out := make([]byte, rowSize*nrows)
-	if nrows == 0 {
-		return out, nil
-	}
 	var im *C.float
 	if imatrix != nil {
 		im = (*C.float)(unsafe.Pointer(&imatrix[0]))
 	}
 	var e C.gg_err
-	n := C.gg_quantize_chunk(&e, uint32(t), (*C.float)(unsafe.Pointer(&src[0])), unsafe.Pointer(&out[0]),
+	n := C.gg_quantize_chunk(&e, uint32(t), (*C.float)(unsafe.Pointer(&src[0])), unsafe.Pointer(&dst[0]),
 		0, C.int64_t(nrows), C.int64_t(nPerRow), im)
 	if e.failed != 0 {
-		return nil, fmt.Errorf("ggml: Quantize %s: %s", t, C.GoString(&e.msg[0]))
+		return fmt.Errorf("ggml: %s %s: %s", fn, t, C.GoString(&e.msg[0]))
 	}
-	if int(n) != len(out) {
-		return nil, fmt.Errorf("ggml: Quantize %s: wrote %d bytes, expected %d", t, int(n), len(out))
+	if int(n) != len(dst) {
+		return fmt.Errorf("ggml: %s %s: wrote %d bytes, expected %d", fn, t, int(n), len(dst))
 	}
-	return out, nil
+	return nil
 }
 
 // Dequantize converts the first n elements of type t in src to float32.
 func Dequantize(t Type, src []byte, n int) ([]float32, error) {
+	if err := dequantizeArgs("Dequantize", t, src, n); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	if err := dequantize("Dequantize", out, t, src); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DequantizeInto converts the first len(dst) elements of type t in src into
+// dst, without allocating.
+func DequantizeInto(dst []float32, t Type, src []byte) error {
+	if err := dequantizeArgs("DequantizeInto", t, src, len(dst)); err != nil {
+		return err
+	}
+	return dequantize("DequantizeInto", dst, t, src)
+}
+
+func dequantizeArgs(fn string, t Type, src []byte, n int) error {
 	if !t.valid() {
-		return nil, fmt.Errorf("ggml: Dequantize: invalid type id %d", uint32(t))
+		return fmt.Errorf("ggml: %s: invalid type id %d", fn, uint32(t))
 	}
 	size, err := RowSize(t, n)
 	if err != nil {
-		return nil, fmt.Errorf("ggml: Dequantize: %w", err)
+		return fmt.Errorf("ggml: %s: %w", fn, err)
 	}
 	if len(src) < size {
-		return nil, fmt.Errorf("ggml: Dequantize: %d elements of %s need %d bytes, got %d", n, t, size, len(src))
+		return fmt.Errorf("ggml: %s: %d elements of %s need %d bytes, got %d", fn, n, t, size, len(src))
 	}
-	out := make([]float32, n)
-	if n == 0 {
-		return out, nil
+	return nil
+}
+
+// dequantize runs the type's to_float on checked arguments.
+func dequantize(fn string, dst []float32, t Type, src []byte) error {
+	if len(dst) == 0 {
+		return nil
 	}
 	initOnce()
-	if C.gg_to_float(uint32(t), unsafe.Pointer(&src[0]), (*C.float)(unsafe.Pointer(&out[0])), C.int64_t(n)) != 0 {
-		return nil, fmt.Errorf("ggml: Dequantize: type %s has no conversion to f32", t)
+	if C.gg_to_float(uint32(t), unsafe.Pointer(&src[0]), (*C.float)(unsafe.Pointer(&dst[0])), C.int64_t(len(dst))) != 0 {
+		return fmt.Errorf("ggml: %s: type %s has no conversion to f32", fn, t)
 	}
-	return out, nil
+	return nil
 }
 
 // ValidateRowData checks data of type t as the reference does before using a

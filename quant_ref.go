@@ -22,25 +22,6 @@ static void gg_quantize_ref(gg_err * e, enum lm_ggml_type t, const float * src, 
     lm_ggml_err_pop(&f);
 }
 
-// The kernels alone, into buffers the caller owns (see quantizeInto).
-static void gg_quantize_into(gg_err * e, enum lm_ggml_type t, const float * src, void * dst,
-                             int64_t nrows, int64_t n_per_row, const float * im) {
-    struct lm_ggml_err_frame f;
-    if (LM_GGML_TRY(&f)) {
-        e->failed = 1;
-        memcpy(e->msg, f.msg, sizeof(e->msg));
-        return;
-    }
-    lm_ggml_quantize_chunk(t, src, dst, 0, nrows, n_per_row, im);
-    lm_ggml_err_pop(&f);
-}
-
-static int gg_dequantize_into(enum lm_ggml_type t, const void * src, float * dst, int64_t n) {
-    const lm_ggml_to_float_t fn = lm_ggml_get_type_traits(t)->to_float;
-    if (fn == NULL) return -1;
-    fn(src, dst, n);
-    return 0;
-}
 */
 import "C"
 
@@ -83,57 +64,4 @@ func QuantizeRef(t Type, src []float32, nPerRow int) ([]byte, error) {
 		return nil, fmt.Errorf("ggml: QuantizeRef %s: %s", t, C.GoString(&e.msg[0]))
 	}
 	return out, nil
-}
-
-// quantizeInto is Quantize writing into dst, which must be exactly the size
-// of the result: it lets benchmarks measure the kernels without the
-// allocation of the result (which, for large rows, costs as much as a fast
-// kernel).
-func quantizeInto(dst []byte, t Type, src []float32, nPerRow int, imatrix []float32) error {
-	if !t.valid() || nPerRow <= 0 || len(src)%nPerRow != 0 || (imatrix != nil && len(imatrix) != nPerRow) {
-		return fmt.Errorf("ggml: quantizeInto %s: bad arguments", t)
-	}
-	rowSize, err := RowSize(t, nPerRow)
-	if err != nil {
-		return err
-	}
-	nrows := len(src) / nPerRow
-	if len(dst) != nrows*rowSize {
-		return fmt.Errorf("ggml: quantizeInto %s: dst has %d bytes, want %d", t, len(dst), nrows*rowSize)
-	}
-	if nrows == 0 {
-		return nil
-	}
-	initOnce()
-	var im *C.float
-	if imatrix != nil {
-		im = (*C.float)(unsafe.Pointer(&imatrix[0]))
-	}
-	var e C.gg_err
-	C.gg_quantize_into(&e, uint32(t), (*C.float)(unsafe.Pointer(&src[0])), unsafe.Pointer(&dst[0]),
-		C.int64_t(nrows), C.int64_t(nPerRow), im)
-	if e.failed != 0 {
-		return fmt.Errorf("ggml: quantizeInto %s: %s", t, C.GoString(&e.msg[0]))
-	}
-	return nil
-}
-
-// dequantizeInto is Dequantize of len(dst) elements into dst (types with a
-// to_float only), for the same reason.
-func dequantizeInto(dst []float32, t Type, src []byte) error {
-	size, err := RowSize(t, len(dst))
-	if err != nil {
-		return err
-	}
-	if len(src) < size {
-		return fmt.Errorf("ggml: dequantizeInto %s: %d bytes, want %d", t, len(src), size)
-	}
-	if len(dst) == 0 {
-		return nil
-	}
-	initOnce()
-	if C.gg_dequantize_into(uint32(t), unsafe.Pointer(&src[0]), (*C.float)(unsafe.Pointer(&dst[0])), C.int64_t(len(dst))) != 0 {
-		return fmt.Errorf("ggml: dequantizeInto: type %s has no conversion to f32", t)
-	}
-	return nil
 }

@@ -1014,7 +1014,7 @@ func BenchmarkQuantizeKernel(b *testing.B) {
 			dst := make([]byte, benchRows*rs)
 			b.SetBytes(int64(4 * len(x)))
 			for b.Loop() {
-				if err := quantizeInto(dst, ty, x, benchPerRow, im); err != nil {
+				if err := QuantizeInto(dst, ty, x, benchPerRow, im); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -1036,10 +1036,37 @@ func BenchmarkDequantizeKernel(b *testing.B) {
 			dst := make([]float32, len(x))
 			b.SetBytes(int64(4 * len(x)))
 			for b.Loop() {
-				if err := dequantizeInto(dst, ty, q); err != nil {
+				if err := DequantizeInto(dst, ty, q); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// QuantizeInto and DequantizeInto give what Quantize and Dequantize return,
+// into the caller's buffers, and reject buffers of the wrong size.
+func TestQuantizeIntoBuffers(t *testing.T) {
+	x := randRows(3, 4*256)
+	for _, ty := range []Type{TypeQ4_0, TypeQ8_0, TypeQ4_K, TypeF16} {
+		want, err := Quantize(ty, x, 256, nil)
+		require.NoError(t, err)
+		dst := make([]byte, len(want))
+		require.NoError(t, QuantizeInto(dst, ty, x, 256, nil))
+		require.Equal(t, want, dst, ty.String())
+		require.Error(t, QuantizeInto(dst[:len(dst)-1], ty, x, 256, nil))
+		require.Error(t, QuantizeInto(append(dst, 0), ty, x, 256, nil))
+
+		back, err := Dequantize(ty, want, len(x))
+		require.NoError(t, err)
+		got := make([]float32, len(x))
+		require.NoError(t, DequantizeInto(got, ty, want))
+		require.Equal(t, back, got, ty.String())
+		require.Error(t, DequantizeInto(make([]float32, len(x)+256), ty, want), "src too short")
+		if ty.BlockSize() > 1 {
+			require.Error(t, DequantizeInto(make([]float32, 3), ty, want), "not whole blocks")
+		}
+	}
+	_, err := Dequantize(TypeQ4_0, nil, -32)
+	require.Error(t, err)
 }
