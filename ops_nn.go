@@ -40,31 +40,25 @@ import "C"
 // Upscale resizes dimensions 0 and 1 by scaleFactor (nearest
 // neighbour): [ne0, ne1, ne2, ne3] -> [ne0*s, ne1*s, ne2, ne3].
 func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
-	needTensors("Upscale", a)
-	var ce C.gg_err
-	res := C.gg_upscale(&ce, ctx.ptr(), a.use(ctx), C.int(scaleFactor))
-	check("Upscale", &ce)
-	return ctx.wrap(res)
+	return ctx.build("Upscale", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_upscale(ce, ctx.ptr(), a.use(ctx), C.int(scaleFactor))
+	}, a)
 }
 
 // UpscaleExt resizes a to [ne0, ne1, ne2, ne3] by nearest neighbour;
 // each new size must be at least the old one.
 func (ctx *Context) UpscaleExt(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
-	needTensors("UpscaleExt", a)
-	var ce C.gg_err
-	res := C.gg_upscale_ext(&ce, ctx.ptr(), a.use(ctx), C.int(ne0), C.int(ne1), C.int(ne2), C.int(ne3))
-	check("UpscaleExt", &ce)
-	return ctx.wrap(res)
+	return ctx.build("UpscaleExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_upscale_ext(ce, ctx.ptr(), a.use(ctx), C.int(ne0), C.int(ne1), C.int(ne2), C.int(ne3))
+	}, a)
 }
 
 // Pad appends p0..p3 zeros at the end of each dimension: [ne0+p0, ne1+p1,
 // ne2+p2, ne3+p3], f32.
 func (ctx *Context) Pad(a *Tensor, p0, p1, p2, p3 int) *Tensor {
-	needTensors("Pad", a)
-	var ce C.gg_err
-	res := C.gg_pad(&ce, ctx.ptr(), a.use(ctx), C.int(p0), C.int(p1), C.int(p2), C.int(p3))
-	check("Pad", &ce)
-	return ctx.wrap(res)
+	return ctx.build("Pad", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_pad(ce, ctx.ptr(), a.use(ctx), C.int(p0), C.int(p1), C.int(p2), C.int(p3))
+	}, a)
 }
 
 // ---------------------------------------------------------------- sorting and sequences
@@ -72,41 +66,34 @@ func (ctx *Context) Pad(a *Tensor, p0, p1, p2, p3 int) *Tensor {
 // Argsort returns, for each row of the f32 tensor a, the i32 indices
 // that sort it in order (same shape as a).
 func (ctx *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
-	needTensors("Argsort", a)
-	var ce C.gg_err
-	res := C.gg_argsort(&ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_sort_order(order))
-	check("Argsort", &ce)
-	return ctx.wrap(res)
+	return ctx.build("Argsort", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_argsort(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_sort_order(order))
+	}, a)
 }
 
 // TopK returns the i32 indices of the k largest elements of each row of a:
 // [ne0, ...] -> [k, ...] (a view of Argsort with SortDesc; k <= ne0).
 func (ctx *Context) TopK(a *Tensor, k int) *Tensor {
-	needTensors("TopK", a)
-	var ce C.gg_err
-	res := C.gg_top_k(&ce, ctx.ptr(), a.use(ctx), C.int(k))
-	check("TopK", &ce)
-	return ctx.wrap(res)
+	return ctx.build("TopK", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_top_k(ce, ctx.ptr(), a.use(ctx), C.int(k))
+	}, a)
 }
 
 // Arange returns the f32 vector start, start+step, ... below stop:
 // [ceil((stop-start)/step)]; step must be positive and stop > start.
 func (ctx *Context) Arange(start, stop, step float32) *Tensor {
-	var ce C.gg_err
-	res := C.gg_arange(&ce, ctx.ptr(), C.float(start), C.float(stop), C.float(step))
-	check("Arange", &ce)
-	return ctx.wrap(res)
+	return ctx.build("Arange", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_arange(ce, ctx.ptr(), C.float(start), C.float(stop), C.float(step))
+	})
 }
 
 // TimestepEmbedding returns sinusoidal embeddings of the f32
 // timesteps [N]: cos then sin of t*maxPeriod^(-i/half) -> f32 [dim (rounded up
 // to even), N].
 func (ctx *Context) TimestepEmbedding(timesteps *Tensor, dim, maxPeriod int) *Tensor {
-	needTensors("TimestepEmbedding", timesteps)
-	var ce C.gg_err
-	res := C.gg_timestep_embedding(&ce, ctx.ptr(), timesteps.use(ctx), C.int(dim), C.int(maxPeriod))
-	check("TimestepEmbedding", &ce)
-	return ctx.wrap(res)
+	return ctx.build("TimestepEmbedding", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_timestep_embedding(ce, ctx.ptr(), timesteps.use(ctx), C.int(dim), C.int(maxPeriod))
+	}, timesteps)
 }
 
 // ---------------------------------------------------------------- attention
@@ -118,22 +105,18 @@ func (ctx *Context) TimestepEmbedding(timesteps *Tensor, dim, maxPeriod int) *Te
 // logitSoftcap > 0 applies softcap*tanh(s/softcap). Result f32 [Dv, nHead, nQ,
 // nBatch] (heads and queries swapped). See Tensor.SetPrec.
 func (ctx *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSoftcap float32) *Tensor {
-	needTensors("FlashAttnExt", q, k, v)
-	var ce C.gg_err
-	res := C.gg_flash_attn_ext(&ce, ctx.ptr(), q.use(ctx), k.use(ctx), v.use(ctx), mask.use(ctx), C.float(scale), C.float(maxBias), C.float(logitSoftcap))
-	check("FlashAttnExt", &ce)
-	return ctx.wrap(res)
+	return ctx.build("FlashAttnExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_flash_attn_ext(ce, ctx.ptr(), q.use(ctx), k.use(ctx), v.use(ctx), mask.use(ctx), C.float(scale), C.float(maxBias), C.float(logitSoftcap))
+	}, q, k, v)
 }
 
 // FlashAttnBack is the gradient of the old flash attention op.
 // The reference never ported it to FlashAttnExt and its constructor always
 // fails; so does this one (with an *OpError).
 func (ctx *Context) FlashAttnBack(q, k, v, d *Tensor, masked bool) *Tensor {
-	needTensors("FlashAttnBack", q, k, v, d)
-	var ce C.gg_err
-	res := C.gg_flash_attn_back(&ce, ctx.ptr(), q.use(ctx), k.use(ctx), v.use(ctx), d.use(ctx), C.bool(masked))
-	check("FlashAttnBack", &ce)
-	return ctx.wrap(res)
+	return ctx.build("FlashAttnBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_flash_attn_back(ce, ctx.ptr(), q.use(ctx), k.use(ctx), v.use(ctx), d.use(ctx), C.bool(masked))
+	}, q, k, v, d)
 }
 
 // ---------------------------------------------------------------- state-space models and RWKV
@@ -141,11 +124,9 @@ func (ctx *Context) FlashAttnBack(q, k, v, d *Tensor, masked bool) *Tensor {
 // SSMConv is the Mamba depthwise causal convolution: sx [dConv-1+nT,
 // dInner, nS], c [dConv, dInner] -> f32 [dInner, nT, nS].
 func (ctx *Context) SSMConv(sx, c *Tensor) *Tensor {
-	needTensors("SSMConv", sx, c)
-	var ce C.gg_err
-	res := C.gg_ssm_conv(&ce, ctx.ptr(), sx.use(ctx), c.use(ctx))
-	check("SSMConv", &ce)
-	return ctx.wrap(res)
+	return ctx.build("SSMConv", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_ssm_conv(ce, ctx.ptr(), sx.use(ctx), c.use(ctx))
+	}, sx, c)
 }
 
 // SSMScan is the Mamba selective scan: s [dState, dInner, nS], x and dt
@@ -153,22 +134,18 @@ func (ctx *Context) SSMConv(sx, c *Tensor) *Tensor {
 // f32 vector holding y (nelements(x)) followed by the final states
 // (nelements(s)).
 func (ctx *Context) SSMScan(s, x, dt, a, b, c *Tensor) *Tensor {
-	needTensors("SSMScan", s, x, dt, a, b, c)
-	var ce C.gg_err
-	res := C.gg_ssm_scan(&ce, ctx.ptr(), s.use(ctx), x.use(ctx), dt.use(ctx), a.use(ctx), b.use(ctx), c.use(ctx))
-	check("SSMScan", &ce)
-	return ctx.wrap(res)
+	return ctx.build("SSMScan", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_ssm_scan(ce, ctx.ptr(), s.use(ctx), x.use(ctx), dt.use(ctx), a.use(ctx), b.use(ctx), c.use(ctx))
+	}, s, x, dt, a, b, c)
 }
 
 // RWKVWKV6 is the RWKV v6 time-mixing recurrence: k [S, 1, H, T], v, r
 // and td [1, S, H, T], tf [S, H], state [S*S*H, nSeqs] -> f32 [S*H, T +
 // S*nSeqs] holding the outputs followed by the new states.
 func (ctx *Context) RWKVWKV6(k, v, r, tf, td, state *Tensor) *Tensor {
-	needTensors("RWKVWKV6", k, v, r, tf, td, state)
-	var ce C.gg_err
-	res := C.gg_rwkv_wkv6(&ce, ctx.ptr(), k.use(ctx), v.use(ctx), r.use(ctx), tf.use(ctx), td.use(ctx), state.use(ctx))
-	check("RWKVWKV6", &ce)
-	return ctx.wrap(res)
+	return ctx.build("RWKVWKV6", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rwkv_wkv6(ce, ctx.ptr(), k.use(ctx), v.use(ctx), r.use(ctx), tf.use(ctx), td.use(ctx), state.use(ctx))
+	}, k, v, r, tf, td, state)
 }
 
 // ---------------------------------------------------------------- windows and relative positions (SAM)
@@ -176,51 +153,41 @@ func (ctx *Context) RWKVWKV6(k, v, r, tf, td, state *Tensor) *Tensor {
 // WinPart splits a [C, W, H, 1] into w x w windows, zero padding W and
 // H to multiples of w: -> f32 [C, w, w, nWindows].
 func (ctx *Context) WinPart(a *Tensor, w int) *Tensor {
-	needTensors("WinPart", a)
-	var ce C.gg_err
-	res := C.gg_win_part(&ce, ctx.ptr(), a.use(ctx), C.int(w))
-	check("WinPart", &ce)
-	return ctx.wrap(res)
+	return ctx.build("WinPart", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_win_part(ce, ctx.ptr(), a.use(ctx), C.int(w))
+	}, a)
 }
 
 // WinUnpart reassembles WinPart's windows a [C, w, w, n] into [C, w0,
 // h0, 1], dropping the padding.
 func (ctx *Context) WinUnpart(a *Tensor, w0, h0, w int) *Tensor {
-	needTensors("WinUnpart", a)
-	var ce C.gg_err
-	res := C.gg_win_unpart(&ce, ctx.ptr(), a.use(ctx), C.int(w0), C.int(h0), C.int(w))
-	check("WinUnpart", &ce)
-	return ctx.wrap(res)
+	return ctx.build("WinUnpart", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_win_unpart(ce, ctx.ptr(), a.use(ctx), C.int(w0), C.int(h0), C.int(w))
+	}, a)
 }
 
 // GetRelPos expands the relative position table a [C, 2*max(qh,kh)-1]
 // (f16, bf16 or f32) to [C, kh, qh]; qh must equal kh.
 func (ctx *Context) GetRelPos(a *Tensor, qh, kh int) *Tensor {
-	needTensors("GetRelPos", a)
-	var ce C.gg_err
-	res := C.gg_get_rel_pos(&ce, ctx.ptr(), a.use(ctx), C.int(qh), C.int(kh))
-	check("GetRelPos", &ce)
-	return ctx.wrap(res)
+	return ctx.build("GetRelPos", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_get_rel_pos(ce, ctx.ptr(), a.use(ctx), C.int(qh), C.int(kh))
+	}, a)
 }
 
 // AddRelPos adds decomposed relative position terms to the attention
 // scores a [kw*kh, qw*qh, B] (f32): pw [kw, qw*qh, B] along width, ph [kh,
 // qw*qh, B] along height. Same shape as a.
 func (ctx *Context) AddRelPos(a, pw, ph *Tensor) *Tensor {
-	needTensors("AddRelPos", a, pw, ph)
-	var ce C.gg_err
-	res := C.gg_add_rel_pos(&ce, ctx.ptr(), a.use(ctx), pw.use(ctx), ph.use(ctx))
-	check("AddRelPos", &ce)
-	return ctx.wrap(res)
+	return ctx.build("AddRelPos", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_add_rel_pos(ce, ctx.ptr(), a.use(ctx), pw.use(ctx), ph.use(ctx))
+	}, a, pw, ph)
 }
 
 // AddRelPosInplace is AddRelPos written into a.
 func (ctx *Context) AddRelPosInplace(a, pw, ph *Tensor) *Tensor {
-	needTensors("AddRelPosInplace", a, pw, ph)
-	var ce C.gg_err
-	res := C.gg_add_rel_pos_inplace(&ce, ctx.ptr(), a.use(ctx), pw.use(ctx), ph.use(ctx))
-	check("AddRelPosInplace", &ce)
-	return ctx.wrap(res)
+	return ctx.build("AddRelPosInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_add_rel_pos_inplace(ce, ctx.ptr(), a.use(ctx), pw.use(ctx), ph.use(ctx))
+	}, a, pw, ph)
 }
 
 // ---------------------------------------------------------------- losses and optimizer
@@ -229,22 +196,18 @@ func (ctx *Context) AddRelPosInplace(a, pw, ph *Tensor) *Tensor {
 // -sum(b*log(softmax(a))): a (logits) and b (target probabilities) f32 of the
 // same shape -> f32 [1].
 func (ctx *Context) CrossEntropyLoss(a, b *Tensor) *Tensor {
-	needTensors("CrossEntropyLoss", a, b)
-	var ce C.gg_err
-	res := C.gg_cross_entropy_loss(&ce, ctx.ptr(), a.use(ctx), b.use(ctx))
-	check("CrossEntropyLoss", &ce)
-	return ctx.wrap(res)
+	return ctx.build("CrossEntropyLoss", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_cross_entropy_loss(ce, ctx.ptr(), a.use(ctx), b.use(ctx))
+	}, a, b)
 }
 
 // CrossEntropyLossBack returns the gradient of
 // CrossEntropyLoss with respect to the logits a, given the labels b and the
 // loss gradient c (f32 [1]); same shape as a.
 func (ctx *Context) CrossEntropyLossBack(a, b, c *Tensor) *Tensor {
-	needTensors("CrossEntropyLossBack", a, b, c)
-	var ce C.gg_err
-	res := C.gg_cross_entropy_loss_back(&ce, ctx.ptr(), a.use(ctx), b.use(ctx), c.use(ctx))
-	check("CrossEntropyLossBack", &ce)
-	return ctx.wrap(res)
+	return ctx.build("CrossEntropyLossBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_cross_entropy_loss_back(ce, ctx.ptr(), a.use(ctx), b.use(ctx), c.use(ctx))
+	}, a, b, c)
 }
 
 // OptStepAdamW updates the parameter a (marked with SetParam) in
@@ -252,9 +215,7 @@ func (ctx *Context) CrossEntropyLossBack(a, b, c *Tensor) *Tensor {
 // shape; m and v are updated too). adamwParams is f32 [7]: alpha, beta1, beta2,
 // eps, weight decay, 1/(1-beta1^t), 1/(1-beta2^t). The result is a view of a.
 func (ctx *Context) OptStepAdamW(a, grad, m, v, adamwParams *Tensor) *Tensor {
-	needTensors("OptStepAdamW", a, grad, m, v, adamwParams)
-	var ce C.gg_err
-	res := C.gg_opt_step_adamw(&ce, ctx.ptr(), a.use(ctx), grad.use(ctx), m.use(ctx), v.use(ctx), adamwParams.use(ctx))
-	check("OptStepAdamW", &ce)
-	return ctx.wrap(res)
+	return ctx.build("OptStepAdamW", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_opt_step_adamw(ce, ctx.ptr(), a.use(ctx), grad.use(ctx), m.use(ctx), v.use(ctx), adamwParams.use(ctx))
+	}, a, grad, m, v, adamwParams)
 }

@@ -63,6 +63,19 @@ func needTensors(op string, ts ...*Tensor) {
 	}
 }
 
+// build is the body of an op constructor: it checks that the required operands
+// are not nil, runs call (which calls a gg_ wrapper with ce and the C
+// arguments), panics with an *OpError naming op if the core reported an
+// assertion, and returns the result as a Tensor of ctx. Optional operands,
+// which may be nil, are passed to the C function but not listed in required.
+func (ctx *Context) build(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_tensor, required ...*Tensor) *Tensor {
+	needTensors(op, required...)
+	var ce C.gg_err
+	res := call(&ce)
+	check(op, &ce)
+	return ctx.wrap(res)
+}
+
 // csize converts a byte count or offset, rejecting negative values.
 func csize(op string, n int) C.size_t {
 	if n < 0 {
@@ -160,74 +173,60 @@ func DefaultRopeParams(nDims, mode int) RopeParams {
 // (a.ne2). nDims <= ne0; the elements past nDims are copied. Same shape and
 // type as a. It equals RopeExt with DefaultRopeParams and no freq factors.
 func (ctx *Context) Rope(a, b *Tensor, nDims, mode int) *Tensor {
-	needTensors("Rope", a, b)
-	var e C.gg_err
-	r := C.gg_rope(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
-	check("Rope", &e)
-	return ctx.wrap(r)
+	return ctx.build("Rope", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
+	}, a, b)
 }
 
 // RopeInplace is Rope written into a.
 func (ctx *Context) RopeInplace(a, b *Tensor, nDims, mode int) *Tensor {
-	needTensors("RopeInplace", a, b)
-	var e C.gg_err
-	r := C.gg_rope_inplace(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
-	check("RopeInplace", &e)
-	return ctx.wrap(r)
+	return ctx.build("RopeInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
+	}, a, b)
 }
 
 // RopeExt is Rope with explicit parameters (YaRN context extension) and
 // optional per-dimension frequency divisors freqFactors (f32 [NDims/2], or
 // nil).
 func (ctx *Context) RopeExt(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
-	needTensors("RopeExt", a, b)
-	var e C.gg_err
-	r := C.gg_rope_ext(&e, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
-		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	check("RopeExt", &e)
-	return ctx.wrap(r)
+	return ctx.build("RopeExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope_ext(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	}, a, b)
 }
 
 // RopeExtInplace is RopeExt written into a.
 func (ctx *Context) RopeExtInplace(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
-	needTensors("RopeExtInplace", a, b)
-	var e C.gg_err
-	r := C.gg_rope_ext_inplace(&e, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
-		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	check("RopeExtInplace", &e)
-	return ctx.wrap(r)
+	return ctx.build("RopeExtInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope_ext_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	}, a, b)
 }
 
 // RopeCustom is RopeExt without freq factors (deprecated in the C API).
 func (ctx *Context) RopeCustom(a, b *Tensor, p RopeParams) *Tensor {
-	needTensors("RopeCustom", a, b)
-	var e C.gg_err
-	r := C.gg_rope_custom(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
-		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	check("RopeCustom", &e)
-	return ctx.wrap(r)
+	return ctx.build("RopeCustom", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope_custom(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	}, a, b)
 }
 
 // RopeCustomInplace is RopeCustom written into a.
 func (ctx *Context) RopeCustomInplace(a, b *Tensor, p RopeParams) *Tensor {
-	needTensors("RopeCustomInplace", a, b)
-	var e C.gg_err
-	r := C.gg_rope_custom_inplace(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
-		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	check("RopeCustomInplace", &e)
-	return ctx.wrap(r)
+	return ctx.build("RopeCustomInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope_custom_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	}, a, b)
 }
 
 // RopeBack is the gradient of RopeExt: a is the output gradient (shape of
 // the rope result), b the positions, freqFactors as for RopeExt (or nil). It
 // rotates by the opposite angles; same shape as a.
 func (ctx *Context) RopeBack(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
-	needTensors("RopeBack", a, b)
-	var e C.gg_err
-	r := C.gg_rope_back(&e, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
-		C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	check("RopeBack", &e)
-	return ctx.wrap(r)
+	return ctx.build("RopeBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_rope_back(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
+	}, a, b)
 }
 
 // RopeYarnCorrDims returns the first and last rotated dimension that YaRN
@@ -260,12 +259,10 @@ type Conv2DParams struct {
 // dstType [Cin*K, OL, N]. Output sizes are (in + 2p - d*(k-1) - 1)/s + 1.
 // dstType is F32 or F16.
 func (ctx *Context) Im2Col(a, b *Tensor, p Conv2DParams, is2D bool, dstType Type) *Tensor {
-	needTensors("Im2Col", a, b)
-	var e C.gg_err
-	r := C.gg_im2col(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-		C.int(p.D0), C.int(p.D1), C.bool(is2D), C.enum_lm_ggml_type(dstType))
-	check("Im2Col", &e)
-	return ctx.wrap(r)
+	return ctx.build("Im2Col", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_im2col(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+			C.int(p.D0), C.int(p.D1), C.bool(is2D), C.enum_lm_ggml_type(dstType))
+	}, a, b)
 }
 
 // Im2ColBack is the gradient of Im2Col: a is the kernel (only its shape is
@@ -288,84 +285,68 @@ func (ctx *Context) Im2ColBack(a, b *Tensor, ne [MaxDims]int, p Conv2DParams, is
 // ConvDepthwise2D convolves each channel of b [W, H, C, N] with its own
 // kernel a [KW, KH, 1, C] -> [OW, OH, C, N] (through Im2Col and MulMat).
 func (ctx *Context) ConvDepthwise2D(a, b *Tensor, p Conv2DParams) *Tensor {
-	needTensors("ConvDepthwise2D", a, b)
-	var e C.gg_err
-	r := C.gg_conv_depthwise_2d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-		C.int(p.D0), C.int(p.D1))
-	check("ConvDepthwise2D", &e)
-	return ctx.wrap(r)
+	return ctx.build("ConvDepthwise2D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_depthwise_2d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+			C.int(p.D0), C.int(p.D1))
+	}, a, b)
 }
 
 // Conv1D convolves b [L, Cin, N] with the kernel a [K, Cin, Cout] (f16 or
 // f32) with stride s0, padding p0 and dilation d0 -> f32 [OL, Cout, N]
 // (through Im2Col and MulMat).
 func (ctx *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
-	needTensors("Conv1D", a, b)
-	var e C.gg_err
-	r := C.gg_conv_1d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
-	check("Conv1D", &e)
-	return ctx.wrap(r)
+	return ctx.build("Conv1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_1d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
+	}, a, b)
 }
 
 // Conv1DPh is Conv1D with "half" padding K/2.
 func (ctx *Context) Conv1DPh(a, b *Tensor, s, d int) *Tensor {
-	needTensors("Conv1DPh", a, b)
-	var e C.gg_err
-	r := C.gg_conv_1d_ph(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s), C.int(d))
-	check("Conv1DPh", &e)
-	return ctx.wrap(r)
+	return ctx.build("Conv1DPh", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_1d_ph(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s), C.int(d))
+	}, a, b)
 }
 
 // ConvTranspose1D is the transposed 1-D convolution of b [L, Cin] with the
 // kernel a [K, Cout, Cin] -> f32 [(L-1)*s0 + K, Cout]. As in the reference,
 // p0 must be 0 and d0 must be 1.
 func (ctx *Context) ConvTranspose1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
-	needTensors("ConvTranspose1D", a, b)
-	var e C.gg_err
-	r := C.gg_conv_transpose_1d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
-	check("ConvTranspose1D", &e)
-	return ctx.wrap(r)
+	return ctx.build("ConvTranspose1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_transpose_1d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
+	}, a, b)
 }
 
 // Conv2D convolves b [W, H, Cin, N] with the kernel a [KW, KH, Cin, Cout]
 // -> f32 [OW, OH, Cout, N] (through Im2Col and MulMat).
 func (ctx *Context) Conv2D(a, b *Tensor, p Conv2DParams) *Tensor {
-	needTensors("Conv2D", a, b)
-	var e C.gg_err
-	r := C.gg_conv_2d(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-		C.int(p.D0), C.int(p.D1))
-	check("Conv2D", &e)
-	return ctx.wrap(r)
+	return ctx.build("Conv2D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_2d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
+			C.int(p.D0), C.int(p.D1))
+	}, a, b)
 }
 
 // Conv2DSkP0 is Conv2D with stride equal to the kernel size and no padding
 // (patch embedding).
 func (ctx *Context) Conv2DSkP0(a, b *Tensor) *Tensor {
-	needTensors("Conv2DSkP0", a, b)
-	var e C.gg_err
-	r := C.gg_conv_2d_sk_p0(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
-	check("Conv2DSkP0", &e)
-	return ctx.wrap(r)
+	return ctx.build("Conv2DSkP0", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_2d_sk_p0(ce, ctx.ptr(), a.use(ctx), b.use(ctx))
+	}, a, b)
 }
 
 // Conv2DS1Ph is Conv2D with stride 1 and half padding (KW/2, KH/2).
 func (ctx *Context) Conv2DS1Ph(a, b *Tensor) *Tensor {
-	needTensors("Conv2DS1Ph", a, b)
-	var e C.gg_err
-	r := C.gg_conv_2d_s1_ph(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
-	check("Conv2DS1Ph", &e)
-	return ctx.wrap(r)
+	return ctx.build("Conv2DS1Ph", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_2d_s1_ph(ce, ctx.ptr(), a.use(ctx), b.use(ctx))
+	}, a, b)
 }
 
 // ConvTranspose2DP0 is the transposed 2-D convolution without padding of b
 // [W, H, Cin, N] with the kernel a [KW, KH, Cout, Cin] -> f32
 // [(W-1)*stride + KW, (H-1)*stride + KH, Cout, N].
 func (ctx *Context) ConvTranspose2DP0(a, b *Tensor, stride int) *Tensor {
-	needTensors("ConvTranspose2DP0", a, b)
-	var e C.gg_err
-	r := C.gg_conv_transpose_2d_p0(&e, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(stride))
-	check("ConvTranspose2DP0", &e)
-	return ctx.wrap(r)
+	return ctx.build("ConvTranspose2DP0", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_conv_transpose_2d_p0(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(stride))
+	}, a, b)
 }
 
 // ---------------------------------------------------------------- pooling
@@ -373,11 +354,9 @@ func (ctx *Context) ConvTranspose2DP0(a, b *Tensor, stride int) *Tensor {
 // Pool1D pools each row of a with window k0, stride s0 and padding p0:
 // [ne0, ne1, ne2, ne3] -> f32 [(ne0 + 2*p0 - k0)/s0 + 1, ne1, ne2, ne3].
 func (ctx *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
-	needTensors("Pool1D", a)
-	var e C.gg_err
-	r := C.gg_pool_1d(&e, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(k0), C.int(s0), C.int(p0))
-	check("Pool1D", &e)
-	return ctx.wrap(r)
+	return ctx.build("Pool1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_pool_1d(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(k0), C.int(s0), C.int(p0))
+	}, a)
 }
 
 // Pool2DParams are window size (K), stride (S) and padding (P) along
@@ -391,21 +370,17 @@ type Pool2DParams struct {
 // Pool2D pools windows of dimensions 0 and 1 of a: [W, H, C, N] -> f32
 // [(W + 2*P0 - K0)/S0 + 1, (H + 2*P1 - K1)/S1 + 1, C, N].
 func (ctx *Context) Pool2D(a *Tensor, op PoolOp, p Pool2DParams) *Tensor {
-	needTensors("Pool2D", a)
-	var e C.gg_err
-	r := C.gg_pool_2d(&e, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
-		C.float(p.P0), C.float(p.P1))
-	check("Pool2D", &e)
-	return ctx.wrap(r)
+	return ctx.build("Pool2D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_pool_2d(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
+			C.float(p.P0), C.float(p.P1))
+	}, a)
 }
 
 // Pool2DBack is the gradient of Pool2D: a is the output gradient (shape of
 // the Pool2D result) and af the forward input; the result has af's shape.
 func (ctx *Context) Pool2DBack(a, af *Tensor, op PoolOp, p Pool2DParams) *Tensor {
-	needTensors("Pool2DBack", a, af)
-	var e C.gg_err
-	r := C.gg_pool_2d_back(&e, ctx.ptr(), a.use(ctx), af.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
-		C.float(p.P0), C.float(p.P1))
-	check("Pool2DBack", &e)
-	return ctx.wrap(r)
+	return ctx.build("Pool2DBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+		return C.gg_pool_2d_back(ce, ctx.ptr(), a.use(ctx), af.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
+			C.float(p.P0), C.float(p.P1))
+	}, a, af)
 }
