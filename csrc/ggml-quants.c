@@ -57,6 +57,11 @@ static inline bool use_avx2(void) {
 #else
 #define TRY_AVX2(fn, x, y, nb) do { (void) (nb); } while (0)
 #endif
+#if defined(LM_ARM64)
+#define TRY_NEON(fn, x, y, nb) do { if (lm_cpu_level() == LM_CPU_LEVEL_NEON) { fn(x, y, nb); return; } } while (0)
+#else
+#define TRY_NEON(fn, x, y, nb) do { (void) (nb); } while (0)
+#endif
 
 // ================================================================ legacy blocks: reference quantizers
 
@@ -1376,10 +1381,12 @@ void lm_quantize_row_q5_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTR
 void lm_quantize_row_q5_1(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q5_1_ref(x, y, k); }
 void lm_quantize_row_q8_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) {
     TRY_AVX2(lm_quantize_row_q8_0_avx2, x, (block_q8_0 *) y, k / LM_QK8_0);
+    TRY_NEON(lm_quantize_row_q8_0_neon, x, (block_q8_0 *) y, k / LM_QK8_0);
     lm_quantize_row_q8_0_ref(x, y, k);
 }
 void lm_quantize_row_q8_1(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) {
     TRY_AVX2(lm_quantize_row_q8_1_avx2, x, (block_q8_1 *) y, k / LM_QK8_1);
+    TRY_NEON(lm_quantize_row_q8_1_neon, x, (block_q8_1 *) y, k / LM_QK8_1);
     lm_quantize_row_q8_1_ref(x, y, k);
 }
 void lm_quantize_row_q2_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q2_K_ref(x, y, k); }
@@ -1389,6 +1396,7 @@ void lm_quantize_row_q5_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTR
 void lm_quantize_row_q6_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_q6_K_ref(x, y, k); }
 void lm_quantize_row_q8_K(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) {
     TRY_AVX2(lm_quantize_row_q8_K_avx2, x, (block_q8_K *) y, k / LM_QK_K);
+    TRY_NEON(lm_quantize_row_q8_K_neon, x, (block_q8_K *) y, k / LM_QK_K);
     lm_quantize_row_q8_K_ref(x, y, k);
 }
 void lm_quantize_row_tq1_0(const float * LM_GGML_RESTRICT x, void * LM_GGML_RESTRICT y, int64_t k) { lm_quantize_row_tq1_0_ref(x, y, k); }

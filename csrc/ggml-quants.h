@@ -78,6 +78,11 @@ void lm_quantize_row_q8_0_avx2(const float * LM_GGML_RESTRICT x, block_q8_0 * LM
 void lm_quantize_row_q8_1_avx2(const float * LM_GGML_RESTRICT x, block_q8_1 * LM_GGML_RESTRICT y, int64_t nb);
 void lm_quantize_row_q8_K_avx2(const float * LM_GGML_RESTRICT x, block_q8_K * LM_GGML_RESTRICT y, int64_t nb);
 
+// NEON versions (ggml-quants-neon.c, arm64 only), same contract.
+void lm_quantize_row_q8_0_neon(const float * LM_GGML_RESTRICT x, block_q8_0 * LM_GGML_RESTRICT y, int64_t nb);
+void lm_quantize_row_q8_1_neon(const float * LM_GGML_RESTRICT x, block_q8_1 * LM_GGML_RESTRICT y, int64_t nb);
+void lm_quantize_row_q8_K_neon(const float * LM_GGML_RESTRICT x, block_q8_K * LM_GGML_RESTRICT y, int64_t nb);
+
 #undef LM_QUANT_DECL
 #undef LM_DEQUANT_DECL
 

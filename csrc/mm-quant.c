@@ -293,7 +293,7 @@ static bool use_avx2(void) {
 #define PICK(scalar, avx2) (scalar)
 #endif
 
-lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
+static lm_ggml_vec_dot_t quant_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
     switch (type) {
         case LM_GGML_TYPE_Q4_0: *vdt = LM_GGML_TYPE_Q8_0; return PICK(vd_q4_0_q8_0, vd_q4_0_q8_0_avx2);
         case LM_GGML_TYPE_Q4_1: *vdt = LM_GGML_TYPE_Q8_1; return vd_q4_1_q8_1;
@@ -304,6 +304,24 @@ lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) 
         case LM_GGML_TYPE_Q6_K: *vdt = LM_GGML_TYPE_Q8_K; return PICK(vd_q6_K_q8_K, vd_q6_K_q8_K_avx2);
         default: return NULL;
     }
+}
+
+#if defined(LM_ARM64)
+// NEON is always there on arm64; tests lower the level to check the scalar code.
+static lm_ggml_vec_dot_t neon_or(lm_ggml_vec_dot_t scalar, enum lm_ggml_type type) {
+    if (scalar == NULL || lm_cpu_level() != LM_CPU_LEVEL_NEON) return scalar;
+    const lm_ggml_vec_dot_t v = mm_quant_dot_neon(type);
+    return v ? v : scalar;
+}
+#endif
+
+lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
+    const lm_ggml_vec_dot_t k = quant_dot_kernel(type, vdt);
+#if defined(LM_ARM64)
+    return neon_or(k, type);
+#else
+    return k;
+#endif
 }
 
 // ---------------------------------------------------------------- type-traits vec_dot
@@ -362,6 +380,13 @@ DEQ_DOT(TQ2_0, Q8_K)
 DEQ_DOT(IQ4_NL, Q8_0)
 
 lm_ggml_vec_dot_t mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
+#if defined(LM_ARM64)
+    {
+        // the traits table is built once: its NEON entries do not follow a forced level
+        const lm_ggml_vec_dot_t v = lm_cpu_level() == LM_CPU_LEVEL_NEON ? mm_quant_dot_neon(type) : NULL;
+        if (v && quant_dot_kernel(type, vdt)) return v;
+    }
+#endif
     switch (type) {
         case LM_GGML_TYPE_Q4_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_q4_0;
         case LM_GGML_TYPE_Q4_1:    *vdt = LM_GGML_TYPE_Q8_1; return vd_q4_1_q8_1;
