@@ -11,6 +11,7 @@
 
 #include "ggml-quants.h"
 #include "ggml-impl.h"
+#include "ops-vec.h"
 
 #include <string.h>
 #include "ggml-cpu-impl.h"
@@ -129,13 +130,6 @@ LM_TARGET_AVX2 void lm_dequantize_row_q6_K_avx2(const block_q6_K * LM_GGML_RESTR
 // giving the bits of the _ref functions. NaN inputs are skipped by the
 // block maximum here (the scalar loop's result depends on where a NaN sits).
 
-LM_TARGET_AVX2 static inline float hmax_ps(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-}
-
 // roundf (halves away from zero) of each lane, as int32: truncate, then step
 // one away from zero where the dropped fraction is at least a half. The
 // fraction v - trunc(v) is exact, so this matches roundf bit for bit.
@@ -171,7 +165,7 @@ LM_TARGET_AVX2 static inline float q8_block32(const float * x, int8_t * qs, int 
         v[j] = _mm256_loadu_ps(x + 8 * j);
         m = _mm256_max_ps(_mm256_andnot_ps(sign, v[j]), m);
     }
-    const float d  = hmax_ps(m) / 127;
+    const float d  = lm_hmax_avx2(m) / 127;
     const float id = d ? 1.0f / d : 0.0f;
     const __m256 idv = _mm256_set1_ps(id);
     __m256i q[4];
@@ -201,7 +195,7 @@ LM_TARGET_AVX2 void lm_quantize_row_q8_K_avx2(const float * LM_GGML_RESTRICT x, 
     for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
         __m256 m = _mm256_setzero_ps();
         for (int j = 0; j < LM_QK_K; j += 8) m = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), m);
-        const float amax = hmax_ps(m);
+        const float amax = lm_hmax_avx2(m);
         if (!amax) {
             memset(&y[i], 0, sizeof(y[i]));
             continue;
