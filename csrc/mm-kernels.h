@@ -39,8 +39,12 @@ lm_ggml_from_float_t mm_act_quantizer(enum lm_ggml_type vec_dot_type); // q8_0, 
 // dequantizing both sides); what lm_ggml_get_type_traits_cpu reports.
 lm_ggml_vec_dot_t    mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type);
 
-// NEON integer dots (mm-quant-neon.c, arm64 only): the kernel for a weight
-// type, or NULL where there is none; the activation type is the scalar one's.
+// SIMD integer dots (mm-quant-x86.c: AVX2; mm-quant-neon.c: NEON): the
+// kernel for a weight type, or NULL where there is none; the activation type
+// is the scalar kernel's.
+#if defined(LM_X86)
+lm_ggml_vec_dot_t mm_quant_dot_avx2(enum lm_ggml_type type);
+#endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type);
 #endif

@@ -1,14 +1,417 @@
 // mm-quant-neon.c - NEON integer dot products of quantized weight blocks
 // against the activation formats (q8_0, q8_1, q8_K), arm64 only. Each kernel
 // computes what its scalar counterpart in mm-quant.c computes.
+//
+// Baseline ARMv8.0 only (no SDOT), so one binary runs on every arm64: byte
+// products are widened with SMULL/SMLAL into int16 lanes and folded into
+// int32 with SADALP. Each int16 lane takes at most as many products as its
+// range allows: noted per kernel (activations are within [-128, 127]).
 #include "mm-kernels.h"
 
 #if defined(LM_ARM64)
 #include "ggml-common.h"
+#include "ggml-iquants.h"
+#include <arm_neon.h>
+#include <string.h>
+
+#define VD_ARGS int n, float * restrict s, size_t bs, const void * restrict vx, size_t bx, const void * restrict vy, size_t by, int nrc
+#define VD_UNUSED (void) bs; (void) bx; (void) by; (void) nrc
+#define H2F(x) LM_GGML_FP16_TO_FP32(x)
+
+// a . b over 16 bytes, as 8 int16 lanes of two products each.
+static inline int16x8_t mul16(int8x16_t a, int8x16_t b) {
+    return vmlal_high_s8(vmull_s8(vget_low_s8(a), vget_low_s8(b)), a, b);
+}
+
+// acc + a . b over 16 bytes, as 8 int16 lanes.
+static inline int16x8_t mla16(int16x8_t acc, int8x16_t a, int8x16_t b) {
+    return vmlal_high_s8(vmlal_s8(acc, vget_low_s8(a), vget_low_s8(b)), a, b);
+}
+
+// acc + sc * (the 8 int16 lanes of p), in int32.
+static inline int32x4_t mla_scaled(int32x4_t acc, int16x8_t p, int16_t sc) {
+    return vmlal_high_n_s16(vmlal_n_s16(acc, vget_low_s16(p), sc), p, sc);
+}
+
+// The 32 fifth bits of a q5 block, as 0x10 / 0 bytes in element order.
+static inline void q5_high_bits(const uint8_t * qh, uint8x16_t * lo, uint8x16_t * hi) {
+    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    static const uint8_t idx_lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+    uint32_t w;
+    memcpy(&w, qh, 4);
+    const uint8x16_t b = vreinterpretq_u8_u32(vdupq_n_u32(w));
+    const uint8x16_t il = vld1q_u8(idx_lo), m = vld1q_u8(bit), h = vdupq_n_u8(0x10);
+    *lo = vandq_u8(vtstq_u8(vqtbl1q_u8(b, il), m), h);
+    *hi = vandq_u8(vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m), h);
+}
+
+// ---------------------------------------------------------------- 32-element blocks
+
+// lanes: 4 products of |x| <= 16 each
+static void vd_q4_0_q8_0_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q4_0 * x = vx; const block_q8_0 * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    const int8x16_t off = vdupq_n_s8(8);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK4_0; i++) {
+        const uint8x16_t q = vld1q_u8(x[i].qs);
+        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
+        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
+        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// lanes: 4 products of x in [0, 15]
+static void vd_q4_1_q8_1_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q4_1 * x = vx; const block_q8_1 * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK4_1; i++) {
+        const uint8x16_t q = vld1q_u8(x[i].qs);
+        const int8x16_t x0 = vreinterpretq_s8_u8(vandq_u8(q, m4));
+        const int8x16_t x1 = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
+        // x = d*q + m, and y's s holds d_y * sum(q_y)
+        mins += H2F(x[i].m) * H2F(y[i].s);
+    }
+    *s = vaddvq_f32(acc) + mins;
+}
+
+// lanes: 4 products of x in [-16, 15]
+static void vd_q5_0_q8_0_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q5_0 * x = vx; const block_q8_0 * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    const int8x16_t off = vdupq_n_s8(16);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK5_0; i++) {
+        uint8x16_t h0, h1;
+        q5_high_bits(x[i].qh, &h0, &h1);
+        const uint8x16_t q = vld1q_u8(x[i].qs);
+        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0)), off);
+        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1)), off);
+        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// lanes: 4 products of x in [0, 31]
+static void vd_q5_1_q8_1_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q5_1 * x = vx; const block_q8_1 * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK5_1; i++) {
+        uint8x16_t h0, h1;
+        q5_high_bits(x[i].qh, &h0, &h1);
+        const uint8x16_t q = vld1q_u8(x[i].qs);
+        const int8x16_t x0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0));
+        const int8x16_t x1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
+        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
+        mins += H2F(x[i].m) * H2F(y[i].s);
+    }
+    *s = vaddvq_f32(acc) + mins;
+}
+
+// lanes: 2 products of full bytes (at most 2 * 128 * 128 in magnitude, which
+// only -128 * -128 twice would exceed; foreign q8_0 data may hold -128 on
+// both sides, so each 16 is widened on its own)
+static void vd_q8_0_q8_0_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q8_0 * x = vx; const block_q8_0 * y = vy;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK8_0; i++) {
+        const int8x16_t x0 = vld1q_s8(x[i].qs), x1 = vld1q_s8(x[i].qs + 16);
+        const int8x16_t y0 = vld1q_s8(y[i].qs), y1 = vld1q_s8(y[i].qs + 16);
+        int32x4_t d = vpaddlq_s16(vmull_s8(vget_low_s8(x0), vget_low_s8(y0)));
+        d = vpadalq_s16(d, vmull_high_s8(x0, y0));
+        d = vpadalq_s16(d, vmull_s8(vget_low_s8(x1), vget_low_s8(y1)));
+        d = vpadalq_s16(d, vmull_high_s8(x1, y1));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// lanes: 2 products of x in [-127, 113] (at most 2 * 127 * 128)
+static void vd_iq4_nl_q8_0_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_iq4_nl * x = vx; const block_q8_0 * y = vy;
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK4_NL; i++) {
+        const uint8x16_t q = vld1q_u8(x[i].qs);
+        const int8x16_t x0 = vqtbl1q_s8(values, vandq_u8(q, m4));
+        const int8x16_t x1 = vqtbl1q_s8(values, vshrq_n_u8(q, 4));
+        int32x4_t d = vpaddlq_s16(mul16(x0, vld1q_s8(y[i].qs)));
+        d = vpadalq_s16(d, mul16(x1, vld1q_s8(y[i].qs + 16)));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// iq4_xs: 8 sub-blocks of 32 of iq4_nl codes, each with a 6-bit scale
+// (stored +32): low 4 bits in scales_l (two per byte), top 2 in scales_h.
+// lanes: 2 products of x in [-127, 113]
+static void vd_iq4_xs_q8_K_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_iq4_xs * x = vx; const block_q8_K * y = vy;
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK_K; i++) {
+        int16_t sc[8];
+        for (int ib = 0; ib < 8; ib++) {
+            sc[ib] = (int16_t) ((((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | ((x[i].scales_h >> (2 * ib)) & 3) << 4) - 32);
+        }
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int ib = 0; ib < 8; ib++) {
+            const uint8x16_t q = vld1q_u8(x[i].qs + 16 * ib);
+            const int8_t * a = y[i].qs + 32 * ib;
+            ai = mla_scaled(ai, mul16(vqtbl1q_s8(values, vandq_u8(q, m4)), vld1q_s8(a)), sc[ib]);
+            ai = mla_scaled(ai, mul16(vqtbl1q_s8(values, vshrq_n_u8(q, 4)), vld1q_s8(a + 16)), sc[ib]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// ---------------------------------------------------------------- K-quants (256-element super-blocks)
+
+// sum over 8 sub-blocks of 32 of mn[j] * (the two bsums of sub-block j)
+static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
+    const int16x8_t b = vpaddq_s16(vld1q_s16(bsums), vld1q_s16(bsums + 8));
+    const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(mn)));
+    return vaddvq_s32(vmlal_high_s16(vmull_s16(vget_low_s16(m), vget_low_s16(b)), m, b));
+}
+
+// The 6-bit scales and mins of q4_K/q5_K, packed in 12 bytes: bytes 0-3 hold
+// the scales of sub-blocks 0-3 (low 6 bits) and the top 2 bits of those of
+// 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low 4 bits of
+// sub-blocks 4-7 (scale in the low nibble, min in the high one).
+static inline void k4_scales(const uint8_t * q, uint8_t * sc, uint8_t * mn) {
+    uint32_t a, b, c;
+    memcpy(&a, q, 4); memcpy(&b, q + 4, 4); memcpy(&c, q + 8, 4);
+    const uint32_t s_lo = a & 0x3f3f3f3fu, m_lo = b & 0x3f3f3f3fu;
+    const uint32_t s_hi = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
+    const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
+    memcpy(sc, &s_lo, 4); memcpy(sc + 4, &s_hi, 4);
+    memcpy(mn, &m_lo, 4); memcpy(mn + 4, &m_hi, 4);
+}
+
+// q4_K: lanes 4 products of x in [0, 15]
+static void vd_q4_K_q8_K_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q4_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        uint8_t sc[8], mn[8];
+        k4_scales(x[i].scales, sc, mn);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int j = 0; j < 4; j++) {
+            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * j), q1 = vld1q_u8(x[i].qs + 32 * j + 16);
+            const int8_t * a = y[i].qs + 64 * j;
+            int16x8_t p0 = mul16(vreinterpretq_s8_u8(vandq_u8(q0, m4)), vld1q_s8(a));
+            p0 = mla16(p0, vreinterpretq_s8_u8(vandq_u8(q1, m4)), vld1q_s8(a + 16));
+            int16x8_t p1 = mul16(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), vld1q_s8(a + 32));
+            p1 = mla16(p1, vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), vld1q_s8(a + 48));
+            ai = mla_scaled(ai, p0, sc[2 * j]);
+            ai = mla_scaled(ai, p1, sc[2 * j + 1]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
+    }
+    *s = vaddvq_f32(acc) - mins;
+}
+
+// q5_K: q4_K plus a fifth bit per element in qh (bit 2j / 2j+1 of byte l for
+// the low / high nibbles of the j-th 32 bytes of qs). lanes: 4 products of x in [0, 31]
+static void vd_q5_K_q8_K_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q5_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        uint8_t sc[8], mn[8];
+        k4_scales(x[i].scales, sc, mn);
+        uint8x16_t h0 = vld1q_u8(x[i].qh), h1 = vld1q_u8(x[i].qh + 16);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int j = 0; j < 4; j++) {
+            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * j), q1 = vld1q_u8(x[i].qs + 32 * j + 16);
+            const int8_t * a = y[i].qs + 64 * j;
+            const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, m4), vshlq_n_u8(vandq_u8(h0, b0), 4)));
+            const int8x16_t l1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, m4), vshlq_n_u8(vandq_u8(h1, b0), 4)));
+            const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), vshlq_n_u8(vandq_u8(h0, b1), 3)));
+            const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
+            h0 = vshrq_n_u8(h0, 2);
+            h1 = vshrq_n_u8(h1, 2);
+            ai = mla_scaled(ai, mla16(mul16(l0, vld1q_s8(a)), l1, vld1q_s8(a + 16)), sc[2 * j]);
+            ai = mla_scaled(ai, mla16(mul16(u0, vld1q_s8(a + 32)), u1, vld1q_s8(a + 48)), sc[2 * j + 1]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
+    }
+    *s = vaddvq_f32(acc) - mins;
+}
+
+// q6_K: per half of 128, element l of quarter k (32 each) takes 4 bits of
+// ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of qh[l]; the
+// scale of its 16 is scales[2k + l / 16]. lanes: 2 products of x in [-32, 31]
+static void vd_q6_K_q8_K_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q6_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t m4 = vdupq_n_u8(0xF), m3 = vdupq_n_u8(0x30);
+    const int8x16_t off = vdupq_n_s8(32);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK_K; i++) {
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            const uint8_t * ql = x[i].ql + 64 * h, * qh = x[i].qh + 32 * h;
+            const int8_t * sc = x[i].scales + 8 * h, * a = y[i].qs + 128 * h;
+            for (int r = 0; r < 2; r++) { // the two 16-byte halves of each 32
+                const uint8x16_t l0 = vld1q_u8(ql + 16 * r), l1 = vld1q_u8(ql + 32 + 16 * r);
+                const uint8x16_t hb = vld1q_u8(qh + 16 * r);
+                int8x16_t v[4];
+                v[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m3)));
+                v[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m3)));
+                v[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3)));
+                v[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3)));
+                for (int k = 0; k < 4; k++) {
+                    const int16x8_t p = mul16(vsubq_s8(v[k], off), vld1q_s8(a + 32 * k + 16 * r));
+                    ai = mla_scaled(ai, p, sc[2 * k + r]);
+                }
+            }
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// q2_K: 16 sub-blocks of 16; sub-block 8h + 2s + p holds bits 2s..2s+1 of
+// qs[32h + 16p + l] and scale | min << 4 in scales[8h + 2s + p].
+// lanes: 2 products of x in [0, 3]
+static void vd_q2_K_q8_K_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q2_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        const uint8x16_t scv = vld1q_u8(x[i].scales);
+        uint8_t sc[16];
+        vst1q_u8(sc, vandq_u8(scv, m4));
+        // the mins against the sums of 16
+        const uint8x16_t mv = vshrq_n_u8(scv, 4);
+        const int16x8_t b0 = vld1q_s16(y[i].bsums), b1 = vld1q_s16(y[i].bsums + 8);
+        const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
+        const int16x8_t mhi = vreinterpretq_s16_u16(vmovl_high_u8(mv));
+        int32x4_t mi = vmull_s16(vget_low_s16(mlo), vget_low_s16(b0));
+        mi = vmlal_high_s16(mi, mlo, b0);
+        mi = vmlal_s16(mi, vget_low_s16(mhi), vget_low_s16(b1));
+        mi = vmlal_high_s16(mi, mhi, b1);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
+            const int8_t * a = y[i].qs + 128 * h;
+            const uint8_t * sh = sc + 8 * h;
+            // shift 0, 2, 4, 6 (unrolled: the shift must be a constant)
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(q0, m3)), vld1q_s8(a)), sh[0]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(q1, m3)), vld1q_s8(a + 16)), sh[1]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), vld1q_s8(a + 32)), sh[2]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), vld1q_s8(a + 48)), sh[3]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), vld1q_s8(a + 64)), sh[4]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), vld1q_s8(a + 80)), sh[5]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), vld1q_s8(a + 96)), sh[6]);
+            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), vld1q_s8(a + 112)), sh[7]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+        mins += y[i].d * H2F(x[i].dmin) * (float) vaddvq_s32(mi);
+    }
+    *s = vaddvq_f32(acc) - mins;
+}
+
+// The 16 6-bit scales of q3_K (stored +32): low nibbles in bytes 0-7 (sub-blocks
+// 0-7 low nibble, 8-15 high nibble), the top 2 bits in bytes 8-11 (sub-block
+// j at bits 2 * (j / 4) of byte 8 + j % 4).
+static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
+    uint32_t a0, a1, t;
+    memcpy(&a0, q, 4); memcpy(&a1, q + 4, 4); memcpy(&t, q + 8, 4);
+    const uint32_t s[4] = {
+        (a0 & 0x0f0f0f0fu)        | ((t << 4) & 0x30303030u),
+        (a1 & 0x0f0f0f0fu)        | ((t << 2) & 0x30303030u),
+        ((a0 >> 4) & 0x0f0f0f0fu) | (t & 0x30303030u),
+        ((a1 >> 4) & 0x0f0f0f0fu) | ((t >> 2) & 0x30303030u),
+    };
+    vst1q_s8(sc, vsubq_s8(vreinterpretq_s8_u32(vld1q_u32(s)), vdupq_n_s8(32)));
+}
+
+// q3_K: q2_K's packing of the low 2 bits; the third bit of element 16p + l
+// of sub-block group (h, s) is bit 4h + s of hmask[16p + l], and a clear bit
+// subtracts 4. lanes: 2 products of x in [-4, 3]
+static void vd_q3_K_q8_K_neon(VD_ARGS) {
+    VD_UNUSED;
+    const block_q3_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK_K; i++) {
+        int8_t sc[16];
+        q3k_scales(x[i].scales, sc);
+        const uint8x16_t hm0 = vld1q_u8(x[i].hmask), hm1 = vld1q_u8(x[i].hmask + 16);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
+            const int8_t * a = y[i].qs + 128 * h;
+            const int8_t * sh = sc + 8 * h;
+            // the third bits of group s: a -4 where clear
+#define Q3_PAIR(S, LO0, LO1)                                                                            \
+            do {                                                                                        \
+                const uint8x16_t bit = vdupq_n_u8((uint8_t) (1u << (4 * h + (S))));                     \
+                const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, bit));                               \
+                const uint8x16_t n1 = vbicq_u8(four, vtstq_u8(hm1, bit));                               \
+                const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(LO0), vreinterpretq_s8_u8(n0));       \
+                const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(LO1), vreinterpretq_s8_u8(n1));       \
+                ai = mla_scaled(ai, mul16(v0, vld1q_s8(a + 32 * (S))), sh[2 * (S)]);                    \
+                ai = mla_scaled(ai, mul16(v1, vld1q_s8(a + 32 * (S) + 16)), sh[2 * (S) + 1]);           \
+            } while (0)
+            Q3_PAIR(0, vandq_u8(q0, m3), vandq_u8(q1, m3));
+            Q3_PAIR(1, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3));
+            Q3_PAIR(2, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3));
+            Q3_PAIR(3, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6));
+#undef Q3_PAIR
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
 
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type) {
-    (void) type;
-    return NULL;
+    switch (type) {
+        case LM_GGML_TYPE_Q4_0:   return vd_q4_0_q8_0_neon;
+        case LM_GGML_TYPE_Q4_1:   return vd_q4_1_q8_1_neon;
+        case LM_GGML_TYPE_Q5_0:   return vd_q5_0_q8_0_neon;
+        case LM_GGML_TYPE_Q5_1:   return vd_q5_1_q8_1_neon;
+        case LM_GGML_TYPE_Q8_0:   return vd_q8_0_q8_0_neon;
+        case LM_GGML_TYPE_IQ4_NL: return vd_iq4_nl_q8_0_neon;
+        case LM_GGML_TYPE_IQ4_XS: return vd_iq4_xs_q8_K_neon;
+        case LM_GGML_TYPE_Q2_K:   return vd_q2_K_q8_K_neon;
+        case LM_GGML_TYPE_Q3_K:   return vd_q3_K_q8_K_neon;
+        case LM_GGML_TYPE_Q4_K:   return vd_q4_K_q8_K_neon;
+        case LM_GGML_TYPE_Q5_K:   return vd_q5_K_q8_K_neon;
+        case LM_GGML_TYPE_Q6_K:   return vd_q6_K_q8_K_neon;
+        default: return NULL;
+    }
 }
 #else
 typedef int mm_quant_neon_unused; // ISO C forbids an empty translation unit

@@ -1,14 +1,11 @@
 // mm-quant.c - the quantized side of mul_mat: quantizers of the activation
-// formats (q8_0, q8_1, q8_K) and dot products of weight blocks against them,
-// with integer SIMD kernels for the most used weight types. Block layouts are
-// those of ggml-common.h (the file format).
+// formats (q8_0, q8_1, q8_K), scalar integer dot products of weight blocks
+// against them, and the choice of kernel per SIMD level (the SIMD kernels
+// are in mm-quant-x86.c and mm-quant-neon.c). Block layouts are those of
+// ggml-common.h (the file format).
 #include "mm-kernels.h"
 #include "ggml-common.h"
 #include "ggml-quants.h"
-
-#if defined(LM_X86)
-#include <immintrin.h>
-#endif
 
 #define H2F(x) LM_GGML_FP16_TO_FP32(x)
 #define F2H(x) LM_GGML_FP32_TO_FP16(x)
@@ -173,138 +170,169 @@ static void vd_q6_K_q8_K(VD_ARGS) {
     *s = sum;
 }
 
-// ---------------------------------------------------------------- AVX2 dots
-
-#if defined(LM_X86)
-
-LM_TARGET_AVX2 static inline float hsum8q(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-// signed x signed bytes -> 8 int32 sums (x must not hold -128)
-LM_TARGET_AVX2 static inline __m256i dot_s8(__m256i xv, __m256i yv) {
-    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(xv, xv), _mm256_sign_epi8(yv, xv));
-    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
-}
-
-LM_TARGET_AVX2 static void vd_q4_0_q8_0_avx2(VD_ARGS) {
+// q5_K: q4_K's layout plus a fifth bit per quant in qh (bit 2j / 2j+1 of
+// qh[l] for the low / high nibbles of the j-th 32 bytes of qs).
+static void vd_q5_K_q8_K(VD_ARGS) {
     VD_UNUSED;
-    const block_q4_0 * x = vx; const block_q8_0 * y = vy;
-    const __m128i m4 = _mm_set1_epi8(0xF);
-    const __m256i off = _mm256_set1_epi8(8);
-    __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK4_0; i++) {
-        const __m128i q = _mm_loadu_si128((const __m128i *) x[i].qs);
-        const __m256i xv = _mm256_sub_epi8(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4)), off);
-        const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);
-        const __m256 d = _mm256_set1_ps(H2F(x[i].d) * H2F(y[i].d));
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_s8(xv, yv)), acc);
-    }
-    *s = hsum8q(acc);
-}
-
-LM_TARGET_AVX2 static void vd_q8_0_q8_0_avx2(VD_ARGS) {
-    VD_UNUSED;
-    const block_q8_0 * x = vx; const block_q8_0 * y = vy;
-    __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK8_0; i++) {
-        // -128 would break the sign trick; weights come from quantizers that clamp to 127,
-        // but foreign files may hold it, so clamp here too
-        const __m256i xv = _mm256_max_epi8(_mm256_loadu_si256((const __m256i *) x[i].qs), _mm256_set1_epi8(-127));
-        const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);
-        const __m256 d = _mm256_set1_ps(H2F(x[i].d) * H2F(y[i].d));
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_s8(xv, yv)), acc);
-    }
-    *s = hsum8q(acc);
-}
-
-LM_TARGET_AVX2 static void vd_q4_K_q8_K_avx2(VD_ARGS) {
-    VD_UNUSED;
-    const block_q4_K * x = vx; const block_q8_K * y = vy;
-    const __m256i m4 = _mm256_set1_epi8(0xF);
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
+    const block_q5_K * x = vx; const block_q8_K * y = vy;
+    float sum = 0.0f;
     for (int i = 0; i < n / QK_K; i++) {
         uint8_t sc[8], mn[8];
         q4k_scales(x[i].scales, sc, mn);
-        __m256i ai = _mm256_setzero_si256();
+        const uint8_t * qh = x[i].qh;
+        int acc = 0;
         for (int j = 0; j < 4; j++) {
-            const __m256i q  = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * j));
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j + 32));
-            const __m256i p0 = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), y0);
-            const __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), y1);
-            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, _mm256_set1_epi16(sc[2 * j])));
-            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, _mm256_set1_epi16(sc[2 * j + 1])));
+            const uint8_t * q = x[i].qs + 32 * j;
+            const int8_t  * a = y[i].qs + 64 * j;
+            int s0 = 0, s1 = 0;
+            for (int l = 0; l < 32; l++) {
+                s0 += ((q[l] & 0xF) | ((qh[l] >> (2 * j)) & 1) << 4) * a[l];
+                s1 += ((q[l] >> 4)  | ((qh[l] >> (2 * j + 1)) & 1) << 4) * a[l + 32];
+            }
+            acc += sc[2 * j] * s0 + sc[2 * j + 1] * s1;
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * H2F(x[i].d)), _mm256_cvtepi32_ps(ai), acc);
-        mins += y[i].d * H2F(x[i].dmin) * (float) q4k_min_term(mn, y[i].bsums);
+        sum += y[i].d * (H2F(x[i].d) * (float) acc - H2F(x[i].dmin) * (float) q4k_min_term(mn, y[i].bsums));
     }
-    *s = hsum8q(acc) - mins;
+    *s = sum;
 }
 
-LM_TARGET_AVX2 static void vd_q6_K_q8_K_avx2(VD_ARGS) {
+// q3_K: 16 signed 6-bit scales, low 4 bits in bytes 0-7 (two per byte), high
+// 2 bits in bytes 8-11 (four per byte).
+static inline void q3k_scales(const uint8_t * s, int * sc) {
+    for (int j = 0; j < 16; j++) {
+        const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
+        sc[j] = (lo | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+    }
+}
+
+// q3_K and q2_K share the walk: half h of 128 takes qs[32h..32h+31], and its
+// k-th quarter the bits 2k..2k+1 of those bytes; sub-block 8h+2k+part covers
+// the part-th 16 bytes. q3_K adds bit 4h+k of hmask[l] (clear means -4).
+static void vd_q3_K_q8_K(VD_ARGS) {
     VD_UNUSED;
-    const block_q6_K * x = vx; const block_q8_K * y = vy;
-    const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
-    __m256 acc = _mm256_setzero_ps();
+    const block_q3_K * x = vx; const block_q8_K * y = vy;
+    float sum = 0.0f;
     for (int i = 0; i < n / QK_K; i++) {
-        __m256i ai = _mm256_setzero_si256();
-        int corr = 0; // the -32 offset of every quant, applied once via the block sums
-        for (int g = 0; g < QK_K / 16; g++) corr += x[i].scales[g] * y[i].bsums[g];
+        int sc[16];
+        q3k_scales(x[i].scales, sc);
+        int acc = 0;
         for (int h = 0; h < 2; h++) {
-            const uint8_t * ql = x[i].ql + 64 * h, * qh = x[i].qh + 32 * h;
-            const int8_t * sc = x[i].scales + 8 * h, * a = y[i].qs + 128 * h;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i hb = _mm256_loadu_si256((const __m256i *) qh);
-            __m256i v[4];
-            v[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            v[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
+            const uint8_t * q = x[i].qs + 32 * h;
             for (int k = 0; k < 4; k++) {
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(a + 32 * k));
-                const __m256i p = _mm256_maddubs_epi16(v[k], yv);
-                const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]), _mm_set1_epi16(sc[2 * k]));
-                ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p, scv));
+                const int8_t * a = y[i].qs + 128 * h + 32 * k;
+                const int hbit = 4 * h + k;
+                for (int part = 0; part < 2; part++) {
+                    int sp = 0;
+                    for (int l = 16 * part; l < 16 * part + 16; l++) {
+                        const int v = ((q[l] >> (2 * k)) & 3) - (((x[i].hmask[l] >> hbit) & 1) ? 0 : 4);
+                        sp += v * a[l];
+                    }
+                    acc += sc[8 * h + 2 * k + part] * sp;
+                }
             }
         }
-        ai = _mm256_sub_epi32(ai, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, 32 * corr));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(H2F(x[i].d) * y[i].d), _mm256_cvtepi32_ps(ai), acc);
+        sum += H2F(x[i].d) * y[i].d * (float) acc;
     }
-    *s = hsum8q(acc);
+    *s = sum;
 }
 
-#endif // LM_X86
+// q2_K: scale (low nibble) and min (high nibble) per sub-block of 16;
+// the mins meet the activations through their block sums.
+static void vd_q2_K_q8_K(VD_ARGS) {
+    VD_UNUSED;
+    const block_q2_K * x = vx; const block_q8_K * y = vy;
+    float sum = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        int acc = 0, mins = 0;
+        for (int h = 0; h < 2; h++) {
+            const uint8_t * q = x[i].qs + 32 * h;
+            for (int k = 0; k < 4; k++) {
+                const int8_t * a = y[i].qs + 128 * h + 32 * k;
+                for (int part = 0; part < 2; part++) {
+                    int sp = 0;
+                    for (int l = 16 * part; l < 16 * part + 16; l++) sp += ((q[l] >> (2 * k)) & 3) * a[l];
+                    acc += (x[i].scales[8 * h + 2 * k + part] & 0xF) * sp;
+                }
+            }
+        }
+        for (int j = 0; j < QK_K / 16; j++) mins += (x[i].scales[j] >> 4) * y[i].bsums[j];
+        sum += y[i].d * (H2F(x[i].d) * (float) acc - H2F(x[i].dmin) * (float) mins);
+    }
+    *s = sum;
+}
+
+static void vd_iq4_nl_q8_0(VD_ARGS) {
+    VD_UNUSED;
+    const block_iq4_nl * x = vx; const block_q8_0 * y = vy;
+    const int8_t * kv = lm_kvalues_iq4nl;
+    float sum = 0.0f;
+    for (int i = 0; i < n / QK4_NL; i++) {
+        int acc = 0;
+        for (int j = 0; j < QK4_NL / 2; j++) acc += kv[x[i].qs[j] & 0xF] * y[i].qs[j] + kv[x[i].qs[j] >> 4] * y[i].qs[j + 16];
+        sum += (float) acc * H2F(x[i].d) * H2F(y[i].d);
+    }
+    *s = sum;
+}
+
+// iq4_xs: 8 sub-blocks of 32 with 6-bit scales (stored +32): low 4 bits in
+// scales_l (two per byte), high 2 bits in scales_h.
+static inline int iq4xs_scale(const block_iq4_xs * b, int ib) {
+    return (((b->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | ((b->scales_h >> (2 * ib)) & 3) << 4) - 32;
+}
+
+static void vd_iq4_xs_q8_K(VD_ARGS) {
+    VD_UNUSED;
+    const block_iq4_xs * x = vx; const block_q8_K * y = vy;
+    const int8_t * kv = lm_kvalues_iq4nl;
+    float sum = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        int acc = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const uint8_t * q = x[i].qs + 16 * ib;
+            const int8_t  * a = y[i].qs + 32 * ib;
+            int sp = 0;
+            for (int j = 0; j < 16; j++) sp += kv[q[j] & 0xF] * a[j] + kv[q[j] >> 4] * a[j + 16];
+            acc += iq4xs_scale(&x[i], ib) * sp;
+        }
+        sum += H2F(x[i].d) * y[i].d * (float) acc;
+    }
+    *s = sum;
+}
 
 // ---------------------------------------------------------------- level dispatch
 
-#if defined(LM_X86)
-static bool use_avx2(void) {
-    const enum lm_cpu_level lv = lm_cpu_level();
-    return lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512;
-}
-#define PICK(scalar, avx2) (use_avx2() ? (avx2) : (scalar))
-#else
-#define PICK(scalar, avx2) (scalar)
-#endif
-
-static lm_ggml_vec_dot_t quant_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
+static lm_ggml_vec_dot_t scalar_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
     switch (type) {
-        case LM_GGML_TYPE_Q4_0: *vdt = LM_GGML_TYPE_Q8_0; return PICK(vd_q4_0_q8_0, vd_q4_0_q8_0_avx2);
-        case LM_GGML_TYPE_Q4_1: *vdt = LM_GGML_TYPE_Q8_1; return vd_q4_1_q8_1;
-        case LM_GGML_TYPE_Q5_0: *vdt = LM_GGML_TYPE_Q8_0; return vd_q5_0_q8_0;
-        case LM_GGML_TYPE_Q5_1: *vdt = LM_GGML_TYPE_Q8_1; return vd_q5_1_q8_1;
-        case LM_GGML_TYPE_Q8_0: *vdt = LM_GGML_TYPE_Q8_0; return PICK(vd_q8_0_q8_0, vd_q8_0_q8_0_avx2);
-        case LM_GGML_TYPE_Q4_K: *vdt = LM_GGML_TYPE_Q8_K; return PICK(vd_q4_K_q8_K, vd_q4_K_q8_K_avx2);
-        case LM_GGML_TYPE_Q6_K: *vdt = LM_GGML_TYPE_Q8_K; return PICK(vd_q6_K_q8_K, vd_q6_K_q8_K_avx2);
+        case LM_GGML_TYPE_Q4_0:   *vdt = LM_GGML_TYPE_Q8_0; return vd_q4_0_q8_0;
+        case LM_GGML_TYPE_Q4_1:   *vdt = LM_GGML_TYPE_Q8_1; return vd_q4_1_q8_1;
+        case LM_GGML_TYPE_Q5_0:   *vdt = LM_GGML_TYPE_Q8_0; return vd_q5_0_q8_0;
+        case LM_GGML_TYPE_Q5_1:   *vdt = LM_GGML_TYPE_Q8_1; return vd_q5_1_q8_1;
+        case LM_GGML_TYPE_Q8_0:   *vdt = LM_GGML_TYPE_Q8_0; return vd_q8_0_q8_0;
+        case LM_GGML_TYPE_Q2_K:   *vdt = LM_GGML_TYPE_Q8_K; return vd_q2_K_q8_K;
+        case LM_GGML_TYPE_Q3_K:   *vdt = LM_GGML_TYPE_Q8_K; return vd_q3_K_q8_K;
+        case LM_GGML_TYPE_Q4_K:   *vdt = LM_GGML_TYPE_Q8_K; return vd_q4_K_q8_K;
+        case LM_GGML_TYPE_Q5_K:   *vdt = LM_GGML_TYPE_Q8_K; return vd_q5_K_q8_K;
+        case LM_GGML_TYPE_Q6_K:   *vdt = LM_GGML_TYPE_Q8_K; return vd_q6_K_q8_K;
+        case LM_GGML_TYPE_IQ4_NL: *vdt = LM_GGML_TYPE_Q8_0; return vd_iq4_nl_q8_0;
+        case LM_GGML_TYPE_IQ4_XS: *vdt = LM_GGML_TYPE_Q8_K; return vd_iq4_xs_q8_K;
         default: return NULL;
     }
 }
+
+#if defined(LM_X86)
+
+static lm_ggml_vec_dot_t quant_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
+    const lm_ggml_vec_dot_t k = scalar_dot_kernel(type, vdt);
+    const enum lm_cpu_level lv = lm_cpu_level();
+    if (k == NULL || (lv != LM_CPU_LEVEL_AVX2 && lv != LM_CPU_LEVEL_AVX512)) return k;
+    const lm_ggml_vec_dot_t v = mm_quant_dot_avx2(type);
+    return v ? v : k;
+}
+#else
+static lm_ggml_vec_dot_t quant_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
+    return scalar_dot_kernel(type, vdt);
+}
+#endif
 
 #if defined(LM_ARM64)
 // NEON is always there on arm64; tests lower the level to check the scalar code.
@@ -329,12 +357,20 @@ lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) 
 // The traits table is built once, so its entries re-check the level per call.
 // Types without an integer kernel dequantize both sides block by block.
 
-#define LEVEL_DISPATCH(name, scalar, avx2) \
-static void name(VD_ARGS) { PICK(scalar, avx2)(n, s, bs, vx, bx, vy, by, nrc); }
-LEVEL_DISPATCH(td_q4_0, vd_q4_0_q8_0, vd_q4_0_q8_0_avx2)
-LEVEL_DISPATCH(td_q8_0, vd_q8_0_q8_0, vd_q8_0_q8_0_avx2)
-LEVEL_DISPATCH(td_q4_K, vd_q4_K_q8_K, vd_q4_K_q8_K_avx2)
-LEVEL_DISPATCH(td_q6_K, vd_q6_K_q8_K, vd_q6_K_q8_K_avx2)
+#define LEVEL_DISPATCH(T) \
+static void td_##T(VD_ARGS) { enum lm_ggml_type vdt; quant_dot_kernel(LM_GGML_TYPE_##T, &vdt)(n, s, bs, vx, bx, vy, by, nrc); }
+LEVEL_DISPATCH(Q4_0)
+LEVEL_DISPATCH(Q4_1)
+LEVEL_DISPATCH(Q5_0)
+LEVEL_DISPATCH(Q5_1)
+LEVEL_DISPATCH(Q8_0)
+LEVEL_DISPATCH(Q2_K)
+LEVEL_DISPATCH(Q3_K)
+LEVEL_DISPATCH(Q4_K)
+LEVEL_DISPATCH(Q5_K)
+LEVEL_DISPATCH(Q6_K)
+LEVEL_DISPATCH(IQ4_NL)
+LEVEL_DISPATCH(IQ4_XS)
 
 static void deq_act_block(enum lm_ggml_type vdt, const void * y, int64_t ib, float * out) {
     if (vdt == LM_GGML_TYPE_Q8_K) {
@@ -364,9 +400,6 @@ static void deq_dot(enum lm_ggml_type type, enum lm_ggml_type vdt, int n, float 
 
 #define DEQ_DOT(T, VDT) \
 static void td_deq_##T(VD_ARGS) { VD_UNUSED; deq_dot(LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, n, s, vx, vy); }
-DEQ_DOT(Q2_K, Q8_K)
-DEQ_DOT(Q3_K, Q8_K)
-DEQ_DOT(Q5_K, Q8_K)
 DEQ_DOT(IQ2_XXS, Q8_K)
 DEQ_DOT(IQ2_XS, Q8_K)
 DEQ_DOT(IQ3_XXS, Q8_K)
@@ -374,10 +407,8 @@ DEQ_DOT(IQ1_S, Q8_K)
 DEQ_DOT(IQ1_M, Q8_K)
 DEQ_DOT(IQ3_S, Q8_K)
 DEQ_DOT(IQ2_S, Q8_K)
-DEQ_DOT(IQ4_XS, Q8_K)
 DEQ_DOT(TQ1_0, Q8_K)
 DEQ_DOT(TQ2_0, Q8_K)
-DEQ_DOT(IQ4_NL, Q8_0)
 
 lm_ggml_vec_dot_t mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
 #if defined(LM_ARM64)
@@ -388,16 +419,16 @@ lm_ggml_vec_dot_t mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * 
     }
 #endif
     switch (type) {
-        case LM_GGML_TYPE_Q4_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_q4_0;
-        case LM_GGML_TYPE_Q4_1:    *vdt = LM_GGML_TYPE_Q8_1; return vd_q4_1_q8_1;
-        case LM_GGML_TYPE_Q5_0:    *vdt = LM_GGML_TYPE_Q8_0; return vd_q5_0_q8_0;
-        case LM_GGML_TYPE_Q5_1:    *vdt = LM_GGML_TYPE_Q8_1; return vd_q5_1_q8_1;
-        case LM_GGML_TYPE_Q8_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_q8_0;
-        case LM_GGML_TYPE_Q4_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_q4_K;
-        case LM_GGML_TYPE_Q6_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_q6_K;
-        case LM_GGML_TYPE_Q2_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_deq_Q2_K;
-        case LM_GGML_TYPE_Q3_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_deq_Q3_K;
-        case LM_GGML_TYPE_Q5_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_deq_Q5_K;
+        case LM_GGML_TYPE_Q4_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_Q4_0;
+        case LM_GGML_TYPE_Q4_1:    *vdt = LM_GGML_TYPE_Q8_1; return td_Q4_1;
+        case LM_GGML_TYPE_Q5_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_Q5_0;
+        case LM_GGML_TYPE_Q5_1:    *vdt = LM_GGML_TYPE_Q8_1; return td_Q5_1;
+        case LM_GGML_TYPE_Q8_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_Q8_0;
+        case LM_GGML_TYPE_Q4_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q4_K;
+        case LM_GGML_TYPE_Q6_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q6_K;
+        case LM_GGML_TYPE_Q2_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q2_K;
+        case LM_GGML_TYPE_Q3_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q3_K;
+        case LM_GGML_TYPE_Q5_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q5_K;
         case LM_GGML_TYPE_IQ2_XXS: *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ2_XXS;
         case LM_GGML_TYPE_IQ2_XS:  *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ2_XS;
         case LM_GGML_TYPE_IQ3_XXS: *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ3_XXS;
@@ -405,10 +436,10 @@ lm_ggml_vec_dot_t mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * 
         case LM_GGML_TYPE_IQ1_M:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ1_M;
         case LM_GGML_TYPE_IQ3_S:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ3_S;
         case LM_GGML_TYPE_IQ2_S:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ2_S;
-        case LM_GGML_TYPE_IQ4_XS:  *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ4_XS;
+        case LM_GGML_TYPE_IQ4_XS:  *vdt = LM_GGML_TYPE_Q8_K; return td_IQ4_XS;
         case LM_GGML_TYPE_TQ1_0:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_TQ1_0;
         case LM_GGML_TYPE_TQ2_0:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_TQ2_0;
-        case LM_GGML_TYPE_IQ4_NL:  *vdt = LM_GGML_TYPE_Q8_0; return td_deq_IQ4_NL;
+        case LM_GGML_TYPE_IQ4_NL:  *vdt = LM_GGML_TYPE_Q8_0; return td_IQ4_NL;
         default: return NULL;
     }
 }

@@ -3,6 +3,10 @@
 //
 // build: cc -O2 -pthread -Icsrc tests/c/bench-matmul.c csrc/*.c -lm
 // usage: bench-matmul [quick|full] [type] [shape index] [level]
+//        bench-matmul best [reps] [type...]
+//   "best": 4096x4096 weights times 1 and 16 columns, 1 thread, best of reps
+//   runs in ms (a shared machine inflates averages, not minima); every
+//   quantized type with an integer kernel unless types are named.
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
@@ -63,7 +67,59 @@ static double bench(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t N, int n
     return 2.0 * K * M * N * iters / (t1 - t0) / 1e9;
 }
 
+// Best single-run time (ms) of mul_mat ta[K, M] x f32[K, N] on one thread.
+static double best_ms(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t N, int reps) {
+    struct lm_ggml_init_params ip = { (size_t) 1 << 30, NULL, false };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, ta, K, M);
+    struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, K, N);
+    float * tmp = malloc(K * M * sizeof(float));
+    for (int64_t i = 0; i < K * M; i++) tmp[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    lm_ggml_quantize_chunk(ta, tmp, a->data, 0, M, K, NULL);
+    for (int64_t i = 0; i < K * N; i++) ((float *) b->data)[i] = (float)((i * 40503u) % 1000) / 500.0f - 1.0f;
+    free(tmp);
+    struct lm_ggml_tensor * d = lm_ggml_mul_mat(ctx, a, b);
+    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, d);
+    struct lm_ggml_threadpool_params tpp = lm_ggml_threadpool_params_default(1);
+    struct lm_ggml_threadpool * tp = lm_ggml_threadpool_new(&tpp);
+    struct lm_ggml_cplan plan = lm_ggml_graph_plan(gf, 1, tp);
+    plan.work_data = plan.work_size ? malloc(plan.work_size) : NULL;
+    lm_ggml_graph_compute(gf, &plan); // warm up
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        const double t0 = now();
+        lm_ggml_graph_compute(gf, &plan);
+        const double t = now() - t0;
+        if (t < best) best = t;
+    }
+    free(plan.work_data);
+    lm_ggml_threadpool_free(tp);
+    lm_ggml_free(ctx);
+    return best * 1e3;
+}
+
+static int main_best(int argc, char ** argv) {
+    const int reps = argc > 2 ? atoi(argv[2]) : 20;
+    const enum lm_ggml_type all[] = { LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
+                                      LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K,
+                                      LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_IQ4_XS };
+    printf("best of %d, 1 thread, level %d: ms for 4096x4096 weights x N columns\n%-8s %9s %9s\n", reps,
+           (int) lm_cpu_level(), "type", "N=1", "N=16");
+    for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
+        bool want = argc <= 3;
+        for (int i = 3; i < argc; i++) want |= strcmp(argv[i], lm_ggml_type_name(all[t])) == 0;
+        if (!want) continue;
+        const double m1 = best_ms(all[t], 4096, 4096, 1, reps);
+        const double m16 = best_ms(all[t], 4096, 4096, 16, reps);
+        printf("%-8s %9.3f %9.3f\n", lm_ggml_type_name(all[t]), m1, m16);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char ** argv) {
+    if (argc > 1 && strcmp(argv[1], "best") == 0) return main_best(argc, argv);
     const double min_time = argc > 1 && strcmp(argv[1], "quick") == 0 ? 0.2 : 1.0;
     const enum lm_ggml_type types[] = { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q4_0,
                                         LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K };

@@ -7,8 +7,10 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
+#include "ggml-common.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +64,17 @@ static void check(const char * what, double e, double tol) {
     if (!(e <= tol)) { g_fail++; printf("FAIL %s: nmse %.3g > %.1g\n", what, e, tol); }
 }
 
+// Types whose mul_mat quantizes the activations (integer dots) for few
+// columns: the q8 rounding of the activations bounds their accuracy.
 static bool is_int_path(enum lm_ggml_type t) {
-    return t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_0 || t == LM_GGML_TYPE_Q5_1 ||
-           t == LM_GGML_TYPE_Q8_0 || t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q6_K;
+    switch (t) {
+        case LM_GGML_TYPE_Q4_0: case LM_GGML_TYPE_Q4_1: case LM_GGML_TYPE_Q5_0: case LM_GGML_TYPE_Q5_1:
+        case LM_GGML_TYPE_Q8_0: case LM_GGML_TYPE_Q2_K: case LM_GGML_TYPE_Q3_K: case LM_GGML_TYPE_Q4_K:
+        case LM_GGML_TYPE_Q5_K: case LM_GGML_TYPE_Q6_K: case LM_GGML_TYPE_IQ4_NL: case LM_GGML_TYPE_IQ4_XS:
+            return true;
+        default:
+            return false;
+    }
 }
 
 // b layouts: 0 plain, 1 permuted (stored [K, ne2, N, ne3] and permuted 0 2 1 3), 2 transposed (stored [N, K])
@@ -217,6 +227,125 @@ static void test_traits_vec_dot(enum lm_ggml_type t) {
     lm_ggml_free(ctx);
 }
 
+// ---------------------------------------------------------------- integer dots against the format definition
+//
+// The traits vec_dot of each integer-kernel type against the weights as the
+// format defines them (the type's to_float) times the activations as
+// quantized, in double: only float rounding separates the two, so the
+// tolerance is tight. Weights are random bytes (every bit pattern a block
+// can hold) with sane fp16 scales written over the scale fields, plus
+// quantizer output; odd block counts and activations of large range.
+
+struct int_type { enum lm_ggml_type t; int f16_off[2]; }; // offsets of the fp16 fields (-1: none)
+static const struct int_type g_int_types[] = {
+    { LM_GGML_TYPE_Q4_0,   { offsetof(block_q4_0, d),   -1 } },
+    { LM_GGML_TYPE_Q4_1,   { offsetof(block_q4_1, d),   offsetof(block_q4_1, m) } },
+    { LM_GGML_TYPE_Q5_0,   { offsetof(block_q5_0, d),   -1 } },
+    { LM_GGML_TYPE_Q5_1,   { offsetof(block_q5_1, d),   offsetof(block_q5_1, m) } },
+    { LM_GGML_TYPE_Q8_0,   { offsetof(block_q8_0, d),   -1 } },
+    { LM_GGML_TYPE_Q2_K,   { offsetof(block_q2_K, d),   offsetof(block_q2_K, dmin) } },
+    { LM_GGML_TYPE_Q3_K,   { offsetof(block_q3_K, d),   -1 } },
+    { LM_GGML_TYPE_Q4_K,   { offsetof(block_q4_K, d),   offsetof(block_q4_K, dmin) } },
+    { LM_GGML_TYPE_Q5_K,   { offsetof(block_q5_K, d),   offsetof(block_q5_K, dmin) } },
+    { LM_GGML_TYPE_Q6_K,   { offsetof(block_q6_K, d),   -1 } },
+    { LM_GGML_TYPE_IQ4_NL, { offsetof(block_iq4_nl, d), -1 } },
+    { LM_GGML_TYPE_IQ4_XS, { offsetof(block_iq4_xs, d), -1 } },
+};
+
+static uint8_t rand_byte(void) {
+    g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
+    return (uint8_t)(g_rng >> 32);
+}
+
+// Activation element j of a quantized row, and (q8_1) the correction that
+// makes the reference use the stored block sum s as the kernels do: x = d*q
+// + m meets y through m * s, and s is d_y*sum(q_y) rounded to fp16.
+static double act_value(enum lm_ggml_type vdt, const void * y, int64_t j) {
+    switch (vdt) {
+        case LM_GGML_TYPE_Q8_0: { const block_q8_0 * b = (const block_q8_0 *) y + j / QK8_0;
+                                  return (double) LM_GGML_FP16_TO_FP32(b->d) * b->qs[j % QK8_0]; }
+        case LM_GGML_TYPE_Q8_1: { const block_q8_1 * b = (const block_q8_1 *) y + j / QK8_1;
+                                  return (double) LM_GGML_FP16_TO_FP32(b->d) * b->qs[j % QK8_1]; }
+        default:                { const block_q8_K * b = (const block_q8_K *) y + j / QK_K;
+                                  return (double) b->d * b->qs[j % QK_K]; }
+    }
+}
+
+static double q8_1_sum_correction(const struct int_type * it, const void * x, const void * y, int64_t nblk) {
+    double c = 0;
+    const size_t ts = lm_ggml_type_size(it->t);
+    for (int64_t ib = 0; ib < nblk; ib++) {
+        const block_q8_1 * b = (const block_q8_1 *) y + ib;
+        int sq = 0;
+        for (int j = 0; j < QK8_1; j++) sq += b->qs[j];
+        const double m = LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *)((const char *) x + ib * ts + it->f16_off[1]));
+        c += m * ((double) LM_GGML_FP16_TO_FP32(b->s) - (double) LM_GGML_FP16_TO_FP32(b->d) * sq);
+    }
+    return c;
+}
+
+static void test_int_dot(const struct int_type * it, int64_t nblk, bool random_bytes, float yscale) {
+    const enum lm_ggml_type t = it->t;
+    const struct lm_ggml_type_traits_cpu * tc = lm_ggml_get_type_traits_cpu(t);
+    const enum lm_ggml_type vdt = tc->vec_dot_type;
+    const int64_t K = nblk * lm_ggml_blck_size(t);
+    const size_t ts = lm_ggml_type_size(t);
+    uint8_t * x = malloc(nblk * ts);
+    float * xf = malloc(K * sizeof(float)), * yf = malloc(K * sizeof(float));
+    void * y = malloc(lm_ggml_row_size(vdt, K));
+    if (random_bytes) {
+        for (size_t i = 0; i < nblk * ts; i++) x[i] = rand_byte();
+        if (t == LM_GGML_TYPE_Q8_0) { // -128 is outside what the q8_0 kernels accept (quantizers never write it)
+            for (size_t i = 0; i < nblk * ts; i++) if (x[i] == 0x80) x[i] = 0x81;
+        }
+        for (int64_t ib = 0; ib < nblk; ib++)
+            for (int f = 0; f < 2; f++)
+                if (it->f16_off[f] >= 0) {
+                    const lm_ggml_fp16_t h = LM_GGML_FP32_TO_FP16(0.01f + 0.02f * (frand() + 1.0f));
+                    memcpy(x + ib * ts + it->f16_off[f], &h, sizeof(h));
+                }
+    } else {
+        for (int64_t i = 0; i < K; i++) xf[i] = frand();
+        lm_ggml_quantize_chunk(t, xf, x, 0, 1, K, NULL);
+    }
+    lm_ggml_get_type_traits(t)->to_float(x, xf, K);
+    for (int64_t i = 0; i < K; i++) yf[i] = yscale * frand();
+    lm_ggml_get_type_traits_cpu(vdt)->from_float(yf, y, K);
+    float got = 0;
+    tc->vec_dot((int) K, &got, 0, x, 0, y, 0, 1);
+    double ref = 0, mag = 0;
+    for (int64_t i = 0; i < K; i++) {
+        const double p = (double) xf[i] * act_value(vdt, y, i);
+        ref += p;
+        mag += fabs(p);
+    }
+    if (vdt == LM_GGML_TYPE_Q8_1) ref += q8_1_sum_correction(it, x, y, nblk);
+    const double err = fabs(got - ref) / (mag > 0 ? mag : 1);
+    g_checks++;
+    if (!(err < 2e-6)) {
+        g_fail++;
+        printf("FAIL int dot %s x %s blocks=%lld %s yscale=%g level=%d: %.9g vs %.9g (rel %.3g)\n", lm_ggml_type_name(t),
+               lm_ggml_type_name(vdt), (long long) nblk, random_bytes ? "random-bytes" : "quantized", yscale,
+               (int) lm_cpu_level(), got, ref, err);
+    }
+    free(x); free(xf); free(yf); free(y);
+}
+
+static void test_int_dots(void) {
+    // a stream of its own: the other tests see the same data as without this one
+    const uint64_t saved = g_rng;
+    g_rng = 0x9E3779B97F4A7C15ull;
+    const int64_t nblks[] = { 1, 3, 8, 17 };
+    for (size_t i = 0; i < sizeof(g_int_types) / sizeof(g_int_types[0]); i++)
+        for (size_t b = 0; b < sizeof(nblks) / sizeof(nblks[0]); b++)
+            for (int rep = 0; rep < 4; rep++) {
+                // large activations: q8_1's fp16 block sum s must stay finite (|s| <= 32 * 1e3)
+                test_int_dot(&g_int_types[i], nblks[b], true, rep == 3 ? 1e3f : 1.0f);
+                test_int_dot(&g_int_types[i], nblks[b], false, rep == 3 ? 1e-3f : 1.0f);
+            }
+    g_rng = saved;
+}
+
 // usage: test-matmul [level]   (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON; default all)
 int main(int argc, char ** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -231,6 +360,7 @@ int main(int argc, char ** argv) {
     for (int level = 0; level <= 3; level++) { // scalar, AVX2, AVX-512, NEON
         if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available, skipped\n", level); continue; }
+        test_int_dots();
         for (int ti = 0; ti < ntypes; ti++) {
             const enum lm_ggml_type t = types[ti];
             const int64_t bk = lm_ggml_blck_size(t);

@@ -1,0 +1,332 @@
+// test-neon-quant.c - the arm64 NEON kernels of the quantized matmul path:
+//   activation quantizers (q8_0, q8_1, q8_K) bit for bit against the _ref
+//     functions, on data full of rounding ties, tied maxima, zeros, tiny
+//     and huge values;
+//   integer dot kernels (mm_quant_dot_neon) against a double-precision dot
+//     of the dequantized operands, and against the scalar kernel where
+//     mm-quant.c has one; weights both from the quantizers and from random
+//     bytes (every bit pattern, e.g. -128 in q8_0), activations both from the
+//     quantizers and raw (including -128).
+// Elsewhere than arm64 there is nothing to test and it says so.
+//
+// build: aarch64-linux-gnu-gcc -std=gnu11 -O2 -pthread -Icsrc tests/c/test-neon-quant.c csrc/*.c -lm
+//        qemu-aarch64 -L /usr/aarch64-linux-gnu ./a.out
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "ggml-cpu-impl.h"
+#include "ggml-impl.h"
+#include "ggml-common.h"
+#include "ggml-quants.h"
+#include "mm-kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int n_pass, n_fail;
+
+static void report(const char * what, int bad, int total) {
+    if (bad) n_fail++; else n_pass++;
+    printf("  %-44s %s  %d/%d bad\n", what, bad ? "FAIL" : "ok  ", bad, total);
+}
+
+#if defined(LM_ARM64)
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(void) {
+    g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
+    return (uint32_t) (g_rng >> 32);
+}
+static float frand(void) { return (float) (rnd() >> 8) / 16777216.0f * 2.0f - 1.0f; } // [-1, 1)
+
+// ---------------------------------------------------------------- activation quantizers
+
+// Values that put the reference's rounding on its edges: with a block
+// maximum of 127 the scale is 1, so k + 0.5 are exact ties.
+static void fill_act_input(float * x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t r = rnd();
+        switch (r % 10) {
+            case 0: x[i] = (float) ((int) (r >> 8) % 255 - 127) + 0.5f; break;
+            case 1: x[i] = (r & 0x100) ? -0.0f : 0.0f; break;
+            case 2: x[i] = (r & 0x100) ? 127.0f : -127.0f; break;
+            case 3: x[i] = frand() * 1e-38f; break;                  // subnormal-ish
+            case 4: x[i] = (float) ((int) (r >> 8) % 255 - 127); break;
+            default: x[i] = frand() * (float) (1 << ((r >> 8) % 8));
+        }
+    }
+    // blocks of special shapes, at the start of a 256-block each
+    const int64_t nk = n / 256;
+    for (int64_t b = 0; b < nk; b++) {
+        float * p = x + 256 * b;
+        switch (b % 8) {
+            case 0: memset(p, 0, 256 * sizeof(float)); break;
+            case 1: for (int j = 0; j < 256; j++) p[j] = 1e-30f * (float) (j - 128); break;
+            case 2: for (int j = 0; j < 256; j++) p[j] = 1e30f * frand(); break;
+            case 3: for (int j = 0; j < 256; j++) p[j] = (j == 255) ? -3.0f : frand(); break; // max last
+            case 4: for (int j = 0; j < 256; j++) p[j] = (j % 37 == 5) ? ((j & 1) ? 2.0f : -2.0f) : frand(); break;
+            case 5: for (int j = 0; j < 256; j++) p[j] = (float) (j % 7) - 3.0f; break; // ties at small scales
+            default: break;
+        }
+    }
+}
+
+static int blocks_differing(const void * a, const void * b, int64_t nb, size_t bsize) {
+    int bad = 0;
+    for (int64_t i = 0; i < nb; i++) bad += memcmp((const char *) a + i * bsize, (const char *) b + i * bsize, bsize) != 0;
+    return bad;
+}
+
+static void test_act_quant(void) {
+    const int64_t n = 256 * 512;
+    float * x = malloc(n * sizeof(float));
+    void * a = malloc(n * 2), * b = malloc(n * 2);
+    for (int round = 0; round < 4; round++) {
+        fill_act_input(x, n);
+        memset(a, 0x55, n * 2); memset(b, 0xaa, n * 2);
+        lm_quantize_row_q8_0_ref(x, a, n); lm_quantize_row_q8_0_neon(x, b, n / QK8_0);
+        int bad0 = blocks_differing(a, b, n / QK8_0, sizeof(block_q8_0));
+        memset(a, 0x55, n * 2); memset(b, 0xaa, n * 2);
+        lm_quantize_row_q8_1_ref(x, a, n); lm_quantize_row_q8_1_neon(x, b, n / QK8_1);
+        int bad1 = blocks_differing(a, b, n / QK8_1, sizeof(block_q8_1));
+        memset(a, 0x55, n * 2); memset(b, 0xaa, n * 2);
+        lm_quantize_row_q8_K_ref(x, a, n); lm_quantize_row_q8_K_neon(x, b, n / QK_K);
+        int badk = blocks_differing(a, b, n / QK_K, sizeof(block_q8_K));
+        // and through the dispatching entry points
+        memset(b, 0xaa, n * 2);
+        lm_quantize_row_q8_K(x, b, n);
+        badk += blocks_differing(a, b, n / QK_K, sizeof(block_q8_K));
+        char what[64];
+        snprintf(what, sizeof(what), "q8_0 quantize neon vs ref (round %d)", round);
+        report(what, bad0, (int) (n / QK8_0));
+        snprintf(what, sizeof(what), "q8_1 quantize neon vs ref (round %d)", round);
+        report(what, bad1, (int) (n / QK8_1));
+        snprintf(what, sizeof(what), "q8_K quantize neon vs ref (round %d)", round);
+        report(what, badk, (int) (2 * n / QK_K));
+    }
+    free(x); free(a); free(b);
+}
+
+// ---------------------------------------------------------------- dot kernels
+
+// Sets the fp16 scale fields of a block of random bytes to finite values
+// (d; and m / dmin where the type has one). mins_only zeroes d instead, so
+// that dequantizing gives the min part alone.
+static void fix_scales(enum lm_ggml_type t, void * blk, int mins_only) {
+    const lm_ggml_half d  = mins_only ? LM_GGML_FP32_TO_FP16(0.0f) : LM_GGML_FP32_TO_FP16(frand() * 0.5f + ((rnd() & 1) ? 0.6f : -0.6f));
+    const lm_ggml_half m1 = LM_GGML_FP32_TO_FP16(frand() * 0.3f);
+    switch (t) {
+        case LM_GGML_TYPE_Q4_0:   ((block_q4_0 *) blk)->d = d; break;
+        case LM_GGML_TYPE_Q5_0:   ((block_q5_0 *) blk)->d = d; break;
+        case LM_GGML_TYPE_Q8_0:   ((block_q8_0 *) blk)->d = d; break;
+        case LM_GGML_TYPE_IQ4_NL: ((block_iq4_nl *) blk)->d = d; break;
+        case LM_GGML_TYPE_IQ4_XS: ((block_iq4_xs *) blk)->d = d; break;
+        case LM_GGML_TYPE_Q3_K:   ((block_q3_K *) blk)->d = d; break;
+        case LM_GGML_TYPE_Q6_K:   ((block_q6_K *) blk)->d = d; break;
+        case LM_GGML_TYPE_Q4_1:   ((block_q4_1 *) blk)->d = d; if (!mins_only) ((block_q4_1 *) blk)->m = m1; break;
+        case LM_GGML_TYPE_Q5_1:   ((block_q5_1 *) blk)->d = d; if (!mins_only) ((block_q5_1 *) blk)->m = m1; break;
+        case LM_GGML_TYPE_Q2_K:   ((block_q2_K *) blk)->d = d; if (!mins_only) ((block_q2_K *) blk)->dmin = m1; break;
+        case LM_GGML_TYPE_Q4_K:   ((block_q4_K *) blk)->d = d; if (!mins_only) ((block_q4_K *) blk)->dmin = m1; break;
+        case LM_GGML_TYPE_Q5_K:   ((block_q5_K *) blk)->d = d; if (!mins_only) ((block_q5_K *) blk)->dmin = m1; break;
+        default: break;
+    }
+}
+
+static int has_min(enum lm_ggml_type t) {
+    return t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1 || t == LM_GGML_TYPE_Q2_K ||
+           t == LM_GGML_TYPE_Q4_K || t == LM_GGML_TYPE_Q5_K;
+}
+
+// Raw activation blocks: random quants in [-128, 127] (or all equal to
+// fixed, if in that range) and scale, with the sums (q8_1's s, q8_K's bsums)
+// made consistent.
+static int8_t act_q(int fixed) { return (fixed >= -128 && fixed <= 127) ? (int8_t) fixed : (int8_t) (rnd() >> 24); }
+
+static void raw_act(enum lm_ggml_type vdt, void * y, int64_t nb, int fixed) {
+    for (int64_t i = 0; i < nb; i++) {
+        if (vdt == LM_GGML_TYPE_Q8_K) {
+            block_q8_K * b = (block_q8_K *) y + i;
+            b->d = frand() * 0.01f;
+            for (int j = 0; j < QK_K; j++) b->qs[j] = act_q(fixed);
+            for (int g = 0; g < QK_K / 16; g++) {
+                int s = 0;
+                for (int j = 0; j < 16; j++) s += b->qs[16 * g + j];
+                b->bsums[g] = (int16_t) s;
+            }
+        } else if (vdt == LM_GGML_TYPE_Q8_1) {
+            block_q8_1 * b = (block_q8_1 *) y + i;
+            const float d = frand() * 0.01f;
+            int s = 0;
+            for (int j = 0; j < QK8_1; j++) { b->qs[j] = act_q(fixed); s += b->qs[j]; }
+            b->d = LM_GGML_FP32_TO_FP16(d);
+            b->s = LM_GGML_FP32_TO_FP16(LM_GGML_FP16_TO_FP32(b->d) * (float) s);
+        } else {
+            block_q8_0 * b = (block_q8_0 *) y + i;
+            b->d = LM_GGML_FP32_TO_FP16(frand() * 0.01f);
+            for (int j = 0; j < QK8_0; j++) b->qs[j] = act_q(fixed);
+        }
+    }
+}
+
+// The activation values, and for q8_1 per block the kernel's correction:
+// it takes m * s (s rounded to fp16) where the dot has m * d * sum(q).
+static void deq_act(enum lm_ggml_type vdt, const void * y, int64_t nb, float * out, double * s_err) {
+    for (int64_t i = 0; i < nb; i++) {
+        if (vdt == LM_GGML_TYPE_Q8_K) {
+            const block_q8_K * b = (const block_q8_K *) y + i;
+            for (int j = 0; j < QK_K; j++) out[QK_K * i + j] = b->d * b->qs[j];
+        } else if (vdt == LM_GGML_TYPE_Q8_1) {
+            const block_q8_1 * b = (const block_q8_1 *) y + i;
+            const float d = LM_GGML_FP16_TO_FP32(b->d);
+            double sum = 0;
+            for (int j = 0; j < QK8_1; j++) { out[QK8_1 * i + j] = d * b->qs[j]; sum += (double) d * b->qs[j]; }
+            s_err[i] = LM_GGML_FP16_TO_FP32(b->s) - sum;
+        } else {
+            const block_q8_0 * b = (const block_q8_0 *) y + i;
+            const float d = LM_GGML_FP16_TO_FP32(b->d);
+            for (int j = 0; j < QK8_0; j++) out[QK8_0 * i + j] = d * b->qs[j];
+        }
+    }
+}
+
+static float block_min_of(enum lm_ggml_type t, const void * blk) {
+    if (t == LM_GGML_TYPE_Q4_1) return LM_GGML_FP16_TO_FP32(((const block_q4_1 *) blk)->m);
+    if (t == LM_GGML_TYPE_Q5_1) return LM_GGML_FP16_TO_FP32(((const block_q5_1 *) blk)->m);
+    return 0.0f;
+}
+
+#define MAX_K (QK_K * 8)
+
+static void test_dot(enum lm_ggml_type t) {
+    const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
+    const lm_ggml_vec_dot_t neon = mm_quant_dot_neon(t);
+    enum lm_ggml_type vdt = LM_GGML_TYPE_COUNT;
+    lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
+    const lm_ggml_vec_dot_t scalar = mm_quant_dot(t, &vdt);
+    lm_cpu_force_level(-1);
+    enum lm_ggml_type vdt2 = LM_GGML_TYPE_COUNT;
+    const lm_ggml_vec_dot_t picked = mm_quant_dot(t, &vdt2);
+    if (!scalar) { // no scalar kernel yet: the activation type of the format
+        vdt = (tt->blck_size == QK_K) ? LM_GGML_TYPE_Q8_K
+            : (t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1) ? LM_GGML_TYPE_Q8_1 : LM_GGML_TYPE_Q8_0;
+    }
+    const struct lm_ggml_type_traits * vt = lm_ggml_get_type_traits(vdt);
+    const size_t xsize = tt->type_size, ysize = vt->type_size;
+    const int bk = (int) tt->blck_size;
+
+    unsigned char * wx = malloc(MAX_K / bk * xsize), * wm = malloc(MAX_K / bk * xsize);
+    unsigned char * wy = malloc(MAX_K / vt->blck_size * ysize);
+    float * src = malloc(MAX_K * sizeof(float)), * fx = malloc(MAX_K * sizeof(float));
+    float * fm = malloc(MAX_K * sizeof(float)), * fy = malloc(MAX_K * sizeof(float));
+    double * s_err = calloc(MAX_K / 32, sizeof(double));
+
+    int bad_ref = 0, bad_scalar = 0, trials = 0;
+    double worst = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        const int nb = 1 + (int) (rnd() % (MAX_K / bk));
+        const int n = nb * bk;
+        const int raw_w = trial % 2, raw_y = (trial / 2) % 2;
+        // one trial in 16: constant extreme bytes on both sides (the
+        // int16 lane bounds: all -128 in q8_0 against all -128, and so on)
+        static const unsigned char ext_w[4] = {0x80, 0xFF, 0x7F, 0x00};
+        const int extreme = raw_w && raw_y && (trial / 4) % 4 == 3;
+        const int fixed = extreme ? ((trial / 16) % 2 ? -128 : 127) : 1000;
+        if (raw_w) {
+            for (size_t i = 0; i < (size_t) nb * xsize; i++) wx[i] = extreme ? ext_w[(trial / 32) % 4] : (unsigned char) (rnd() >> 24);
+            for (int i = 0; i < nb; i++) fix_scales(t, wx + i * xsize, 0);
+        } else {
+            const float sc = (float) (1 << (rnd() % 6));
+            for (int i = 0; i < n; i++) src[i] = frand() * sc + ((rnd() % 4 == 0) ? 0.5f * sc : 0.0f);
+            tt->from_float_ref(src, wx, n);
+        }
+        if (raw_y) {
+            raw_act(vdt, wy, n / vt->blck_size, fixed);
+        } else {
+            for (int i = 0; i < n; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
+            lm_cpu_from_float(vdt)(src, wy, n);
+        }
+        tt->to_float(wx, fx, n);
+        deq_act(vdt, wy, n / vt->blck_size, fy, s_err);
+        // the min part alone bounds the cancellation in dequantized weights
+        memset(fm, 0, n * sizeof(float));
+        if (has_min(t)) {
+            memcpy(wm, wx, (size_t) nb * xsize);
+            for (int i = 0; i < nb; i++) fix_scales(t, wm + i * xsize, 1);
+            tt->to_float(wm, fm, n);
+        }
+        double ref = 0, mag = 0;
+        for (int i = 0; i < n; i++) {
+            ref += (double) fx[i] * fy[i];
+            mag += (fabs((double) fx[i]) + fabs((double) fm[i])) * fabs((double) fy[i]);
+        }
+        if (vdt == LM_GGML_TYPE_Q8_1) {
+            for (int i = 0; i < nb; i++) {
+                const double m = block_min_of(t, wx + i * xsize);
+                ref += m * s_err[i];
+                mag += fabs(m * s_err[i]);
+            }
+        }
+        float got = NAN, want = NAN;
+        neon(n, &got, 0, wx, 0, wy, 0, 1);
+        const double tol = 2e-6 * mag + 1e-30;
+        const double err = fabs(got - ref);
+        if (mag > 0 && err / mag > worst) worst = err / mag;
+        if (!(err <= tol)) {
+            if (bad_ref < 3) printf("    %s n=%d raw_w=%d raw_y=%d: neon %.9g ref %.9g mag %.3g\n", tt->type_name, n, raw_w, raw_y, got, ref, mag);
+            bad_ref++;
+        }
+        if (scalar) {
+            scalar(n, &want, 0, wx, 0, wy, 0, 1);
+            if (!(fabs((double) got - want) <= tol)) {
+                if (bad_scalar < 3) printf("    %s n=%d: neon %.9g scalar %.9g\n", tt->type_name, n, got, want);
+                bad_scalar++;
+            }
+        }
+        trials++;
+    }
+    char what[96];
+    snprintf(what, sizeof(what), "%s dot neon vs dequantized ref (worst %.1e)", tt->type_name, worst);
+    report(what, bad_ref, trials);
+    if (scalar) {
+        snprintf(what, sizeof(what), "%s dot neon vs scalar kernel", tt->type_name);
+        report(what, bad_scalar, trials);
+        snprintf(what, sizeof(what), "%s dispatch picks the neon kernel", tt->type_name);
+        report(what, !(picked == neon && vdt2 == vdt), 1);
+    } else {
+        printf("  %-44s (no scalar kernel in mm-quant.c yet)\n", tt->type_name);
+    }
+    free(wx); free(wm); free(wy); free(src); free(fx); free(fm); free(fy); free(s_err);
+}
+
+int main(void) {
+    if (lm_cpu_level() != LM_CPU_LEVEL_NEON) {
+        printf("cpu level is not neon (LM_GGML_CPU_LEVEL?): nothing tested\n");
+        return 0;
+    }
+    test_act_quant();
+    static const enum lm_ggml_type types[] = {
+        LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
+        LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
+        LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS,
+    };
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (!mm_quant_dot_neon(types[i])) {
+            report(lm_ggml_type_name(types[i]), 1, 1);
+            continue;
+        }
+        test_dot(types[i]);
+    }
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}
+
+#else
+
+int main(void) {
+    (void) report;
+    printf("not arm64: nothing tested\n");
+    return 0;
+}
+
+#endif
