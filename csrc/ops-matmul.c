@@ -105,8 +105,21 @@ enum mm_path {
 #define MM_MAX_COLS 64  // columns per block (at most)
 // From this many columns per src0 batch, quantized weights are dequantized
 // to f32 blocks and multiplied with the float tiles: the dequantization is
-// shared by all columns, and the tiles beat one integer dot per pair.
-#define MM_DEQ_MIN_COLS 32
+// shared by all columns, while the integer path makes one pass over the
+// weights per column. Where the two cross depends on how fast the type
+// dequantizes; the figures were measured on x86-64 (AVX-512 level, 4096x4096
+// weights, 1 thread; tests/c/bench-matmul.c) and are used everywhere.
+static int64_t mm_deq_min_cols(enum lm_ggml_type t) {
+    switch (t) {
+        case LM_GGML_TYPE_Q4_0: return 4;
+        case LM_GGML_TYPE_Q6_K: return 8;
+        case LM_GGML_TYPE_Q8_0: return 12;
+        case LM_GGML_TYPE_Q5_K: return 14;
+        case LM_GGML_TYPE_Q4_K: return 20;
+        case LM_GGML_TYPE_Q3_K: return 24;
+        default:                return 32; // scalar dequantizers: the integer path wins longer
+    }
+}
 
 struct mm_plan {
     enum mm_path      path;
@@ -132,7 +145,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         case LM_GGML_TYPE_BF16: p->path = MM_FLOAT; p->xt = MM_X_BF16; break;
         default:
             p->vd = mm_quant_dot(src0->type, &p->vdt);
-            p->path = p->vd != NULL && src1->ne[1] < MM_DEQ_MIN_COLS ? MM_QUANT : MM_DEQ;
+            p->path = p->vd != NULL && src1->ne[1] < mm_deq_min_cols(src0->type) ? MM_QUANT : MM_DEQ;
             p->xt = MM_X_F32;
             break;
     }
