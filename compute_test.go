@@ -97,7 +97,7 @@ func benchGraph(b *testing.B, threads int, build func(ctx *Context, r *rand.Rand
 }
 
 func BenchmarkMulMat(b *testing.B) {
-	for _, wt := range []Type{TypeF32, TypeF16, TypeQ8_0, TypeQ4_0, TypeQ4_K, TypeQ6_K} {
+	for _, wt := range []Type{TypeF32, TypeF16, TypeQ8_0, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS} {
 		for _, shape := range []struct{ k, m, n int }{{4096, 4096, 1}, {1024, 1024, 64}} {
 			for _, threads := range []int{1, 2} {
 				name := wt.String() + "/" + itoa(shape.k) + "x" + itoa(shape.m) + "x" + itoa(shape.n) + "/t" + itoa(threads)
