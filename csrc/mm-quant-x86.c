@@ -11,6 +11,7 @@
 #if defined(LM_X86)
 #include "ggml-common.h"
 #include "ggml-quants.h"
+#include "ops-vec.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -22,13 +23,6 @@
 #define VD_UNUSED (void) bs; (void) bx; (void) by; (void) nrc
 
 // ---------------------------------------------------------------- helpers
-
-LM_TARGET_AVX2 static inline float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 // signed x signed bytes -> 8 int32 sums (x must not hold -128)
 LM_TARGET_AVX2 static inline __m256i dot_s8(__m256i xv, __m256i yv) {
@@ -127,7 +121,7 @@ LM_TARGET_AVX2 static void name(VD_ARGS) {                                      
         a1 = blk(x + i + 1, y + i + 1, a1, &m1);                                          \
     }                                                                                     \
     if (i < nb) a0 = blk(x + i, y + i, a0, &m0);                                          \
-    *s = hsum8(_mm256_add_ps(a0, a1)) + (m0 + m1);                                        \
+    *s = lm_hsum_avx2(_mm256_add_ps(a0, a1)) + (m0 + m1);                                        \
 }
 
 LM_TARGET_AVX2 static inline __m256 fma_block(float d, __m256i isum, __m256 acc) {
@@ -206,7 +200,7 @@ LM_TARGET_AVX2 static void vd_q4_K_q8_K_avx2(VD_ARGS) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * H2F(x[i].d)), _mm256_cvtepi32_ps(ai), acc);
     }
-    *s = hsum8(acc) - hsum4(accm);
+    *s = lm_hsum_avx2(acc) - hsum4(accm);
 }
 
 // q5_K: q4_K plus a fifth bit; qh is shifted down 2 bits per 64 quants so
@@ -235,7 +229,7 @@ LM_TARGET_AVX2 static void vd_q5_K_q8_K_avx2(VD_ARGS) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * H2F(x[i].d)), _mm256_cvtepi32_ps(ai), acc);
     }
-    *s = hsum8(acc) - hsum4(accm);
+    *s = lm_hsum_avx2(acc) - hsum4(accm);
 }
 
 // q6_K: quants biased to 0..63, the -32 returned through the block sums.
@@ -267,7 +261,7 @@ LM_TARGET_AVX2 static void vd_q6_K_q8_K_avx2(VD_ARGS) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(H2F(x[i].d) * y[i].d), _mm256_cvtepi32_ps(ai), acc);
     }
-    *s = hsum8(acc);
+    *s = lm_hsum_avx2(acc);
 }
 
 // q3_K: the 16 signed 6-bit scales as int8 (low 4 bits in bytes 0-7, two
@@ -313,7 +307,7 @@ LM_TARGET_AVX2 static void vd_q3_K_q8_K_avx2(VD_ARGS) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(H2F(x[i].d) * y[i].d), _mm256_cvtepi32_ps(ai), acc);
     }
-    *s = hsum8(acc);
+    *s = lm_hsum_avx2(acc);
 }
 
 LM_TARGET_AVX2 static void vd_q2_K_q8_K_avx2(VD_ARGS) {
@@ -340,7 +334,7 @@ LM_TARGET_AVX2 static void vd_q2_K_q8_K_avx2(VD_ARGS) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(H2F(x[i].d) * y[i].d), _mm256_cvtepi32_ps(ai), acc);
     }
-    *s = hsum8(acc) - hsum8(accm);
+    *s = lm_hsum_avx2(acc) - lm_hsum_avx2(accm);
 }
 
 // iq4_xs: two sub-blocks of 32 per 32 bytes of qs; their low nibbles sit in
@@ -371,7 +365,7 @@ LM_TARGET_AVX2 static void vd_iq4_xs_q8_K_avx2(VD_ARGS) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(H2F(x[i].d) * y[i].d), _mm256_cvtepi32_ps(ai), acc);
     }
-    *s = hsum8(acc);
+    *s = lm_hsum_avx2(acc);
 }
 
 // ---------------------------------------------------------------- lookup
