@@ -319,46 +319,33 @@ static lm_ggml_vec_dot_t scalar_dot_kernel(enum lm_ggml_type type, enum lm_ggml_
     }
 }
 
-#if defined(LM_X86)
-
-static lm_ggml_vec_dot_t quant_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
-    const lm_ggml_vec_dot_t k = scalar_dot_kernel(type, vdt);
+// The SIMD kernel the current level allows for a weight type, or NULL.
+static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
     const enum lm_cpu_level lv = lm_cpu_level();
-    if (k == NULL || (lv != LM_CPU_LEVEL_AVX2 && lv != LM_CPU_LEVEL_AVX512)) return k;
-    const lm_ggml_vec_dot_t v = mm_quant_dot_avx2(type);
-    return v ? v : k;
-}
-#else
-static lm_ggml_vec_dot_t quant_dot_kernel(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
-    return scalar_dot_kernel(type, vdt);
-}
+#if defined(LM_X86)
+    if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_quant_dot_avx2(type);
+#elif defined(LM_ARM64)
+    if (lv == LM_CPU_LEVEL_NEON) return mm_quant_dot_neon(type);
 #endif
-
-#if defined(LM_ARM64)
-// NEON is always there on arm64; tests lower the level to check the scalar code.
-static lm_ggml_vec_dot_t neon_or(lm_ggml_vec_dot_t scalar, enum lm_ggml_type type) {
-    if (scalar == NULL || lm_cpu_level() != LM_CPU_LEVEL_NEON) return scalar;
-    const lm_ggml_vec_dot_t v = mm_quant_dot_neon(type);
-    return v ? v : scalar;
+    (void) lv;
+    (void) type;
+    return NULL;
 }
-#endif
 
 lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
-    const lm_ggml_vec_dot_t k = quant_dot_kernel(type, vdt);
-#if defined(LM_ARM64)
-    return neon_or(k, type);
-#else
-    return k;
-#endif
+    const lm_ggml_vec_dot_t k = scalar_dot_kernel(type, vdt);
+    const lm_ggml_vec_dot_t v = k ? simd_dot_kernel(type) : NULL;
+    return v ? v : k;
 }
 
 // ---------------------------------------------------------------- type-traits vec_dot
 //
 // The traits table is built once, so its entries re-check the level per call.
-// Types without an integer kernel dequantize both sides block by block.
+// Types without an integer kernel dequantize both sides block by block,
+// against q8_K activations.
 
 #define LEVEL_DISPATCH(T) \
-static void td_##T(VD_ARGS) { enum lm_ggml_type vdt; quant_dot_kernel(LM_GGML_TYPE_##T, &vdt)(n, s, bs, vx, bx, vy, by, nrc); }
+static void td_##T(VD_ARGS) { enum lm_ggml_type vdt; mm_quant_dot(LM_GGML_TYPE_##T, &vdt)(n, s, bs, vx, bx, vy, by, nrc); }
 LEVEL_DISPATCH(Q4_0)
 LEVEL_DISPATCH(Q4_1)
 LEVEL_DISPATCH(Q5_0)
@@ -372,74 +359,45 @@ LEVEL_DISPATCH(Q6_K)
 LEVEL_DISPATCH(IQ4_NL)
 LEVEL_DISPATCH(IQ4_XS)
 
-static void deq_act_block(enum lm_ggml_type vdt, const void * y, int64_t ib, float * out) {
-    if (vdt == LM_GGML_TYPE_Q8_K) {
-        const block_q8_K * b = (const block_q8_K *) y + ib;
-        for (int j = 0; j < QK_K; j++) out[j] = b->d * b->qs[j];
-    } else {
-        const block_q8_0 * b = (const block_q8_0 *) y + ib;
-        const float d = H2F(b->d);
-        for (int j = 0; j < QK8_0; j++) out[j] = d * b->qs[j];
-    }
-}
-
-static void deq_dot(enum lm_ggml_type type, enum lm_ggml_type vdt, int n, float * s, const void * x, const void * y) {
+static void deq_dot(enum lm_ggml_type type, int n, float * s, const void * x, const void * y) {
     const lm_ggml_to_float_t to_f32 = lm_cpu_to_float(type);
     const int64_t bk = lm_ggml_blck_size(type);
     const size_t ts = lm_ggml_type_size(type);
-    float xf[QK_K], yf[QK_K];
+    const block_q8_K * yb = y;
+    float xf[QK_K];
     double acc = 0.0;
     if (to_f32 == NULL) { *s = 0.0f; return; }
     for (int64_t ib = 0; ib < n / bk; ib++) {
         to_f32((const char *) x + ib * ts, xf, bk);
-        deq_act_block(vdt, y, ib, yf);
-        for (int64_t j = 0; j < bk; j++) acc += (double) xf[j] * yf[j];
+        for (int64_t j = 0; j < bk; j++) acc += (double) xf[j] * (yb[ib].d * yb[ib].qs[j]);
     }
     *s = (float) acc;
 }
 
-#define DEQ_DOT(T, VDT) \
-static void td_deq_##T(VD_ARGS) { VD_UNUSED; deq_dot(LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, n, s, vx, vy); }
-DEQ_DOT(IQ2_XXS, Q8_K)
-DEQ_DOT(IQ2_XS, Q8_K)
-DEQ_DOT(IQ3_XXS, Q8_K)
-DEQ_DOT(IQ1_S, Q8_K)
-DEQ_DOT(IQ1_M, Q8_K)
-DEQ_DOT(IQ3_S, Q8_K)
-DEQ_DOT(IQ2_S, Q8_K)
-DEQ_DOT(TQ1_0, Q8_K)
-DEQ_DOT(TQ2_0, Q8_K)
+#define DEQ_DOT(T) \
+static void td_deq_##T(VD_ARGS) { VD_UNUSED; deq_dot(LM_GGML_TYPE_##T, n, s, vx, vy); }
+DEQ_DOT(IQ2_XXS)
+DEQ_DOT(IQ2_XS)
+DEQ_DOT(IQ3_XXS)
+DEQ_DOT(IQ1_S)
+DEQ_DOT(IQ1_M)
+DEQ_DOT(IQ3_S)
+DEQ_DOT(IQ2_S)
+DEQ_DOT(TQ1_0)
+DEQ_DOT(TQ2_0)
+
+static const lm_ggml_vec_dot_t traits_dot[LM_GGML_TYPE_COUNT] = {
+    [LM_GGML_TYPE_Q4_0]    = td_Q4_0,    [LM_GGML_TYPE_Q4_1]   = td_Q4_1,   [LM_GGML_TYPE_Q5_0]   = td_Q5_0,
+    [LM_GGML_TYPE_Q5_1]    = td_Q5_1,    [LM_GGML_TYPE_Q8_0]   = td_Q8_0,   [LM_GGML_TYPE_Q2_K]   = td_Q2_K,
+    [LM_GGML_TYPE_Q3_K]    = td_Q3_K,    [LM_GGML_TYPE_Q4_K]   = td_Q4_K,   [LM_GGML_TYPE_Q5_K]   = td_Q5_K,
+    [LM_GGML_TYPE_Q6_K]    = td_Q6_K,    [LM_GGML_TYPE_IQ4_NL] = td_IQ4_NL, [LM_GGML_TYPE_IQ4_XS] = td_IQ4_XS,
+    [LM_GGML_TYPE_IQ2_XXS] = td_deq_IQ2_XXS, [LM_GGML_TYPE_IQ2_XS] = td_deq_IQ2_XS, [LM_GGML_TYPE_IQ3_XXS] = td_deq_IQ3_XXS,
+    [LM_GGML_TYPE_IQ1_S]   = td_deq_IQ1_S,   [LM_GGML_TYPE_IQ1_M]  = td_deq_IQ1_M,  [LM_GGML_TYPE_IQ3_S]   = td_deq_IQ3_S,
+    [LM_GGML_TYPE_IQ2_S]   = td_deq_IQ2_S,   [LM_GGML_TYPE_TQ1_0]  = td_deq_TQ1_0,  [LM_GGML_TYPE_TQ2_0]   = td_deq_TQ2_0,
+};
 
 lm_ggml_vec_dot_t mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
-#if defined(LM_ARM64)
-    {
-        // the traits table is built once: its NEON entries do not follow a forced level
-        const lm_ggml_vec_dot_t v = lm_cpu_level() == LM_CPU_LEVEL_NEON ? mm_quant_dot_neon(type) : NULL;
-        if (v && quant_dot_kernel(type, vdt)) return v;
-    }
-#endif
-    switch (type) {
-        case LM_GGML_TYPE_Q4_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_Q4_0;
-        case LM_GGML_TYPE_Q4_1:    *vdt = LM_GGML_TYPE_Q8_1; return td_Q4_1;
-        case LM_GGML_TYPE_Q5_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_Q5_0;
-        case LM_GGML_TYPE_Q5_1:    *vdt = LM_GGML_TYPE_Q8_1; return td_Q5_1;
-        case LM_GGML_TYPE_Q8_0:    *vdt = LM_GGML_TYPE_Q8_0; return td_Q8_0;
-        case LM_GGML_TYPE_Q4_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q4_K;
-        case LM_GGML_TYPE_Q6_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q6_K;
-        case LM_GGML_TYPE_Q2_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q2_K;
-        case LM_GGML_TYPE_Q3_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q3_K;
-        case LM_GGML_TYPE_Q5_K:    *vdt = LM_GGML_TYPE_Q8_K; return td_Q5_K;
-        case LM_GGML_TYPE_IQ2_XXS: *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ2_XXS;
-        case LM_GGML_TYPE_IQ2_XS:  *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ2_XS;
-        case LM_GGML_TYPE_IQ3_XXS: *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ3_XXS;
-        case LM_GGML_TYPE_IQ1_S:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ1_S;
-        case LM_GGML_TYPE_IQ1_M:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ1_M;
-        case LM_GGML_TYPE_IQ3_S:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ3_S;
-        case LM_GGML_TYPE_IQ2_S:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_IQ2_S;
-        case LM_GGML_TYPE_IQ4_XS:  *vdt = LM_GGML_TYPE_Q8_K; return td_IQ4_XS;
-        case LM_GGML_TYPE_TQ1_0:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_TQ1_0;
-        case LM_GGML_TYPE_TQ2_0:   *vdt = LM_GGML_TYPE_Q8_K; return td_deq_TQ2_0;
-        case LM_GGML_TYPE_IQ4_NL:  *vdt = LM_GGML_TYPE_Q8_0; return td_IQ4_NL;
-        default: return NULL;
-    }
+    if ((unsigned) type >= LM_GGML_TYPE_COUNT || traits_dot[type] == NULL) return NULL;
+    if (scalar_dot_kernel(type, vdt) == NULL) *vdt = LM_GGML_TYPE_Q8_K;
+    return traits_dot[type];
 }
