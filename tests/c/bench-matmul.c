@@ -28,74 +28,74 @@ static double cpu_now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-// The machine may be shared: besides wall-clock GFLOP/s, *cpu_gflops gets
-// the rate per CPU-second used by the process (per thread), which is what a
-// kernel achieves when it has the cores to itself.
-static double bench(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t N, int nth, double min_time, double * cpu_gflops) {
+// A mul_mat ta[K, M] x f32[K, N] graph with deterministic data, planned for
+// nth threads and computed once to warm up.
+struct mm_case {
+    struct lm_ggml_context * ctx;
+    struct lm_ggml_cgraph * gf;
+    struct lm_ggml_threadpool * tp;
+    struct lm_ggml_cplan plan;
+};
+
+static void case_init(struct mm_case * c, enum lm_ggml_type ta, int64_t K, int64_t M, int64_t N, int nth) {
     struct lm_ggml_init_params ip = { (size_t) 1 << 30, NULL, false };
-    struct lm_ggml_context * ctx = lm_ggml_init(ip);
-    struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, ta, K, M);
-    struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, K, N);
+    c->ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(c->ctx, ta, K, M);
+    struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(c->ctx, LM_GGML_TYPE_F32, K, N);
     float * tmp = malloc(K * M * sizeof(float));
     for (int64_t i = 0; i < K * M; i++) tmp[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
     lm_ggml_quantize_chunk(ta, tmp, a->data, 0, M, K, NULL);
     if (ta == LM_GGML_TYPE_F32) memcpy(a->data, tmp, K * M * 4);
     for (int64_t i = 0; i < K * N; i++) ((float *) b->data)[i] = (float)((i * 40503u) % 1000) / 500.0f - 1.0f;
     free(tmp);
-    struct lm_ggml_tensor * d = lm_ggml_mul_mat(ctx, a, b);
-    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
-    lm_ggml_build_forward_expand(gf, d);
-
+    struct lm_ggml_tensor * d = lm_ggml_mul_mat(c->ctx, a, b);
+    c->gf = lm_ggml_new_graph(c->ctx);
+    lm_ggml_build_forward_expand(c->gf, d);
     struct lm_ggml_threadpool_params tpp = lm_ggml_threadpool_params_default(nth);
-    struct lm_ggml_threadpool * tp = lm_ggml_threadpool_new(&tpp);
-    struct lm_ggml_cplan plan = lm_ggml_graph_plan(gf, nth, tp);
-    plan.work_data = plan.work_size ? malloc(plan.work_size) : NULL;
-    lm_ggml_graph_compute(gf, &plan); // warm up
+    c->tp = lm_ggml_threadpool_new(&tpp);
+    c->plan = lm_ggml_graph_plan(c->gf, nth, c->tp);
+    c->plan.work_data = c->plan.work_size ? malloc(c->plan.work_size) : NULL;
+    lm_ggml_graph_compute(c->gf, &c->plan); // warm up
+}
+
+static void case_free(struct mm_case * c) {
+    free(c->plan.work_data);
+    lm_ggml_threadpool_free(c->tp);
+    lm_ggml_free(c->ctx);
+}
+
+// The machine may be shared: besides wall-clock GFLOP/s, *cpu_gflops gets
+// the rate per CPU-second used by the process (per thread), which is what a
+// kernel achieves when it has the cores to itself.
+static double bench(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t N, int nth, double min_time, double * cpu_gflops) {
+    struct mm_case c;
+    case_init(&c, ta, K, M, N, nth);
     int iters = 0;
     const double t0 = now(), c0 = cpu_now();
     double t1;
     do {
-        lm_ggml_graph_compute(gf, &plan);
+        lm_ggml_graph_compute(c.gf, &c.plan);
         iters++;
         t1 = now();
     } while (t1 - t0 < min_time);
     const double c1 = cpu_now();
     *cpu_gflops = 2.0 * K * M * N * iters / ((c1 - c0) / nth) / 1e9;
-    free(plan.work_data);
-    lm_ggml_threadpool_free(tp);
-    lm_ggml_free(ctx);
+    case_free(&c);
     return 2.0 * K * M * N * iters / (t1 - t0) / 1e9;
 }
 
 // Best single-run time (ms) of mul_mat ta[K, M] x f32[K, N] on one thread.
 static double best_ms(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t N, int reps) {
-    struct lm_ggml_init_params ip = { (size_t) 1 << 30, NULL, false };
-    struct lm_ggml_context * ctx = lm_ggml_init(ip);
-    struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, ta, K, M);
-    struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, K, N);
-    float * tmp = malloc(K * M * sizeof(float));
-    for (int64_t i = 0; i < K * M; i++) tmp[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
-    lm_ggml_quantize_chunk(ta, tmp, a->data, 0, M, K, NULL);
-    for (int64_t i = 0; i < K * N; i++) ((float *) b->data)[i] = (float)((i * 40503u) % 1000) / 500.0f - 1.0f;
-    free(tmp);
-    struct lm_ggml_tensor * d = lm_ggml_mul_mat(ctx, a, b);
-    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
-    lm_ggml_build_forward_expand(gf, d);
-    struct lm_ggml_threadpool_params tpp = lm_ggml_threadpool_params_default(1);
-    struct lm_ggml_threadpool * tp = lm_ggml_threadpool_new(&tpp);
-    struct lm_ggml_cplan plan = lm_ggml_graph_plan(gf, 1, tp);
-    plan.work_data = plan.work_size ? malloc(plan.work_size) : NULL;
-    lm_ggml_graph_compute(gf, &plan); // warm up
+    struct mm_case c;
+    case_init(&c, ta, K, M, N, 1);
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         const double t0 = now();
-        lm_ggml_graph_compute(gf, &plan);
+        lm_ggml_graph_compute(c.gf, &c.plan);
         const double t = now() - t0;
         if (t < best) best = t;
     }
-    free(plan.work_data);
-    lm_ggml_threadpool_free(tp);
-    lm_ggml_free(ctx);
+    case_free(&c);
     return best * 1e3;
 }
 
