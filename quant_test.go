@@ -959,84 +959,54 @@ func benchTypes() []Type {
 	return out
 }
 
-// BenchmarkQuantize measures Quantize of 16 gaussian rows of 4096; MB/s
-// counts the f32 input. Only the types that require one get an imatrix.
+// BenchmarkQuantize measures Quantize ("alloc") and QuantizeInto into a
+// reused buffer ("into": the kernels alone, as the reference's figures are)
+// on 16 gaussian rows of 4096; MB/s counts the f32 input. Only the types
+// that require one get an imatrix.
 func BenchmarkQuantize(b *testing.B) {
 	x := randRows(1, benchRows*benchPerRow)
 	for _, ty := range benchTypes() {
-		b.Run(ty.String(), func(b *testing.B) {
-			im := imatrixFor(ty, benchPerRow)
-			b.SetBytes(int64(4 * len(x)))
-			for b.Loop() {
-				if _, err := Quantize(ty, x, benchPerRow, im); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		im := imatrixFor(ty, benchPerRow)
+		rs, err := RowSize(ty, benchPerRow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := make([]byte, benchRows*rs)
+		benchBoth(b, ty.String(), int64(4*len(x)),
+			func() error { _, err := Quantize(ty, x, benchPerRow, im); return err },
+			func() error { return QuantizeInto(dst, ty, x, benchPerRow, im) })
 	}
 }
 
-// BenchmarkDequantize measures Dequantize of the same data; MB/s counts the
-// f32 output.
+// BenchmarkDequantize measures Dequantize and DequantizeInto of the same
+// data; MB/s counts the f32 output.
 func BenchmarkDequantize(b *testing.B) {
 	x := randRows(1, benchRows*benchPerRow)
 	for _, ty := range benchTypes() {
 		if tr, _ := TypeTraits(ty); !tr.HasToFloat {
 			continue
 		}
-		b.Run(ty.String(), func(b *testing.B) {
-			q, err := Quantize(ty, x, benchPerRow, imatrixFor(ty, benchPerRow))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(4 * len(x)))
-			for b.Loop() {
-				if _, err := Dequantize(ty, q, len(x)); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkQuantizeKernel and BenchmarkDequantizeKernel measure the same
-// conversions into preallocated buffers: the kernels alone, as the
-// reference's figures are.
-func BenchmarkQuantizeKernel(b *testing.B) {
-	x := randRows(1, benchRows*benchPerRow)
-	for _, ty := range benchTypes() {
-		b.Run(ty.String(), func(b *testing.B) {
-			im := imatrixFor(ty, benchPerRow)
-			rs, err := RowSize(ty, benchPerRow)
-			if err != nil {
-				b.Fatal(err)
-			}
-			dst := make([]byte, benchRows*rs)
-			b.SetBytes(int64(4 * len(x)))
-			for b.Loop() {
-				if err := QuantizeInto(dst, ty, x, benchPerRow, im); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkDequantizeKernel(b *testing.B) {
-	x := randRows(1, benchRows*benchPerRow)
-	for _, ty := range benchTypes() {
-		if tr, _ := TypeTraits(ty); !tr.HasToFloat {
-			continue
+		q, err := Quantize(ty, x, benchPerRow, imatrixFor(ty, benchPerRow))
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(ty.String(), func(b *testing.B) {
-			q, err := Quantize(ty, x, benchPerRow, imatrixFor(ty, benchPerRow))
-			if err != nil {
-				b.Fatal(err)
-			}
-			dst := make([]float32, len(x))
-			b.SetBytes(int64(4 * len(x)))
+		dst := make([]float32, len(x))
+		benchBoth(b, ty.String(), int64(4*len(x)),
+			func() error { _, err := Dequantize(ty, q, len(x)); return err },
+			func() error { return DequantizeInto(dst, ty, q) })
+	}
+}
+
+// benchBoth runs name/alloc and name/into over bytes bytes per call.
+func benchBoth(b *testing.B, name string, bytes int64, alloc, into func() error) {
+	for _, v := range []struct {
+		name string
+		fn   func() error
+	}{{"alloc", alloc}, {"into", into}} {
+		b.Run(name+"/"+v.name, func(b *testing.B) {
+			b.SetBytes(bytes)
 			for b.Loop() {
-				if err := DequantizeInto(dst, ty, q); err != nil {
+				if err := v.fn(); err != nil {
 					b.Fatal(err)
 				}
 			}
