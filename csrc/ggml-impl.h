@@ -166,6 +166,29 @@ static inline void lm_ggml_set_op_params_f32(struct lm_ggml_tensor * t, uint32_t
     memcpy(&t->op_params[i], &value, sizeof(value));
 }
 
+// Ops that write b into a strided window of a copy of a (or, inplace, of a
+// itself): set and acc. lm_window_check asserts that the window's last
+// element lies inside t; lm_window_op stores the reference's op_params
+// i32 { nb1, nb2, nb3, offset, inplace } and links the sources.
+static inline void lm_window_check(const struct lm_ggml_tensor * t, const struct lm_ggml_tensor * b,
+        size_t nb1, size_t nb2, size_t nb3, size_t offset) {
+    if (lm_ggml_nelements(b) > 0) {
+        const size_t end = offset + (size_t) (b->ne[0] - 1) * t->nb[0] + (size_t) (b->ne[1] - 1) * nb1
+                         + (size_t) (b->ne[2] - 1) * nb2 + (size_t) (b->ne[3] - 1) * nb3 + lm_ggml_type_size(t->type);
+        LM_GGML_ASSERT(end <= lm_ggml_nbytes(t) && "b does not fit in a at this offset");
+    }
+}
+static inline struct lm_ggml_tensor * lm_window_op(struct lm_ggml_tensor * result, enum lm_ggml_op op,
+        struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset,
+        bool inplace) {
+    const int32_t params[] = { (int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0 };
+    lm_ggml_set_op_params(result, params, sizeof(params));
+    result->op     = op;
+    result->src[0] = a;
+    result->src[1] = b;
+    return result;
+}
+
 // ---------------------------------------------------------------- hash set (open addressing, linear probing)
 
 struct lm_ggml_hash_set {

@@ -287,21 +287,8 @@ static struct lm_ggml_tensor * set_impl(struct lm_ggml_context * ctx, struct lm_
 
     struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
     LM_GGML_ASSERT(copy_supported(a, result));
-
-    if (lm_ggml_nelements(b) > 0) {
-        // the last byte written must lie inside the destination
-        const size_t es = lm_ggml_type_size(a->type);
-        size_t end = offset + (size_t)(b->ne[0] - 1) * result->nb[0] + (size_t)(b->ne[1] - 1) * nb1
-                   + (size_t)(b->ne[2] - 1) * nb2 + (size_t)(b->ne[3] - 1) * nb3 + es;
-        LM_GGML_ASSERT(end <= lm_ggml_nbytes(result) && "set: b does not fit in a at this offset");
-    }
-
-    const int32_t params[] = { (int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0 };
-    lm_ggml_set_op_params(result, params, sizeof(params));
-    result->op     = LM_GGML_OP_SET;
-    result->src[0] = a;
-    result->src[1] = b;
-    return result;
+    lm_window_check(result, b, nb1, nb2, nb3, offset);
+    return lm_window_op(result, LM_GGML_OP_SET, a, b, nb1, nb2, nb3, offset, inplace);
 }
 
 struct lm_ggml_tensor * lm_ggml_set(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,

@@ -106,19 +106,9 @@ static struct lm_ggml_tensor * lm_acc_impl(struct lm_ggml_context * ctx, struct 
     LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32);
     LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32);
     LM_GGML_ASSERT(nb1 <= INT32_MAX && nb2 <= INT32_MAX && nb3 <= INT32_MAX && offset <= INT32_MAX);
-    // the strided window written by the kernel must lie inside a
-    if (!lm_ggml_is_empty(b)) {
-        const size_t last = offset + (size_t)(b->ne[0] - 1)*sizeof(float) + (size_t)(b->ne[1] - 1)*nb1 +
-                            (size_t)(b->ne[2] - 1)*nb2 + (size_t)(b->ne[3] - 1)*nb3;
-        LM_GGML_ASSERT(last + sizeof(float) <= lm_ggml_nbytes(a));
-    }
+    lm_window_check(a, b, nb1, nb2, nb3, offset); // a is contiguous f32: the same window in the result
     struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
-    const int32_t params[] = { (int32_t) nb1, (int32_t) nb2, (int32_t) nb3, (int32_t) offset, inplace ? 1 : 0 };
-    lm_ggml_set_op_params(result, params, sizeof(params));
-    result->op     = LM_GGML_OP_ACC;
-    result->src[0] = a;
-    result->src[1] = b;
-    return result;
+    return lm_window_op(result, LM_GGML_OP_ACC, a, b, nb1, nb2, nb3, offset, inplace);
 }
 struct lm_ggml_tensor * lm_ggml_acc(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
         size_t nb1, size_t nb2, size_t nb3, size_t offset) {
