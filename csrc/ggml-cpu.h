@@ -1,9 +1,9 @@
-// ggml-cpu.h - CPU compute API of the ggml-go core (source-compatible with the
-// reference's ggml-cpu.h for everything except the backend registry, which
-// this core does not have).
+// ggml-cpu.h - CPU compute API and CPU backend of the ggml-go core
+// (source-compatible with the reference's ggml-cpu.h).
 #pragma once
 
 #include "ggml.h"
+#include "ggml-backend.h"
 
 #ifdef  __cplusplus
 extern "C" {
@@ -78,6 +78,7 @@ LM_GGML_BACKEND_API int lm_ggml_cpu_has_amx_int8   (void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_neon       (void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_arm_fma    (void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_fp16_va    (void);
+LM_GGML_BACKEND_API int lm_ggml_cpu_has_dotprod    (void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_matmul_int8(void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_sve        (void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_get_sve_cnt    (void);
@@ -109,6 +110,27 @@ struct lm_ggml_type_traits_cpu {
 LM_GGML_BACKEND_API const struct lm_ggml_type_traits_cpu * lm_ggml_get_type_traits_cpu(enum lm_ggml_type type);
 
 LM_GGML_BACKEND_API void lm_ggml_cpu_init(void);
+
+// ---------------------------------------------------------------- CPU backend
+
+LM_GGML_BACKEND_API lm_ggml_backend_t lm_ggml_backend_cpu_init(void);
+
+LM_GGML_BACKEND_API bool lm_ggml_backend_is_cpu                (lm_ggml_backend_t backend);
+LM_GGML_BACKEND_API void lm_ggml_backend_cpu_set_n_threads     (lm_ggml_backend_t backend_cpu, int n_threads);
+LM_GGML_BACKEND_API void lm_ggml_backend_cpu_set_threadpool    (lm_ggml_backend_t backend_cpu, lm_ggml_threadpool_t threadpool);
+LM_GGML_BACKEND_API void lm_ggml_backend_cpu_set_abort_callback(lm_ggml_backend_t backend_cpu, lm_ggml_abort_callback abort_callback, void * abort_callback_data);
+
+LM_GGML_BACKEND_API lm_ggml_backend_reg_t lm_ggml_backend_cpu_reg(void);
+
+#ifdef LM_GGML_USE_CPU_HBM
+LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_hbm_buffer_type(void);
+#endif
+
+// This core keeps weights in the plain layout: there is no repacking buffer
+// type. lm_ggml_backend_cpu_aarch64_buffer_type returns the plain CPU buffer
+// type and lm_ggml_backend_cpu_buft_is_aarch64 is false for every buffer type.
+LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_aarch64_buffer_type(void);
+LM_GGML_BACKEND_API bool lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_type_t buft);
 
 #ifdef __cplusplus
 }
