@@ -19,6 +19,10 @@ PARITY="${GGML_PARITY_DIR:-../shared/parity}"
 PARITY="$(cd "$PARITY" 2>/dev/null && pwd || echo "$PARITY")" # absolute: test binaries run elsewhere
 export GGML_PARITY_DIR="$PARITY"
 CC="${CC:-cc}"
+# Scratch space for built tests and converted parity data, one per checkout
+# (several checkouts of the project may build at once on one machine).
+SCRATCH="${GGML_SCRATCH:-${TMPDIR:-/tmp}/ggml-$(basename "$PWD")}"
+mkdir -p "$SCRATCH"
 
 cwarn() {
   for f in csrc/*.c; do
@@ -30,11 +34,11 @@ cwarn() {
 # Builds the core once with the given flags ($1), then links and runs each
 # tests/c program against it, giving each the parity data it reads.
 ctests() {
-  local flags="$1" out=/tmp/ggml-ctest
+  local flags="$1" out="$SCRATCH/ctest"
   rm -rf "$out" && mkdir -p "$out/obj"
-  python3 tests/c/quant-json2bin.py "$PARITY/quant" /tmp/lm-quant-parity >/dev/null
-  python3 tests/c/bw-parity2bin.py "$PARITY/ops" /tmp/lm-bw-parity >/dev/null
-  python3 tests/c/gguf-json2exp.py "$PARITY" /tmp/gguf-exp >/dev/null
+  python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
+  python3 tests/c/bw-parity2bin.py "$PARITY/ops" "$SCRATCH/lm-bw-parity" >/dev/null
+  python3 tests/c/gguf-json2exp.py "$PARITY" "$SCRATCH/gguf-exp" >/dev/null
   for f in csrc/*.c; do
     "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -c "$f" -o "$out/obj/$(basename "$f" .c).o" &
   done
@@ -43,10 +47,10 @@ ctests() {
   for t in tests/c/test-*.c; do
     local name args; name=$(basename "$t" .c)
     case "$name" in
-      test-quants)   args="/tmp/lm-quant-parity" ;;
+      test-quants)   args="$SCRATCH/lm-quant-parity" ;;
       test-iquants)  args="$PARITY/quant" ;;
-      test-backward) args="/tmp/lm-bw-parity" ;;
-      test-gguf)     args="$PARITY /tmp/gguf-exp" ;;
+      test-backward) args="$SCRATCH/lm-bw-parity" ;;
+      test-gguf)     args="$PARITY $SCRATCH/gguf-exp" ;;
       *)             args="" ;;
     esac
     "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name"
@@ -69,7 +73,7 @@ QEMU="qemu-aarch64 -L ${XSYSROOT:-/usr/aarch64-linux-gnu}"
 ARM64_RUN="${ARM64_RUN:-Parity|Context|Tensor|NoAlloc|Buffer|Graph|Compute|Threadpool|Op|MapCustom|CrossContext|UseAfterClose|Hardening}"
 
 arm64() {
-  local out=/tmp/ggml-arm64; mkdir -p "$out"
+  local out="$SCRATCH/arm64"; mkdir -p "$out"
   local t0=$SECONDS
   CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC="$XCC" go test -c -o "$out/ggml.test" .
   CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC="$XCC" go test -c -o "$out/gguf.test" ./gguf
@@ -78,7 +82,7 @@ arm64() {
   (cd gguf && $QEMU "$out/gguf.test" -test.count=1 -test.run 'Test')
   echo "arm64: Go tests under qemu in $((SECONDS-t0))s"; t0=$SECONDS
   # The quantizers and their NEON paths: the C parity programs, bit-exact.
-  python3 tests/c/quant-json2bin.py "$PARITY/quant" /tmp/lm-quant-parity >/dev/null
+  python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   rm -f "$out"/*.o
   for f in csrc/*.c; do "$XCC" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" & done; wait
   for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul}; do
