@@ -1,26 +1,5 @@
-// Package gguf reads and writes GGUF model files.
-//
-// Reading goes through the C parser of the core (csrc/gguf-read.c), so Go
-// and C accept exactly the same files: magic, version 2 or 3, every count and
-// length bounded by the bytes that remain, valid type ids, unique non-empty
-// UTF-8 keys, bools 0 or 1, unique tensor names of at most 63 bytes, 1 to 4
-// non-negative dimensions without overflow, rows a whole number of blocks,
-// aligned, non-overlapping tensor data inside the file, and a power-of-two
-// general.alignment. Anything else is a *FormatError naming the key or tensor.
-//
-// Open memory-maps the file read-only (Linux and macOS; elsewhere the file is
-// read into memory), so opening a multi-gigabyte model costs only its
-// metadata, and TensorData returns slices of the mapping without copying.
-// Slices from TensorData are valid until Close and must not be written to.
-//
-// Getters return (value, error): the error wraps ErrNotFound when the key is
-// absent and ErrType (as a *TypeError) when the value has another type;
-// getters never convert between types, except Int, Uint and Float, which
-// accept any integer or float type whose value fits.
-//
-// A File is safe for concurrent use by multiple goroutines, except that Close
-// must not race with other calls. After Close, methods that return an error
-// return ErrClosed and the others panic with it.
+// This file: reading GGUF files (File). The package documentation is in doc.go.
+
 package gguf
 
 /*
