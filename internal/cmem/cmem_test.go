@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// res stands for a C resource of n bytes owned by a Go object.
+// owner stands for a Go object holding n bytes of C memory.
 type owner struct {
-	buf [64]byte // some Go heap, much smaller than what it "holds"
+	_ [64]byte // some Go heap, much smaller than what it "holds"
 	n   int64
 }
 
