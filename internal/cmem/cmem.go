@@ -23,6 +23,9 @@
 //	obj.cleanup = runtime.AddCleanup(obj, func(r res) { C.free(r.p); cmem.Collected(r.n) }, res{p, n})
 //	// Close: obj.cleanup.Stop(); C.free(obj.p); cmem.Release(obj.n)
 //
+// An owner whose size changes (an allocator that grows its buffers) keeps a
+// *Holding instead and calls Set after each change.
+//
 // Release is for explicit frees (Close, or a transient buffer), Collected for
 // frees done by a cleanup: only the latter tell the pacer that garbage was
 // found, so a program that closes what it opens never triggers collections
@@ -95,6 +98,27 @@ func Collected(n int64) {
 	}
 	setGoal()
 }
+
+// Holding is the charge of one owner whose size changes over its life (an
+// allocator whose buffers grow when it reserves a bigger graph). Its zero
+// value holds nothing. Keep it outside the owner (a separate allocation)
+// so that the owner's cleanup can take it as its argument.
+type Holding struct{ n atomic.Int64 }
+
+// Set makes the holding n bytes, charging or releasing the difference.
+func (h *Holding) Set(n int64) {
+	if d := n - h.n.Swap(max(n, 0)); d > 0 {
+		Charge(d)
+	} else {
+		Release(-d)
+	}
+}
+
+// Release gives everything back after an explicit free (Close).
+func (h *Holding) Release() { Release(h.n.Swap(0)) }
+
+// Collected gives everything back from the owner's cleanup.
+func (h *Holding) Collected() { Collected(h.n.Swap(0)) }
 
 // Stats describes the accounting, for tests and diagnostics.
 type Stats struct {

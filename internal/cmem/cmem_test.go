@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // owner stands for a Go object holding n bytes of C memory.
@@ -66,4 +68,20 @@ func TestGoalFollowsSurvivors(t *testing.T) {
 		t.Fatalf("goal %d MiB after %d MiB survived", g>>20, 2*big>>20)
 	}
 	Release(2 * big)
+}
+
+func TestHolding(t *testing.T) {
+	before := Read().Live
+	h := new(Holding)
+	h.Set(10 << 20)
+	h.Set(30 << 20) // grows: charges 20 MiB more
+	require.Equal(t, before+30<<20, Read().Live)
+	h.Set(5 << 20) // shrinks: releases 25 MiB
+	require.Equal(t, before+5<<20, Read().Live)
+	h.Release()
+	h.Release() // nothing left
+	require.Equal(t, before, Read().Live)
+	h.Set(1 << 20)
+	h.Collected()
+	require.Equal(t, before, Read().Live)
 }
