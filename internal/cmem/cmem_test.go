@@ -11,7 +11,7 @@ import (
 // owner stands for a Go object holding n bytes of C memory.
 type owner struct {
 	_ [64]byte // some Go heap, much smaller than what it "holds"
-	n   int64
+	n int64
 }
 
 func newOwner(n int64) *owner {
