@@ -21,7 +21,9 @@ static inline float ld1(const void * p, int64_t k, enum mm_xtype xt) {
     }
 }
 
-static inline float dot_scalar(int64_t K, const void * x, enum mm_xtype xt, const float * y) {
+// One function computes every (row, column) pair of the scalar level, so a
+// pair's bits cannot depend on the kernel (tile or mat-vec) that asked.
+__attribute__((noinline)) static float dot_scalar(int64_t K, const void * x, enum mm_xtype xt, const float * y) {
     float s[4] = { 0, 0, 0, 0 };
     int64_t k = 0;
     for (; k + 4 <= K; k += 4) {
@@ -71,7 +73,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) float hsum8(__m256 v
 #define AVX2_ROW(r) { const __m256 a = ld8(x##r, k, xt); \
     c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); }
 #define AVX2_OUT(r) { float s0 = hsum8(c##r##0), s1 = hsum8(c##r##1); \
-    for (int64_t k = K8; k < K; k++) { const float a = ld1(x##r, k, xt); s0 += a * y0[k]; s1 += a * y1[k]; } \
+    for (int64_t k = K8; k < K; k++) { const float a = ld1(x##r, k, xt); s0 = __builtin_fmaf(a, y0[k], s0); s1 = __builtin_fmaf(a, y1[k], s1); } \
     out[r * MM_TILE_C + h] = s0; out[r * MM_TILE_C + h + 1] = s1; }
 
 LM_TARGET_AVX2 static LM_INLINE void tile_avx2(int64_t K, const void * const * x, const float * const * y, float * out,
@@ -101,7 +103,7 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
     const __m256 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
         float s = hsum8(cs[r]);
-        for (int64_t k = K8; k < K; k++) s += ld1(x[r], k, xt) * y[k];
+        for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
         out[r] = s;
     }
 }
@@ -135,7 +137,7 @@ LM_TARGET_AVX512 static LM_INLINE void tile_avx512(int64_t K, const void * const
     for (int r = 0; r < 4; r++) {
         for (int c = 0; c < 4; c++) {
             float s = _mm512_reduce_add_ps(cs[r * 4 + c]);
-            for (int64_t k = K16; k < K; k++) s += ld1(x[r], k, xt) * y[c][k];
+            for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[c][k], s);
             out[r * MM_TILE_C + c] = s;
         }
     }
@@ -153,7 +155,7 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
         float s = _mm512_reduce_add_ps(cs[r]);
-        for (int64_t k = K16; k < K; k++) s += ld1(x[r], k, xt) * y[k];
+        for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
         out[r] = s;
     }
 }
@@ -197,7 +199,7 @@ static void tile_neon_##SUF(int64_t K, const void * const * x, const float * con
     for (int r = 0; r < 4; r++) { \
         for (int c = 0; c < 4; c++) { \
             float s = vaddvq_f32(acc[r][c]); \
-            for (int64_t k = K4; k < K; k++) s += ld1(x[r], k, XT) * y[c][k]; \
+            for (int64_t k = K4; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, XT), y[c][k], s); \
             out[r * MM_TILE_C + c] = s; \
         } \
     } \
@@ -212,7 +214,7 @@ static void mv_neon_##SUF(int64_t K, const void * const * x, const float * y, fl
     } \
     for (int r = 0; r < MM_MV_R; r++) { \
         float s = vaddvq_f32(acc[r]); \
-        for (int64_t k = K4; k < K; k++) s += ld1(x[r], k, XT) * y[k]; \
+        for (int64_t k = K4; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, XT), y[k], s); \
         out[r] = s; \
     } \
 }

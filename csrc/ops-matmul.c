@@ -103,24 +103,6 @@ enum mm_path {
 #define MM_ALIGN    64
 #define MM_DEQ_ROWS 16  // rows dequantized at once (a multiple of MM_TILE_R and MM_MV_R)
 #define MM_MAX_COLS 64  // columns per block (at most)
-// From this many columns per src0 batch, quantized weights are dequantized
-// to f32 blocks and multiplied with the float tiles: the dequantization is
-// shared by all columns, while the integer path makes one pass over the
-// weights per column. Where the two cross depends on how fast the type
-// dequantizes; the figures were measured on x86-64 (AVX-512 level, 4096x4096
-// weights, 1 thread; tests/c/bench-matmul.c) and are used everywhere.
-static int64_t mm_deq_min_cols(enum lm_ggml_type t) {
-    switch (t) {
-        case LM_GGML_TYPE_Q4_0: return 4;
-        case LM_GGML_TYPE_Q6_K: return 8;
-        case LM_GGML_TYPE_Q8_0: return 12;
-        case LM_GGML_TYPE_Q5_K: return 14;
-        case LM_GGML_TYPE_Q4_K: return 20;
-        case LM_GGML_TYPE_Q3_K: return 24;
-        default:                return 32; // scalar dequantizers: the integer path wins longer
-    }
-}
-
 struct mm_plan {
     enum mm_path      path;
     enum mm_xtype     xt;
@@ -145,7 +127,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         case LM_GGML_TYPE_BF16: p->path = MM_FLOAT; p->xt = MM_X_BF16; break;
         default:
             p->vd = mm_quant_dot(src0->type, &p->vdt);
-            p->path = p->vd != NULL && src1->ne[1] < mm_deq_min_cols(src0->type) ? MM_QUANT : MM_DEQ;
+            p->path = p->vd != NULL ? MM_QUANT : MM_DEQ;
             p->xt = MM_X_F32;
             break;
     }
@@ -224,42 +206,32 @@ static void mm_convert_src1(const struct lm_ggml_compute_params * params, const 
 // ---------------------------------------------------------------- blocks
 
 // dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
-// x rows are xrs bytes apart with elements of xes bytes; columns are f32.
-// Tiles run over K in blocks of MM_KB so that a 4-row slice of x and the
-// block's columns stay in L1 while every (row tile, column tile) pair uses
-// them; partial sums accumulate in dst.
-#define MM_KB 256
-
-static void mm_float_block(mm_tile_fn tile, mm_mv_fn mv, int64_t K, const char * x, size_t xrs, size_t xes,
+// x rows are xrs bytes apart; columns are f32.
+// Every pair is one dot over the whole of K in the kernels' fixed order (the
+// tile and the mat-vec kernel of a level sum alike), so a column's bits do
+// not depend on which kernel, tile position or thread computed it.
+static void mm_float_block(mm_tile_fn tile, mm_mv_fn mv, int64_t K, const char * x, size_t xrs,
                            int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol) {
     const void * xs[MM_MV_R];
     float out[MM_TILE_R * MM_TILE_C];
-    const int ntc = ncol > 1 ? ncol : 0; // columns done by tiles; a lone column goes to the mv kernel
-    // (k0 == 0 runs even for K == 0, so that empty dots write their zeros)
-    for (int64_t k0 = 0; ntc > 0 && (k0 < K || k0 == 0); k0 += MM_KB) {
-        const int64_t kb = LM_GGML_MIN(MM_KB, K - k0);
-        for (int64_t r = r0; r < r1; r += MM_TILE_R) {
-            const int nr = (int) LM_GGML_MIN(MM_TILE_R, r1 - r);
-            for (int i = 0; i < MM_TILE_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + k0 * xes;
-            for (int c = 0; c < ntc; c += MM_TILE_C) {
-                const float * ys[MM_TILE_C];
-                const int nc = LM_GGML_MIN(MM_TILE_C, ntc - c);
-                for (int j = 0; j < MM_TILE_C; j++) ys[j] = (const float *) ycol[c + LM_GGML_MIN(j, nc - 1)] + k0;
-                tile(kb, xs, ys, out);
-                if (k0 == 0) {
-                    for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] = out[i * MM_TILE_C + j];
-                } else {
-                    for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] += out[i * MM_TILE_C + j];
-                }
-            }
-        }
-    }
-    if (ntc == 0 && ncol == 1) { // matrix-vector: stream the rows once
+    if (ncol == 1) { // matrix-vector: stream the rows once
         for (int64_t r = r0; r < r1; r += MM_MV_R) {
             const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
             for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
             mv(K, xs, (const float *) ycol[0], out);
             for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
+        }
+        return;
+    }
+    for (int64_t r = r0; r < r1; r += MM_TILE_R) {
+        const int nr = (int) LM_GGML_MIN(MM_TILE_R, r1 - r);
+        for (int i = 0; i < MM_TILE_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
+        for (int c = 0; c < ncol; c += MM_TILE_C) {
+            const float * ys[MM_TILE_C];
+            const int nc = LM_GGML_MIN(MM_TILE_C, ncol - c);
+            for (int j = 0; j < MM_TILE_C; j++) ys[j] = (const float *) ycol[c + LM_GGML_MIN(j, nc - 1)];
+            tile(K, xs, ys, out);
+            for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] = out[i * MM_TILE_C + j];
         }
     }
 }
@@ -269,7 +241,6 @@ struct mm_kern {
     mm_tile_fn tile;
     mm_mv_fn   mv;
     lm_ggml_to_float_t deq;
-    size_t xes;     // bytes per element of the rows the float tiles read
 };
 
 static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_ggml_type t0) {
@@ -277,7 +248,6 @@ static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_g
     k->tile = mm_get_tile(p->xt);
     k->mv = mm_get_mv(p->xt);
     k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
-    k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
 }
 
 static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1,
@@ -285,7 +255,7 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
     const int64_t K = k->p->K;
     switch (k->p->path) {
         case MM_FLOAT:
-            mm_float_block(k->tile, k->mv, K, x, xrs, k->xes, r0, r1, ycol, dcol, ncol);
+            mm_float_block(k->tile, k->mv, K, x, xrs, r0, r1, ycol, dcol, ncol);
             break;
         case MM_QUANT:
             for (int c = 0; c < ncol; c++) {
@@ -299,8 +269,7 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
                 for (int64_t i = 0; i < n; i++) k->deq(x + (r + i) * xrs, scratch + i * K, K);
                 float * dshift[MM_MAX_COLS];
                 for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r;
-                mm_float_block(k->tile, k->mv, K, (const char *) scratch, (size_t) K * sizeof(float), sizeof(float), 0, n,
-                               ycol, dshift, ncol);
+                mm_float_block(k->tile, k->mv, K, (const char *) scratch, (size_t) K * sizeof(float), 0, n, ycol, dshift, ncol);
             }
             break;
     }
