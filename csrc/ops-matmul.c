@@ -102,11 +102,12 @@ enum mm_path {
 
 #define MM_ALIGN    64
 #define MM_DEQ_ROWS 16  // rows dequantized at once (a multiple of MM_TILE_R and MM_MV_R)
-#define MM_MAX_COLS 64  // columns per block (at most)
+#define MM_MAX_COLS MM_QGEMM_MAX_COLS // columns per block (at most)
 struct mm_plan {
     enum mm_path      path;
     enum mm_xtype     xt;
     lm_ggml_vec_dot_t vd;
+    mm_qgemm_fn       qg;  // MM_QUANT: the level's GEMM, else per-pair dots vd
     enum lm_ggml_type vdt;
     int64_t K;
     bool    convert;      // src1 is rewritten into the work buffer
@@ -128,13 +129,15 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         default:
             p->vd = mm_quant_dot(src0->type, &p->vdt);
             p->path = p->vd != NULL ? MM_QUANT : MM_DEQ;
+            p->qg = p->vd != NULL ? mm_qgemm(src0->type) : NULL;
             p->xt = MM_X_F32;
             break;
     }
     if (p->path == MM_QUANT) {
         p->convert  = true;
         p->col_size = lm_ggml_row_size(p->vdt, p->K);
-        p->scratch  = mm_pad((size_t) p->K * sizeof(float)); // staging of non-f32 / strided columns
+        // staging of non-f32 / strided columns (phase 1), then the GEMM's panels (phase 2)
+        p->scratch  = mm_pad(LM_GGML_MAX((size_t) p->K * sizeof(float), p->qg ? (size_t) MM_QGEMM_SCRATCH : 0));
     } else {
         p->convert  = !(src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float));
         p->col_size = (size_t) p->K * sizeof(float);
@@ -258,6 +261,10 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
             mm_float_block(k->tile, k->mv, K, x, xrs, r0, r1, ycol, dcol, ncol);
             break;
         case MM_QUANT:
+            if (k->p->qg) {
+                k->p->qg(K, x, xrs, r0, r1, ycol, dcol, ncol, scratch);
+                break;
+            }
             for (int c = 0; c < ncol; c++) {
                 float * d = dcol[c];
                 for (int64_t r = r0; r < r1; r++) k->p->vd((int) K, d + r, 0, x + r * xrs, 0, ycol[c], 0, 1);
@@ -305,7 +312,7 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1], ne12 = src1->ne[2], ne13 = src1->ne[3];
     const int64_t r2 = ne12 / src0->ne[2], r3 = ne13 / src0->ne[3];
     const int64_t nbatch = ne12 * ne13;
-    const int64_t bc = LM_GGML_MIN(p.path == MM_DEQ ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
+    const int64_t bc = LM_GGML_MIN(p.path == MM_DEQ || p.qg ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
     const int64_t ncb = (ne11 + bc - 1) / bc;
     const int64_t br = mm_rows_per_block(ne01, nbatch * ncb, params->nth);
     const int64_t nrb = (ne01 + br - 1) / br;
