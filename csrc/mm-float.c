@@ -108,6 +108,75 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
     }
 }
 
+// Blocked GEMM: 4x3 tiles (12 accumulators, as many as AVX2's registers
+// allow next to the operands) run over K in blocks of MM_FB_KB so that a
+// tile's rows and columns stay in L1 while the row tile meets every column
+// tile. The 8-lane accumulators are kept in acc between K blocks (stores
+// are exact), and each pair ends as the mat-vec kernel ends: hsum8, then
+// the tail with FMAs, so a pair's bits are the mat-vec kernel's.
+#define MM_FB_KB 256
+#define FB_R 4
+#define FB_C 3
+
+#define FB_ROW(r) { const __m256 a = ld8(x##r, k, xt); \
+    c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); c##r##2 = _mm256_fmadd_ps(a, b2, c##r##2); }
+
+LM_TARGET_AVX2 static LM_INLINE void fb_tile(int64_t k0, int64_t k1, const void * const * x, const float * const * y,
+                                             __m256 * acc, bool first, enum mm_xtype xt) {
+    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3];
+    const float * y0 = y[0], * y1 = y[1], * y2 = y[2];
+    __m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
+    if (first) {
+        c00 = c01 = c02 = c10 = c11 = c12 = c20 = c21 = c22 = c30 = c31 = c32 = _mm256_setzero_ps();
+    } else {
+        c00 = acc[0]; c01 = acc[1]; c02 = acc[2]; c10 = acc[3]; c11 = acc[4]; c12 = acc[5];
+        c20 = acc[6]; c21 = acc[7]; c22 = acc[8]; c30 = acc[9]; c31 = acc[10]; c32 = acc[11];
+    }
+    for (int64_t k = k0; k < k1; k += 8) {
+        const __m256 b0 = _mm256_loadu_ps(y0 + k), b1 = _mm256_loadu_ps(y1 + k), b2 = _mm256_loadu_ps(y2 + k);
+        FB_ROW(0) FB_ROW(1) FB_ROW(2) FB_ROW(3)
+    }
+    acc[0] = c00; acc[1] = c01; acc[2] = c02; acc[3] = c10; acc[4] = c11; acc[5] = c12;
+    acc[6] = c20; acc[7] = c21; acc[8] = c22; acc[9] = c30; acc[10] = c31; acc[11] = c32;
+}
+
+LM_TARGET_AVX2 static LM_INLINE void fb_gemm(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
+                                             float * const * dcol, int ncol, void * scratch, enum mm_xtype xt) {
+    const int64_t K8 = K & ~(int64_t) 7;
+    const int nrt = (int)((nrows + FB_R - 1) / FB_R), nct = (ncol + FB_C - 1) / FB_C;
+    __m256 * accs = (__m256 *)(((uintptr_t) scratch + 31) & ~(uintptr_t) 31);
+    const void * xs[FB_R];
+    const float * ys[FB_C];
+    for (int64_t k0 = 0; k0 < K8 || k0 == 0; k0 += MM_FB_KB) {
+        const int64_t k1 = LM_GGML_MIN(k0 + MM_FB_KB, K8);
+        for (int rt = 0; rt < nrt; rt++) {
+            for (int i = 0; i < FB_R; i++) xs[i] = x + LM_GGML_MIN((int64_t) rt * FB_R + i, nrows - 1) * xrs;
+            for (int ct = 0; ct < nct; ct++) {
+                for (int j = 0; j < FB_C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(ct * FB_C + j, ncol - 1)];
+                fb_tile(k0, k1, xs, ys, accs + (size_t)(rt * nct + ct) * FB_R * FB_C, k0 == 0, xt);
+            }
+        }
+    }
+    for (int rt = 0; rt < nrt; rt++) {
+        for (int ct = 0; ct < nct; ct++) {
+            const __m256 * acc = accs + (size_t)(rt * nct + ct) * FB_R * FB_C;
+            for (int i = 0; i < FB_R && rt * FB_R + i < nrows; i++) {
+                const void * xr = x + (int64_t)(rt * FB_R + i) * xrs;
+                for (int j = 0; j < FB_C && ct * FB_C + j < ncol; j++) {
+                    const float * y = (const float *) ycol[ct * FB_C + j];
+                    float s = hsum8(acc[i * FB_C + j]);
+                    for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(xr, k, xt), y[k], s);
+                    dcol[ct * FB_C + j][rt * FB_R + i] = s;
+                }
+            }
+        }
+    }
+}
+
+LM_TARGET_AVX2 static void fb_gemm_f32(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F32); }
+LM_TARGET_AVX2 static void fb_gemm_f16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F16); }
+LM_TARGET_AVX2 static void fb_gemm_bf16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_BF16); }
+
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 ld16(const void * p, int64_t k, enum mm_xtype xt) {
     switch (xt) {
         case MM_X_F16:  return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *) p + k)));
@@ -258,6 +327,15 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
     if (lv == LM_CPU_LEVEL_NEON) return neon[xt];
 #endif
     return scalar[xt];
+}
+
+mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
+#if defined(LM_X86)
+    static const mm_gemm_fn avx2[3] = { fb_gemm_f32, fb_gemm_f16, fb_gemm_bf16 };
+    if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
+#endif
+    (void) xt;
+    return NULL;
 }
 
 // ---------------------------------------------------------------- plain dots (type traits)

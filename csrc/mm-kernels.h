@@ -19,6 +19,16 @@ typedef void (*mm_tile_fn)(int64_t K, const void * const * x, const float * cons
 // out[r] = dot(x[r], y) for r < MM_MV_R.
 typedef void (*mm_mv_fn)(int64_t K, const void * const * x, const float * y, float * out);
 
+// Blocked GEMM of rows [0, nrows) of x (xrs bytes apart) against ncol
+// (at most MM_MAX_COLS_FLOAT) f32 columns, with the mat-vec kernel's bits
+// per pair; scratch: MM_GEMM_SCRATCH bytes. NULL where the level has none
+// (the tiles then serve).
+#define MM_MAX_COLS_FLOAT 64
+#define MM_GEMM_SCRATCH   (16 * 22 * 12 * 32 + 64) // 64 rows x 64 columns of 4x3 tiles of 8-lane sums
+typedef void (*mm_gemm_fn)(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
+                           float * const * dcol, int ncol, void * scratch);
+mm_gemm_fn mm_get_gemm(enum mm_xtype xt);
+
 mm_tile_fn mm_get_tile(enum mm_xtype xt);
 mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
 

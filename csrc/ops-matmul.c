@@ -141,7 +141,9 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
     } else {
         p->convert  = !(src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float));
         p->col_size = (size_t) p->K * sizeof(float);
-        p->scratch  = p->path == MM_DEQ ? mm_pad((size_t) MM_DEQ_ROWS * p->K * sizeof(float)) : 0;
+        // dequantized rows (MM_DEQ), then the accumulators of the blocked GEMM
+        p->scratch  = (p->path == MM_DEQ ? mm_pad((size_t) MM_DEQ_ROWS * p->K * sizeof(float)) : 0) +
+                      (mm_get_gemm(p->xt) ? mm_pad(MM_GEMM_SCRATCH) : 0);
     }
     p->conv_bytes = p->convert ? mm_pad(p->col_size * (size_t) ncols) : 0;
 }
@@ -208,24 +210,55 @@ static void mm_convert_src1(const struct lm_ggml_compute_params * params, const 
 
 // ---------------------------------------------------------------- blocks
 
+struct mm_kern {
+    const struct mm_plan * p;
+    mm_tile_fn tile;
+    mm_mv_fn   mv;
+    mm_gemm_fn gemm;  // blocked float GEMM of the level, or NULL
+    size_t     xes;   // bytes per element of the rows the float kernels read
+    lm_ggml_to_float_t deq;
+};
+
+static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_ggml_type t0) {
+    k->p = p;
+    k->tile = mm_get_tile(p->xt);
+    k->mv = mm_get_mv(p->xt);
+    k->gemm = mm_get_gemm(p->xt);
+    k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
+    k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
+}
+
 // dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
 // x rows are xrs bytes apart; columns are f32.
 // Every pair is one dot over the whole of K in the kernels' fixed order (the
 // tile and the mat-vec kernel of a level sum alike), so a column's bits do
 // not depend on which kernel, tile position or thread computed it.
-static void mm_float_block(mm_tile_fn tile, mm_mv_fn mv, int64_t K, const char * x, size_t xrs,
-                           int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol) {
+static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
+                           int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol, void * scratch) {
+    const int64_t K = k->p->K;
     const void * xs[MM_MV_R];
     float out[MM_TILE_R * MM_TILE_C];
     if (ncol == 1) { // matrix-vector: stream the rows once
+        const size_t rowb = (size_t) K * k->xes;
         for (int64_t r = r0; r < r1; r += MM_MV_R) {
             const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
             for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
-            mv(K, xs, (const float *) ycol[0], out);
+            // short rows run out before the hardware prefetchers catch up: ask for the next group
+            for (int64_t i = r + MM_MV_R; i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
+                for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
+            }
+            k->mv(K, xs, (const float *) ycol[0], out);
             for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
         }
         return;
     }
+    if (k->gemm) {
+        float * dshift[MM_MAX_COLS];
+        for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r0;
+        k->gemm(K, x + r0 * xrs, xrs, r1 - r0, ycol, dshift, ncol, scratch);
+        return;
+    }
+    const mm_tile_fn tile = k->tile;
     for (int64_t r = r0; r < r1; r += MM_TILE_R) {
         const int nr = (int) LM_GGML_MIN(MM_TILE_R, r1 - r);
         for (int i = 0; i < MM_TILE_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
@@ -239,26 +272,12 @@ static void mm_float_block(mm_tile_fn tile, mm_mv_fn mv, int64_t K, const char *
     }
 }
 
-struct mm_kern {
-    const struct mm_plan * p;
-    mm_tile_fn tile;
-    mm_mv_fn   mv;
-    lm_ggml_to_float_t deq;
-};
-
-static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_ggml_type t0) {
-    k->p = p;
-    k->tile = mm_get_tile(p->xt);
-    k->mv = mm_get_mv(p->xt);
-    k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
-}
-
 static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1,
                      const void * const * ycol, float * const * dcol, int ncol, float * scratch) {
     const int64_t K = k->p->K;
     switch (k->p->path) {
         case MM_FLOAT:
-            mm_float_block(k->tile, k->mv, K, x, xrs, r0, r1, ycol, dcol, ncol);
+            mm_float_block(k, x, xrs, r0, r1, ycol, dcol, ncol, scratch);
             break;
         case MM_QUANT:
             if (k->p->qg) {
@@ -276,7 +295,8 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
                 for (int64_t i = 0; i < n; i++) k->deq(x + (r + i) * xrs, scratch + i * K, K);
                 float * dshift[MM_MAX_COLS];
                 for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r;
-                mm_float_block(k->tile, k->mv, K, (const char *) scratch, (size_t) K * sizeof(float), 0, n, ycol, dshift, ncol);
+                mm_float_block(k, (const char *) scratch, (size_t) K * sizeof(float), 0, n, ycol, dshift, ncol,
+                               (char *) scratch + mm_pad((size_t) MM_DEQ_ROWS * K * sizeof(float)));
             }
             break;
     }
@@ -312,7 +332,7 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1], ne12 = src1->ne[2], ne13 = src1->ne[3];
     const int64_t r2 = ne12 / src0->ne[2], r3 = ne13 / src0->ne[3];
     const int64_t nbatch = ne12 * ne13;
-    const int64_t bc = LM_GGML_MIN(p.path == MM_DEQ || p.qg ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
+    const int64_t bc = LM_GGML_MIN(p.path != MM_QUANT || p.qg ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
     const int64_t ncb = (ne11 + bc - 1) / bc;
     const int64_t br = mm_rows_per_block(ne01, nbatch * ncb, params->nth);
     const int64_t nrb = (ne01 + br - 1) / br;
