@@ -30,8 +30,8 @@
 
 #define H2F(x) _cvtsh_ss(x)
 #define QG_R   8   // rows per panel: the lanes of a float vector
-#define QG_KC  32  // 32-quant blocks decoded per panel stretch (1024 quants)
-#define QG_KCS 4   // super-blocks decoded per panel stretch (1024 quants)
+#define QG_KC  16  // 32-quant blocks decoded per panel stretch (1024 quants)
+#define QG_KCS 2   // super-blocks decoded per panel stretch (1024 quants)
 #define QG_MV_COLS 1 // up to this many columns, no panel: mm_qmv_avx2 per column
 
 // 32-quant blocks, 8 rows. q4_1/q5_1 keep unsigned quants in w.

@@ -101,6 +101,7 @@ enum mm_path {
 };
 
 #define MM_ALIGN    64
+#define MM_PF_ROW   2048 // mat-vec rows up to this many bytes are prefetched a group ahead
 #define MM_DEQ_ROWS 16  // rows dequantized at once (a multiple of MM_TILE_R and MM_MV_R)
 #define MM_MAX_COLS MM_QGEMM_MAX_COLS // columns per block (at most)
 struct mm_plan {
@@ -244,7 +245,7 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
             const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
             for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
             // short rows run out before the hardware prefetchers catch up: ask for the next group
-            for (int64_t i = r + MM_MV_R; i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
+            for (int64_t i = r + MM_MV_R; rowb <= MM_PF_ROW && i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
                 for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
             }
             k->mv(K, xs, (const float *) ycol[0], out);
