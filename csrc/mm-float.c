@@ -143,30 +143,28 @@ LM_TARGET_AVX2 static LM_INLINE void fb_tile(int64_t k0, int64_t k1, const void 
 LM_TARGET_AVX2 static LM_INLINE void fb_gemm(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
                                              float * const * dcol, int ncol, void * scratch, enum mm_xtype xt) {
     const int64_t K8 = K & ~(int64_t) 7;
-    const int nrt = (int)((nrows + FB_R - 1) / FB_R), nct = (ncol + FB_C - 1) / FB_C;
-    __m256 * accs = (__m256 *)(((uintptr_t) scratch + 31) & ~(uintptr_t) 31);
+    const int nct = (ncol + FB_C - 1) / FB_C;
+    __m256 * accs = (__m256 *)(((uintptr_t) scratch + 31) & ~(uintptr_t) 31); // one row tile's sums, all column tiles
     const void * xs[FB_R];
     const float * ys[FB_C];
-    for (int64_t k0 = 0; k0 < K8 || k0 == 0; k0 += MM_FB_KB) {
-        const int64_t k1 = LM_GGML_MIN(k0 + MM_FB_KB, K8);
-        for (int rt = 0; rt < nrt; rt++) {
-            for (int i = 0; i < FB_R; i++) xs[i] = x + LM_GGML_MIN((int64_t) rt * FB_R + i, nrows - 1) * xrs;
+    for (int64_t r = 0; r < nrows; r += FB_R) {
+        for (int i = 0; i < FB_R; i++) xs[i] = x + LM_GGML_MIN(r + i, nrows - 1) * xrs;
+        // the row tile's K block stays in L1 while it meets every column tile
+        for (int64_t k0 = 0; k0 < K8 || k0 == 0; k0 += MM_FB_KB) {
+            const int64_t k1 = LM_GGML_MIN(k0 + MM_FB_KB, K8);
             for (int ct = 0; ct < nct; ct++) {
                 for (int j = 0; j < FB_C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(ct * FB_C + j, ncol - 1)];
-                fb_tile(k0, k1, xs, ys, accs + (size_t)(rt * nct + ct) * FB_R * FB_C, k0 == 0, xt);
+                fb_tile(k0, k1, xs, ys, accs + (size_t) ct * FB_R * FB_C, k0 == 0, xt);
             }
         }
-    }
-    for (int rt = 0; rt < nrt; rt++) {
         for (int ct = 0; ct < nct; ct++) {
-            const __m256 * acc = accs + (size_t)(rt * nct + ct) * FB_R * FB_C;
-            for (int i = 0; i < FB_R && rt * FB_R + i < nrows; i++) {
-                const void * xr = x + (int64_t)(rt * FB_R + i) * xrs;
+            const __m256 * acc = accs + (size_t) ct * FB_R * FB_C;
+            for (int i = 0; i < FB_R && r + i < nrows; i++) {
                 for (int j = 0; j < FB_C && ct * FB_C + j < ncol; j++) {
                     const float * y = (const float *) ycol[ct * FB_C + j];
                     float s = hsum8(acc[i * FB_C + j]);
-                    for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(xr, k, xt), y[k], s);
-                    dcol[ct * FB_C + j][rt * FB_R + i] = s;
+                    for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(xs[i], k, xt), y[k], s);
+                    dcol[ct * FB_C + j][r + i] = s;
                 }
             }
         }
@@ -336,6 +334,12 @@ mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
 #endif
     (void) xt;
     return NULL;
+}
+
+size_t mm_gemm_scratch(enum mm_xtype xt, int64_t ncol) {
+    if (mm_get_gemm(xt) == NULL || ncol < 2) return 0;
+    const int64_t nct = (LM_GGML_MIN(ncol, MM_MAX_COLS_FLOAT) + 2) / 3; // column tiles of FB_C (AVX2: 3)
+    return (size_t) nct * 4 * 3 * 32 + 32;                              // one row tile's 8-lane sums, aligned
 }
 
 // ---------------------------------------------------------------- plain dots (type traits)

@@ -24,10 +24,11 @@ typedef void (*mm_mv_fn)(int64_t K, const void * const * x, const float * y, flo
 // per pair; scratch: MM_GEMM_SCRATCH bytes. NULL where the level has none
 // (the tiles then serve).
 #define MM_MAX_COLS_FLOAT 64
-#define MM_GEMM_SCRATCH   (16 * 22 * 12 * 32 + 64) // 64 rows x 64 columns of 4x3 tiles of 8-lane sums
 typedef void (*mm_gemm_fn)(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
                            float * const * dcol, int ncol, void * scratch);
 mm_gemm_fn mm_get_gemm(enum mm_xtype xt);
+// scratch bytes mm_get_gemm's kernel needs for up to ncol columns (0: none)
+size_t     mm_gemm_scratch(enum mm_xtype xt, int64_t ncol);
 
 mm_tile_fn mm_get_tile(enum mm_xtype xt);
 mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
@@ -56,7 +57,7 @@ lm_ggml_vec_dot_t    mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type
 // the current level, or NULL where the level has none (the per-pair dots of
 // mm_quant_dot then serve).
 #define MM_QGEMM_MAX_COLS 64
-#define MM_QGEMM_SCRATCH  (33 * 1024)
+#define MM_QGEMM_SCRATCH  (18 * 1024)
 typedef void (*mm_qgemm_fn)(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol,
                             float * const * dcol, int ncol, void * scratch);
 mm_qgemm_fn mm_qgemm(enum lm_ggml_type type);

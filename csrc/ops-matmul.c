@@ -119,10 +119,11 @@ struct mm_plan {
 
 static size_t mm_pad(size_t n) { return (n + MM_ALIGN - 1) & ~(size_t)(MM_ALIGN - 1); }
 
-static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggml_tensor * src1, struct mm_plan * p) {
+static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggml_tensor * src1, bool mul_mat_id, struct mm_plan * p) {
     memset(p, 0, sizeof(*p));
     p->K = src0->ne[0];
     const int64_t ncols = src1->ne[1] * src1->ne[2] * src1->ne[3];
+    const int64_t ncols_blk = mul_mat_id ? MM_MAX_COLS : src1->ne[1]; // columns a block can hold
     switch (src0->type) {
         case LM_GGML_TYPE_F32:  p->path = MM_FLOAT; p->xt = MM_X_F32;  break;
         case LM_GGML_TYPE_F16:  p->path = MM_FLOAT; p->xt = MM_X_F16;  break;
@@ -144,7 +145,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         p->col_size = (size_t) p->K * sizeof(float);
         // dequantized rows (MM_DEQ), then the accumulators of the blocked GEMM
         p->scratch  = (p->path == MM_DEQ ? mm_pad((size_t) MM_DEQ_ROWS * p->K * sizeof(float)) : 0) +
-                      (mm_get_gemm(p->xt) ? mm_pad(MM_GEMM_SCRATCH) : 0);
+                      mm_pad(mm_gemm_scratch(p->xt, ncols_blk));
     }
     p->conv_bytes = p->convert ? mm_pad(p->col_size * (size_t) ncols) : 0;
 }
@@ -314,7 +315,7 @@ static int64_t mm_rows_per_block(int64_t nrows, int64_t nblocks_other, int nth) 
 
 static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
-    mm_make_plan(node->src[0], node->src[1], &p);
+    mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads);
 }
 
@@ -322,7 +323,7 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     struct mm_plan p;
-    mm_make_plan(src0, src1, &p);
+    mm_make_plan(src0, src1, false, &p);
     struct mm_kern kern;
     mm_kern_init(&kern, &p, src0->type);
 
@@ -377,7 +378,7 @@ static size_t mmid_extra_size(const struct lm_ggml_tensor * node) {
 
 static size_t ws_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
-    mm_make_plan(node->src[0], node->src[1], &p);
+    mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads) + mmid_extra_size(node);
 }
 
@@ -386,7 +387,7 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
     const struct lm_ggml_tensor * b   = dst->src[1];
     const struct lm_ggml_tensor * ids = dst->src[2];
     struct mm_plan p;
-    mm_make_plan(as, b, &p);
+    mm_make_plan(as, b, true, &p);
     struct mm_kern kern;
     mm_kern_init(&kern, &p, as->type);
 
