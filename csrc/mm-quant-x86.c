@@ -326,10 +326,6 @@ LM_TARGET_AVX2 static inline __m256i qmv_reduce(const __m256i * v) {
     return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
 }
 
-// Each of the 8 rows is a stream of its own, which the hardware prefetchers
-// follow poorly: the kernels ask for QMV_PF bytes ahead in every row.
-#define QMV_PF 512
-
 // the fp16 field at byte offset off of block b of each of the 8 rows, as f32
 LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t off) {
     uint16_t h[8];
@@ -346,7 +342,6 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
         __m256i ai[8], mi[8];                                                                            \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
-            _mm_prefetch(bl[r] + QMV_PF, _MM_HINT_T0);                                                   \
             ai[r] = kd((const XT *) bl[r], y + i, &mi[r]);                                               \
         }                                                                                                \
         const __m256 dy = _mm256_set1_ps(y[i].d);                                                        \
@@ -377,7 +372,6 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
         const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
-            if ((i & 3) == 0) _mm_prefetch(bl[r] + QMV_PF, _MM_HINT_T0);                                 \
             const __m256i w = W((const XT *) bl[r]);                                                     \
             ai[r] = SGN ? dot_s8(w, yv) : dot_u8(w, yv);                                                 \
         }                                                                                                \
