@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	_ "github.com/ggml-go/ggml/csrc"
@@ -102,12 +103,15 @@ type Context struct {
 	c       *C.struct_lm_ggml_context
 	pinner  *runtime.Pinner
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
+	keepMu  sync.Mutex            // keep is also added to while another goroutine uses the context (shared weights)
 	keep    []any                 // backend buffers and graph allocators holding its tensors' data
 	cleanup runtime.Cleanup
 }
 
 // keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
 func (ctx *Context) keepAlive(x any) {
+	ctx.keepMu.Lock()
+	defer ctx.keepMu.Unlock()
 	for _, k := range ctx.keep {
 		if k == x {
 			return
@@ -175,7 +179,9 @@ func (ctx *Context) Close() error {
 	ctx.c = nil
 	ctx.pinner = nil
 	ctx.deps = nil
+	ctx.keepMu.Lock()
 	ctx.keep = nil
+	ctx.keepMu.Unlock()
 	return nil
 }
 
