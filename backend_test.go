@@ -471,3 +471,43 @@ func TestBackendSharedWeightsConcurrently(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 }
+
+// Closing a buffer while a computation uses it waits for the computation;
+// a Go callback of that computation that reads a tensor of the buffer
+// meanwhile gets an error instead of waiting (no deadlock).
+func TestBufferCloseWaitsForCompute(t *testing.T) {
+	quietLog(t)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	require.NoError(t, be.SetThreads(1))
+	ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	started, release := make(chan struct{}), make(chan struct{})
+	x := ctx.NewTensor1D(TypeF32, 8)
+	y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+		close(started)
+		<-release
+		_, _ = a.Float32s() // the buffer is being closed: panics, which Compute reports
+	}, 1)
+	g := ctx.NewGraph().BuildForward(y)
+	buf, err := ctx.AllocTensors(be)
+	require.NoError(t, err)
+	require.NoError(t, x.SetFloat32s(ramp(8, 1)))
+
+	errc := make(chan error, 1)
+	go func() { errc <- be.Compute(context.Background(), g) }()
+	<-started
+	closed := make(chan struct{})
+	go func() { _ = buf.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a computation used the buffer")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	require.Error(t, <-errc, "the callback's read of the closing buffer is an error of Compute")
+	<-closed
+	require.False(t, x.HasData())
+}
