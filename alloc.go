@@ -42,8 +42,9 @@ import (
 // their last use, are. It is safe for concurrent use.
 //
 // The tensors of a graph it allocated keep it alive. Allocating another
-// graph, reserving, or closing detaches the tensors of the graphs allocated
-// before (their memory is reused or freed: using them is an error until
+// graph, reserving, or closing waits for computations using its memory and
+// detaches the tensors of the graphs allocated before, views of them
+// included (their memory is reused or freed: using them is an error until
 // they are allocated again).
 type GraphAllocator struct {
 	mu      sync.Mutex

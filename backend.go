@@ -404,8 +404,10 @@ const (
 var ErrClosedBuffer = errors.New("ggml: use of closed buffer")
 
 // Buffer is memory of a buffer type holding tensors: lm_ggml_backend_buffer_t.
-// Tensors allocated in it (Context.AllocTensors) keep it alive; Close frees
-// it at once and the tensors lose their data (using them is then an error).
+// Tensors allocated in it (Context.AllocTensors) keep it alive. Close waits
+// for computations and data accesses using it, frees it, and the tensors
+// lose their data (using them is then an error). It is safe for concurrent
+// use.
 type Buffer struct {
 	mu      sync.Mutex
 	life    memLife
