@@ -42,11 +42,13 @@ import (
 // their last use, are. It is safe for concurrent use.
 //
 // The tensors of a graph it allocated keep it alive. Allocating another
-// graph, reserving, or closing detaches the tensors of the graphs allocated
-// before (their memory is reused or freed: using them is an error until
+// graph, reserving, or closing waits for computations using its memory and
+// detaches the tensors of the graphs allocated before, views of them
+// included (their memory is reused or freed: using them is an error until
 // they are allocated again).
 type GraphAllocator struct {
 	mu      sync.Mutex
+	life    memLife
 	ga      C.lm_ggml_gallocr_t
 	bts     []*BufferType
 	mem     memRanges  // the buffers of the last allocation
@@ -99,15 +101,16 @@ func (a *GraphAllocator) Close() error {
 	if a.ga == nil {
 		return nil
 	}
-	a.release()
+	a.life.hold() // computations and data accesses in flight finish first
+	a.detachAll()
 	a.cleanup.Stop()
 	C.lm_ggml_gallocr_free(a.ga)
 	a.ga = nil
 	return nil
 }
 
-// release detaches the tensors of earlier allocations (under a.mu).
-func (a *GraphAllocator) release() {
+// detachAll detaches the tensors of earlier allocations (under a.mu).
+func (a *GraphAllocator) detachAll() {
 	a.users.detach(&a.mem)
 	owners.remove(a.mem.bufs)
 	a.mem = memRanges{}
@@ -116,6 +119,39 @@ func (a *GraphAllocator) release() {
 func (a *GraphAllocator) track(ctx *Context) {
 	a.users.add(ctx)
 	ctx.keepAlive(a)
+}
+
+func (a *GraphAllocator) pin() bool { return a.life.pin() }
+func (a *GraphAllocator) unpin()    { a.life.unpin() }
+
+// pinGraphMemory pins the Go owners of the memory g's tensors live in, so
+// that none is freed or moved while g is computed; the caller unpins them.
+func pinGraphMemory(g *Graph) ([]memOwner, error) {
+	var bufs [256]*C.struct_lm_ggml_backend_buffer
+	n := int(C.gg_graph_buffers(g.g, &bufs[0], C.int(len(bufs))))
+	var pins []memOwner
+	for _, b := range bufs[:n] {
+		o, ok := owners.m.Load(b)
+		if !ok {
+			continue
+		}
+		owner := o.(memOwner)
+		dup := false
+		for _, p := range pins {
+			dup = dup || p == owner
+		}
+		if dup {
+			continue
+		}
+		if !owner.pin() {
+			for _, p := range pins {
+				p.unpin()
+			}
+			return nil, errors.New("ggml: Compute: the memory of the graph's tensors is being freed or re-planned")
+		}
+		pins = append(pins, owner)
+	}
+	return pins, nil
 }
 
 // graphContexts is g's context and every context its tensors come from.
@@ -146,7 +182,9 @@ func (a *GraphAllocator) Reserve(g *Graph, ids ...[]int) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.ptr()
-	a.release()
+	a.life.hold() // tensors move: computations and data accesses in flight finish first
+	defer a.life.share()
+	a.detachAll()
 	var e C.gg_err
 	var ok C.bool
 	switch len(ids) {
@@ -210,7 +248,9 @@ func (a *GraphAllocator) Alloc(g *Graph) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.ptr()
-	a.release()
+	a.life.hold() // tensors move: computations and data accesses in flight finish first
+	defer a.life.share()
+	a.detachAll()
 	var e C.gg_err
 	ok := C.gg_gallocr_alloc_graph(&e, p, g.g)
 	// record where the tensors went, even after a failure (some may be placed)

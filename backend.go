@@ -299,6 +299,15 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 			}()
 		}
 	}
+	pins, err := pinGraphMemory(g)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, o := range pins {
+			o.unpin()
+		}
+	}()
 	var e C.gg_err
 	st := C.gg_backend_compute(p, g.g, &e)
 	runtime.KeepAlive(g)
@@ -395,10 +404,13 @@ const (
 var ErrClosedBuffer = errors.New("ggml: use of closed buffer")
 
 // Buffer is memory of a buffer type holding tensors: lm_ggml_backend_buffer_t.
-// Tensors allocated in it (Context.AllocTensors) keep it alive; Close frees
-// it at once and the tensors lose their data (using them is then an error).
+// Tensors allocated in it (Context.AllocTensors) keep it alive. Close waits
+// for computations and data accesses using it, frees it, and the tensors
+// lose their data (using them is then an error). It is safe for concurrent
+// use.
 type Buffer struct {
 	mu      sync.Mutex
+	life    memLife
 	b       *C.struct_lm_ggml_backend_buffer
 	bt      *BufferType
 	mem     memRanges // its memory (the parts of a multi-buffer)
@@ -435,6 +447,7 @@ func (b *Buffer) Close() error {
 	if b.b == nil {
 		return nil
 	}
+	b.life.hold() // computations and data accesses in flight finish first
 	b.users.detach(&b.mem)
 	owners.remove(b.mem.bufs)
 	b.cleanup.Stop()
@@ -524,13 +537,85 @@ func (s *contextSet) detach(m *memRanges) {
 }
 
 // memOwner is a Go object owning backend memory: a Buffer or a GraphAllocator.
+// pin keeps the memory from being freed or moved until unpin (false if it
+// is already gone).
 type memOwner interface {
 	track(ctx *Context)
+	pin() bool
+	unpin()
 }
 
 func (b *Buffer) track(ctx *Context) {
 	b.users.add(ctx)
 	ctx.keepAlive(b)
+}
+
+func (b *Buffer) pin() bool { return b.life.pin() }
+func (b *Buffer) unpin()    { b.life.unpin() }
+
+// memLife counts the uses in flight of some memory (pins) so that freeing or
+// moving it (hold) waits for them. A pin fails while the memory is
+// held, instead of waiting: a Go callback of a computation that
+// reads a tensor must not wait for a Close that waits for the computation.
+type memLife struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	pins int
+	held bool
+}
+
+func (l *memLife) pin() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held {
+		return false
+	}
+	l.pins++
+	return true
+}
+
+func (l *memLife) unpin() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pins--
+	if l.pins == 0 && l.cond.L != nil {
+		l.cond.Broadcast()
+	}
+}
+
+// hold waits until no pin is held and makes new pins fail until share.
+func (l *memLife) hold() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cond.L == nil {
+		l.cond.L = &l.mu
+	}
+	l.held = true
+	for l.pins > 0 {
+		l.cond.Wait()
+	}
+}
+
+// share ends hold.
+func (l *memLife) share() {
+	l.mu.Lock()
+	l.held = false
+	l.mu.Unlock()
+}
+
+// ownerOf is the Go owner of t's memory, if any.
+func ownerOf(t *C.struct_lm_ggml_tensor) memOwner {
+	b := t.buffer
+	if b == nil && t.view_src != nil {
+		b = t.view_src.buffer
+	}
+	if b == nil {
+		return nil
+	}
+	if o, ok := owners.m.Load(b); ok {
+		return o.(memOwner)
+	}
+	return nil
 }
 
 // owners maps the C buffers of live owners to them, so that a view made in
@@ -679,6 +764,12 @@ func (t *Tensor) Buffer() *Buffer {
 // itself, or, for a tensor in a buffer of another kind of memory, a copy read
 // through the backend (and written back after f when write is set).
 func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
+	if o := ownerOf(t.ptr()); o != nil {
+		if !o.pin() {
+			panic(&OpError{Op: op, Msg: fmt.Sprintf("the buffer of tensor %q is closed", t.Name())})
+		}
+		defer o.unpin()
+	}
 	p := t.requireData(op)
 	defer runtime.KeepAlive(t) // the memory must outlive the C calls (see Graph.compute)
 	if p.data == nil || C.gg_data_is_host(p) {

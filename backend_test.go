@@ -418,3 +418,96 @@ func TestBackendErrorsAreNotPanicsOfC(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, errors.As(err, &oe))
 }
+
+// Several goroutines build and allocate graphs over shared weights and
+// compute them on one backend (run with -race).
+func TestBackendSharedWeightsConcurrently(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	require.NoError(t, be.SetThreads(2))
+	wctx, err := NewContext(ContextOptions{MemSize: 16 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer wctx.Close()
+	w := wctx.NewTensor2D(TypeF32, 16, 8)
+	wbuf, err := wctx.AllocTensors(be)
+	require.NoError(t, err)
+	defer wbuf.Close()
+	require.NoError(t, w.SetFloat32s(ramp(128, 9)))
+
+	errs := make(chan error, 4)
+	for k := range 4 {
+		go func() {
+			errs <- func() error {
+				ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+				if err != nil {
+					return err
+				}
+				defer ctx.Close()
+				x := ctx.NewTensor1D(TypeF32, 16).SetInput()
+				y := ctx.Scale(ctx.MulMat(w, x), float32(k))
+				g := ctx.NewGraph().BuildForward(y)
+				ga, err := NewGraphAllocator()
+				if err != nil {
+					return err
+				}
+				defer ga.Close()
+				for range 5 {
+					if err := ga.Alloc(g); err != nil {
+						return err
+					}
+					if err := x.SetFloat32s(ramp(16, 1)); err != nil {
+						return err
+					}
+					if err := be.Compute(context.Background(), g); err != nil {
+						return err
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+}
+
+// Closing a buffer while a computation uses it waits for the computation;
+// a Go callback of that computation that reads a tensor of the buffer
+// meanwhile gets an error instead of waiting (no deadlock).
+func TestBufferCloseWaitsForCompute(t *testing.T) {
+	quietLog(t)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	require.NoError(t, be.SetThreads(1))
+	ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	started, release := make(chan struct{}), make(chan struct{})
+	x := ctx.NewTensor1D(TypeF32, 8)
+	y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+		close(started)
+		<-release
+		_, _ = a.Float32s() // the buffer is being closed: panics, which Compute reports
+	}, 1)
+	g := ctx.NewGraph().BuildForward(y)
+	buf, err := ctx.AllocTensors(be)
+	require.NoError(t, err)
+	require.NoError(t, x.SetFloat32s(ramp(8, 1)))
+
+	errc := make(chan error, 1)
+	go func() { errc <- be.Compute(context.Background(), g) }()
+	<-started
+	closed := make(chan struct{})
+	go func() { _ = buf.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a computation used the buffer")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	require.Error(t, <-errc, "the callback's read of the closing buffer is an error of Compute")
+	<-closed
+	require.False(t, x.HasData())
+}

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	_ "github.com/ggml-go/ggml/csrc"
@@ -84,12 +85,15 @@ type Context struct {
 	pinner  *runtime.Pinner
 	charged int64                 // arena bytes charged to cmem (0 for a caller's Buffer)
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
+	keepMu  sync.Mutex            // keep is also added to while another goroutine uses the context (shared weights)
 	keep    []any                 // what its tensors' data lives in: mapped GGUF files, backend buffers, graph allocators
 	cleanup runtime.Cleanup
 }
 
 // keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
 func (ctx *Context) keepAlive(x any) {
+	ctx.keepMu.Lock()
+	defer ctx.keepMu.Unlock()
 	for _, k := range ctx.keep {
 		if k == x {
 			return
@@ -172,7 +176,9 @@ func (ctx *Context) Close() error {
 	ctx.c = nil
 	ctx.pinner = nil
 	ctx.deps = nil
+	ctx.keepMu.Lock()
 	ctx.keep = nil
+	ctx.keepMu.Unlock()
 	return nil
 }
 

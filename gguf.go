@@ -63,7 +63,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 	}
 	if !copy {
 		// The tensors point into f's mapping: f lives as long as c.
-		c.keep = append(c.keep, f)
+		c.keepAlive(f)
 	}
 	infos := f.Tensors()
 	tensors = make(map[string]*Tensor, len(infos))

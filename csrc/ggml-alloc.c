@@ -570,11 +570,24 @@ static inline uint64_t mix(uint64_t h, uint64_t v) {
     return h * 0xff51afd7ed558ccdull;
 }
 
-static uint64_t mix_tensor(uint64_t h, const struct lm_ggml_tensor * t) {
+// Whether t has memory of its own (not from this allocator's buffers): the
+// plan leaves such tensors where they are. Tensors placed by the plan look
+// the same before and after alloc_graph, so allocating the same graph again
+// does not plan again.
+static bool has_own_data(lm_ggml_gallocr_t g, const struct lm_ggml_tensor * t) {
+    if (t->data == NULL) return false;
+    const struct lm_ggml_backend_buffer * b = t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
+    for (int a = 0; a < g->n_arenas && b != NULL; a++) {
+        if (g->arenas[a].buffer == b) return false;
+    }
+    return true;
+}
+
+static uint64_t mix_tensor(lm_ggml_gallocr_t g, uint64_t h, const struct lm_ggml_tensor * t) {
     h = mix(h, (uint64_t)(uintptr_t) t);
     h = mix(h, (uint64_t)(uintptr_t) t->view_src);
     h = mix(h, (uint64_t) t->view_offs);
-    h = mix(h, ((uint64_t) t->op << 32) | ((uint64_t) t->type << 8) | ((uint64_t) t->flags << 1) | (t->data == NULL));
+    h = mix(h, ((uint64_t) t->op << 32) | ((uint64_t) t->type << 8) | ((uint64_t) t->flags << 1) | has_own_data(g, t));
     for (int k = 0; k < LM_GGML_MAX_DIMS; k++) {
         h = mix(h, (uint64_t) t->ne[k]);
         h = mix(h, (uint64_t) t->nb[k]);
@@ -586,15 +599,15 @@ static uint64_t mix_tensor(uint64_t h, const struct lm_ggml_tensor * t) {
 // flags, views and whether they have data, and the graph's structure. (Not
 // the buffer ids: alloc_graph trusts that a graph of several buffers is the
 // one reserve_n planned, as the reference does.)
-static uint64_t graph_sig(const struct lm_ggml_cgraph * graph) {
+static uint64_t graph_sig(lm_ggml_gallocr_t g, const struct lm_ggml_cgraph * graph) {
     uint64_t h = mix(0, ((uint64_t) graph->n_nodes << 32) | (uint32_t) graph->n_leafs);
-    for (int i = 0; i < graph->n_leafs; i++) h = mix_tensor(h, graph->leafs[i]);
+    for (int i = 0; i < graph->n_leafs; i++) h = mix_tensor(g, h, graph->leafs[i]);
     for (int i = 0; i < graph->n_nodes; i++) {
         const struct lm_ggml_tensor * node = graph->nodes[i];
         for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-            h = node->src[j] != NULL ? mix_tensor(h, node->src[j]) : mix(h, (uint64_t) j);
+            h = node->src[j] != NULL ? mix_tensor(g, h, node->src[j]) : mix(h, (uint64_t) j);
         }
-        h = mix_tensor(h, node);
+        h = mix_tensor(g, h, node);
     }
     return h;
 }
@@ -620,7 +633,7 @@ static bool size_buffers(lm_ggml_gallocr_t g) {
 static bool reserve(lm_ggml_gallocr_t g, struct lm_ggml_cgraph * graph, const int * node_ids, const int * leaf_ids) {
     g->planned = false;
     if (!plan(g, graph, node_ids, leaf_ids) || !size_buffers(g)) return false;
-    g->sig = graph_sig(graph);
+    g->sig = graph_sig(g, graph);
     g->planned = true;
     return true;
 }
@@ -671,7 +684,7 @@ bool lm_ggml_gallocr_alloc_graph(lm_ggml_gallocr_t galloc, struct lm_ggml_cgraph
         return false;
     }
     lm_backend_clear_error();
-    if (!galloc->planned || graph_sig(graph) != galloc->sig) {
+    if (!galloc->planned || graph_sig(galloc, graph) != galloc->sig) {
         if (galloc->n_ids > 1) {
             LM_GGML_LOG_ERROR("%s: the graph is not the one reserved; with several buffers call lm_ggml_gallocr_reserve_n first\n", __func__);
             return false;

@@ -288,10 +288,8 @@ void lm_ggml_backend_cpu_set_n_threads(lm_ggml_backend_t backend_cpu, int n_thre
 
 void lm_ggml_backend_cpu_set_threadpool(lm_ggml_backend_t backend_cpu, lm_ggml_threadpool_t threadpool) {
     struct cpu_backend * ctx = cpu_ctx_or_abort(backend_cpu, __func__);
-    if (ctx->user_pool != NULL && ctx->user_pool != threadpool) {
-        // as the reference does: the previous pool's threads go to sleep
-        lm_ggml_threadpool_pause(ctx->user_pool);
-    }
+    // The previous pool is left alone (the reference pauses it): it is the
+    // caller's and may already be freed, and idle workers sleep anyway.
     ctx->user_pool = threadpool;
     if (threadpool != NULL) {
         lm_ggml_threadpool_free(ctx->own_pool);

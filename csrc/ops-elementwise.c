@@ -267,13 +267,29 @@ static void lm_compute_acc(const struct lm_ggml_compute_params * params, struct 
     }
 }
 
+// The type combinations the kernels handle (the constructors' type checks,
+// for nodes made some other way).
+static bool lm_rows_ok(const struct lm_ggml_tensor * t) {
+    return lm_type_rw(t->type) && (!lm_ggml_is_quantized(t->type) || t->nb[0] == lm_ggml_type_size(t->type));
+}
+static bool lm_s_binary(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
+    return a != NULL && b != NULL && lm_rows_ok(a) && lm_is_plain_float(b->type) && lm_rows_ok(node) &&
+           lm_ggml_can_repeat(b, a) && lm_ggml_are_same_shape(a, node);
+}
+static bool lm_s_acc(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
+    return a != NULL && b != NULL && a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 &&
+           node->type == LM_GGML_TYPE_F32 && lm_ggml_is_contiguous(a) && lm_ggml_is_contiguous(node);
+}
+
 void lm_cpu_register_elementwise(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_ADD]  = (struct lm_cpu_op) { .compute = lm_compute_add };
-    table[LM_GGML_OP_SUB]  = (struct lm_cpu_op) { .compute = lm_compute_sub };
-    table[LM_GGML_OP_MUL]  = (struct lm_cpu_op) { .compute = lm_compute_mul };
-    table[LM_GGML_OP_DIV]  = (struct lm_cpu_op) { .compute = lm_compute_div };
-    table[LM_GGML_OP_ADD1] = (struct lm_cpu_op) { .compute = lm_compute_add1 };
-    table[LM_GGML_OP_ACC]  = (struct lm_cpu_op) { .compute = lm_compute_acc };
+    table[LM_GGML_OP_ADD]  = (struct lm_cpu_op) { .compute = lm_compute_add,  .supports = lm_s_binary };
+    table[LM_GGML_OP_SUB]  = (struct lm_cpu_op) { .compute = lm_compute_sub,  .supports = lm_s_binary };
+    table[LM_GGML_OP_MUL]  = (struct lm_cpu_op) { .compute = lm_compute_mul,  .supports = lm_s_binary };
+    table[LM_GGML_OP_DIV]  = (struct lm_cpu_op) { .compute = lm_compute_div,  .supports = lm_s_binary };
+    table[LM_GGML_OP_ADD1] = (struct lm_cpu_op) { .compute = lm_compute_add1, .supports = lm_s_binary };
+    table[LM_GGML_OP_ACC]  = (struct lm_cpu_op) { .compute = lm_compute_acc,  .supports = lm_s_acc };
     lm_cpu_register_unary(table);
     lm_cpu_register_map(table);
 }

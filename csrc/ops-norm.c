@@ -445,13 +445,37 @@ static void lm_compute_diag_mask_zero(const struct lm_ggml_compute_params * para
     lm_diag_mask(params, dst, 0.0f);
 }
 
+// What the kernels read and write (the constructors' type checks, for nodes
+// made some other way): f32 rows of unit stride, soft_max on contiguous
+// tensors with an f16/f32 mask that covers the rows.
+static bool lm_f32_rows(const struct lm_ggml_tensor * t) {
+    return t != NULL && t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float);
+}
+static bool lm_s_norm(const struct lm_ggml_tensor * node) {
+    return lm_f32_rows(node->src[0]) && lm_f32_rows(node) && lm_ggml_are_same_shape(node->src[0], node);
+}
+static bool lm_s_norm2(const struct lm_ggml_tensor * node) {
+    return lm_s_norm(node) && lm_f32_rows(node->src[1]) && lm_ggml_are_same_shape(node->src[0], node->src[1]);
+}
+static bool lm_s_soft_max(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0], * m = node->src[1];
+    if (a == NULL || a->type != LM_GGML_TYPE_F32 || node->type != LM_GGML_TYPE_F32 || !lm_ggml_is_contiguous(a) ||
+        !lm_ggml_is_contiguous(node) || !lm_ggml_are_same_shape(a, node)) return false;
+    return m == NULL || ((m->type == LM_GGML_TYPE_F16 || m->type == LM_GGML_TYPE_F32) && lm_ggml_is_contiguous(m) &&
+                         m->ne[0] == a->ne[0] && m->ne[1] >= a->ne[1]);
+}
+static bool lm_s_diag_mask(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0];
+    return a != NULL && lm_is_plain_float(a->type) && node->type == a->type && lm_ggml_are_same_shape(a, node);
+}
+
 void lm_cpu_register_norm(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_NORM]           = (struct lm_cpu_op) { .compute = lm_compute_norm };
-    table[LM_GGML_OP_RMS_NORM]       = (struct lm_cpu_op) { .compute = lm_compute_rms_norm };
-    table[LM_GGML_OP_RMS_NORM_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_rms_norm_back };
-    table[LM_GGML_OP_GROUP_NORM]     = (struct lm_cpu_op) { .compute = lm_compute_group_norm };
-    table[LM_GGML_OP_SOFT_MAX]       = (struct lm_cpu_op) { .compute = lm_compute_soft_max };
-    table[LM_GGML_OP_SOFT_MAX_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_soft_max_back };
-    table[LM_GGML_OP_DIAG_MASK_INF]  = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_inf };
-    table[LM_GGML_OP_DIAG_MASK_ZERO] = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_zero };
+    table[LM_GGML_OP_NORM]           = (struct lm_cpu_op) { .compute = lm_compute_norm,           .supports = lm_s_norm };
+    table[LM_GGML_OP_RMS_NORM]       = (struct lm_cpu_op) { .compute = lm_compute_rms_norm,       .supports = lm_s_norm };
+    table[LM_GGML_OP_RMS_NORM_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_rms_norm_back,  .supports = lm_s_norm2 };
+    table[LM_GGML_OP_GROUP_NORM]     = (struct lm_cpu_op) { .compute = lm_compute_group_norm,     .supports = lm_s_norm };
+    table[LM_GGML_OP_SOFT_MAX]       = (struct lm_cpu_op) { .compute = lm_compute_soft_max,       .supports = lm_s_soft_max };
+    table[LM_GGML_OP_SOFT_MAX_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_soft_max_back,  .supports = lm_s_norm2 };
+    table[LM_GGML_OP_DIAG_MASK_INF]  = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_inf,  .supports = lm_s_diag_mask };
+    table[LM_GGML_OP_DIAG_MASK_ZERO] = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_zero, .supports = lm_s_diag_mask };
 }

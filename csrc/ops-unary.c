@@ -341,15 +341,30 @@ struct lm_ggml_tensor * lm_ggml_silu_back(struct lm_ggml_context * ctx, struct l
     return result;
 }
 
+// The kernels work on f32/f16/bf16 rows (the constructors' type check, for
+// nodes made some other way); UNARY needs one of the ops it has a row for.
+static bool lm_s_unary_like(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0];
+    return a != NULL && lm_is_plain_float(a->type) && lm_is_plain_float(node->type) && lm_ggml_are_same_shape(a, node);
+}
+static bool lm_s_unary(const struct lm_ggml_tensor * node) {
+    const int32_t op = lm_ggml_get_op_params_i32(node, 0);
+    return lm_s_unary_like(node) && op >= 0 && op < LM_GGML_UNARY_OP_COUNT && lm_unary_row_fn((enum lm_ggml_unary_op) op) != NULL;
+}
+static bool lm_s_silu_back(const struct lm_ggml_tensor * node) {
+    return lm_s_unary_like(node) && node->src[1] != NULL && lm_is_plain_float(node->src[1]->type) &&
+           lm_ggml_are_same_shape(node->src[0], node->src[1]);
+}
+
 void lm_cpu_register_unary(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_SQR]        = (struct lm_cpu_op) { .compute = lm_compute_sqr };
-    table[LM_GGML_OP_SQRT]       = (struct lm_cpu_op) { .compute = lm_compute_sqrt };
-    table[LM_GGML_OP_LOG]        = (struct lm_cpu_op) { .compute = lm_compute_log };
-    table[LM_GGML_OP_SIN]        = (struct lm_cpu_op) { .compute = lm_compute_sin };
-    table[LM_GGML_OP_COS]        = (struct lm_cpu_op) { .compute = lm_compute_cos };
-    table[LM_GGML_OP_SCALE]      = (struct lm_cpu_op) { .compute = lm_compute_scale };
-    table[LM_GGML_OP_CLAMP]      = (struct lm_cpu_op) { .compute = lm_compute_clamp };
-    table[LM_GGML_OP_LEAKY_RELU] = (struct lm_cpu_op) { .compute = lm_compute_leaky_relu };
-    table[LM_GGML_OP_UNARY]      = (struct lm_cpu_op) { .compute = lm_compute_unary };
-    table[LM_GGML_OP_SILU_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_silu_back };
+    table[LM_GGML_OP_SQR]        = (struct lm_cpu_op) { .compute = lm_compute_sqr, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_SQRT]       = (struct lm_cpu_op) { .compute = lm_compute_sqrt, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_LOG]        = (struct lm_cpu_op) { .compute = lm_compute_log, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_SIN]        = (struct lm_cpu_op) { .compute = lm_compute_sin, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_COS]        = (struct lm_cpu_op) { .compute = lm_compute_cos, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_SCALE]      = (struct lm_cpu_op) { .compute = lm_compute_scale, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_CLAMP]      = (struct lm_cpu_op) { .compute = lm_compute_clamp, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_LEAKY_RELU] = (struct lm_cpu_op) { .compute = lm_compute_leaky_relu, .supports = lm_s_unary_like };
+    table[LM_GGML_OP_UNARY]      = (struct lm_cpu_op) { .compute = lm_compute_unary, .supports = lm_s_unary };
+    table[LM_GGML_OP_SILU_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_silu_back, .supports = lm_s_silu_back };
 }

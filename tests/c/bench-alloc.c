@@ -4,8 +4,9 @@
 //   bench-alloc mem          gallocr's compute buffer for transformer forward
 //                            and backward graphs of a few shapes, beside the
 //                            sum of the sizes of the tensors it places
-//   bench-alloc speed [n]    a transformer forward graph computed n times
-//                            (default 20) on 2 threads, alternating:
+//   bench-alloc speed [n] [t] [e]  a transformer forward graph (embedding
+//                            size e, default 512) computed n times (default
+//                            20) on t threads (default 2), alternating:
 //                            lm_ggml_graph_compute over an allocating context,
 //                            and alloc_graph + lm_ggml_backend_graph_compute
 //                            over a gallocr buffer; both on one thread pool,
@@ -111,9 +112,9 @@ static int cmp_i64(const void * a, const void * b) {
     return (x > y) - (x < y);
 }
 
-static void speed(int iters) {
-    const struct tf_cfg cfg = { 512, 8, 1376, 64, 2 };
-    const int nth = 2;
+static void speed(int iters, int nth, int embd) {
+    // embd 512: compute-bound; a small embd shows the per-compute overhead of each path
+    const struct tf_cfg cfg = { embd, 8, embd * 43 / 16, embd >= 512 ? 64 : 8, 2 };
 
     // a: everything in an allocating context
     struct tf_model ma;
@@ -172,8 +173,8 @@ static void speed(int iters) {
         qsort(ta, (size_t) iters, sizeof(int64_t), cmp_i64);
         qsort(tb, (size_t) iters, sizeof(int64_t), cmp_i64);
         const double ma_us = (double) ta[iters / 2], mb_us = (double) tb[iters / 2];
-        printf("%-22s nodes=%d threads=%d  graph_compute median %.0f us  backend+gallocr median %.0f us  ratio %.4f\n",
-               mode == 0 ? "same thread pool:" : "default pools:", lm_ggml_graph_n_nodes(ga_graph), nth, ma_us, mb_us, mb_us / ma_us);
+        printf("%-22s embd=%d nodes=%d threads=%d  graph_compute median %.0f us  backend+gallocr median %.0f us  ratio %.4f\n",
+               mode == 0 ? "same thread pool:" : "default pools:", cfg.n_embd, lm_ggml_graph_n_nodes(ga_graph), nth, ma_us, mb_us, mb_us / ma_us);
 
         // the two results agree
         float * ra = malloc(lm_ggml_nbytes(ma.out)), * rb = malloc(lm_ggml_nbytes(mb.out));
@@ -210,9 +211,14 @@ int main(int argc, char ** argv) {
         return 0;
     }
     if (strcmp(what, "speed") == 0) {
-        speed(argc > 2 ? atoi(argv[2]) : 20);
+        const int embd = argc > 4 ? atoi(argv[4]) : 512;
+        if (embd < 8 || embd % 8 != 0) {
+            fprintf(stderr, "embd must be a positive multiple of 8\n");
+            return 2;
+        }
+        speed(argc > 2 ? atoi(argv[2]) : 20, argc > 3 ? atoi(argv[3]) : 2, embd);
         return 0;
     }
-    fprintf(stderr, "usage: %s mem|speed [iterations]\n", argv[0]);
+    fprintf(stderr, "usage: %s mem | speed [iterations] [threads] [embd]\n", argv[0]);
     return 2;
 }

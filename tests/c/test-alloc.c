@@ -185,7 +185,7 @@ static void tf_fill_weights(struct tf_model * m) {
 
 static void tf_fill_inputs(struct tf_model * m) {
     const int T = m->cfg.n_tokens;
-    int32_t * p = malloc((size_t) T * sizeof(int32_t));
+    int32_t * p = calloc((size_t) T, sizeof(int32_t));
     for (int i = 0; i < T; i++) p[i] = (i * 7 + 3) % TF_VOCAB;
     lm_ggml_backend_tensor_set(m->tokens, p, 0, (size_t) T * sizeof(int32_t));
     for (int i = 0; i < T; i++) p[i] = i;

@@ -375,6 +375,27 @@ static void test_backend(void) {
     check(!lm_ggml_backend_supports_op(be, bad), "cpy f16 -> iq2_xxs is not supported (no quantizer without imatrix)");
     check(!lm_ggml_backend_supports_op(NULL, y) && !lm_ggml_backend_offload_op(be, y), "supports_op(NULL), offload_op");
 
+    // nodes made other than by the constructors (as a remote peer could send
+    // them): supports_op looks at the types the kernels handle
+    struct lm_ggml_tensor * q = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_Q4_0, 64);
+    struct lm_ggml_tensor * i = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_I32, 64);
+    struct lm_ggml_tensor * f = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 64);
+    struct lm_ggml_tensor * sq = lm_ggml_sqr(ctx, f);
+    struct lm_ggml_tensor * ad = lm_ggml_add(ctx, f, f);
+    struct lm_ggml_tensor * sm = lm_ggml_soft_max_ext(ctx, lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 8, 8),
+                                                      lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 8, 8), 1.0f, 0.0f);
+    struct lm_ggml_tensor * un = lm_ggml_relu(ctx, f);
+    check(lm_ggml_backend_supports_op(be, sq) && lm_ggml_backend_supports_op(be, ad) && lm_ggml_backend_supports_op(be, sm) &&
+          lm_ggml_backend_supports_op(be, un), "well-formed nodes are supported");
+    sq->src[0] = q;
+    ad->src[1] = i;
+    sm->src[1] = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 8, 4); // a mask with too few rows
+    lm_ggml_set_op_params_i32(un, 0, 1000);                         // no such unary op
+    check(!lm_ggml_backend_supports_op(be, sq), "sqr of q4_0 is not supported");
+    check(!lm_ggml_backend_supports_op(be, ad), "add of an i32 operand is not supported");
+    check(!lm_ggml_backend_supports_op(be, sm), "soft_max with a short mask is not supported");
+    check(!lm_ggml_backend_supports_op(be, un), "an unknown unary op is not supported");
+
     // computing before the tensors have memory fails cleanly
     check(lm_ggml_backend_graph_compute(be, gf) == LM_GGML_STATUS_FAILED, "compute of an unallocated graph fails");
 
