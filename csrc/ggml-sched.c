@@ -10,10 +10,20 @@
 //     of every split, the input copies included, in the compute buffers.
 // Computing then copies each split's inputs and runs the split on its backend.
 //
-// The user's graph is left as it was between calls. The nodes that read an
-// input copy have their source pointer redirected only while the scheduler
-// places or computes the graph, and put back before it returns (the
-// reference leaves them pointing at copies that its next call reuses).
+// The user's graph keeps its structure between calls. The nodes that read
+// an input copy have their source pointer redirected only while the
+// scheduler places or computes the graph, and put back before it returns
+// (the reference leaves them pointing at copies that its next call reuses).
+//
+// Other differences from the reference, on purpose: an assignment made with
+// set_tensor_backend stays (the reference moves every node to the backend of
+// highest priority with the same buffer type, so that with two CPU backends
+// its assignments have no effect); a split takes any number of inputs (the
+// reference starts a new split after 10); a node that computes into another
+// tensor's memory (a copy into a cache, an in-place op) runs where that
+// memory can be written; computing a graph other than the one allocated
+// allocates it (the reference would run the old splits); bad arguments and
+// failures give false, a status or NULL, never an abort.
 //
 // One copy per input (lm_ggml_backend_sched_get_n_copies() == 1), whatever
 // `parallel` says: the reference keeps several copies of the inputs so that a
