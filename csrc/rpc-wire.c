@@ -78,6 +78,12 @@ static bool tensor_extent(struct lm_rpc_tensor * t, lm_rpc_why why) {
         return fail(why, "tensor '%s': ne[0] = %u is not a whole number of %s blocks", t->name, t->ne[0],
                     lm_ggml_type_name((enum lm_ggml_type) t->type));
     }
+    // a count of elements that fits in int64 (strides of 0 keep the extent small)
+    uint64_t nel = 1;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        if (nel > (uint64_t) INT64_MAX / t->ne[i]) return fail(why, "tensor '%s': too many elements", t->name);
+        nel *= t->ne[i];
+    }
     // each term below is < 2^64: products of two u32s, or of a u32 and a type size < 2^16
     const uint64_t row = t->ne[0] / blck * ts;
     const uint64_t strided = blck == 1 ? ts + (uint64_t)(t->ne[0] - 1) * t->nb[0] : (uint64_t) t->ne[0] * t->nb[0] / blck;
@@ -293,11 +299,12 @@ struct lm_rpc_graph * lm_rpc_graph_decode(const uint8_t * p, size_t n, lm_rpc_wh
             fail(why, "graph: tensor %u ('%s') has id 0", i, t->name);
             return graph_fail(g, &m);
         }
-        // sources first: a reference to a tensor not seen yet is a forward
-        // reference, a cycle or a dangling id
+        // sources first: a reference to a tensor not seen yet (other than
+        // itself) is a forward reference, a cycle or a dangling id
         for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
             if (t->src[j] == 0) continue;
-            t->src_idx[j] = id_find(&m, t->src[j]);
+            // a tensor may name itself (a cast is a copy into itself)
+            t->src_idx[j] = t->src[j] == t->id ? (int32_t) i : id_find(&m, t->src[j]);
             if (t->src_idx[j] < 0) {
                 fail(why, "graph: tensor %u ('%s'): source %d is not an earlier tensor", i, t->name, j);
                 return graph_fail(g, &m);

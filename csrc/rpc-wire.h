@@ -93,12 +93,13 @@ struct lm_rpc_tensor {
 void lm_rpc_tensor_encode(uint8_t out[LM_RPC_TENSOR_SIZE], const struct lm_rpc_tensor * t);
 
 // Why a decode failed: a short sentence for the log.
-#define LM_RPC_WHY 160
+#define LM_RPC_WHY 512
 typedef char lm_rpc_why[LM_RPC_WHY];
 
 // Checks what a tensor says about itself: a type this core knows, an op in
-// range, whole blocks in a row, and an extent (the bytes from data a kernel
-// may read or write, whatever the strides) that fits in 64 bits from data.
+// range, whole blocks in a row, a count of elements within int64, and an
+// extent (the bytes from data a kernel may read or write, whatever the
+// strides) that fits in 64 bits from data.
 bool lm_rpc_tensor_decode(const uint8_t in[LM_RPC_TENSOR_SIZE], struct lm_rpc_tensor * t, lm_rpc_why why);
 
 // ---------------------------------------------------------------- requests
@@ -136,7 +137,9 @@ bool lm_rpc_request_decode(uint8_t cmd, const uint8_t * p, size_t n, uint64_t to
 //
 // The reference client lists each tensor after its sources and view source
 // (a depth-first walk from the nodes); the decoder requires that order, which
-// rules out cycles and dangling references without a search.
+// rules out cycles and dangling references without a search. The one
+// exception is a tensor naming itself as a source (a cast, which the
+// reference builds as a copy into itself).
 
 struct lm_rpc_graph {
     uint32_t n_nodes;
@@ -146,7 +149,8 @@ struct lm_rpc_graph {
 };
 
 // NULL (with why) unless every tensor decodes, ids are non-zero and distinct,
-// every source and view source names an earlier tensor, every node names a
+// every source names an earlier tensor or itself, every view source an
+// earlier tensor, every node names a
 // tensor, and the message is exactly as long as its counts say.
 struct lm_rpc_graph * lm_rpc_graph_decode(const uint8_t * p, size_t n, lm_rpc_why why);
 void                  lm_rpc_graph_free(struct lm_rpc_graph * g);

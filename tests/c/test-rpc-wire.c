@@ -105,6 +105,12 @@ static void test_tensor_checks(void) {
     EXPECT(!decode_one(t, &u));
     t = sample_tensor(1); t.data = UINT64_MAX - 16;
     EXPECT(!decode_one(t, &u));
+    // zero strides keep the extent small, not the element count
+    t = sample_tensor(1);
+    for (int i = 0; i < 4; i++) { t.ne[i] = 0xffffffffu; t.nb[i] = 0; }
+    EXPECT(!decode_one(t, &u));
+    t.ne[0] = 1; t.ne[2] = 4; t.ne[3] = 1;
+    EXPECT(decode_one(t, &u) && u.extent == 4);
 
     // a name without its NUL is cut, not refused
     uint8_t b[LM_RPC_TENSOR_SIZE];
@@ -215,7 +221,10 @@ static void test_graphs(void) {
 
     struct lm_rpc_tensor bad[4];
     memcpy(bad, ts, sizeof(bad));
-    bad[2].src[0] = 30;                           // its own source
+    bad[2].src[1] = 30;                           // its own source (a cast) is allowed
+    EXPECT(graph_ok(bad, 4, nodes, 2));
+    memcpy(bad, ts, sizeof(bad));
+    bad[3].view_src = 40;                         // its own view source is not
     EXPECT(!graph_ok(bad, 4, nodes, 2));
     memcpy(bad, ts, sizeof(bad));
     bad[2].src[0] = 40;                           // forward reference
