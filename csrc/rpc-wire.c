@@ -94,6 +94,13 @@ static bool tensor_extent(struct lm_rpc_tensor * t, lm_rpc_why why) {
         ext += d;
     }
     if (t->data + ext < t->data) return fail(why, "tensor '%s': data + size overflows", t->name);
+    // kernels load elements (and the fields of blocks) as their C types: the
+    // address and every stride that is used must keep them naturally aligned
+    uint64_t align = 1;
+    while (align < 8 && ts % (2 * align) == 0) align *= 2;
+    bool aligned = t->data % align == 0;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) aligned = aligned && (t->ne[i] == 1 || t->nb[i] % align == 0);
+    if (!aligned) return fail(why, "tensor '%s': data or strides not aligned to %llu bytes", t->name, (unsigned long long) align);
     t->extent = ext;
     return true;
 }

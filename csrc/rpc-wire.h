@@ -99,7 +99,8 @@ typedef char lm_rpc_why[LM_RPC_WHY];
 // Checks what a tensor says about itself: a type this core knows, an op in
 // range, whole blocks in a row, a count of elements within int64, and an
 // extent (the bytes from data a kernel may read or write, whatever the
-// strides) that fits in 64 bits from data.
+// strides) that fits in 64 bits from data, and data and strides aligned for
+// the type (to the largest power of two up to 8 that divides its size).
 bool lm_rpc_tensor_decode(const uint8_t in[LM_RPC_TENSOR_SIZE], struct lm_rpc_tensor * t, lm_rpc_why why);
 
 // ---------------------------------------------------------------- requests

@@ -55,6 +55,40 @@ static void fill(struct lm_ggml_tensor * t, uint32_t seed) {
     }
 }
 
+// Tensor data lives in an arena apart from the context (which holds the
+// tensor structs), so that a mutated graph can scribble on all of the arena
+// without touching the graph it came from.
+static uint8_t * g_arena;
+static size_t g_arena_size, g_arena_used;
+
+static void place(struct lm_ggml_tensor * t) {
+    const size_t n = (lm_ggml_nbytes(t) + 63) / 64 * 64;
+    if (g_arena_used + n > g_arena_size) {
+        fprintf(stderr, "arena too small\n");
+        exit(1);
+    }
+    t->data = g_arena + g_arena_used;
+    g_arena_used += n;
+}
+
+// Data for every tensor that has none yet, in creation order (views after their sources).
+static void place_all(struct lm_ggml_context * ctx) {
+    for (struct lm_ggml_tensor * t = lm_ggml_get_first_tensor(ctx); t != NULL; t = lm_ggml_get_next_tensor(ctx, t)) {
+        if (t->data != NULL) continue;
+        if (t->view_src != NULL) t->data = (char *) t->view_src->data + t->view_offs;
+        else place(t);
+    }
+}
+
+static struct lm_ggml_context * new_block_ctx(void) {
+    g_arena_size = 4 << 20;
+    g_arena_used = 0;
+    free(g_arena);
+    g_arena = calloc(1, g_arena_size);
+    struct lm_ggml_init_params ip = { .mem_size = 1 << 20, .mem_buffer = NULL, .no_alloc = true };
+    return lm_ggml_init(ip);
+}
+
 // A transformer block's worth of ops plus a few more, with views, in-place
 // ops, a cast and a copy into a cache.
 static struct lm_ggml_cgraph * build_block(struct lm_ggml_context * ctx) {
@@ -73,6 +107,7 @@ static struct lm_ggml_cgraph * build_block(struct lm_ggml_context * ctx) {
     struct lm_ggml_tensor * kcache = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F16, n_embd * n_ctx);
     struct lm_ggml_tensor * mask = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, n_tok, n_tok);
     struct lm_ggml_tensor * all[] = { tok_emb, norm_w, wq, wk, wv, wo, w1, w2, w3, kcache };
+    place_all(ctx);
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) fill(all[i], 1234 + (uint32_t) i);
     for (int i = 0; i < n_tok; i++) {
         ((int32_t *) tokens->data)[i] = (i * 7) % n_vocab;
@@ -117,6 +152,7 @@ static struct lm_ggml_cgraph * build_block(struct lm_ggml_context * ctx) {
     lm_ggml_build_forward_expand(g, lm_ggml_argmax(ctx, x));
     lm_ggml_build_forward_expand(g, lm_ggml_gelu(ctx, fa));
     lm_ggml_build_forward_expand(g, lm_ggml_unary(ctx, lm_ggml_norm(ctx, x, 1e-5f), LM_GGML_UNARY_OP_TANH));
+    place_all(ctx);
     return g;
 }
 
@@ -133,11 +169,10 @@ static struct lm_rpc_graph * roundtrip(const struct lm_ggml_cgraph * g) {
 }
 
 static void test_same_bytes(int n_threads) {
-    struct lm_ggml_init_params ip = { .mem_size = 8 << 20, .mem_buffer = NULL, .no_alloc = false };
-    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_context * ctx = new_block_ctx();
     struct lm_ggml_cgraph * g = build_block(ctx);
-    const size_t size = lm_ggml_get_mem_size(ctx);
-    uint8_t * mem = lm_ggml_get_mem_buffer(ctx);
+    const size_t size = g_arena_size;
+    uint8_t * mem = g_arena;
     uint8_t * before = malloc(size), * after = malloc(size);
     memcpy(before, mem, size);
     compute(g, n_threads);
@@ -255,11 +290,105 @@ static void test_encode_limits(void) {
     lm_ggml_free(ctx);
 }
 
+// ---------------------------------------------------------------- mutated graphs
+
+// The arena a mutated graph may use: [lo, hi) of the original context's memory.
+struct arena { uint64_t lo, hi; };
+
+static bool in_arena(void * user, const struct lm_rpc_tensor * t, void ** data, lm_ggml_backend_buffer_t * buf, lm_rpc_why why) {
+    const struct arena * a = user;
+    *buf = NULL;
+    *data = (void *)(uintptr_t) t->data;
+    if (t->extent == 0) return true;
+    if (t->data < a->lo || t->data > a->hi || t->extent > a->hi - t->data) {
+        snprintf(why, LM_RPC_WHY, "outside the arena");
+        return false;
+    }
+    return true;
+}
+
+static uint32_t rnd(uint32_t * s, uint32_t n) {
+    *s ^= *s << 13; *s ^= *s >> 17; *s ^= *s << 5;
+    return *s % n;
+}
+
+// One random change to a tensor of the graph: a dimension, a stride, the
+// type, an op parameter, a source, the op, the data address.
+static void mutate(struct lm_rpc_graph * d, uint32_t * s) {
+    struct lm_rpc_tensor * t = &d->tensors[rnd(s, d->n_tensors)];
+    const uint32_t k = rnd(s, 4);
+    switch (rnd(s, 8)) {
+        case 0: t->ne[k] = rnd(s, 70); break;
+        case 1: t->nb[k] = 2 * rnd(s, 300); break;
+        case 2: t->type = (uint32_t[]) { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_I32, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K }[rnd(s, 5)]; break;
+        case 3: t->op_params[rnd(s, 12)] = (int32_t) rnd(s, 70) - 5; break;
+        case 4: { const int32_t j = (int32_t) rnd(s, (uint32_t)(t - d->tensors) + 1); t->src_idx[rnd(s, 3)] = j == t - d->tensors ? -1 : j; break; }
+        case 5: t->op = rnd(s, LM_GGML_OP_COUNT); break;
+        case 6: t->data += (uint64_t)(rnd(s, 64) * 4) - 128; break;
+        default: t->view_idx = t->src_idx[0]; break;
+    }
+}
+
+// Recomputes a tensor's extent after a mutation (as the decoder would).
+static bool redecode(struct lm_rpc_graph * d) {
+    for (uint32_t i = 0; i < d->n_tensors; i++) {
+        struct lm_rpc_tensor * t = &d->tensors[i];
+        uint8_t b[LM_RPC_TENSOR_SIZE];
+        int32_t src_idx[LM_GGML_MAX_SRC];
+        const int32_t view_idx = t->view_idx;
+        memcpy(src_idx, t->src_idx, sizeof(src_idx));
+        lm_rpc_tensor_encode(b, t);
+        lm_rpc_why why;
+        if (!lm_rpc_tensor_decode(b, t, why)) return false;
+        memcpy(t->src_idx, src_idx, sizeof(src_idx));
+        t->view_idx = view_idx;
+    }
+    return true;
+}
+
+// Whatever a client does to a graph, what builds computes inside the arena
+// (run under ASan: the arena is one allocation of exactly its size).
+static void test_mutations(void) {
+    struct lm_ggml_context * ctx = new_block_ctx();
+    struct lm_ggml_cgraph * g = build_block(ctx);
+    struct arena a = { (uint64_t)(uintptr_t) g_arena, (uint64_t)(uintptr_t) g_arena + g_arena_size };
+    uint32_t seed = 12345;
+    int built = 0, refused = 0, malformed = 0;
+    for (int iter = 0; iter < 1500; iter++) {
+        struct lm_rpc_graph * d = roundtrip(g);
+        if (d == NULL) break;
+        const int n_mut = 1 + (int) rnd(&seed, 3);
+        for (int m = 0; m < n_mut; m++) mutate(d, &seed);
+        if (!redecode(d)) {
+            malformed++;
+            lm_rpc_graph_free(d);
+            continue;
+        }
+        struct lm_rpc_built b;
+        lm_rpc_why why;
+        switch (lm_rpc_graph_build(d, in_arena, &a, &b, why)) {
+            case LM_RPC_BUILT:
+                built++;
+                compute(b.graph, 1 + iter % 2);
+                lm_rpc_built_free(&b);
+                break;
+            case LM_RPC_REFUSED: refused++; break;
+            default: malformed++; break;
+        }
+        lm_rpc_graph_free(d);
+    }
+    printf("mutations: %d built and computed, %d refused, %d outside the arena\n", built, refused, malformed);
+    EXPECT(built > 100 && refused > 100);
+    lm_ggml_free(ctx);
+}
+
 int main(void) {
     test_same_bytes(1);
     test_same_bytes(3);
     test_refusals();
     test_encode_limits();
+    test_mutations();
+    free(g_arena);
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;

@@ -88,8 +88,20 @@ static void test_tensor_checks(void) {
     t.ne[0] = 64;
     EXPECT(decode_one(t, &u) && u.extent == 36 + 3 * 36);
     // a quantized row is read whole even if nb[0] claims less
-    t.nb[0] = 1;
+    t.nb[0] = 2;
     EXPECT(decode_one(t, &u) && u.extent == 36 + 3 * 36);
+    // blocks of q4_0 hold f16 fields: 2-byte alignment
+    t.nb[0] = 1;
+    EXPECT(!decode_one(t, &u));
+    t.nb[0] = 18; t.data += 1;
+    EXPECT(!decode_one(t, &u));
+    // f32 needs 4 bytes, in the address and in every stride in use
+    t = sample_tensor(1); t.data += 2;
+    EXPECT(!decode_one(t, &u));
+    t = sample_tensor(1); t.nb[1] = 34;
+    EXPECT(!decode_one(t, &u));
+    t = sample_tensor(1); t.ne[2] = 1; t.nb[2] = 3; // a stride of a dimension of 1 is never used
+    EXPECT(decode_one(t, &u));
 
     // transposed f32: the element walk bounds it
     t = sample_tensor(1); t.nb[0] = 16; t.nb[1] = 4; t.ne[0] = 4; t.ne[1] = 4; t.nb[2] = t.nb[3] = 64;
