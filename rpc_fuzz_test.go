@@ -51,12 +51,12 @@ func TestRPCDecodeSeeds(t *testing.T) {
 			require.Equal(t, 0, rpcDecode(msg[:n]))
 		}
 	}
-	require.Equal(t, 1, rpcDecode(rpcMsg(0, u64le(1<<20))))         // ALLOC_BUFFER
+	require.Equal(t, 1, rpcDecode(rpcMsg(0, u64le(1<<20))))            // ALLOC_BUFFER
 	require.Equal(t, 0, rpcDecode(rpcMsg(0, u64le(1<<20), []byte{0}))) // one byte too many
-	require.Equal(t, 1, rpcDecode(rpcMsg(10)))                          // GET_DEVICE_MEMORY
-	require.Equal(t, 0, rpcDecode(rpcMsg(11)))                          // no such command
-	require.Equal(t, 0, rpcDecode(rpcMsg(9, make([]byte, 7))))          // graph shorter than its counts
-	require.Equal(t, 2, rpcDecode(rpcMsg(9, make([]byte, 8))))          // the empty graph
+	require.Equal(t, 1, rpcDecode(rpcMsg(10)))                         // GET_DEVICE_MEMORY
+	require.Equal(t, 0, rpcDecode(rpcMsg(11)))                         // no such command
+	require.Equal(t, 0, rpcDecode(rpcMsg(9, make([]byte, 7))))         // graph shorter than its counts
+	require.Equal(t, 2, rpcDecode(rpcMsg(9, make([]byte, 8))))         // the empty graph
 }
 
 // FuzzRPCDecode feeds the RPC server's decoder and graph rebuilding with
