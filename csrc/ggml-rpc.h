@@ -55,7 +55,8 @@ LM_GGML_BACKEND_API void lm_ggml_backend_rpc_set_timeouts(int connect_ms, int io
 // A server object, for embedding: the caller accepts connections and hands
 // each one over to lm_rpc_server_serve (from a thread of its own).
 struct lm_rpc_server;
-// backend is borrowed (it must outlive the server); total_mem caps what all
+// backend is borrowed (it must outlive the server; the server sets its abort
+// callback, if it has one, until lm_rpc_server_free); total_mem caps what all
 // clients together may allocate (0: no cap); free_mem is only reported.
 LM_GGML_BACKEND_API struct lm_rpc_server * lm_rpc_server_new(lm_ggml_backend_t backend, size_t free_mem, size_t total_mem);
 // Serves one client on a connected stream socket until it leaves, breaks the
@@ -63,7 +64,8 @@ LM_GGML_BACKEND_API struct lm_rpc_server * lm_rpc_server_new(lm_ggml_backend_t b
 // allocated. Thread-safe: one call per connection.
 LM_GGML_BACKEND_API void lm_rpc_server_serve(struct lm_rpc_server * srv, int fd);
 // Makes every lm_rpc_server_serve return soon (their connections are shut
-// down) and refuses later ones.
+// down, a graph being computed is aborted if the backend can abort) and
+// refuses later ones.
 LM_GGML_BACKEND_API void lm_rpc_server_stop(struct lm_rpc_server * srv);
 // Frees the server; call after every lm_rpc_server_serve has returned.
 LM_GGML_BACKEND_API void lm_rpc_server_free(struct lm_rpc_server * srv);
