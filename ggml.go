@@ -102,7 +102,18 @@ type Context struct {
 	c       *C.struct_lm_ggml_context
 	pinner  *runtime.Pinner
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
+	keep    []any                 // backend buffers and graph allocators holding its tensors' data
 	cleanup runtime.Cleanup
+}
+
+// keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
+func (ctx *Context) keepAlive(x any) {
+	for _, k := range ctx.keep {
+		if k == x {
+			return
+		}
+	}
+	ctx.keep = append(ctx.keep, x)
 }
 
 type ctxHandle struct {
@@ -164,6 +175,7 @@ func (ctx *Context) Close() error {
 	ctx.c = nil
 	ctx.pinner = nil
 	ctx.deps = nil
+	ctx.keep = nil
 	return nil
 }
 
@@ -214,6 +226,7 @@ func (ctx *Context) wrap(t *C.struct_lm_ggml_tensor) *Tensor {
 	if t == nil {
 		return nil
 	}
+	trackBackendView(ctx, t)
 	return &Tensor{ctx: ctx, t: t}
 }
 

@@ -4,8 +4,8 @@
 //   bench-alloc mem          gallocr's compute buffer for transformer forward
 //                            and backward graphs of a few shapes, beside the
 //                            sum of the sizes of the tensors it places
-//   bench-alloc speed [n]    a transformer forward graph computed n times
-//                            (default 20) on 2 threads, alternating:
+//   bench-alloc speed [n] [t] a transformer forward graph computed n times
+//                            (default 20) on t threads (default 2), alternating:
 //                            lm_ggml_graph_compute over an allocating context,
 //                            and alloc_graph + lm_ggml_backend_graph_compute
 //                            over a gallocr buffer; both on one thread pool,
@@ -111,9 +111,8 @@ static int cmp_i64(const void * a, const void * b) {
     return (x > y) - (x < y);
 }
 
-static void speed(int iters) {
+static void speed(int iters, int nth) {
     const struct tf_cfg cfg = { 512, 8, 1376, 64, 2 };
-    const int nth = 2;
 
     // a: everything in an allocating context
     struct tf_model ma;
@@ -210,9 +209,9 @@ int main(int argc, char ** argv) {
         return 0;
     }
     if (strcmp(what, "speed") == 0) {
-        speed(argc > 2 ? atoi(argv[2]) : 20);
+        speed(argc > 2 ? atoi(argv[2]) : 20, argc > 3 ? atoi(argv[3]) : 2);
         return 0;
     }
-    fprintf(stderr, "usage: %s mem|speed [iterations]\n", argv[0]);
+    fprintf(stderr, "usage: %s mem | speed [iterations] [threads]\n", argv[0]);
     return 2;
 }
