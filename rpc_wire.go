@@ -3,6 +3,7 @@ package ggml
 /*
 #cgo CFLAGS: -std=gnu11 -I${SRCDIR}/csrc
 #include <stdlib.h>
+#include "glue.h"
 #include "rpc-graph.h"
 #include "ggml-impl.h"
 
@@ -95,6 +96,19 @@ static uint8_t * gg_rpc_encode_fake(struct lm_ggml_context * ctx, struct lm_ggml
 	free(msg);
 	return out;
 }
+
+// Raw writes and reads of a tensor's bytes (for the transfer benchmark).
+static void gg_rpc_raw(gg_err * e, struct lm_ggml_tensor * t, void * data, size_t n, int write) {
+	struct lm_ggml_err_frame f;
+	if (LM_GGML_TRY(&f)) {
+		e->failed = 1;
+		memcpy(e->msg, f.msg, sizeof(e->msg));
+		return;
+	}
+	if (write) lm_ggml_backend_tensor_set(t, data, 0, n);
+	else lm_ggml_backend_tensor_get(t, data, 0, n);
+	lm_ggml_err_pop(&f);
+}
 */
 import "C"
 
@@ -123,4 +137,19 @@ func rpcEncodeGraph(g *Graph) []byte {
 	}
 	defer C.free(unsafe.Pointer(p))
 	return C.GoBytes(unsafe.Pointer(p), C.int(n))
+}
+
+// rawTransfer writes b into t's data (or reads it), byte for byte from the
+// start, through the backend (for the RPC transfer benchmark).
+func rawTransfer(t *Tensor, b []byte, write bool) error {
+	if len(b) == 0 {
+		return nil
+	}
+	var e C.gg_err
+	w := C.int(0)
+	if write {
+		w = 1
+	}
+	C.gg_rpc_raw(&e, t.ptr(), unsafe.Pointer(&b[0]), C.size_t(len(b)), w)
+	return cError("rawTransfer", &e)
 }

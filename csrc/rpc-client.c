@@ -145,6 +145,8 @@ static struct rpc_ep * ep_get(const char * endpoint) {
     }
     pthread_mutex_unlock(&g_eps_mu);
     if (e == NULL) lm_backend_fail("RPC: out of memory");
+    // the registry lists "RPC" once it is in use (lm_ggml_backend_reg_by_name)
+    lm_backend_register(lm_ggml_backend_rpc_reg());
     return e;
 }
 
@@ -459,7 +461,16 @@ static lm_ggml_backend_t rpc_dev_init(lm_ggml_backend_dev_t d, const char * para
     (void) params;
     return lm_ggml_backend_rpc_init(dev_ep(d)->endpoint);
 }
-static lm_ggml_backend_buffer_type_t rpc_dev_buft(lm_ggml_backend_dev_t d) { return lm_ggml_backend_rpc_buffer_type(dev_ep(d)->endpoint); }
+// The endpoint's buffer type even while the server is unreachable (its
+// allocations fail then); connecting first if its properties are unknown.
+static lm_ggml_backend_buffer_type_t rpc_dev_buft(lm_ggml_backend_dev_t d) {
+    struct rpc_ep * e = dev_ep(d);
+    pthread_mutex_lock(&e->mu);
+    const bool known = e->alignment != 0;
+    pthread_mutex_unlock(&e->mu);
+    if (!known) conn_unref(ep_conn(e));
+    return &e->buft;
+}
 // the ops our server rebuilds (rpc-graph.c) and its CPU engine has kernels
 // for (ggml rpc-server serves the CPU backend); the server decides on shapes
 static bool rpc_dev_supports_op(lm_ggml_backend_dev_t d, const struct lm_ggml_tensor * op) {

@@ -4,6 +4,7 @@
 //	ggml info              build and CPU capabilities
 //	ggml gguf inspect FILE keys and tensors of a GGUF file
 //	ggml gguf dump --json FILE
+//	ggml rpc-server --host 127.0.0.1 --port 50052 --mem MiB
 package main
 
 import (
@@ -18,10 +19,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":  {"build and compute graphs on several threads, print results", demoCmd},
-	"info":  {"print the build and the CPU capabilities", infoCmd},
-	"gguf":  {"inspect a GGUF file or dump it as JSON", ggufCmd},
-	"train": {"train a small MLP with AdamW on generated data", trainCmd},
+	"demo":       {"build and compute graphs on several threads, print results", demoCmd},
+	"info":       {"print the build and the CPU capabilities", infoCmd},
+	"gguf":       {"inspect a GGUF file or dump it as JSON", ggufCmd},
+	"train":      {"train a small MLP with AdamW on generated data", trainCmd},
+	"rpc-server": {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
 }
 
 func usage() {
@@ -32,7 +34,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-6s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
 	}
 }
 
