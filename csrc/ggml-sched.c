@@ -91,6 +91,10 @@ struct lm_ggml_backend_sched {
     uint32_t gen;
     bool     overflow;  // a tensor found no slot during the current pass
 
+    // the compute buffers of the last placement (see forget_placement)
+    lm_ggml_backend_buffer_t placed_bufs[2 * SCHED_MAX_BACKENDS];
+    int n_placed_bufs;
+
     int * node_slot; // slot of each node of the graph being split
     int cap_node_slot;
 
@@ -783,6 +787,58 @@ static void print_splits(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
     }
 }
 
+// Tensors of g still placed in the compute buffers from an earlier
+// placement (this graph's, or another's whose memory g now overlaps) are
+// placed afresh: their old address would overlap the new plan, and would
+// pin them to a backend. Only the buffers of the last placement are
+// recognised (by address: nothing is read through a stale pointer). A graph
+// allocated before the buffers were reallocated (grown for a larger graph)
+// points to freed memory: as with the reference, such a graph must be built
+// again (the Go bindings detach its tensors).
+static bool placed_here(lm_ggml_backend_sched_t s, const struct lm_ggml_tensor * t) {
+    for (int k = 0; t != NULL && t->buffer != NULL && k < s->n_placed_bufs; k++) {
+        if (t->buffer == s->placed_bufs[k]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void forget_placement(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
+    if (s->n_placed_bufs == 0) {
+        return;
+    }
+    // views first: whether their source is placed here is read before the
+    // source forgets it
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < g->n_nodes + g->n_leafs; i++) {
+            struct lm_ggml_tensor * t = i < g->n_nodes ? g->nodes[i] : g->leafs[i - g->n_nodes];
+            if ((t->view_src != NULL) != (pass == 0)) {
+                continue;
+            }
+            if (placed_here(s, t) || (t->view_src != NULL && placed_here(s, t->view_src))) {
+                t->buffer = NULL;
+                t->data = NULL;
+            }
+        }
+    }
+}
+
+// Records the compute buffers the allocator placed the split graph in.
+static void remember_placement(lm_ggml_backend_sched_t s) {
+    s->n_placed_bufs = 0;
+    const struct lm_ggml_cgraph * a = &s->agraph;
+    for (int i = 0; i < a->n_nodes + a->n_leafs; i++) {
+        const struct lm_ggml_tensor * t = i < a->n_nodes ? a->nodes[i] : a->leafs[i - a->n_nodes];
+        const int max = (int) (sizeof(s->placed_bufs) / sizeof(s->placed_bufs[0]));
+        if (t->buffer == NULL || placed_here(s, t) || s->n_placed_bufs == max ||
+            lm_ggml_backend_buffer_get_usage(t->buffer) != LM_GGML_BACKEND_BUFFER_USAGE_COMPUTE) {
+            continue;
+        }
+        s->placed_bufs[s->n_placed_bufs++] = t->buffer;
+    }
+}
+
 // Assigns, splits and builds the allocator's graph for g. The pins survive,
 // everything else of the previous graph is forgotten.
 static bool split_graph(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
@@ -795,6 +851,7 @@ static bool split_graph(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
             g->n_nodes, g->n_leafs, s->capacity);
         return false;
     }
+    forget_placement(s, g);
     bool ok = assign(s, g) && split_nodes(s, g) && !s->overflow && build_alloc_graph(s, g);
     if (!ok) {
         if (s->overflow) {
@@ -830,13 +887,27 @@ static void redirect(lm_ggml_backend_sched_t s, bool to_copies) {
 static bool place_split_graph(lm_ggml_backend_sched_t s, bool alloc) {
     // a backend still working could be reading memory that moves
     lm_ggml_backend_sched_synchronize(s);
-    if (!lm_ggml_gallocr_reserve_n(s->galloc, &s->agraph, s->node_buf, s->leaf_buf)) {
+    size_t before[SCHED_MAX_BACKENDS];
+    for (int b = 0; b < s->n_backends; b++) {
+        before[b] = lm_ggml_gallocr_get_buffer_size(s->galloc, b);
+    }
+    const bool reserved = lm_ggml_gallocr_reserve_n(s->galloc, &s->agraph, s->node_buf, s->leaf_buf);
+    for (int b = 0; b < s->n_backends; b++) {
+        if (lm_ggml_gallocr_get_buffer_size(s->galloc, b) != before[b]) {
+            s->n_placed_bufs = 0; // reallocated: the old buffers are gone
+        }
+    }
+    if (!reserved) {
+        s->n_placed_bufs = 0;
         sched_error("cannot allocate the compute buffers: %s", lm_backend_last_error());
         return false;
     }
-    if (alloc && !lm_ggml_gallocr_alloc_graph(s->galloc, &s->agraph)) {
-        sched_error("cannot place the graph in the compute buffers: %s", lm_backend_last_error());
-        return false;
+    if (alloc) {
+        if (!lm_ggml_gallocr_alloc_graph(s->galloc, &s->agraph)) {
+            sched_error("cannot place the graph in the compute buffers: %s", lm_backend_last_error());
+            return false;
+        }
+        remember_placement(s);
     }
     return true;
 }

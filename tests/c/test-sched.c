@@ -747,6 +747,66 @@ static void test_reserve_reuse(void) {
     lm_ggml_free(d.ctx);
 }
 
+// A graph allocated earlier is placed afresh when computed again after
+// another graph (its tensors still point into the compute buffers, where the
+// other graph now lives): the llama block, the MLP, the block again, the MLP
+// again, in buffers of one size. (After buffers grew, a graph placed in the
+// old ones must be built again, as with the reference: its memory is gone.)
+static void test_replace(void) {
+    struct direct dm, dl;
+    direct_run(&dm, 0);
+    direct_run(&dl, 1);
+    tdevs_reset();
+    lm_ggml_backend_t be[2] = { &TA->backend, g_cpu };
+    lm_ggml_backend_sched_t s = lm_ggml_backend_sched_new(be, NULL, 2, 512, false);
+    struct sched_side mlp, blk;
+    side_init(&mlp, 0, &TA->buft, lm_ggml_backend_cpu_buffer_type());
+    side_init(&blk, 1, &TA->buft, lm_ggml_backend_cpu_buffer_type());
+    side_build(&mlp, 512);
+    side_build(&blk, 512);
+
+    size_t size[2] = { 0, 0 };
+    for (int round = 0; round < 4; round++) {
+        struct sched_side * sd = round % 2 == 0 ? &blk : &mlp;
+        struct direct * want = round % 2 == 0 ? &dl : &dm;
+        CHECK(lm_ggml_backend_sched_alloc_graph(s, sd->b.g));
+        fill_inputs(&sd->b);
+        CHECK(lm_ggml_backend_sched_graph_compute(s, sd->b.g) == LM_GGML_STATUS_SUCCESS);
+        CHECK(compare_nodes(&sd->b, &want->b, false) == 0);
+        for (int b = 0; b < 2; b++) {
+            const size_t n = lm_ggml_backend_sched_get_buffer_size(s, be[b]);
+            CHECK(round == 0 || n == size[b]);
+            size[b] = n;
+        }
+    }
+
+    // a graph extended after it was computed is placed afresh as a whole:
+    // its first nodes must not keep their old addresses, which the new
+    // nodes' plan would overlap, or which the buffers, grown for the new
+    // nodes, no longer hold
+    struct lm_ggml_tensor * tmpl = lm_ggml_new_tensor_2d(blk.ctx, LM_GGML_TYPE_F32, L_EMBD, L_T * 64);
+    struct lm_ggml_tensor * more = lm_ggml_repeat(blk.ctx, lm_ggml_silu(blk.ctx, blk.b.out), tmpl);
+    lm_ggml_build_forward_expand(blk.b.g, more);
+    struct lm_ggml_tensor * tmpl_d = lm_ggml_new_tensor_2d(dl.ctx, LM_GGML_TYPE_F32, L_EMBD, L_T * 64);
+    struct lm_ggml_tensor * want_more = lm_ggml_repeat(dl.ctx, lm_ggml_silu(dl.ctx, dl.b.out), tmpl_d);
+    struct lm_ggml_cgraph * gm = lm_ggml_new_graph(dl.ctx);
+    lm_ggml_build_forward_expand(gm, want_more);
+    CHECK(lm_ggml_graph_compute_with_ctx(dl.ctx, gm, 1) == LM_GGML_STATUS_SUCCESS);
+    CHECK(lm_ggml_backend_sched_alloc_graph(s, blk.b.g));
+    fill_inputs(&blk.b);
+    CHECK(lm_ggml_backend_sched_graph_compute(s, blk.b.g) == LM_GGML_STATUS_SUCCESS);
+    CHECK(same_bits(more, want_more));
+    CHECK(lm_ggml_backend_sched_get_buffer_size(s, be[1]) > size[1]);
+    printf("re-placing: llama block, MLP, block, MLP in the same buffers (%zu + %zu B), then the block extended: identical\n",
+           size[0], size[1]);
+
+    lm_ggml_backend_sched_free(s);
+    side_free(&mlp);
+    side_free(&blk);
+    lm_ggml_free(dm.ctx);
+    lm_ggml_free(dl.ctx);
+}
+
 // ---------------------------------------------------------------- graph copy, compare
 
 struct cmp_state { int n, bad; };
@@ -941,6 +1001,7 @@ int main(void) {
     test_copies(1);
     test_eval_callback();
     test_reserve_reuse();
+    test_replace();
     test_graph_copy();
     test_errors();
     lm_ggml_backend_free(g_cpu);
