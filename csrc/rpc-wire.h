@@ -110,7 +110,9 @@ struct lm_rpc_limits {
     uint64_t max_set_data;    // SET_TENSOR payload
     uint64_t max_graph_bytes; // GRAPH_COMPUTE message
 };
-#define LM_RPC_DEFAULT_MAX_GRAPH_BYTES ((uint64_t) 256 << 20) // ~900k tensors
+// ~110k tensors, some 20 times a large llama's graph; what a graph costs the
+// server (message, decoded tensors, rebuilt graph) is a small multiple of it
+#define LM_RPC_DEFAULT_MAX_GRAPH_BYTES ((uint64_t) 32 << 20)
 
 // The first step with a request header: is cmd known and size allowed? Sets
 // *prefix to the bytes to read into memory before decoding (all of the
