@@ -192,7 +192,9 @@ case "${1:-test}" in
     # enough, since nothing is linked.
     ndk=$(mktemp -d); mkdir -p "$ndk/android"
     printf '#include <stdarg.h>\n#define ANDROID_LOG_FATAL 7\nint __android_log_vprint(int, const char *, const char *, va_list);\n' >"$ndk/android/log.h"
-    GOOS=android GOARCH=arm64 CGO_ENABLED=1 CC="$XCC" CGO_CFLAGS="-O2 -D__ANDROID__ -I$ndk" go build ./ ./gguf
+    # netgo: the glibc headers do not fit the cgo resolver of package net for
+    # android (the NDK's would); the pure-Go resolver needs none.
+    GOOS=android GOARCH=arm64 CGO_ENABLED=1 CC="$XCC" CGO_CFLAGS="-O2 -D__ANDROID__ -I$ndk" go build -tags netgo ./ ./gguf
     rm -rf "$ndk"
     echo "android/arm64: packages compile"
     ;;

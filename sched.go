@@ -135,6 +135,7 @@ type Scheduler struct {
 	placedN  [2]int     // its node and leaf counts then (a graph extended since is placed again)
 	mem      memRanges  // the compute buffers of the last placement
 	users    contextSet // contexts whose tensors live in mem
+	life     memLife    // data accesses in flight to mem
 	cleanup  runtime.Cleanup
 }
 
@@ -303,11 +304,16 @@ func (sc *Scheduler) Close() error {
 
 // release detaches the tensors of earlier placements (under sc.mu).
 func (sc *Scheduler) release() {
+	sc.life.hold() // data accesses in flight to the old placement finish first
+	defer sc.life.share()
 	sc.users.detach(&sc.mem)
 	owners.remove(sc.mem.bufs)
 	sc.mem = memRanges{}
 	sc.placed = nil
 }
+
+func (sc *Scheduler) pin() bool { return sc.life.pin() }
+func (sc *Scheduler) unpin()    { sc.life.unpin() }
 
 func (sc *Scheduler) track(ctx *Context) {
 	sc.users.add(ctx)

@@ -5,6 +5,7 @@
 //	ggml gguf inspect FILE keys and tensors of a GGUF file
 //	ggml gguf dump --json FILE
 //	ggml bench [-t N] [-runs N] [-only RE]  speed figures (conversions, mat-vec, GEMM, model)
+//	ggml rpc-server --host 127.0.0.1 --port 50052 --mem MiB
 package main
 
 import (
@@ -19,11 +20,12 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":  {"build and compute graphs on several threads, print results", demoCmd},
-	"info":  {"print the build and the CPU capabilities", infoCmd},
-	"gguf":  {"inspect a GGUF file or dump it as JSON", ggufCmd},
-	"train": {"train a small MLP with AdamW on generated data", trainCmd},
-	"bench": {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
+	"demo":       {"build and compute graphs on several threads, print results", demoCmd},
+	"info":       {"print the build and the CPU capabilities", infoCmd},
+	"gguf":       {"inspect a GGUF file or dump it as JSON", ggufCmd},
+	"train":      {"train a small MLP with AdamW on generated data", trainCmd},
+	"rpc-server": {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
+	"bench":      {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
 }
 
 func usage() {
@@ -34,7 +36,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-6s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
 	}
 }
 

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/ggml-go/ggml"
+)
+
+// rpcServerCmd serves the CPU backend to RPC clients (ggml.DialRPC, or the
+// reference's client: llama.cpp --rpc) until SIGINT or SIGTERM.
+func rpcServerCmd(args []string) error {
+	fs := flag.NewFlagSet("rpc-server", flag.ContinueOnError)
+	host := fs.String("host", "127.0.0.1", "address to listen on; anything but loopback lets anyone who can reach it use this machine (README: Many machines)")
+	port := fs.Int("port", 50052, "TCP port")
+	mem := fs.Uint64("mem", 0, "MiB of memory clients may allocate in all (0: all of the machine's)")
+	threads := fs.Int("threads", runtime.NumCPU(), "CPU threads per graph")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("rpc-server: unexpected arguments %q", fs.Args())
+	}
+	if *port < 0 || *port > 65535 {
+		return fmt.Errorf("rpc-server: port %d out of range", *port)
+	}
+	if *mem > 1<<44 {
+		return fmt.Errorf("rpc-server: --mem %d MiB is more than any machine has", *mem)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ggml.SetLogger(log)
+
+	cpu, err := ggml.NewCPUBackend()
+	if err != nil {
+		return err
+	}
+	defer cpu.Close()
+	if err := cpu.SetThreads(*threads); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(*host); ip == nil || !ip.IsLoopback() {
+		log.Warn("rpc-server: listening beyond this machine; the protocol has no authentication or encryption", "host", *host)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Info("rpc-server: listening", "addr", ln.Addr().String(), "mem_mib", *mem, "threads", *threads)
+	err = ggml.ServeRPC(ctx, ln, cpu, *mem<<20)
+	log.Info("rpc-server: stopped")
+	return err
+}

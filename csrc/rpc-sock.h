@@ -1,0 +1,40 @@
+// rpc-sock.h - the TCP plumbing of the RPC backend (POSIX sockets). Internal.
+//
+// Every blocking step waits with poll() and a timeout, so that a peer that
+// vanishes or stalls turns into an error instead of a hang. Timeouts count
+// from the last progress (an idle timeout); <= 0 waits forever.
+#pragma once
+
+#include "rpc-wire.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Splits "host:port" or "[v6addr]:port". False if either part is missing or
+// does not fit.
+bool lm_rpc_split_endpoint(const char * endpoint, char * host, size_t host_len, char * port, size_t port_len);
+
+// A connected TCP socket (set up as by lm_rpc_sock_setup), or -1 with why.
+int lm_rpc_connect(const char * endpoint, int timeout_ms, lm_rpc_why why);
+
+// A listening TCP socket bound to endpoint, or -1 with why.
+int lm_rpc_listen(const char * endpoint, lm_rpc_why why);
+
+// The local port of a bound socket (0 on error).
+int lm_rpc_local_port(int fd);
+
+// Blocking mode, no Nagle delay, no SIGPIPE on writes to a closed peer.
+void lm_rpc_sock_setup(int fd);
+
+// All n bytes, or false with why (peer closed, error, timeout). A socket
+// shut down by another thread (shutdown(2)) ends a wait at once.
+bool lm_rpc_send_all(int fd, const void * p, size_t n, int timeout_ms, lm_rpc_why why);
+bool lm_rpc_recv_all(int fd, void * p, size_t n, int timeout_ms, lm_rpc_why why);
+
+#ifdef __cplusplus
+}
+#endif

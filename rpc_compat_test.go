@@ -1,0 +1,82 @@
+package ggml
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Cross-compatibility with the reference's RPC code (ggml commit 69d065e7),
+// built by hand outside this repository. Each test is skipped unless its
+// variable names a command line; {endpoint} in it is replaced with the
+// server's host:port, {op} with an op name.
+//
+//	GGML_REF_RPC_SERVER="/path/ref-rpc-server {endpoint} 512"
+//	  a reference rpc-server (a main calling ggml_backend_rpc_start_server
+//	  with the CPU backend): our client works against it
+//	GGML_REF_RPC_CLIENT="/path/test-backend-ops test -b RPC[{endpoint}] -o {op}"
+//	  a reference client (test-backend-ops with an RPC device added for
+//	  $RPC_ENDPOINT): it tests each op of GGML_REF_RPC_OPS (default: the ops
+//	  of a llama block) on our server against the reference CPU backend
+
+func refCommand(t *testing.T, env string, repl ...string) []string {
+	tmpl := os.Getenv(env)
+	if tmpl == "" {
+		t.Skipf("%s is not set: no reference build to test against (see rpc_compat_test.go)", env)
+	}
+	return strings.Fields(strings.NewReplacer(repl...).Replace(tmpl))
+}
+
+func TestRPCReferenceServer(t *testing.T) {
+	addr := freeLoopbackAddr(t)
+	args := refCommand(t, "GGML_REF_RPC_SERVER", "{endpoint}", addr)
+	cmd := exec.Command(args[0], args[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); t.Logf("reference server output:\n%s", out.String()) }()
+
+	var b *Backend
+	var err error
+	for range 100 { // until it listens
+		if b, err = DialRPC(context.Background(), addr); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	defer b.Close()
+	free, total, err := RPCDeviceMemory(context.Background(), addr)
+	require.NoError(t, err)
+	t.Logf("reference server: %d of %d bytes free", free, total)
+	// the reference computes with its own kernels: close, not equal
+	rpcCheckComputeTol(t, b, 1e-5)
+	// its layers on the reference server, the rest here
+	rpcCheckSplit(t, []string{addr}, 1e-3)
+}
+
+func TestRPCReferenceClient(t *testing.T) {
+	s := startRPCServer(t, 2<<30)
+	ops := strings.Fields(os.Getenv("GGML_REF_RPC_OPS"))
+	if len(ops) == 0 {
+		// not CPY: the reference CPU backend aborts on copies into i-quants it
+		// cannot quantize; not FLASH_ATTN_EXT: thousands of cases (minutes)
+		ops = []string{"GET_ROWS", "RMS_NORM", "MUL", "ADD", "MUL_MAT", "ROPE", "SOFT_MAX", "SCALE", "CONT", "SILU"}
+	}
+	for _, op := range ops {
+		args := refCommand(t, "GGML_REF_RPC_CLIENT", "{endpoint}", s.endpoint, "{op}", op)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "RPC_ENDPOINT="+s.endpoint)
+		t0 := time.Now()
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s: %d cases OK in %v", op, strings.Count(string(out), "OK")-2, time.Since(t0).Round(time.Millisecond))
+		require.NoError(t, err, "%s", out)
+		require.NotContains(t, string(out), "FAIL")
+	}
+}
