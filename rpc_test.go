@@ -338,11 +338,13 @@ func TestRPCServerGone(t *testing.T) {
 	rpcCheckCompute(t, b2)
 }
 
-// slowGraph is a graph on b that takes a while to compute (a few big matmuls).
+// slowGraph is a graph on b that takes a while to compute: 8 matmuls of
+// 2048² (137 GFLOP, seconds on two cores), so that the faults below hit it
+// mid-graph however fast the GEMM kernels get.
 func slowGraph(t *testing.T, b *Backend) (*Graph, func()) {
 	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20, NoAlloc: true})
 	require.NoError(t, err)
-	a := ctx.NewTensor2D(TypeF32, 1024, 1024)
+	a := ctx.NewTensor2D(TypeF32, 2048, 2048)
 	x := a
 	for range 8 {
 		x = ctx.MulMat(a, x)
@@ -355,7 +357,7 @@ func slowGraph(t *testing.T, b *Backend) (*Graph, func()) {
 
 // A server that accepts and then never answers: Compute fails after the I/O timeout.
 func TestRPCTimeout(t *testing.T) {
-	s := startRPCServer(t, 64<<20)
+	s := startRPCServer(t, 256<<20)
 	b, err := DialRPC(context.Background(), s.endpoint)
 	require.NoError(t, err)
 	defer b.Close()
