@@ -18,8 +18,8 @@ static int gg_rows_to_f32(const gg_t * t, float * out) {
             memcpy(dst, row, ne0 * sizeof(float));
         } else if (dense && tr->to_float != NULL) {
             tr->to_float(row, dst, ne0);
-        } else if (tr->is_quantized || t->type == LM_GGML_TYPE_F64 || t->type == LM_GGML_TYPE_I64) {
-            return -1; // no element converter (lm_ggml_get_f32_nd would abort)
+        } else if (tr->is_quantized) {
+            return -1; // a quantized type without a row converter
         } else {
             for (int64_t i0 = 0; i0 < ne0; i0++) dst[i0] = lm_ggml_get_f32_nd(t, i0, i1, i2, i3);
         }
@@ -168,8 +168,8 @@ func (t *Tensor) SetInt32s(v []int32) error {
 }
 
 func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int) {
-	if len(idx) < 1 || len(idx) > MaxDims {
-		panic(&OpError{Op: op, Msg: fmt.Sprintf("1 to %d indices expected, got %d", MaxDims, len(idx))})
+	if len(idx) > MaxDims {
+		panic(&OpError{Op: op, Msg: fmt.Sprintf("at most %d indices expected, got %d", MaxDims, len(idx))})
 	}
 	var ii [MaxDims]int
 	ne := t.Ne()

@@ -445,7 +445,7 @@ func (t *Tensor) String() string {
 // View1D is a view of ne0 elements of a starting at byte offset.
 func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 	var e C.gg_err
-	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.size_t(offset))
+	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), csize("View1D", offset))
 	check("View1D", &e)
 	return ctx.wrap(r)
 }
@@ -453,7 +453,7 @@ func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 // View2D is a view of ne1 rows of ne0 elements, rows nb1 bytes apart.
 func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 	var e C.gg_err
-	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
+	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), csize("View2D", nb1), csize("View2D", offset))
 	check("View2D", &e)
 	return ctx.wrap(r)
 }
@@ -462,7 +462,7 @@ func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tensor {
 	var e C.gg_err
 	r := C.gg_view_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
-		C.size_t(nb1), C.size_t(nb2), C.size_t(offset))
+		csize("View3D", nb1), csize("View3D", nb2), csize("View3D", offset))
 	check("View3D", &e)
 	return ctx.wrap(r)
 }
@@ -471,7 +471,7 @@ func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tens
 func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int) *Tensor {
 	var e C.gg_err
 	r := C.gg_view_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
-		C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+		csize("View4D", nb1), csize("View4D", nb2), csize("View4D", nb3), csize("View4D", offset))
 	check("View4D", &e)
 	return ctx.wrap(r)
 }

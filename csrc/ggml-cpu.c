@@ -527,6 +527,8 @@ static float load_f32(const struct lm_ggml_tensor * t, const void * p) {
         case LM_GGML_TYPE_F16:  return LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *) p);
         case LM_GGML_TYPE_BF16: return LM_GGML_BF16_TO_FP32(*(const lm_ggml_bf16_t *) p);
         case LM_GGML_TYPE_F32:  return *(const float *) p;
+        case LM_GGML_TYPE_I64:  return (float) *(const int64_t *) p;
+        case LM_GGML_TYPE_F64:  return (float) *(const double *) p;
         default: LM_GGML_ABORT("element access is not supported for type %s", lm_ggml_type_name(t->type));
     }
 }
@@ -539,6 +541,8 @@ static void store_f32(const struct lm_ggml_tensor * t, void * p, float v) {
         case LM_GGML_TYPE_F16:  *(lm_ggml_fp16_t *) p = LM_GGML_FP32_TO_FP16(v); break;
         case LM_GGML_TYPE_BF16: *(lm_ggml_bf16_t *) p = LM_GGML_FP32_TO_BF16(v); break;
         case LM_GGML_TYPE_F32:  *(float *) p = v; break;
+        case LM_GGML_TYPE_I64:  *(int64_t *) p = (int64_t) v; break;
+        case LM_GGML_TYPE_F64:  *(double *) p = v; break;
         default: LM_GGML_ABORT("element access is not supported for type %s", lm_ggml_type_name(t->type));
     }
 }
@@ -548,6 +552,8 @@ static int32_t load_i32(const struct lm_ggml_tensor * t, const void * p) {
         case LM_GGML_TYPE_I8:  return *(const int8_t *) p;
         case LM_GGML_TYPE_I16: return *(const int16_t *) p;
         case LM_GGML_TYPE_I32: return *(const int32_t *) p;
+        case LM_GGML_TYPE_I64: return (int32_t) *(const int64_t *) p;
+        case LM_GGML_TYPE_F64: return (int32_t) *(const double *) p;
         default: return (int32_t) load_f32(t, p);
     }
 }
@@ -557,19 +563,21 @@ static void store_i32(const struct lm_ggml_tensor * t, void * p, int32_t v) {
         case LM_GGML_TYPE_I8:  *(int8_t *) p = (int8_t) v; break;
         case LM_GGML_TYPE_I16: *(int16_t *) p = (int16_t) v; break;
         case LM_GGML_TYPE_I32: *(int32_t *) p = v; break;
+        case LM_GGML_TYPE_I64: *(int64_t *) p = v; break;
+        case LM_GGML_TYPE_F64: *(double *) p = v; break;
         default: store_f32(t, p, (float) v); break;
     }
 }
 
 // Flat index i of a contiguous tensor; for non-contiguous ones, i is unravelled.
-static void * flat_ptr(const struct lm_ggml_tensor * t, int i) {
+static void * flat_ptr(const struct lm_ggml_tensor * t, int64_t i) {
     LM_GGML_ASSERT(i >= 0 && i < lm_ggml_nelements(t) && "index out of range");
     if (lm_ggml_is_contiguous(t)) {
         return (char *) t->data + (size_t) i * t->nb[0];
     }
     int64_t i0, i1, i2, i3;
     lm_ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
-    return element_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3);
+    return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
 int32_t lm_ggml_get_i32_1d(const struct lm_ggml_tensor * t, int i) { return load_i32(t, flat_ptr(t, i)); }
@@ -583,14 +591,14 @@ float   lm_ggml_get_f32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int 
 void    lm_ggml_set_f32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3, float v) { store_f32(t, element_ptr(t, i0, i1, i2, i3), v); }
 
 struct lm_ggml_tensor * lm_ggml_set_i32(struct lm_ggml_tensor * t, int32_t value) {
-    const int n = (int) lm_ggml_nelements(t);
-    for (int i = 0; i < n; i++) store_i32(t, flat_ptr(t, i), value);
+    const int64_t n = lm_ggml_nelements(t);
+    for (int64_t i = 0; i < n; i++) store_i32(t, flat_ptr(t, i), value);
     return t;
 }
 
 struct lm_ggml_tensor * lm_ggml_set_f32(struct lm_ggml_tensor * t, float value) {
-    const int n = (int) lm_ggml_nelements(t);
-    for (int i = 0; i < n; i++) store_f32(t, flat_ptr(t, i), value);
+    const int64_t n = lm_ggml_nelements(t);
+    for (int64_t i = 0; i < n; i++) store_f32(t, flat_ptr(t, i), value);
     return t;
 }
 
