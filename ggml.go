@@ -99,10 +99,10 @@ type ContextOptions struct {
 // Context is a memory arena holding tensors and graphs. It is not safe for
 // concurrent use; separate contexts can be used from separate goroutines.
 type Context struct {
-	c       *C.struct_lm_ggml_context
+	c       *C.struct_lm_ggml_context // set once; freed by Close or the cleanup
 	pinner  *runtime.Pinner
-	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
 	cleanup runtime.Cleanup
+	life    ctxLife // see lifetime.go
 }
 
 type ctxHandle struct {
@@ -153,31 +153,6 @@ func NewContext(opts ContextOptions) (*Context, error) {
 	return ctx, nil
 }
 
-// Close frees the arena. Tensors and graphs of the context must not be used
-// afterwards. Close is idempotent.
-func (ctx *Context) Close() error {
-	if ctx == nil || ctx.c == nil {
-		return nil
-	}
-	ctx.cleanup.Stop()
-	freeContext(ctxHandle{ctx.c, ctx.pinner})
-	ctx.c = nil
-	ctx.pinner = nil
-	ctx.deps = nil
-	return nil
-}
-
-// ptr returns the C context, panicking if it is closed.
-func (ctx *Context) ptr() *C.struct_lm_ggml_context {
-	if ctx == nil || ctx.c == nil {
-		panic(ErrClosed)
-	}
-	return ctx.c
-}
-
-// Closed reports whether Close was called.
-func (ctx *Context) Closed() bool { return ctx == nil || ctx.c == nil }
-
 // UsedMem is the number of arena bytes in use.
 func (ctx *Context) UsedMem() int { return int(C.lm_ggml_used_mem(ctx.ptr())) }
 
@@ -225,10 +200,7 @@ func (t *Tensor) use(ctx *Context) *C.struct_lm_ggml_tensor {
 	}
 	t.ctx.ptr()
 	if t.ctx != ctx {
-		if ctx.deps == nil {
-			ctx.deps = map[*Context]struct{}{}
-		}
-		ctx.deps[t.ctx] = struct{}{}
+		addDep(ctx, t.ctx)
 	}
 	return t.t
 }

@@ -5,6 +5,7 @@
 #endif
 #include "ggml-cpu-impl.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -155,6 +156,43 @@ static bool op_is_noop(const struct lm_ggml_tensor * node) {
     }
 }
 
+// ---------------------------------------------------------------- compute errors
+
+// Why a job stops early. A thread that decides to stop the job at node i
+// (thread 0 after the abort callback, a kernel through lm_cpu_error) lowers
+// stop_node to i before the barrier that ends node i; every thread leaves
+// after the barrier of node i if stop_node <= i. A value set during a later
+// node is not <= i, so threads that are still at an earlier barrier do not
+// leave before the others: all leave after the same node.
+struct lm_cpu_error_slot {
+    atomic_int state;     // 0: none, 1: being written, 2: set
+    atomic_int stop_node; // INT_MAX: run to the end
+    char msg[400];
+};
+
+static void stop_job_at(struct lm_cpu_error_slot * e, int node) {
+    int cur = atomic_load(&e->stop_node);
+    while (node < cur && !atomic_compare_exchange_weak(&e->stop_node, &cur, node)) {
+    }
+}
+
+void lm_cpu_error(const struct lm_ggml_compute_params * params, const char * fmt, ...) {
+    struct lm_cpu_error_slot * e = params->error;
+    int expected = 0;
+    if (e == NULL || !atomic_compare_exchange_strong(&e->state, &expected, 1)) {
+        return; // the first error wins
+    }
+    const struct lm_ggml_tensor * node = params->node;
+    int n = snprintf(e->msg, sizeof(e->msg), "%s (node %s): ", node ? lm_ggml_op_desc(node) : "?", node ? node->name : "?");
+    if (n < 0 || (size_t) n >= sizeof(e->msg)) n = 0;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(e->msg + n, sizeof(e->msg) - (size_t) n, fmt, args);
+    va_end(args);
+    atomic_store(&e->state, 2);
+    stop_job_at(e, params->node_index);
+}
+
 // ---------------------------------------------------------------- thread pool
 
 struct lm_ggml_threadpool {
@@ -183,6 +221,8 @@ struct lm_ggml_threadpool {
     atomic_bool stop;
     atomic_bool pause;
     atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
+
+    struct lm_cpu_error_slot error; // of the current job (reset before it starts)
 };
 
 static int online_cpus(void) {
@@ -240,6 +280,7 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
         .ith = ith, .nth = nth,
         .wsize = cplan->work_size, .wdata = cplan->work_data,
         .threadpool = tp,
+        .error = &tp->error,
     };
     // n_nodes is read once: after the last barrier the caller may free the
     // graph's context while this worker is still leaving the loop.
@@ -247,12 +288,15 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
     for (int i = 0; i < n_nodes; i++) {
         struct lm_ggml_tensor * node = cgraph->nodes[i];
         if (op_is_noop(node)) continue;
+        params.node = node;
+        params.node_index = i;
         g_ops[node->op].compute(&params, node);
         if (ith == 0 && cplan->abort_callback && cplan->abort_callback(cplan->abort_callback_data)) {
             atomic_store(&tp->abort_gen, gen);
+            stop_job_at(&tp->error, i);
         }
         lm_ggml_barrier(tp);
-        if (atomic_load(&tp->abort_gen) == gen) break;
+        if (atomic_load(&tp->error.stop_node) <= i) break; // see struct lm_cpu_error_slot
     }
 }
 
@@ -352,6 +396,8 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     atomic_init(&tp->stop, false);
     atomic_init(&tp->pause, params->paused);
     atomic_init(&tp->abort_gen, 0);
+    atomic_init(&tp->error.state, 0);
+    atomic_init(&tp->error.stop_node, INT_MAX);
     pthread_mutex_init(&tp->mutex, NULL);
     pthread_mutex_init(&tp->compute_lock, NULL);
     pthread_cond_init(&tp->cond, NULL);
@@ -453,19 +499,59 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     return cplan;
 }
 
+// The memory a node writes belongs to this tensor (the node itself or the
+// tensor it is a view of).
+static const struct lm_ggml_tensor * data_owner(const struct lm_ggml_tensor * t) {
+    return t->view_src != NULL ? t->view_src : t;
+}
+
+// Refuses, before any thread starts, graphs that cannot be computed: ops the
+// CPU does not implement, tensors without memory (of a no-alloc context that
+// no buffer backs), and nodes that would write into read-only memory.
+static bool graph_computable(const struct lm_ggml_cgraph * cgraph, struct lm_ggml_err_frame * report) {
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const struct lm_ggml_tensor * node = cgraph->nodes[i];
+        if (op_is_noop(node)) continue;
+        if (g_ops[node->op].compute == NULL) {
+            lm_ggml_err_report(report, "%s (node %s): the op is not implemented on the CPU", lm_ggml_op_desc(node), node->name);
+            return false;
+        }
+        if (node->data == NULL) {
+            lm_ggml_err_report(report, "%s (node %s): the result has no memory (a tensor of a no-alloc context that no buffer backs)",
+                               lm_ggml_op_desc(node), node->name);
+            return false;
+        }
+        if (data_owner(node)->flags & LM_TENSOR_FLAG_READONLY) {
+            lm_ggml_err_report(report, "%s (node %s): writes into %s, whose memory is read-only (a mapped file)",
+                               lm_ggml_op_desc(node), node->name, data_owner(node)->name);
+            return false;
+        }
+        for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
+            const struct lm_ggml_tensor * src = node->src[j];
+            if (src != NULL && src->data == NULL && !lm_ggml_is_empty(src)) {
+                lm_ggml_err_report(report, "%s (node %s): operand %s has no memory (a tensor of a no-alloc context that no buffer backs)",
+                                   lm_ggml_op_desc(node), node->name, src->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct lm_ggml_cplan * cplan) {
     lm_ggml_cpu_init();
     LM_GGML_ASSERT(cplan != NULL);
     LM_GGML_ASSERT(cplan->n_threads > 0);
     LM_GGML_ASSERT(cplan->work_size == 0 || cplan->work_data != NULL);
 
-    // refuse graphs with ops this core cannot compute, before any thread starts
-    for (int i = 0; i < cgraph->n_nodes; i++) {
-        const struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (!op_is_noop(node) && g_ops[node->op].compute == NULL) {
-            LM_GGML_LOG_ERROR("%s: op %s (node %s) is not implemented on the CPU\n", __func__, lm_ggml_op_desc(node), node->name);
-            return LM_GGML_STATUS_FAILED;
-        }
+    // Failures are reported to the caller's error frame, if it armed one.
+    // An assert inside a kernel must not longjmp out of a barrier that other
+    // threads are waiting on: the kernels run with error capture disarmed.
+    struct lm_ggml_err_frame ** top = lm_ggml_err_top();
+    struct lm_ggml_err_frame * saved = *top;
+
+    if (!graph_computable(cgraph, saved)) {
+        return LM_GGML_STATUS_FAILED;
     }
 
     struct lm_ggml_threadpool * tp = cplan->threadpool;
@@ -473,21 +559,21 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     if (tp == NULL) {
         struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(cplan->n_threads);
         tp = lm_ggml_threadpool_new(&p);
-        if (tp == NULL) return LM_GGML_STATUS_ALLOC_FAILED;
+        if (tp == NULL) {
+            lm_ggml_err_report(saved, "cannot start %d threads", cplan->n_threads);
+            return LM_GGML_STATUS_ALLOC_FAILED;
+        }
         disposable = true;
     }
     int n_threads = cplan->n_threads < tp->n_threads ? cplan->n_threads : tp->n_threads;
 
-    // An assert inside a kernel must not longjmp out of a barrier that other
-    // threads are waiting on: run the kernels with error capture disarmed.
-    struct lm_ggml_err_frame ** top = lm_ggml_err_top();
-    struct lm_ggml_err_frame * saved = *top;
     *top = NULL;
-
     pthread_mutex_lock(&tp->compute_lock);
     pthread_mutex_lock(&tp->mutex);
     tp->cgraph = cgraph;
     tp->cplan = cplan;
+    atomic_store(&tp->error.state, 0);
+    atomic_store(&tp->error.stop_node, INT_MAX);
     atomic_store(&tp->n_threads_cur, n_threads);
     atomic_store(&tp->pause, false);
     const unsigned gen = atomic_fetch_add(&tp->job_gen, 1) + 1;
@@ -498,11 +584,15 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
 
     *top = saved;
     const bool aborted = atomic_load(&tp->abort_gen) == gen;
+    const bool failed = atomic_load(&tp->error.state) == 2;
+    if (failed) {
+        lm_ggml_err_report(saved, "%s", tp->error.msg);
+    }
     pthread_mutex_unlock(&tp->compute_lock);
     if (disposable) {
         lm_ggml_threadpool_free(tp);
     }
-    return aborted ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
+    return failed ? LM_GGML_STATUS_FAILED : aborted ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
 }
 
 enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads) {

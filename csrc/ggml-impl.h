@@ -43,6 +43,17 @@ struct lm_ggml_err_frame ** lm_ggml_err_top(void);
 #define LM_GGML_TRY(f) (lm_ggml_err_push(f), setjmp((f)->jb))
 void lm_ggml_err_push(struct lm_ggml_err_frame * f);
 void lm_ggml_err_pop (struct lm_ggml_err_frame * f);
+// Reports a failure that a function returns as a status rather than by
+// aborting (e.g. a graph that cannot be computed): to frame f, if the caller
+// armed one, without jumping (the caller reads f->msg after the status);
+// otherwise as an error log line.
+LM_GGML_ATTRIBUTE_FORMAT(2, 3)
+void lm_ggml_err_report(struct lm_ggml_err_frame * f, const char * fmt, ...);
+
+// Tensor flag (internal, beyond the public ones): the tensor's memory is
+// read-only (e.g. a read-only mapping of a model file). Computing a node
+// that writes into it, or into a view of it, is refused.
+#define LM_TENSOR_FLAG_READONLY (1 << 16)
 
 // ---------------------------------------------------------------- fp16 / bf16 scalars
 
@@ -298,6 +309,10 @@ struct lm_ggml_cgraph {
 
     enum lm_ggml_cgraph_eval_order order;
 };
+
+// lm_ggml_graph_dump_dot without logging: 0, or the errno of a file that cannot
+// be created or written.
+int lm_graph_dump_dot_file(const struct lm_ggml_cgraph * gb, const struct lm_ggml_cgraph * gf, const char * filename);
 
 // A view of nodes [i0, i1) of cgraph, without grads (lives on the stack or in a struct).
 struct lm_ggml_cgraph lm_ggml_graph_view(struct lm_ggml_cgraph * cgraph, int i0, int i1);

@@ -56,6 +56,19 @@ void lm_ggml_err_pop(struct lm_ggml_err_frame * f) {
     }
 }
 
+void lm_ggml_err_report(struct lm_ggml_err_frame * f, const char * fmt, ...) {
+    char msg[sizeof(f->msg)];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, args);
+    va_end(args);
+    if (f != NULL) {
+        memcpy(f->msg, msg, sizeof(msg));
+    } else {
+        LM_GGML_LOG_ERROR("%s\n", msg);
+    }
+}
+
 void lm_ggml_abort(const char * file, int line, const char * fmt, ...) {
     char msg[480];
     va_list args;

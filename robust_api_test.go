@@ -1,0 +1,115 @@
+package ggml
+
+// Tests of the Go-manners part of issue 11 (new API: cancellation, errors of
+// DumpDot, ...).
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A computation started from inside a callback returns ErrInCallback instead
+// of waiting for itself.
+func TestRobustComputeInCallback(t *testing.T) {
+	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
+		ctx := newCtx(t, 1<<20)
+		tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+		require.NoError(t, err)
+		defer tp.Close()
+		x := ctx.NewTensor1D(TypeF32, 8).Fill(1)
+		var g *Graph
+		errs := make(chan error, 16)
+		y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+			errs <- g.Compute(1)
+			errs <- g.ComputeWith(tp)
+			errs <- ctx.NewGraph().BuildForward(ctx.Scale(x, 2)).Compute(1)
+			v := panicValue(func() { g.Reset() })
+			errs <- v.(error)
+		}, 2)
+		g = ctx.NewGraphCustom(DefaultGraphSize, false).BuildForward(y)
+		require.NoError(t, g.ComputeWith(tp))
+		close(errs)
+		n := 0
+		for err := range errs {
+			if n%4 == 3 {
+				var oe *OpError
+				require.ErrorAs(t, err, &oe)
+			} else {
+				require.ErrorIs(t, err, ErrInCallback)
+			}
+			n++
+		}
+		require.Equal(t, 8, n)
+	})
+}
+
+func TestComputeContextCancel(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	x := ctx.NewTensor1D(TypeF32, 16).Fill(1)
+	cctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var calls atomic.Int64
+	stopAt := errors.New("stop here")
+	y := x
+	for range 20 {
+		y = ctx.MapCustom1(y, func(dst, a *Tensor, ith, nth int) {
+			if calls.Add(1) == 5 {
+				seen := cancelsSeen.Load()
+				cancel(stopAt)
+				for cancelsSeen.Load() == seen { // the cancellation reaches the core asynchronously
+					time.Sleep(time.Millisecond)
+				}
+			}
+			v, _ := a.Float32s()
+			for i := range v {
+				v[i]++
+			}
+			dst.SetFloat32s(v)
+		}, 1)
+	}
+	g := ctx.NewGraph().BuildForward(y)
+	err := g.ComputeContext(cctx, 2)
+	require.ErrorIs(t, err, stopAt)
+	n := calls.Load()
+	require.Equal(t, int64(5), n, "stops after the node during which it was cancelled")
+	// already cancelled: nothing runs
+	require.ErrorIs(t, g.ComputeContext(cctx, 2), stopAt)
+	require.Equal(t, n, calls.Load())
+	// a deadline, on a pool
+	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	defer tp.Close()
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer dcancel()
+	time.Sleep(time.Millisecond)
+	require.ErrorIs(t, g.ComputeWithContext(dctx, tp), context.DeadlineExceeded)
+	// a context that is never cancelled changes nothing
+	calls.Store(100)
+	require.NoError(t, g.ComputeWithContext(context.Background(), tp))
+	require.NoError(t, g.ComputeContext(context.TODO(), 3))
+	v, err := y.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, float32(21), v[0])
+}
+
+func TestDumpDotReportsFailure(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	x := ctx.NewTensor1D(TypeF32, 4)
+	g := ctx.NewGraph().BuildForward(ctx.Add(x, x))
+	path := filepath.Join(t.TempDir(), "g.dot")
+	require.NoError(t, g.DumpDot(nil, path))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "digraph")
+	err = g.DumpDot(g, filepath.Join(t.TempDir(), "missing", "g.dot"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	var pe *PathError
+	require.ErrorAs(t, err, &pe)
+}
