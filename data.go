@@ -3,6 +3,12 @@ package ggml
 /*
 #include "glue.h"
 
+// Whether writing t's memory is forbidden (it, or the tensor it views, is flagged read-only).
+static int gg_readonly(const gg_t * t) {
+    const gg_t * owner = t->view_src != NULL ? t->view_src : t;
+    return (owner->flags & LM_TENSOR_FLAG_READONLY) != 0;
+}
+
 // Row-wise conversion between a tensor of any layout and a packed f32 array.
 // Returns 0, or -1 if the type has no converter in that direction.
 static int gg_rows_to_f32(const gg_t * t, float * out) {
@@ -83,6 +89,28 @@ func (t *Tensor) requireData(op string) *C.struct_lm_ggml_tensor {
 	return p
 }
 
+// requireWritable is requireData for methods that write the tensor's data.
+func (t *Tensor) requireWritable(op string) *C.struct_lm_ggml_tensor {
+	p, err := t.writable(op)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// writable is requireWritable reporting a read-only tensor as an error.
+func (t *Tensor) writable(op string) (*C.struct_lm_ggml_tensor, error) {
+	p := t.requireData(op)
+	if C.gg_readonly(p) != 0 {
+		return nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is read-only (it points into a mapped file)", t.Name())}
+	}
+	return p, nil
+}
+
+// ReadOnly reports whether the tensor's memory must not be written: tensors
+// of Context.LoadGGUF without copy, and views of them.
+func (t *Tensor) ReadOnly() bool { return C.gg_readonly(t.ptr()) != 0 }
+
 // packedSize is the number of bytes of the tensor's elements when packed.
 func (t *Tensor) packedSize() int {
 	p := t.ptr()
@@ -102,7 +130,10 @@ func (t *Tensor) Bytes() []byte {
 
 // SetBytes copies b, packed in element order, into the tensor's elements.
 func (t *Tensor) SetBytes(b []byte) error {
-	p := t.requireData("SetBytes")
+	p, err := t.writable("SetBytes")
+	if err != nil {
+		return err
+	}
 	if len(b) != t.packedSize() {
 		return fmt.Errorf("ggml: SetBytes: tensor %q holds %d bytes, got %d", t.Name(), t.packedSize(), len(b))
 	}
@@ -129,7 +160,10 @@ func (t *Tensor) Float32s() ([]float32, error) {
 // SetFloat32s sets the tensor's elements from v in element order, converting
 // to the tensor's type (quantizing with the reference quantizer if needed).
 func (t *Tensor) SetFloat32s(v []float32) error {
-	p := t.requireData("SetFloat32s")
+	p, err := t.writable("SetFloat32s")
+	if err != nil {
+		return err
+	}
 	if len(v) != t.NElements() {
 		return fmt.Errorf("ggml: SetFloat32s: tensor %q has %d elements, got %d", t.Name(), t.NElements(), len(v))
 	}
@@ -196,7 +230,7 @@ func (t *Tensor) F32(idx ...int) float32 {
 
 // SetF32 sets the element at the given indices.
 func (t *Tensor) SetF32(v float32, idx ...int) {
-	p := t.requireData("SetF32")
+	p := t.requireWritable("SetF32")
 	i0, i1, i2, i3 := t.index("SetF32", idx)
 	C.lm_ggml_set_f32_nd(p, i0, i1, i2, i3, C.float(v))
 }
@@ -210,14 +244,14 @@ func (t *Tensor) I32(idx ...int) int32 {
 
 // SetI32 sets the element at the given indices.
 func (t *Tensor) SetI32(v int32, idx ...int) {
-	p := t.requireData("SetI32")
+	p := t.requireWritable("SetI32")
 	i0, i1, i2, i3 := t.index("SetI32", idx)
 	C.lm_ggml_set_i32_nd(p, i0, i1, i2, i3, C.int32_t(v))
 }
 
 // Fill sets every element to v (plain types only).
 func (t *Tensor) Fill(v float32) *Tensor {
-	p := t.requireData("Fill")
+	p := t.requireWritable("Fill")
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: "Fill", Msg: "element access to a quantized tensor"})
 	}
@@ -227,6 +261,6 @@ func (t *Tensor) Fill(v float32) *Tensor {
 
 // Zero sets the tensor's bytes to zero.
 func (t *Tensor) Zero() *Tensor {
-	C.lm_ggml_set_zero(t.requireData("Zero"))
+	C.lm_ggml_set_zero(t.requireWritable("Zero"))
 	return t
 }

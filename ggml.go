@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	_ "github.com/ggml-go/ggml/csrc"
@@ -102,18 +103,44 @@ type Context struct {
 	c       *C.struct_lm_ggml_context // set once; freed by Close or the cleanup
 	pinner  *runtime.Pinner
 	cleanup runtime.Cleanup
+	hold    *ctxHold
 	life    ctxLife // see lifetime.go
 }
 
+func (ctx *Context) handle() ctxHandle { return ctxHandle{ctx.c, ctx.pinner, ctx.hold} }
+
+// ctxHandle is what freeing a context needs (the cleanup's argument, so it
+// must not reference the Context).
 type ctxHandle struct {
 	c      *C.struct_lm_ggml_context
 	pinner *runtime.Pinner
+	hold   *ctxHold
+}
+
+// ctxHold is memory outside the arena that the context's tensors point into
+// (a GGUF file's mapping): released with the arena.
+type ctxHold struct {
+	mu       sync.Mutex
+	releases []func()
+}
+
+func (h *ctxHold) add(release func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.releases = append(h.releases, release)
 }
 
 func freeContext(h ctxHandle) {
 	C.lm_ggml_free(h.c)
 	if h.pinner != nil {
 		h.pinner.Unpin()
+	}
+	h.hold.mu.Lock()
+	rel := h.hold.releases
+	h.hold.releases = nil
+	h.hold.mu.Unlock()
+	for _, r := range rel {
+		r()
 	}
 }
 
@@ -148,8 +175,8 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		}
 		return nil, fmt.Errorf("ggml: cannot allocate a context of %d bytes", size)
 	}
-	ctx := &Context{c: c, pinner: pinner}
-	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctxHandle{c, pinner})
+	ctx := &Context{c: c, pinner: pinner, hold: new(ctxHold)}
+	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctx.handle())
 	return ctx, nil
 }
 

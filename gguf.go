@@ -2,7 +2,11 @@ package ggml
 
 /*
 #include "glue.h"
-static void gg_point_data(struct lm_ggml_tensor * t, void * p) { t->data = p; }
+// Points t at memory it must not write (a read-only mapping of the file).
+static void gg_point_data_readonly(struct lm_ggml_tensor * t, void * p) {
+    t->data = p;
+    t->flags |= LM_TENSOR_FLAG_READONLY;
+}
 */
 import "C"
 
@@ -32,11 +36,17 @@ func GGUFContextSize(f *gguf.File, withData bool) int {
 //
 // With copy, the bytes are copied into the context, which needs room for
 // them (see GGUFContextSize) and must not be NoAlloc; f may be closed
-// afterwards. Without copy, the tensors point into f's read-only memory
-// mapping (f must come from gguf.Open on a platform that maps files): no
-// bytes are copied, nothing is allocated for data, f must stay open while
-// the tensors are used, and they must not be written to (as inputs of
-// operations they are fine; in-place operations on them are not).
+// afterwards.
+//
+// Without copy, the tensors point into f's read-only memory mapping (f must
+// come from gguf.Open on a platform that maps files): no bytes are copied and
+// nothing is allocated for data. The context keeps the mapping alive (see
+// gguf.File.RetainData) until it is closed or collected, so the tensors stay
+// readable after f.Close. They are read-only (Tensor.ReadOnly): the methods
+// that write data (SetFloat32s, SetBytes, SetInt32s, SetF32, SetI32, Fill,
+// Zero) return an error or panic with an *OpError, and computing a node that
+// writes into one (an in-place op, a Cpy into it, an optimizer step) returns
+// an error. As operands of operations they are fine.
 func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor, err error) {
 	if !copy && !f.Mapped() {
 		return nil, errors.New("ggml: LoadGGUF without copy needs a memory-mapped gguf.File (gguf.Open)")
@@ -56,6 +66,12 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		}
 	}()
 	if !copy {
+		release, err := f.RetainData()
+		if err != nil {
+			return nil, err
+		}
+		c.ptr()
+		c.hold.add(release)
 		prev := c.NoAlloc()
 		c.SetNoAlloc(true)
 		defer c.SetNoAlloc(prev)
@@ -78,7 +94,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 				return nil, err
 			}
 		} else {
-			C.gg_point_data(t.ptr(), unsafe.Pointer(unsafe.SliceData(data)))
+			C.gg_point_data_readonly(t.ptr(), unsafe.Pointer(unsafe.SliceData(data)))
 		}
 		tensors[info.Name] = t
 	}

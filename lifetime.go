@@ -83,7 +83,7 @@ func (ctx *Context) Close() error {
 	if l.busy > 0 {
 		l.freeLater = true
 	} else {
-		freeContext(ctxHandle{ctx.c, ctx.pinner})
+		freeContext(ctx.handle())
 	}
 	l.mu.Unlock()
 	markBroken(dependents)
@@ -197,7 +197,7 @@ func release(all []*Context) {
 		c.life.busy--
 		if c.life.busy == 0 && c.life.freeLater {
 			c.life.freeLater = false
-			freeContext(ctxHandle{c.c, c.pinner})
+			freeContext(c.handle())
 		}
 		c.life.mu.Unlock()
 	}

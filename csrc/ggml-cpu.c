@@ -505,6 +505,22 @@ static const struct lm_ggml_tensor * data_owner(const struct lm_ggml_tensor * t)
     return t->view_src != NULL ? t->view_src : t;
 }
 
+// The read-only tensor a node would write into, or NULL: its result, and
+// for the optimizer step the moments it updates in place.
+static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * written[3] = { node, NULL, NULL };
+    if (node->op == LM_GGML_OP_OPT_STEP_ADAMW) {
+        written[1] = node->src[2];
+        written[2] = node->src[3];
+    }
+    for (int i = 0; i < 3; i++) {
+        if (written[i] != NULL && (data_owner(written[i])->flags & LM_TENSOR_FLAG_READONLY)) {
+            return data_owner(written[i]);
+        }
+    }
+    return NULL;
+}
+
 // Refuses, before any thread starts, graphs that cannot be computed: ops the
 // CPU does not implement, tensors without memory (of a no-alloc context that
 // no buffer backs), and nodes that would write into read-only memory.
@@ -521,9 +537,10 @@ static bool graph_computable(const struct lm_ggml_cgraph * cgraph, struct lm_ggm
                                lm_ggml_op_desc(node), node->name);
             return false;
         }
-        if (data_owner(node)->flags & LM_TENSOR_FLAG_READONLY) {
+        const struct lm_ggml_tensor * ro = readonly_target(node);
+        if (ro != NULL) {
             lm_ggml_err_report(report, "%s (node %s): writes into %s, whose memory is read-only (a mapped file)",
-                               lm_ggml_op_desc(node), node->name, data_owner(node)->name);
+                               lm_ggml_op_desc(node), node->name, ro->name);
             return false;
         }
         for (int j = 0; j < LM_GGML_MAX_SRC; j++) {

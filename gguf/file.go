@@ -11,7 +11,9 @@
 // Open memory-maps the file read-only (Linux and macOS; elsewhere the file is
 // read into memory), so opening a multi-gigabyte model costs only its
 // metadata, and TensorData returns slices of the mapping without copying.
-// Slices from TensorData are valid until Close and must not be written to.
+// Slices from TensorData are valid until Close (or, after RetainData, until
+// released) and must not be written to; readers from TensorReader return
+// ErrClosed after Close.
 //
 // Getters return (value, error): the error wraps ErrNotFound when the key is
 // absent and ErrType (as a *TypeError) when the value has another type;
@@ -137,7 +139,7 @@ type File struct {
 	data     []byte      // the whole file when mapped or in memory
 	ra       io.ReaderAt // otherwise
 	size     int64
-	release  func() error
+	mem      *mapping // the memory of data, for files from Open
 	metaOnly bool
 	mapped   bool
 
@@ -163,7 +165,7 @@ func OpenWithOptions(path string, opts Options) (*File, error) {
 		release()
 		return nil, err
 	}
-	f.release = release
+	f.mem = newMapping(release)
 	f.mapped = mmapped
 	return f, nil
 }
@@ -233,7 +235,9 @@ func readFull(r io.ReaderAt, b []byte, off int64) (int, error) {
 	return n, fmt.Errorf("gguf: reading %d bytes at %d: %w", len(b), off, err)
 }
 
-// Close releases the file. Slices returned by TensorData become invalid.
+// Close releases the file. Slices returned by TensorData become invalid
+// (unless RetainData keeps them), and readers from TensorReader return
+// ErrClosed. Close is idempotent.
 func (f *File) Close() error {
 	if f.ctx == nil {
 		return nil
@@ -241,9 +245,9 @@ func (f *File) Close() error {
 	C.lm_gguf_free(f.ctx)
 	f.ctx = nil
 	f.data = nil
-	if f.release != nil {
-		err := f.release()
-		f.release = nil
+	if f.mem != nil {
+		err := f.mem.drop()
+		f.mem = nil
 		return err
 	}
 	return nil
@@ -679,25 +683,31 @@ func (f *File) TensorData(name string) ([]byte, error) {
 	return b, nil
 }
 
-// TensorReader streams the bytes of the tensor called name.
+// TensorReader streams the bytes of the tensor called name. After Close its
+// reads return ErrClosed.
 func (f *File) TensorReader(name string) (*io.SectionReader, error) {
 	t, off, err := f.span(name)
 	if err != nil {
 		return nil, err
 	}
-	if f.data != nil {
-		return io.NewSectionReader(bytesReaderAt(f.data), off, t.Size), nil
-	}
-	return io.NewSectionReader(f.ra, off, t.Size), nil
+	return io.NewSectionReader(fileReaderAt{f}, off, t.Size), nil
 }
 
-type bytesReaderAt []byte
+// fileReaderAt reads the file's bytes while it is open.
+type fileReaderAt struct{ f *File }
 
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off > int64(len(b)) {
+func (r fileReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	f := r.f
+	if f.ctx == nil {
+		return 0, ErrClosed
+	}
+	if f.data == nil {
+		return f.ra.ReadAt(p, off)
+	}
+	if off < 0 || off > int64(len(f.data)) {
 		return 0, io.EOF
 	}
-	n := copy(p, b[off:])
+	n := copy(p, f.data[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
