@@ -85,8 +85,11 @@ func check(op string, e *C.gg_err) {
 // ContextOptions configure NewContext.
 type ContextOptions struct {
 	// MemSize is the size of the arena in bytes: tensor structs, graph
-	// structs and (unless NoAlloc) tensor data come from it.
-	// Use TensorOverhead and GraphOverhead to size it.
+	// structs and (unless NoAlloc) tensor data come from it. It is required
+	// (NewContext returns an error for 0, unless Buffer gives the size): use
+	// TensorOverhead, GraphOverhead and the tensors' sizes to size it. The
+	// arena does not grow: an operation that does not fit panics with an
+	// *OpError that says how many bytes it needs and how many are free.
 	MemSize int
 	// NoAlloc creates tensors without data (the data pointer stays nil), e.g.
 	// to describe tensors whose data lives elsewhere.
@@ -150,6 +153,10 @@ func NewContext(opts ContextOptions) (*Context, error) {
 	initOnce()
 	if opts.MemSize < 0 {
 		return nil, fmt.Errorf("ggml: negative context size %d", opts.MemSize)
+	}
+	if opts.MemSize == 0 && opts.Buffer == nil {
+		return nil, errors.New("ggml: NewContext: MemSize is 0; give the arena's size in bytes " +
+			"(TensorOverhead() per tensor, GraphOverhead(...) per graph, plus the tensors' data unless NoAlloc)")
 	}
 	var buf unsafe.Pointer
 	var pinner *runtime.Pinner

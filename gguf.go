@@ -18,6 +18,12 @@ import (
 	"github.com/ggml-go/ggml/gguf"
 )
 
+// GGUFType is the GGUF tensor type of t (the ids are the same).
+func (t Type) GGUFType() gguf.TensorType { return gguf.TensorType(t) }
+
+// TypeFromGGUF is the Type of a GGUF tensor type (the ids are the same).
+func TypeFromGGUF(t gguf.TensorType) Type { return Type(t) }
+
 // GGUFContextSize is the MemSize a Context needs to hold every tensor of f:
 // the tensor structs, plus their data when withData (LoadGGUF with copy).
 func GGUFContextSize(f *gguf.File, withData bool) int {
@@ -87,7 +93,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		if err != nil {
 			return nil, err
 		}
-		t := c.NewTensor(Type(info.Type), shape...)
+		t := c.NewTensor(TypeFromGGUF(info.Type), shape...)
 		t.SetName(info.Name)
 		if copy {
 			if err := t.SetBytes(data); err != nil {
@@ -109,5 +115,5 @@ func AddTensorToGGUF(w *gguf.Writer, t *Tensor) error {
 	for i, d := range shape {
 		s[i] = int64(d)
 	}
-	return w.AddTensor(t.Name(), gguf.TensorType(t.Type()), s, t.Bytes())
+	return w.AddTensor(t.Name(), t.Type().GGUFType(), s, t.Bytes())
 }

@@ -4,14 +4,18 @@ package ggml
 // DumpDot, ...).
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/stretchr/testify/require"
 )
 
@@ -112,4 +116,57 @@ func TestDumpDotReportsFailure(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 	var pe *PathError
 	require.ErrorAs(t, err, &pe)
+}
+
+func TestValidateRowDataDoesNotLog(t *testing.T) {
+	var logged bytes.Buffer
+	SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer SetLogger(nil)
+	bad := []byte{0, 0, 0xc0, 0x7f, 0, 0, 0x80, 0x3f} // NaN, 1
+	err := ValidateRowData(TypeF32, bad)
+	require.ErrorContains(t, err, "NaNs")
+	err = ValidateRowData(TypeF16, []byte{0x00, 0x7c})
+	require.ErrorContains(t, err, "infinities")
+	q := make([]byte, TypeQ8_0.Size())
+	binary.LittleEndian.PutUint16(q, 0x7e00) // NaN scale
+	require.ErrorContains(t, ValidateRowData(TypeQ8_0, q), "nan value at block 0")
+	require.Empty(t, logged.String())
+}
+
+func TestContextSizeErrors(t *testing.T) {
+	_, err := NewContext(ContextOptions{})
+	require.ErrorContains(t, err, "MemSize is 0")
+	_, err = NewContext(ContextOptions{NoAlloc: true})
+	require.Error(t, err)
+	ctx := newCtx(t, 4096)
+	oe := requireOpPanic(t, "NewTensor", func() { ctx.NewTensor1D(TypeF32, 4096) })
+	require.Contains(t, oe.Msg, "needs 16")
+	require.Contains(t, oe.Msg, "free")
+	require.Contains(t, oe.Msg, "at least")
+}
+
+func TestTrainerOptionsDefaultsPerField(t *testing.T) {
+	ctx := newCtx(t, 16<<20)
+	w := ctx.SetParam(ctx.NewTensor1D(TypeF32, 4).Fill(1))
+	loss := ctx.Sum(ctx.Sqr(w)).SetLoss()
+	tr, err := NewTrainer(ctx, loss, TrainerOptions{AdamW: AdamWParams{Alpha: 0.05}, Threads: 1})
+	require.NoError(t, err)
+	defer tr.Close()
+	want := DefaultAdamWParams()
+	want.Alpha = 0.05
+	require.Equal(t, want, tr.Opt.Params)
+	_, err = tr.Step()
+	require.NoError(t, err)
+}
+
+func TestTypeGGUFConversion(t *testing.T) {
+	for ty := Type(0); ty < TypeCount; ty++ {
+		g := ty.GGUFType()
+		require.Equal(t, ty, TypeFromGGUF(g))
+		if ty.valid() {
+			require.Equal(t, ty.String(), g.String())
+		}
+	}
+	require.Equal(t, gguf.TensorQ4_K, TypeQ4_K.GGUFType())
+	require.Equal(t, OpMulMatID, OpMulMatId) // the deprecated alias
 }

@@ -432,8 +432,10 @@ struct lm_ggml_object * lm_ggml_new_object(struct lm_ggml_context * ctx, enum lm
     const size_t size_needed = LM_GGML_PAD(size, LM_GGML_MEM_ALIGN);
     if (size_needed < size || cur_end + LM_GGML_OBJECT_SIZE + size_needed < size_needed ||
         cur_end + LM_GGML_OBJECT_SIZE + size_needed > ctx->mem_size) {
-        LM_GGML_ABORT("not enough space in the context's memory pool (needed %zu, available %zu)",
-                      cur_end + LM_GGML_OBJECT_SIZE + size_needed, ctx->mem_size);
+        LM_GGML_ABORT("not enough space in the context's memory pool: this object needs %zu bytes, %zu of %zu are free "
+                      "(a context of at least %zu bytes would hold it)",
+                      LM_GGML_OBJECT_SIZE + size_needed, ctx->mem_size - cur_end, ctx->mem_size,
+                      size_needed < size ? SIZE_MAX : cur_end + LM_GGML_OBJECT_SIZE + size_needed);
     }
     struct lm_ggml_object * obj = (struct lm_ggml_object *)((char *) ctx->mem_buffer + cur_end);
     *obj = (struct lm_ggml_object) {
