@@ -2,6 +2,7 @@ package ggml
 
 /*
 #include "glue.h"
+#include "ggml-cpu-impl.h"
 
 // Whether writing t's memory is forbidden (it, or the tensor it views, is flagged read-only).
 static int gg_readonly(const gg_t * t) {
@@ -201,7 +202,9 @@ func (t *Tensor) SetInt32s(v []int32) error {
 	return t.SetBytes(b)
 }
 
-func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int) {
+// index checks idx (missing indices are 0) against the shape and returns
+// the four indices for C.
+func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int64_t) {
 	if len(idx) > MaxDims {
 		panic(&OpError{Op: op, Msg: fmt.Sprintf("at most %d indices expected, got %d", MaxDims, len(idx))})
 	}
@@ -218,35 +221,35 @@ func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int) {
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: op, Msg: "element access to a quantized tensor"})
 	}
-	return C.int(ii[0]), C.int(ii[1]), C.int(ii[2]), C.int(ii[3])
+	return C.int64_t(ii[0]), C.int64_t(ii[1]), C.int64_t(ii[2]), C.int64_t(ii[3])
 }
 
 // F32 returns the element at the given indices (i0 first; missing ones are 0).
 func (t *Tensor) F32(idx ...int) float32 {
 	p := t.requireData("F32")
 	i0, i1, i2, i3 := t.index("F32", idx)
-	return float32(C.lm_ggml_get_f32_nd(p, i0, i1, i2, i3))
+	return float32(C.lm_cpu_get_f32_at(p, i0, i1, i2, i3))
 }
 
 // SetF32 sets the element at the given indices.
 func (t *Tensor) SetF32(v float32, idx ...int) {
 	p := t.requireWritable("SetF32")
 	i0, i1, i2, i3 := t.index("SetF32", idx)
-	C.lm_ggml_set_f32_nd(p, i0, i1, i2, i3, C.float(v))
+	C.lm_cpu_set_f32_at(p, i0, i1, i2, i3, C.float(v))
 }
 
 // I32 returns the element at the given indices as an int32.
 func (t *Tensor) I32(idx ...int) int32 {
 	p := t.requireData("I32")
 	i0, i1, i2, i3 := t.index("I32", idx)
-	return int32(C.lm_ggml_get_i32_nd(p, i0, i1, i2, i3))
+	return int32(C.lm_cpu_get_i32_at(p, i0, i1, i2, i3))
 }
 
 // SetI32 sets the element at the given indices.
 func (t *Tensor) SetI32(v int32, idx ...int) {
 	p := t.requireWritable("SetI32")
 	i0, i1, i2, i3 := t.index("SetI32", idx)
-	C.lm_ggml_set_i32_nd(p, i0, i1, i2, i3, C.int32_t(v))
+	C.lm_cpu_set_i32_at(p, i0, i1, i2, i3, C.int32_t(v))
 }
 
 // Fill sets every element to v (plain types only).

@@ -266,7 +266,7 @@ func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
 func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
 	n, ne := shapeArgs("NewTensor", shape)
 	var e C.gg_err
-	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), C.int(n), &ne[0])
+	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), cint("NewTensor", n), &ne[0])
 	check("NewTensor", &e)
 	return ctx.wrap(r)
 }
@@ -392,10 +392,11 @@ func (t *Tensor) SetOutput() *Tensor { C.lm_ggml_set_output(t.ptr()); return t }
 
 // Src returns the i-th source of the operation that computes t, or nil.
 func (t *Tensor) Src(i int) *Tensor {
+	p := t.ptr()
 	if i < 0 || i >= int(C.LM_GGML_MAX_SRC) {
 		return nil
 	}
-	return t.ctx.wrap(t.ptr().src[i])
+	return t.ctx.wrap(p.src[i])
 }
 
 // ViewSrc returns the tensor t is a view of, or nil.
@@ -525,7 +526,7 @@ func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 // Permute views a with dimension i moved to position axes[i].
 func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
 	var e C.gg_err
-	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), C.int(axis0), C.int(axis1), C.int(axis2), C.int(axis3))
+	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), cint("Permute", axis0), cint("Permute", axis1), cint("Permute", axis2), cint("Permute", axis3))
 	check("Permute", &e)
 	return ctx.wrap(r)
 }

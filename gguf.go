@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/ggufmem"
 )
 
 // GGUFType is the GGUF tensor type of t (the ids are the same).
@@ -46,9 +47,8 @@ func GGUFContextSize(f *gguf.File, withData bool) int {
 //
 // Without copy, the tensors point into f's read-only memory mapping (f must
 // come from gguf.Open on a platform that maps files): no bytes are copied and
-// nothing is allocated for data. The context keeps the mapping alive (see
-// gguf.File.RetainData) until it is closed or collected, so the tensors stay
-// readable after f.Close. They are read-only (Tensor.ReadOnly): the methods
+// nothing is allocated for data. The context keeps the mapping alive until
+// it is closed or collected, so the tensors stay readable after f.Close. They are read-only (Tensor.ReadOnly): the methods
 // that write data (SetFloat32s, SetBytes, SetInt32s, SetF32, SetI32, Fill,
 // Zero) return an error or panic with an *OpError, and computing a node that
 // writes into one (an in-place op, a Cpy into it, an optimizer step) returns
@@ -61,46 +61,57 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		return nil, errors.New("ggml: LoadGGUF with copy needs a context that allocates data")
 	}
 	defer func() {
-		// NewTensor reports a full arena or a bad shape by panicking
+		// NewTensor reports a full arena or a bad shape by panicking, a
+		// closed file's methods panic with gguf.ErrClosed
 		if r := recover(); r != nil {
 			var oe *OpError
-			if e, ok := r.(error); ok && errors.As(e, &oe) {
-				tensors, err = nil, fmt.Errorf("ggml: LoadGGUF: %w", oe)
+			if e, ok := r.(error); ok && (errors.As(e, &oe) || errors.Is(e, gguf.ErrClosed)) {
+				tensors, err = nil, fmt.Errorf("ggml: LoadGGUF: %w", e)
 				return
 			}
 			panic(r)
 		}
 	}()
+	c.ptr()
+	var mem []byte // the file's mapping, kept alive by the context
 	if !copy {
-		release, err := f.RetainData()
+		data, release, ok, err := ggufmem.Retain(f)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("ggml: LoadGGUF: %w", err)
 		}
-		c.ptr()
+		if !ok {
+			return nil, errors.New("ggml: LoadGGUF without copy needs a memory-mapped gguf.File (gguf.Open)")
+		}
 		c.hold.add(release)
+		mem = data
 		prev := c.NoAlloc()
 		c.SetNoAlloc(true)
 		defer c.SetNoAlloc(prev)
 	}
 	infos := f.Tensors()
+	base := f.DataOffset()
 	tensors = make(map[string]*Tensor, len(infos))
 	for _, info := range infos {
 		shape := make([]int, len(info.Shape))
 		for i, d := range info.Shape {
 			shape[i] = int(d)
 		}
-		data, err := f.TensorData(info.Name)
-		if err != nil {
-			return nil, err
-		}
 		t := c.NewTensor(TypeFromGGUF(info.Type), shape...)
 		t.SetName(info.Name)
 		if copy {
+			data, err := f.TensorData(info.Name)
+			if err != nil {
+				return nil, err
+			}
 			if err := t.SetBytes(data); err != nil {
 				return nil, err
 			}
 		} else {
-			C.gg_point_data_readonly(t.ptr(), unsafe.Pointer(unsafe.SliceData(data)))
+			off := base + info.Offset
+			if off < 0 || info.Size > int64(len(mem))-off {
+				return nil, fmt.Errorf("ggml: LoadGGUF: tensor %q: its data lies past the end of the file: %w", info.Name, gguf.ErrNoData)
+			}
+			C.gg_point_data_readonly(t.ptr(), unsafe.Add(unsafe.Pointer(unsafe.SliceData(mem)), off))
 		}
 		tensors[info.Name] = t
 	}

@@ -134,7 +134,7 @@ func (g *Graph) NNodes() int { return int(C.lm_ggml_graph_n_nodes(g.ptr())) }
 // than the graph's).
 func (g *Graph) Node(i int) *Tensor {
 	var e C.gg_err
-	t := C.gg_graph_node(&e, g.ptr(), C.int(i))
+	t := C.gg_graph_node(&e, g.ptr(), cint("Node", i))
 	check("Node", &e)
 	return g.owners().wrap(t)
 }

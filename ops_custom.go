@@ -362,9 +362,9 @@ func (ctx *Context) mapCustom1(name string, a *Tensor, fn Custom1Func, nTasks in
 	var e C.gg_err
 	var r *C.struct_lm_ggml_tensor
 	if inplace {
-		r = C.gg_map_custom1_inplace(&e, c, pa, C.int(nTasks), h)
+		r = C.gg_map_custom1_inplace(&e, c, pa, cint(name, nTasks), h)
 	} else {
-		r = C.gg_map_custom1(&e, c, pa, C.int(nTasks), h)
+		r = C.gg_map_custom1(&e, c, pa, cint(name, nTasks), h)
 	}
 	ctx.keepHandle(h, &e)
 	check(name, &e)
@@ -391,9 +391,9 @@ func (ctx *Context) mapCustom2(name string, a, b *Tensor, fn Custom2Func, nTasks
 	var e C.gg_err
 	var r *C.struct_lm_ggml_tensor
 	if inplace {
-		r = C.gg_map_custom2_inplace(&e, c, pa, pb, C.int(nTasks), h)
+		r = C.gg_map_custom2_inplace(&e, c, pa, pb, cint(name, nTasks), h)
 	} else {
-		r = C.gg_map_custom2(&e, c, pa, pb, C.int(nTasks), h)
+		r = C.gg_map_custom2(&e, c, pa, pb, cint(name, nTasks), h)
 	}
 	ctx.keepHandle(h, &e)
 	check(name, &e)
@@ -420,9 +420,9 @@ func (ctx *Context) mapCustom3(name string, a, b, c *Tensor, fn Custom3Func, nTa
 	var e C.gg_err
 	var r *C.struct_lm_ggml_tensor
 	if inplace {
-		r = C.gg_map_custom3_inplace(&e, cc, pa, pb, pc, C.int(nTasks), h)
+		r = C.gg_map_custom3_inplace(&e, cc, pa, pb, pc, cint(name, nTasks), h)
 	} else {
-		r = C.gg_map_custom3(&e, cc, pa, pb, pc, C.int(nTasks), h)
+		r = C.gg_map_custom3(&e, cc, pa, pb, pc, cint(name, nTasks), h)
 	}
 	ctx.keepHandle(h, &e)
 	check(name, &e)

@@ -150,8 +150,14 @@ func (o *AdamW) Iter() int { return o.iter }
 // Parameters lists the parameters the optimizer updates.
 func (o *AdamW) Parameters() []*Tensor { return o.params }
 
-// Moments returns the first and second moment tensors of parameter i.
-func (o *AdamW) Moments(i int) (m, v *Tensor) { return o.m[i], o.v[i] }
+// Moments returns the first and second moment tensors of parameter i (an
+// index into Parameters); it panics with an *OpError for another i.
+func (o *AdamW) Moments(i int) (m, v *Tensor) {
+	if i < 0 || i >= len(o.m) {
+		panic(&OpError{Op: "AdamW.Moments", Msg: fmt.Sprintf("parameter index %d out of range [0, %d)", i, len(o.m))})
+	}
+	return o.m[i], o.v[i]
+}
 
 // Reset starts the optimizer afresh: step count and moments 0.
 func (o *AdamW) Reset() {
@@ -274,6 +280,8 @@ type EpochStats struct {
 // onEpoch, if not nil, is called after each epoch; an error from it (or from
 // load) stops training and is returned.
 func (tr *Trainer) Fit(epochs, nBatches int, load func(batch int) error, onEpoch func(EpochStats) error) error {
+	tr.Loss.ptr()    // ErrClosed if the model's context is closed
+	tr.tp.mustOpen() // ErrClosedThreadpool after Close
 	for ep := 1; ep <= epochs; ep++ {
 		start := time.Now()
 		sum := 0.0

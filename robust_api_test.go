@@ -170,3 +170,16 @@ func TestTypeGGUFConversion(t *testing.T) {
 	require.Equal(t, gguf.TensorQ4_K, TypeQ4_K.GGUFType())
 	require.Equal(t, OpMulMatID, OpMulMatId) // the deprecated alias
 }
+
+// Ints that do not fit a C int are refused, not truncated into another
+// (valid-looking) value.
+func TestIntArgumentsNotTruncated(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	a := ctx.NewTensor2D(TypeF32, 4, 4).Fill(1)
+	g := ctx.NewGraph().BuildForward(ctx.Scale(a, 2))
+	requireOpPanic(t, "Node", func() { g.Node(1 << 32) })
+	requireOpPanic(t, "Concat", func() { ctx.Concat(a, a, 1<<32) })
+	requireOpPanic(t, "Permute", func() { ctx.Permute(a, 1<<32, 1, 2, 3) })
+	requireOpPanic(t, "TopK", func() { ctx.TopK(a, 1<<32+1) })
+	requireOpPanic(t, "MapCustom1", func() { ctx.MapCustom1(a, func(dst, a *Tensor, ith, nth int) {}, 1<<32+1) })
+}

@@ -428,11 +428,18 @@ func TestRobustTensorReaderAfterClose(t *testing.T) {
 		buf := make([]byte, 8)
 		_, err = r.ReadAt(buf, 0)
 		require.NoError(t, err)
+		data, err := f.TensorData("w")
+		require.NoError(t, err)
+		require.Equal(t, byte(0x40), data[63]) // 7.5
 		require.NoError(t, f.Close())
 		_, err = r.ReadAt(buf, 0)
 		require.ErrorIs(t, err, gguf.ErrClosed)
 		_, err = io.ReadAll(r)
 		require.ErrorIs(t, err, gguf.ErrClosed)
+		_, err = f.TensorData("w")
+		require.ErrorIs(t, err, gguf.ErrClosed)
+		// a slice of the mapping kept past Close reads zeros, not a fault
+		require.Equal(t, make([]byte, 64), append([]byte(nil), data...))
 	})
 }
 

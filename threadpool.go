@@ -154,9 +154,12 @@ func (tp *Threadpool) release() {
 	}
 }
 
+// mustOpen panics with ErrClosedThreadpool if the pool is closed.
+func (tp *Threadpool) mustOpen() { tp.withPool(func(*C.struct_lm_ggml_threadpool) {}) }
+
 // NThreads is the number of threads of the pool.
 func (tp *Threadpool) NThreads() int {
-	tp.withPool(func(*C.struct_lm_ggml_threadpool) {})
+	tp.mustOpen()
 	return tp.n
 }
 

@@ -69,6 +69,13 @@ void lm_cpu_register_conv       (struct lm_cpu_op * table); // ops-conv.c
 void lm_cpu_register_attn       (struct lm_cpu_op * table); // ops-attn.c
 void lm_cpu_register_train      (struct lm_cpu_op * table); // ops-train.c
 
+// Element access with 64-bit indices (the public *_nd functions take int),
+// for callers that checked the indices against ne.
+float   lm_cpu_get_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void    lm_cpu_set_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
+int32_t lm_cpu_get_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v);
+
 // Row converters for a type: to f32 (NULL if none) and from f32 (NULL if none).
 // Covers f32/f16/bf16 and every quantized type that has them.
 lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);

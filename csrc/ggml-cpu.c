@@ -687,6 +687,22 @@ static void * flat_ptr(const struct lm_ggml_tensor * t, int64_t i) {
     return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
+static void * element_ptr64(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *) t->data + i0 * (int64_t) t->nb[0] + i1 * (int64_t) t->nb[1] + i2 * (int64_t) t->nb[2] + i3 * (int64_t) t->nb[3];
+}
+float lm_cpu_get_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return load_f32(t, element_ptr64(t, i0, i1, i2, i3));
+}
+void lm_cpu_set_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v) {
+    store_f32(t, element_ptr64(t, i0, i1, i2, i3), v);
+}
+int32_t lm_cpu_get_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return load_i32(t, element_ptr64(t, i0, i1, i2, i3));
+}
+void lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v) {
+    store_i32(t, element_ptr64(t, i0, i1, i2, i3), v);
+}
+
 int32_t lm_ggml_get_i32_1d(const struct lm_ggml_tensor * t, int i) { return load_i32(t, flat_ptr(t, i)); }
 void    lm_ggml_set_i32_1d(const struct lm_ggml_tensor * t, int i, int32_t v) { store_i32(t, flat_ptr(t, i), v); }
 float   lm_ggml_get_f32_1d(const struct lm_ggml_tensor * t, int i) { return load_f32(t, flat_ptr(t, i)); }

@@ -11,9 +11,10 @@
 // Open memory-maps the file read-only (Linux and macOS; elsewhere the file is
 // read into memory), so opening a multi-gigabyte model costs only its
 // metadata, and TensorData returns slices of the mapping without copying.
-// Slices from TensorData are valid until Close (or, after RetainData, until
-// released) and must not be written to; readers from TensorReader return
-// ErrClosed after Close.
+// Slices from TensorData must not be written to and are valid until Close:
+// after Close they read as zeros (the mapping's pages are replaced by zero
+// pages, whose addresses stay reserved), and readers from TensorReader
+// return ErrClosed.
 //
 // Getters return (value, error): the error wraps ErrNotFound when the key is
 // absent and ErrType (as a *TypeError) when the value has another type;
@@ -162,10 +163,10 @@ func OpenWithOptions(path string, opts Options) (*File, error) {
 	}
 	f, err := open(path, data, nil, int64(len(data)), opts)
 	if err != nil {
-		release()
+		release(false)
 		return nil, err
 	}
-	f.mem = newMapping(release)
+	f.mem = newMapping(data, release)
 	f.mapped = mmapped
 	return f, nil
 }
@@ -235,9 +236,10 @@ func readFull(r io.ReaderAt, b []byte, off int64) (int, error) {
 	return n, fmt.Errorf("gguf: reading %d bytes at %d: %w", len(b), off, err)
 }
 
-// Close releases the file. Slices returned by TensorData become invalid
-// (unless RetainData keeps them), and readers from TensorReader return
-// ErrClosed. Close is idempotent.
+// Close releases the file. Slices returned by TensorData then read as zeros,
+// readers from TensorReader return ErrClosed, and tensors of ggml's LoadGGUF
+// without copy keep the mapping until their context is freed. Close is
+// idempotent.
 func (f *File) Close() error {
 	if f.ctx == nil {
 		return nil
@@ -345,9 +347,7 @@ func (f *File) Keys() []string {
 
 // Lookup describes the entry for key.
 func (f *File) Lookup(key string) (KV, bool) {
-	if f.ctx == nil {
-		return KV{}, false
-	}
+	f.c()
 	f.index()
 	i, ok := f.keys[key]
 	if !ok {
@@ -663,14 +663,18 @@ func (f *File) span(name string) (TensorInfo, int64, error) {
 }
 
 // TensorData returns the bytes of the tensor called name. For files opened
-// with Open or OpenBytes this is a slice of the mapping (no copy), valid
-// until Close and read-only; for OpenReader it is a fresh copy.
+// with Open or OpenBytes this is a slice of the mapping (no copy), read-only
+// and valid until Close (after which it reads as zeros); for OpenReader it is
+// a fresh copy.
 func (f *File) TensorData(name string) ([]byte, error) {
 	t, off, err := f.span(name)
 	if err != nil {
 		return nil, err
 	}
 	if f.data != nil {
+		if f.mem != nil {
+			f.mem.exposed.Store(true)
+		}
 		return f.data[off : off+t.Size : off+t.Size], nil
 	}
 	if int64(int(t.Size)) != t.Size {

@@ -3,20 +3,29 @@ package gguf
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/ggml-go/ggml/internal/ggufmem"
 )
 
 // mapping is the memory of a file opened with Open: a read-only mapping (or,
 // where files are not mapped, a copy). The File holds one reference and
-// RetainData hands out more; the memory is released with the last one, so
-// that tensors pointing into it (ggml's LoadGGUF without copy) stay valid
+// package ggml's LoadGGUF (through ggufmem.Retain) may hold more; the memory
+// is released with the last one, so that tensors pointing into it stay valid
 // after the File is closed.
+//
+// Slices that TensorData handed out are not tracked by anyone: if there were
+// any, releasing replaces the file's pages with zero pages at the same
+// addresses (see mapFile), so that a slice used after Close reads zeros
+// instead of crashing the program; the address range then stays reserved.
 type mapping struct {
+	data    []byte
 	refs    atomic.Int64
-	release func() error
+	exposed atomic.Bool // TensorData returned slices of data
+	release func(keepAddresses bool) error
 }
 
-func newMapping(release func() error) *mapping {
-	m := &mapping{release: release}
+func newMapping(data []byte, release func(keepAddresses bool) error) *mapping {
+	m := &mapping{data: data, release: release}
 	m.refs.Store(1)
 	return m
 }
@@ -37,29 +46,24 @@ func (m *mapping) retain() bool {
 // drop removes a reference, releasing the memory with the last one.
 func (m *mapping) drop() error {
 	if m.refs.Add(-1) == 0 {
-		return m.release()
+		return m.release(m.exposed.Load())
 	}
 	return nil
 }
 
-// RetainData keeps the memory that TensorData returns slices of valid after
-// Close, until release is called. release may be called more than once (only
-// the first call counts) and from any goroutine. For files whose tensor data
-// are copies (OpenReader) or caller memory (OpenBytes) there is nothing to
-// keep and release does nothing. It returns ErrClosed for a closed File.
-//
-// ggml's Context.LoadGGUF without copy uses it, so that tensors pointing into
-// the mapping stay readable after the File is closed.
-func (f *File) RetainData() (release func(), err error) {
-	if f.ctx == nil {
-		return nil, ErrClosed
+func init() {
+	ggufmem.Retain = func(file any) ([]byte, func(), bool, error) {
+		f := file.(*File)
+		if f.ctx == nil {
+			return nil, nil, false, ErrClosed
+		}
+		m := f.mem
+		if m == nil {
+			return nil, nil, false, nil
+		}
+		if !m.retain() {
+			return nil, nil, false, ErrClosed
+		}
+		return m.data, sync.OnceFunc(func() { m.drop() }), true, nil
 	}
-	m := f.mem
-	if m == nil {
-		return func() {}, nil
-	}
-	if !m.retain() {
-		return nil, ErrClosed
-	}
-	return sync.OnceFunc(func() { m.drop() }), nil
 }
