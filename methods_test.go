@@ -148,7 +148,7 @@ var (
 func (fx *methodFixture) argValue(t reflect.Type, p int) reflect.Value {
 	ints := []int64{2, 0, -1, 1 << 40}
 	floats := []float64{1, 0, math.NaN(), math.Inf(1)}
-	strs := []string{filepath.Join(fx.dir, "x"), "", "a\x00b", filepath.Join(fx.dir, strings.Repeat("n", 80))}
+	strs := []string{filepath.Join(fx.dir, "x"), "", filepath.Join(fx.dir, "a\x00b"), filepath.Join(fx.dir, strings.Repeat("n", 80))}
 	lens := []int{4, 0, 1, 16}
 	switch t {
 	case typeTensor:
