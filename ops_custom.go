@@ -145,8 +145,10 @@ const NTasksMax = int(C.LM_GGML_N_TASKS_MAX)
 // callback takes effect for new calls at once and frees the memory when the
 // computation ends (the callback's tensors then panic with ErrClosed).
 //
-// Each call runs on a goroutine of its own (so that a panic or Goexit cannot
-// take down the worker thread), which costs about a microsecond per call.
+// Each call runs on a goroutine of its own, which the worker thread waits
+// for, so that a panic or Goexit cannot take down the worker thread: a
+// hand-off between threads per call (BenchmarkMapCustomCall; a few
+// microseconds on an idle machine, tens on an overloaded one).
 type Custom1Func func(dst, a *Tensor, ith, nth int)
 
 // Custom2Func is Custom1Func with two operands (MapCustom2).
