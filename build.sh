@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # build.sh - developer and CI tasks for ggml-go.
 #
-#   ./build.sh test     go vet + the full test suite (what CI runs)
+#   ./build.sh test     lint + C warnings + the full test suite (what CI runs)
+#   ./build.sh lint     go vet and staticcheck (the pinned version, installed if missing)
+#   ./build.sh tools    install the pinned Go tools (staticcheck)
 #   ./build.sh levels   the tests again with each SIMD level forced (scalar, avx2, avx512)
-#   ./build.sh race     the test suite under the race detector
+#   ./build.sh race     the test suite under the race detector (every package)
 #   ./build.sh ctest    the C core's own test programs (tests/c), plain cc, no Go
 #   ./build.sh asan     the C test programs under AddressSanitizer + UBSan
 #   ./build.sh bench    Go benchmarks (set BENCH=regexp to narrow)
@@ -23,6 +25,28 @@ CC="${CC:-cc}"
 # (several checkouts of the project may build at once on one machine).
 SCRATCH="${GGML_SCRATCH:-${TMPDIR:-/tmp}/ggml-$(basename "$PWD")}"
 mkdir -p "$SCRATCH"
+
+# staticcheck, pinned: the version the Go module proxy serves that we checked.
+STATICCHECK_VERSION=v0.8.2
+
+staticcheck_bin() {
+  local bin; bin="$(go env GOBIN)"
+  echo "${bin:-$(go env GOPATH)/bin}/staticcheck"
+}
+
+tools() {
+  local sc; sc="$(staticcheck_bin)"
+  if ! "$sc" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
+    go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+  fi
+}
+
+lint() {
+  tools
+  go vet ./...
+  "$(staticcheck_bin)" ./...
+  echo "lint: go vet and staticcheck $STATICCHECK_VERSION are clean"
+}
 
 cwarn() {
   for f in csrc/*.c; do
@@ -85,10 +109,14 @@ arm64() {
   python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   rm -f "$out"/*.o
   for f in csrc/*.c; do "$XCC" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" & done; wait
-  for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul}; do
+  for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul test-batch-invariance}; do
     "$XCC" -std=gnu11 -O2 -pthread -Icsrc "tests/c/$name.c" "$out"/*.o -lm -o "$out/$name"
     local args=""
-    [ "$name" = test-matmul ] && args=3 # the NEON level only: the scalar one is covered natively
+    case "$name" in
+      test-matmul|test-batch-invariance) args=3 ;; # the NEON level only: the scalar one is covered natively
+      test-quants)  args="$SCRATCH/lm-quant-parity" ;;
+      test-iquants) args="$PARITY/quant" ;;
+    esac
     $QEMU "$out/$name" $args >"$out/$name.log" 2>&1 || { echo "FAIL $name (arm64)"; tail -20 "$out/$name.log"; return 1; }
     echo "ok   $name (arm64): $(tail -1 "$out/$name.log")"
   done
@@ -141,7 +169,7 @@ EOF
 
 case "${1:-test}" in
   test)
-    go vet ./...
+    lint
     cwarn
     go test -count=1 ./...
     ;;
@@ -200,6 +228,12 @@ case "${1:-test}" in
     ;;
   cwarn)
     cwarn
+    ;;
+  lint)
+    lint
+    ;;
+  tools)
+    tools
     ;;
   *)
     sed -n '2,17p' "$0"

@@ -1,25 +1,5 @@
-// Package ggml gives Go programs the ggml tensor library: contexts, tensors,
-// computation graphs, automatic differentiation, quantization and GGUF files,
-// through cgo over a C core that lives in this module (csrc/).
-//
-// A Context owns a memory arena; tensors and graphs are created in it and live
-// until the context is closed (or collected). Operations build a graph lazily;
-// Graph.Compute runs it on a thread pool.
-//
-//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
-//	defer ctx.Close()
-//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2)
-//	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
-//	c := ctx.MulMat(a, b) // [2, 3]
-//	g := ctx.NewGraph()
-//	g.BuildForward(c)
-//	err := g.Compute(4)
-//
-// Errors: invalid arguments to graph-building operations (mismatched shapes,
-// wrong types, out-of-range views) are programmer errors and panic with an
-// *OpError, which can be recovered; everything that depends on input data or
-// the environment returns an error. Using a closed Context, or a Tensor or
-// Graph of one, panics with ErrClosed.
+// This file: contexts, tensors and views. The package documentation is in doc.go.
+
 package ggml
 
 /*
@@ -54,10 +34,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
 	_ "github.com/ggml-go/ggml/csrc"
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // ErrClosed is the panic value (wrapped) when a closed Context, or a Tensor or
@@ -105,26 +87,33 @@ type ContextOptions struct {
 type Context struct {
 	c       *C.struct_lm_ggml_context // set once; freed by Close or the cleanup
 	pinner  *runtime.Pinner
+	charged int64 // arena bytes charged to cmem (0 for a caller's Buffer)
 	cleanup runtime.Cleanup
 	hold    *ctxHold
 	life    ctxLife // see lifetime.go
 }
 
-func (ctx *Context) handle() ctxHandle { return ctxHandle{ctx.c, ctx.pinner, ctx.hold} }
+func (ctx *Context) handle() ctxHandle { return ctxHandle{ctx.c, ctx.pinner, ctx.charged, ctx.hold} }
+
+// keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
+func (ctx *Context) keepAlive(x any) { ctx.hold.keepAlive(x) }
 
 // ctxHandle is what freeing a context needs (the cleanup's argument, so it
 // must not reference the Context).
 type ctxHandle struct {
-	c      *C.struct_lm_ggml_context
-	pinner *runtime.Pinner
-	hold   *ctxHold
+	c       *C.struct_lm_ggml_context
+	pinner  *runtime.Pinner
+	charged int64
+	hold    *ctxHold
 }
 
-// ctxHold is memory outside the arena that the context's tensors point into
-// (a GGUF file's mapping): released with the arena.
+// ctxHold is what the context's tensors point into besides its arena: the
+// mapping of a GGUF file (released with the arena) and backend buffers and
+// graph allocators (kept reachable as long as the context).
 type ctxHold struct {
 	mu       sync.Mutex
 	releases []func()
+	keep     []any
 }
 
 func (h *ctxHold) add(release func()) {
@@ -133,14 +122,28 @@ func (h *ctxHold) add(release func()) {
 	h.releases = append(h.releases, release)
 }
 
-func freeContext(h ctxHandle) {
+func (h *ctxHold) keepAlive(x any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !slices.Contains(h.keep, x) {
+		h.keep = append(h.keep, x)
+	}
+}
+
+// free releases the context; byGC tells a cleanup from Close.
+func (h ctxHandle) free(byGC bool) {
 	C.lm_ggml_free(h.c)
 	if h.pinner != nil {
 		h.pinner.Unpin()
 	}
+	if byGC {
+		cmem.Collected(h.charged)
+	} else {
+		cmem.Release(h.charged)
+	}
 	h.hold.mu.Lock()
 	rel := h.hold.releases
-	h.hold.releases = nil
+	h.hold.releases, h.hold.keep = nil, nil
 	h.hold.mu.Unlock()
 	for _, r := range rel {
 		r()
@@ -182,8 +185,15 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		}
 		return nil, fmt.Errorf("ggml: cannot allocate a context of %d bytes", size)
 	}
-	ctx := &Context{c: c, pinner: pinner, hold: new(ctxHold)}
-	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctx.handle())
+	// The arena is C memory the collector cannot see: charge it, so that
+	// unclosed contexts are collected before they pile up.
+	var charged int64
+	if buf == nil {
+		charged = int64(size)
+		cmem.Charge(charged)
+	}
+	ctx := &Context{c: c, pinner: pinner, charged: charged, hold: new(ctxHold)}
+	ctx.cleanup = runtime.AddCleanup(ctx, func(h ctxHandle) { h.free(true) }, ctx.handle())
 	return ctx, nil
 }
 
@@ -223,6 +233,7 @@ func (ctx *Context) wrap(t *C.struct_lm_ggml_tensor) *Tensor {
 	if t == nil {
 		return nil
 	}
+	trackBackendView(ctx, t)
 	return &Tensor{ctx: ctx, t: t}
 }
 

@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/ggml-go/ggml/gguf"
-	"github.com/ggml-go/ggml/internal/ggufmem"
+	"github.com/ggml-go/ggml/internal/link"
 )
 
 // GGUFType is the GGUF tensor type of t (the ids are the same).
@@ -75,7 +75,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 	c.ptr()
 	var mem []byte // the file's mapping, kept alive by the context
 	if !copy {
-		data, release, ok, err := ggufmem.Retain(f)
+		data, release, ok, err := link.GGUFRetain(f)
 		if err != nil {
 			return nil, fmt.Errorf("ggml: LoadGGUF: %w", err)
 		}
@@ -99,7 +99,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		t := c.NewTensor(TypeFromGGUF(info.Type), shape...)
 		t.SetName(info.Name)
 		if copy {
-			data, err := f.TensorData(info.Name)
+			data, err := link.GGUFTensorView(f, info.Name) // copied at once: not a view lent out
 			if err != nil {
 				return nil, err
 			}

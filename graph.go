@@ -14,37 +14,51 @@ static gg_t * gg_graph_leaf(gg_g * g, int i) { return g->leafs[i]; }
 
 static bool gg_cancelled(void * flag) { return __atomic_load_n((const int *) flag, __ATOMIC_RELAXED) != 0; }
 
-// Plans and computes g, with the work buffer from the C heap. Failures come
-// back in e: asserts of the plan, and the core's message for a failed status.
-// cancel, if not NULL, stops the computation after the node during which it
-// becomes non-zero.
-static int gg_graph_compute(gg_err * e, gg_g * g, int n_threads, struct lm_ggml_threadpool * tp, int * cancel) {
+// Plans g (asserts come back in e); 0 on success.
+static int gg_graph_plan(gg_err * e, gg_g * g, int n_threads, struct lm_ggml_threadpool * tp, struct lm_ggml_cplan * out) {
+    struct lm_ggml_err_frame f;
+    if (LM_GGML_TRY(&f)) {
+        e->failed = 1;
+        memcpy(e->msg, f.msg, sizeof(e->msg));
+        return -1;
+    }
+    *out = lm_ggml_graph_plan(g, n_threads, tp);
+    lm_ggml_err_pop(&f);
+    return 0;
+}
+
+// Computes g with the plan the caller made, with the work buffer from the C
+// heap. A failed status comes back in e with the core's message. cancel, if
+// not NULL, stops the computation after the node during which it becomes
+// non-zero.
+static int gg_graph_compute(gg_err * e, gg_g * g, struct lm_ggml_cplan * plan, int * cancel) {
     struct lm_ggml_err_frame f;
     void * volatile work = NULL;
     if (LM_GGML_TRY(&f)) {
         free(work);
+        plan->work_data = NULL;
         e->failed = 1;
         memcpy(e->msg, f.msg, sizeof(e->msg));
         return LM_GGML_STATUS_FAILED;
     }
-    struct lm_ggml_cplan plan = lm_ggml_graph_plan(g, n_threads, tp);
-    if (plan.work_size > 0) {
-        work = malloc(plan.work_size);
+    if (plan->work_size > 0) {
+        work = malloc(plan->work_size);
         if (work == NULL) {
             lm_ggml_err_pop(&f);
             e->failed = 1;
-            snprintf(e->msg, sizeof(e->msg), "cannot allocate a work buffer of %zu bytes", plan.work_size);
+            snprintf(e->msg, sizeof(e->msg), "cannot allocate a work buffer of %zu bytes", plan->work_size);
             return LM_GGML_STATUS_ALLOC_FAILED;
         }
-        plan.work_data = work;
+        plan->work_data = work;
     }
     if (cancel != NULL) {
-        plan.abort_callback = gg_cancelled;
-        plan.abort_callback_data = cancel;
+        plan->abort_callback = gg_cancelled;
+        plan->abort_callback_data = cancel;
     }
-    const int status = lm_ggml_graph_compute(g, &plan);
+    const int status = lm_ggml_graph_compute(g, plan);
     lm_ggml_err_pop(&f);
     free(work);
+    plan->work_data = NULL;
     if (status != LM_GGML_STATUS_SUCCESS && status != LM_GGML_STATUS_ABORTED) {
         e->failed = 1;
         if (f.msg[0] != '\0') memcpy(e->msg, f.msg, sizeof(e->msg));
@@ -66,6 +80,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // DefaultGraphSize is the node capacity of NewGraph.
@@ -315,7 +331,15 @@ func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml
 		defer close(stop)
 	}
 	var e C.gg_err
-	status := C.gg_graph_compute(&e, g.g, C.int(nThreads), tp, cancel)
+	var plan C.struct_lm_ggml_cplan
+	if C.gg_graph_plan(&e, g.g, C.int(nThreads), tp, &plan) != 0 {
+		return fmt.Errorf("ggml: compute: %s", C.GoString(&e.msg[0]))
+	}
+	// the work buffer is C memory: charged to the collector's accounting while it exists
+	work := int64(plan.work_size)
+	cmem.Charge(work)
+	defer cmem.Release(work)
+	status := C.gg_graph_compute(&e, g.g, &plan, cancel)
 	if status == C.LM_GGML_STATUS_ABORTED {
 		g.customOpError() // clear what the aborted callbacks recorded
 		return fmt.Errorf("ggml: compute: %w", context.Cause(cctx))
@@ -327,16 +351,24 @@ func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml
 	return g.customOpError()
 }
 
+// statusError is the error of a failed status without a message.
+func statusError(s C.int) error {
+	if s == C.LM_GGML_STATUS_SUCCESS {
+		return nil
+	}
+	return fmt.Errorf("ggml: compute: %s", C.GoString(C.lm_ggml_status_to_string(int32(s))))
+}
+
 // cancelsSeen counts cancellations passed on to a computation (for tests).
 var cancelsSeen atomic.Int64
 
 // owners finds the contexts that hold a graph's tensors.
-type owners []*Context
+type ownerList []*Context
 
-func (g *Graph) owners() owners { return g.ctx.closure() }
+func (g *Graph) owners() ownerList { return g.ctx.closure() }
 
 // wrap makes a Tensor of p in the context whose arena holds it.
-func (o owners) wrap(p *C.struct_lm_ggml_tensor) *Tensor {
+func (o ownerList) wrap(p *C.struct_lm_ggml_tensor) *Tensor {
 	if p == nil {
 		return nil
 	}

@@ -22,7 +22,6 @@ package ggml
 import "C"
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,8 +29,8 @@ import (
 )
 
 // errDepClosed is the panic value when a context whose tensors are used was
-// closed; it wraps ErrClosed.
-var errDepClosed = fmt.Errorf("%w (a context whose tensors it uses was closed)", ErrClosed)
+// closed: ErrClosed itself, as for the closed context (the package contract).
+var errDepClosed = ErrClosed
 
 // ctxLife is the lifetime state of a Context.
 type ctxLife struct {
@@ -83,7 +82,7 @@ func (ctx *Context) Close() error {
 	if l.busy > 0 {
 		l.freeLater = true
 	} else {
-		freeContext(ctx.handle())
+		ctx.handle().free(false)
 	}
 	l.mu.Unlock()
 	markBroken(dependents)
@@ -197,7 +196,7 @@ func release(all []*Context) {
 		c.life.busy--
 		if c.life.busy == 0 && c.life.freeLater {
 			c.life.freeLater = false
-			freeContext(c.handle())
+			c.handle().free(false)
 		}
 		c.life.mu.Unlock()
 	}

@@ -313,7 +313,7 @@ func usesClosedArg(mt reflect.Type) bool {
 
 func TestEveryMethodOnClosedForeignNoAlloc(t *testing.T) {
 	inSubprocess(t, 10*time.Minute, func(t *testing.T) {
-		path := writeTestGGUF(t)
+		path := writeRobustGGUF(t)
 		types := []reflect.Type{typeContext, typeTensor, typeGraph, typePool, typeFile, typeWriter,
 			reflect.TypeFor[*AdamW](), reflect.TypeFor[*Trainer]()}
 		calls, failures := 0, 0

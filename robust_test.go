@@ -200,12 +200,12 @@ func TestRobustNoAllocCompute(t *testing.T) {
 		y := na.Add(a, a).SetName("y")
 		err = na.NewGraph().BuildForward(y).Compute(2)
 		require.ErrorContains(t, err, "ADD (node y)")
-		require.ErrorContains(t, err, "no memory")
+		require.ErrorContains(t, err, "no data")
 		// an allocated result over operands without memory
 		ctx := newCtx(t, 1<<20)
 		x := ctx.NewTensor1D(TypeF32, 64).Fill(1)
 		err = ctx.NewGraph().BuildForward(ctx.Mul(x, ctx.View1D(a, 64, 0))).Compute(1)
-		require.ErrorContains(t, err, "operand a (view) has no memory")
+		require.ErrorContains(t, err, "operand a (view) has no data")
 		requireOpPanic(t, "Float32s", func() { a.Float32s() })
 		// BuildBackward with a NoAlloc static context: the accumulators have no
 		// memory, which Compute and Reset report
@@ -402,8 +402,8 @@ func TestRobustGoexitInCallback(t *testing.T) {
 	})
 }
 
-// writeTestGGUF writes a GGUF file with an f32 tensor "w" of 16 values i/2.
-func writeTestGGUF(t *testing.T) string {
+// writeRobustGGUF writes a GGUF file with an f32 tensor "w" of 16 values i/2.
+func writeRobustGGUF(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "w.gguf")
 	w, err := gguf.Create(path)
@@ -421,7 +421,7 @@ func writeTestGGUF(t *testing.T) string {
 // Item 7: a TensorReader read after Close.
 func TestRobustTensorReaderAfterClose(t *testing.T) {
 	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
-		f, err := gguf.Open(writeTestGGUF(t))
+		f, err := gguf.Open(writeRobustGGUF(t))
 		require.NoError(t, err)
 		r, err := f.TensorReader("w")
 		require.NoError(t, err)
@@ -447,7 +447,7 @@ func TestRobustTensorReaderAfterClose(t *testing.T) {
 // mapping alive after the file is closed.
 func TestRobustLoadGGUFNoCopy(t *testing.T) {
 	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
-		f, err := gguf.Open(writeTestGGUF(t))
+		f, err := gguf.Open(writeRobustGGUF(t))
 		require.NoError(t, err)
 		ctx := newCtx(t, 1<<20)
 		ts, err := ctx.LoadGGUF(f, false)

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // MaxThreads is the largest number of threads of a pool.
@@ -79,8 +81,9 @@ type Threadpool struct {
 	state     sync.Mutex // guards the fields below
 	tp        *C.struct_lm_ggml_threadpool
 	closed    atomic.Bool
-	busy      bool
-	freeLater bool
+	busy      bool // a computation runs on the pool
+	users     int  // backends the pool is set on (Backend.SetThreadpool)
+	freeLater bool // closed while busy or used: stop the threads when neither
 }
 
 // NewThreadpool starts a pool.
@@ -101,14 +104,28 @@ func NewThreadpool(p ThreadpoolParams) (*Threadpool, error) {
 		}
 		mask = &m[0]
 	}
+	cmem.Charge(threadCharge(p.NThreads))
 	tp := C.gg_threadpool_new(C.int(p.NThreads), C.int(p.Prio), C.uint32_t(p.Poll), C.bool(p.StrictCPU), C.bool(p.Paused), mask)
 	if tp == nil {
+		cmem.Release(threadCharge(p.NThreads))
 		return nil, fmt.Errorf("ggml: NewThreadpool: cannot start %d threads", p.NThreads)
 	}
 	t := &Threadpool{tp: tp, n: p.NThreads}
-	t.cleanup = runtime.AddCleanup(t, func(p *C.struct_lm_ggml_threadpool) { C.lm_ggml_threadpool_free(p) }, tp)
+	type pool struct {
+		tp *C.struct_lm_ggml_threadpool
+		n  int
+	}
+	t.cleanup = runtime.AddCleanup(t, func(p pool) {
+		C.lm_ggml_threadpool_free(p.tp)
+		cmem.Collected(threadCharge(p.n))
+	}, pool{tp, p.NThreads})
 	return t, nil
 }
+
+// threadCharge is what a pool's OS threads count for in the collector's
+// accounting (stacks and kernel state): enough that a program starting pools
+// without closing them is collected long before it runs out of threads.
+func threadCharge(n int) int64 { return int64(n) << 20 }
 
 // ErrClosedThreadpool is the panic value when a closed Threadpool is used;
 // it matches ErrClosed (errors.Is).
@@ -147,9 +164,34 @@ func (tp *Threadpool) release() {
 	tp.state.Lock()
 	defer tp.state.Unlock()
 	tp.busy = false
-	if tp.freeLater {
+	tp.freeIfDone()
+}
+
+// attach records a backend the pool is set on and returns the C pool: a
+// Close then stops the threads only after detach.
+func (tp *Threadpool) attach() (p *C.struct_lm_ggml_threadpool) {
+	tp.withPool(func(c *C.struct_lm_ggml_threadpool) {
+		tp.users++
+		p = c
+	})
+	return p
+}
+
+// detach ends what attach began.
+func (tp *Threadpool) detach() {
+	tp.state.Lock()
+	defer tp.state.Unlock()
+	tp.users--
+	tp.freeIfDone()
+}
+
+// freeIfDone stops the threads of a closed pool nothing uses any more
+// (tp.state held).
+func (tp *Threadpool) freeIfDone() {
+	if tp.freeLater && !tp.busy && tp.users == 0 {
 		tp.freeLater = false
 		C.lm_ggml_threadpool_free(tp.tp)
+		cmem.Release(threadCharge(tp.n))
 		tp.tp = nil
 	}
 }
@@ -173,8 +215,10 @@ func (tp *Threadpool) Resume() {
 	tp.withPool(func(p *C.struct_lm_ggml_threadpool) { C.lm_ggml_threadpool_resume(p) })
 }
 
-// Close stops the workers (when the running computation, if any, ends).
-// It is idempotent.
+// Close stops the workers: at once, or when the running computation ends,
+// or, for a pool set on a Backend, when the backend lets it go (another
+// SetThreadpool, or its Close); such a backend's computations fail with
+// ErrClosedThreadpool meanwhile. It is idempotent.
 func (tp *Threadpool) Close() error {
 	if tp == nil {
 		return nil
@@ -185,11 +229,12 @@ func (tp *Threadpool) Close() error {
 		return nil
 	}
 	tp.cleanup.Stop()
-	if tp.busy {
+	if tp.busy || tp.users > 0 {
 		tp.freeLater = true
 		return nil
 	}
 	C.lm_ggml_threadpool_free(tp.tp)
+	cmem.Release(threadCharge(tp.n))
 	tp.tp = nil
 	return nil
 }

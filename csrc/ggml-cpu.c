@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ggml-cpu-impl.h"
+#include "ggml-backend-impl.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -109,6 +110,14 @@ int lm_ggml_cpu_has_neon   (void) { return 0; }
 int lm_ggml_cpu_has_arm_fma(void) { return 0; }
 #endif
 int lm_ggml_cpu_has_fp16_va    (void) { return 0; }
+#if defined(LM_ARM64) && defined(__linux__)
+#include <sys/auxv.h>
+int lm_ggml_cpu_has_dotprod(void) {
+    return (getauxval(AT_HWCAP) & (1ul << 20)) != 0; // HWCAP_ASIMDDP
+}
+#else
+int lm_ggml_cpu_has_dotprod(void) { return 0; }
+#endif
 int lm_ggml_cpu_has_matmul_int8(void) { return 0; }
 int lm_ggml_cpu_has_sve        (void) { return 0; }
 int lm_ggml_cpu_get_sve_cnt    (void) { return 0; }
@@ -154,6 +163,14 @@ static bool op_is_noop(const struct lm_ggml_tensor * node) {
         default:
             return lm_ggml_is_empty(node);
     }
+}
+
+bool lm_cpu_node_supported(const struct lm_ggml_tensor * node) {
+    if (node == NULL || (int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) return false;
+    if (op_is_noop(node)) return true;
+    lm_ggml_cpu_init();
+    const struct lm_cpu_op * op = &g_ops[node->op];
+    return op->compute != NULL && (op->supports == NULL || op->supports(node));
 }
 
 // ---------------------------------------------------------------- compute errors
@@ -298,6 +315,10 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
         lm_ggml_barrier(tp);
         if (atomic_load(&tp->error.stop_node) <= i) break; // see struct lm_cpu_error_slot
     }
+    // Nobody leaves before everyone has read the job: with a graph of no-op
+    // nodes (no barrier above) the caller could otherwise return, and free
+    // or reuse the graph, while a late worker is about to read it.
+    lm_ggml_barrier(tp);
 }
 
 static void * worker_main(void * arg) {
@@ -483,7 +504,7 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     size_t work_size = 0;
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (op_is_noop(node) || g_ops[node->op].work_size == NULL) continue;
+        if (op_is_noop(node) || g_ops[node->op].work_size == NULL || !lm_cpu_node_supported(node)) continue;
         const size_t w = g_ops[node->op].work_size(node, n_threads);
         work_size = w > work_size ? w : work_size;
     }
@@ -521,35 +542,52 @@ static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor
     return NULL;
 }
 
-// Refuses, before any thread starts, graphs that cannot be computed: ops the
-// CPU does not implement, tensors without memory (of a no-alloc context that
-// no buffer backs), and nodes that would write into read-only memory.
+// Whether node can be computed; if not, why (in msg). A kernel must exist
+// for its op and types; every tensor it touches needs memory of this
+// process (a view made before its source got memory gets its address now,
+// where view_init would put it); nothing it writes may be read-only.
+static bool node_ready(struct lm_ggml_tensor * node, char * msg, size_t n) {
+    if (!lm_cpu_node_supported(node)) {
+        snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
+        return false;
+    }
+    if (op_is_noop(node)) return true;
+    for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
+        struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
+        if (t == NULL || lm_ggml_nelements(t) == 0) continue;
+        if (t->data == NULL && t->view_src != NULL && t->view_src->data != NULL) {
+            t->data = (char *) t->view_src->data + t->view_offs;
+        }
+        if (t->data == NULL) {
+            if (j < 0) snprintf(msg, n, "the result has no data (not allocated: a tensor of a no-alloc context that no buffer backs)");
+            else snprintf(msg, n, "operand %s has no data (not allocated: a tensor of a no-alloc context that no buffer backs)", t->name);
+            return false;
+        }
+        const struct lm_ggml_tensor * owner = data_owner(t);
+        if (owner->buffer != NULL && !lm_ggml_backend_buffer_is_host(owner->buffer)) {
+            snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
+            return false;
+        }
+    }
+    const struct lm_ggml_tensor * ro = readonly_target(node);
+    if (ro != NULL) {
+        snprintf(msg, n, "writes into %s, whose memory is read-only (a mapped file)", ro->name);
+        return false;
+    }
+    return true;
+}
+
+// Refuses, before any thread starts, a graph with a node that cannot be
+// computed; the reason goes to the caller's error frame (or the log) and to
+// lm_backend_last_error for the backend layer.
 static bool graph_computable(const struct lm_ggml_cgraph * cgraph, struct lm_ggml_err_frame * report) {
+    char why[320];
     for (int i = 0; i < cgraph->n_nodes; i++) {
-        const struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (op_is_noop(node)) continue;
-        if (g_ops[node->op].compute == NULL) {
-            lm_ggml_err_report(report, "%s (node %s): the op is not implemented on the CPU", lm_ggml_op_desc(node), node->name);
+        struct lm_ggml_tensor * node = cgraph->nodes[i];
+        if (!node_ready(node, why, sizeof(why))) {
+            lm_backend_fail("%s (node %s): %s", lm_ggml_op_desc(node), node->name, why);
+            lm_ggml_err_report(report, "%s", lm_backend_last_error());
             return false;
-        }
-        if (node->data == NULL) {
-            lm_ggml_err_report(report, "%s (node %s): the result has no memory (a tensor of a no-alloc context that no buffer backs)",
-                               lm_ggml_op_desc(node), node->name);
-            return false;
-        }
-        const struct lm_ggml_tensor * ro = readonly_target(node);
-        if (ro != NULL) {
-            lm_ggml_err_report(report, "%s (node %s): writes into %s, whose memory is read-only (a mapped file)",
-                               lm_ggml_op_desc(node), node->name, ro->name);
-            return false;
-        }
-        for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-            const struct lm_ggml_tensor * src = node->src[j];
-            if (src != NULL && src->data == NULL && !lm_ggml_is_empty(src)) {
-                lm_ggml_err_report(report, "%s (node %s): operand %s has no memory (a tensor of a no-alloc context that no buffer backs)",
-                                   lm_ggml_op_desc(node), node->name, src->name);
-                return false;
-            }
         }
     }
     return true;
@@ -603,6 +641,7 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     const bool aborted = atomic_load(&tp->abort_gen) == gen;
     const bool failed = atomic_load(&tp->error.state) == 2;
     if (failed) {
+        lm_backend_fail("%s", tp->error.msg);
         lm_ggml_err_report(saved, "%s", tp->error.msg);
     }
     pthread_mutex_unlock(&tp->compute_lock);

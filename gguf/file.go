@@ -1,29 +1,5 @@
-// Package gguf reads and writes GGUF model files.
-//
-// Reading goes through the C parser of the core (csrc/gguf-read.c), so Go
-// and C accept exactly the same files: magic, version 2 or 3, every count and
-// length bounded by the bytes that remain, valid type ids, unique non-empty
-// UTF-8 keys, bools 0 or 1, unique tensor names of at most 63 bytes, 1 to 4
-// non-negative dimensions without overflow, rows a whole number of blocks,
-// aligned, non-overlapping tensor data inside the file, and a power-of-two
-// general.alignment. Anything else is a *FormatError naming the key or tensor.
-//
-// Open memory-maps the file read-only (Linux and macOS; elsewhere the file is
-// read into memory), so opening a multi-gigabyte model costs only its
-// metadata, and TensorData returns slices of the mapping without copying.
-// Slices from TensorData must not be written to and are valid until Close:
-// after Close they read as zeros (the mapping's pages are replaced by zero
-// pages, whose addresses stay reserved), and readers from TensorReader
-// return ErrClosed.
-//
-// Getters return (value, error): the error wraps ErrNotFound when the key is
-// absent and ErrType (as a *TypeError) when the value has another type;
-// getters never convert between types, except Int, Uint and Float, which
-// accept any integer or float type whose value fits.
-//
-// A File is safe for concurrent use by multiple goroutines, except that Close
-// must not race with other calls. After Close, methods that return an error
-// return ErrClosed and the others panic with it.
+// This file: reading GGUF files (File). The package documentation is in doc.go.
+
 package gguf
 
 /*
@@ -37,8 +13,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/internal/cmem"
+	"github.com/ggml-go/ggml/internal/link"
 )
 
 // MaxDims is the largest number of tensor dimensions.
@@ -140,9 +120,10 @@ type File struct {
 	data     []byte      // the whole file when mapped or in memory
 	ra       io.ReaderAt // otherwise
 	size     int64
-	mem      *mapping // the memory of data, for files from Open
 	metaOnly bool
 	mapped   bool
+	res      *fileRes // what Close, or the cleanup, frees
+	cleanup  runtime.Cleanup
 
 	once    sync.Once
 	tonce   sync.Once
@@ -150,6 +131,50 @@ type File struct {
 	kvs     []KV
 	tensors []TensorInfo
 	tindex  map[string]int
+}
+
+// fileRes is what a File holds outside the Go heap: the parsed metadata (C
+// memory) and its reference to the mapping. Close frees it, or the File's
+// cleanup when the File is collected unclosed.
+type fileRes struct {
+	ctx     *C.struct_lm_gguf_context
+	mem     *mapping // nil when nothing is mapped
+	charged int64    // bytes charged to cmem
+}
+
+// mapCharge is the least a mapping counts for in the collector's accounting,
+// so that a program opening many small files without closing them is
+// collected long before it runs out of mappings.
+const mapCharge = 1 << 20
+
+// track charges what f holds outside the Go heap and registers its cleanup.
+// mem is the file's mapping (nil if it is not mapped).
+func (f *File) track(mem *mapping) {
+	// The C copy of the metadata is about as large as its encoding.
+	n := int64(C.lm_gguf_get_data_offset(f.ctx))
+	if mem != nil {
+		n += max(int64(len(f.data)), mapCharge)
+	}
+	r := &fileRes{ctx: f.ctx, mem: mem, charged: n}
+	cmem.Charge(n)
+	f.res = r
+	f.cleanup = runtime.AddCleanup(f, func(r *fileRes) { r.free(true) }, r)
+}
+
+// free releases the metadata and the File's reference to the mapping; byGC
+// tells the cleanup from Close (see mapping for what happens to views).
+func (r *fileRes) free(byGC bool) error {
+	C.lm_gguf_free(r.ctx)
+	var err error
+	if r.mem != nil {
+		err = r.mem.dropFile(byGC)
+	}
+	if byGC {
+		cmem.Collected(r.charged)
+	} else {
+		cmem.Release(r.charged)
+	}
+	return err
 }
 
 // Open opens and validates the GGUF file at path, memory-mapping it.
@@ -166,15 +191,20 @@ func OpenWithOptions(path string, opts Options) (*File, error) {
 		release(false)
 		return nil, err
 	}
-	f.mem = newMapping(data, release)
 	f.mapped = mmapped
+	f.track(newMapping(data, release))
 	return f, nil
 }
 
 // OpenBytes parses a GGUF file held in b. TensorData returns slices of b,
 // which must not be modified while the File is in use.
 func OpenBytes(b []byte, opts Options) (*File, error) {
-	return open("", b, nil, int64(len(b)), opts)
+	f, err := open("", b, nil, int64(len(b)), opts)
+	if err != nil {
+		return nil, err
+	}
+	f.track(nil)
+	return f, nil
 }
 
 // OpenReader parses a GGUF file of the given size read through r. Only the
@@ -184,7 +214,12 @@ func OpenReader(r io.ReaderAt, size int64, opts Options) (*File, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("gguf: negative size %d", size)
 	}
-	return open("", nil, r, size, opts)
+	f, err := open("", nil, r, size, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.track(nil)
+	return f, nil
 }
 
 // firstRead is the size of the first read of OpenReader (a variable for tests).
@@ -236,23 +271,23 @@ func readFull(r io.ReaderAt, b []byte, off int64) (int, error) {
 	return n, fmt.Errorf("gguf: reading %d bytes at %d: %w", len(b), off, err)
 }
 
-// Close releases the file. Slices returned by TensorData then read as zeros,
-// readers from TensorReader return ErrClosed, and tensors of ggml's LoadGGUF
-// without copy keep the mapping until their context is freed. Close is
-// idempotent.
+// Close releases the file. Slices returned by TensorData then read as zeros
+// (they must not be used after Close), readers from TensorReader return
+// ErrClosed, and tensors of ggml's LoadGGUF without copy keep the mapping
+// until their context is freed. A File that is not closed is released when
+// it is garbage collected, except for the mapping of a file whose TensorData
+// or TensorReader views were taken, which then stays mapped (a view must
+// never fault). Close is idempotent.
 func (f *File) Close() error {
 	if f.ctx == nil {
 		return nil
 	}
-	C.lm_gguf_free(f.ctx)
+	f.cleanup.Stop()
+	err := f.res.free(false)
 	f.ctx = nil
 	f.data = nil
-	if f.mem != nil {
-		err := f.mem.drop()
-		f.mem = nil
-		return err
-	}
-	return nil
+	f.res = nil
+	return err
 }
 
 func (f *File) c() *C.struct_lm_gguf_context {
@@ -383,6 +418,7 @@ func scalar[T any](f *File, key string, want ValueType) (T, error) {
 	if err != nil {
 		return v, err
 	}
+	defer runtime.KeepAlive(f) // the C metadata must outlive the read
 	return *(*T)(C.lm_gguf_get_val_data(f.ctx, C.int(i))), nil
 }
 
@@ -410,6 +446,7 @@ func (f *File) String(key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer runtime.KeepAlive(f)
 	var n C.size_t
 	p := C.lm_gguf_get_val_str_n(f.ctx, C.int(i), &n)
 	return C.GoStringN(p, C.int(n)), nil
@@ -497,6 +534,7 @@ func array[T any](f *File, key string, elem ValueType) ([]T, error) {
 	if kv.ArrayType != elem {
 		return nil, &TypeError{Key: key, Have: kv.Type, HaveElem: kv.ArrayType, Want: "arr[" + elem.String() + "]"}
 	}
+	defer runtime.KeepAlive(f)
 	out := make([]T, kv.Len)
 	if kv.Len > 0 {
 		p := C.lm_gguf_get_arr_data(f.ctx, C.int(i))
@@ -539,6 +577,7 @@ func (f *File) Strings(key string) ([]string, error) {
 	if kv.ArrayType != TypeString {
 		return nil, &TypeError{Key: key, Have: kv.Type, HaveElem: kv.ArrayType, Want: "arr[str]"}
 	}
+	defer runtime.KeepAlive(f)
 	ptrs := unsafe.Slice(C.lm_gguf_get_arr_strs(f.ctx, C.int(i)), kv.Len+1)
 	out := make([]string, kv.Len)
 	for j := range out {
@@ -664,17 +703,27 @@ func (f *File) span(name string) (TensorInfo, int64, error) {
 
 // TensorData returns the bytes of the tensor called name. For files opened
 // with Open or OpenBytes this is a slice of the mapping (no copy), read-only
-// and valid until Close (after which it reads as zeros); for OpenReader it is
-// a fresh copy.
+// and valid until Close (after which it reads as zeros; see Close); for
+// OpenReader it is a fresh copy.
 func (f *File) TensorData(name string) ([]byte, error) {
+	b, err := f.tensorData(name)
+	if err == nil && f.res.mem != nil {
+		f.res.mem.exposed.Store(true)
+	}
+	return b, err
+}
+
+func init() {
+	link.GGUFTensorView = func(f any, name string) ([]byte, error) { return f.(*File).tensorData(name) }
+}
+
+// tensorData is TensorData without marking the mapping as lent.
+func (f *File) tensorData(name string) ([]byte, error) {
 	t, off, err := f.span(name)
 	if err != nil {
 		return nil, err
 	}
 	if f.data != nil {
-		if f.mem != nil {
-			f.mem.exposed.Store(true)
-		}
 		return f.data[off : off+t.Size : off+t.Size], nil
 	}
 	if int64(int(t.Size)) != t.Size {

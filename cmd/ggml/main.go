@@ -4,6 +4,7 @@
 //	ggml info              build and CPU capabilities
 //	ggml gguf inspect FILE keys and tensors of a GGUF file
 //	ggml gguf dump --json FILE
+//	ggml bench [-t N] [-runs N] [-only RE]  speed figures (conversions, mat-vec, GEMM, model)
 package main
 
 import (
@@ -22,6 +23,7 @@ var commands = map[string]command{
 	"info":  {"print the build and the CPU capabilities", infoCmd},
 	"gguf":  {"inspect a GGUF file or dump it as JSON", ggufCmd},
 	"train": {"train a small MLP with AdamW on generated data", trainCmd},
+	"bench": {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
 }
 
 func usage() {

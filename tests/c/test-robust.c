@@ -84,7 +84,7 @@ int main(void) {
     struct lm_ggml_context * na = lm_ggml_init(np);
     struct lm_ggml_tensor * x = lm_ggml_new_tensor_1d(na, LM_GGML_TYPE_F32, 8);
     lm_ggml_set_name(x, "x");
-    check(compute(ctx, lm_ggml_neg(ctx, x), 2, msg) == LM_GGML_STATUS_FAILED && strstr(msg, "operand x has no memory") != NULL,
+    check(compute(ctx, lm_ggml_neg(ctx, x), 2, msg) == LM_GGML_STATUS_FAILED && strstr(msg, "operand x has no data") != NULL,
           "an operand without memory");
     // read-only memory
     struct lm_ggml_tensor * ro = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 8);
