@@ -155,30 +155,14 @@ func pinGraphMemory(g *Graph) ([]memOwner, error) {
 }
 
 // graphContexts is g's context and every context its tensors come from.
-func graphContexts(g *Graph) []*Context {
-	seen := map[*Context]bool{}
-	var out []*Context
-	var walk func(c *Context)
-	walk = func(c *Context) {
-		if seen[c] {
-			return
-		}
-		seen[c] = true
-		out = append(out, c)
-		for d := range c.deps {
-			walk(d)
-		}
-	}
-	walk(g.ctx)
-	return out
-}
+func graphContexts(g *Graph) []*Context { return g.ctx.closure() }
 
 // Reserve sizes the buffers for g, a graph at least as large as the ones to
 // be allocated (the worst case), without placing g's tensors. With several
 // buffer types, nodeIDs and leafIDs give the buffer id of each node and
 // leaf (nil: id 0 for all).
 func (a *GraphAllocator) Reserve(g *Graph, ids ...[]int) error {
-	g.checkOpen()
+	g.ptr()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.ptr()
@@ -244,7 +228,7 @@ func ptrOrNil(s []C.int) *C.int {
 // planned (and the buffer grown) as needed; with several, Reserve must have
 // been called with this graph.
 func (a *GraphAllocator) Alloc(g *Graph) error {
-	g.checkOpen()
+	g.ptr()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.ptr()

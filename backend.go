@@ -131,18 +131,38 @@ type Backend struct {
 	mu      sync.Mutex
 	b       *C.struct_lm_ggml_backend
 	abort   *C.gg_abort_flag
-	pool    *Threadpool // set with SetThreadpool: kept alive while in use
+	pool    *Threadpool  // set with SetThreadpool: kept alive while in use
+	poolRef *backendPool // the same, for the cleanup (which must not reference the Backend)
 	cleanup runtime.Cleanup
 }
 
 type backendHandle struct {
 	b     *C.struct_lm_ggml_backend
 	abort *C.gg_abort_flag
+	pool  *backendPool
+}
+
+// backendPool is the Threadpool set on a backend (see SetThreadpool), which
+// the backend's C side points to: attached to it until the backend lets it go.
+type backendPool struct {
+	mu sync.Mutex
+	tp *Threadpool
+}
+
+// set makes tp (nil: none) the pool, detaching the previous one.
+func (bp *backendPool) set(tp *Threadpool) {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if bp.tp != nil {
+		bp.tp.detach()
+	}
+	bp.tp = tp
 }
 
 func freeBackend(h backendHandle) {
 	C.lm_ggml_backend_free(h.b)
 	C.free(unsafe.Pointer(h.abort))
+	h.pool.set(nil)
 }
 
 // ErrClosedBackend is the panic value when a closed Backend is used.
@@ -166,7 +186,8 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 		return nil, errors.New("ggml: out of memory")
 	}
 	be := &Backend{b: b, abort: abort}
-	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort})
+	be.poolRef = new(backendPool)
+	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort, be.poolRef})
 	if C.lm_ggml_backend_is_cpu(b) {
 		n := min(runtime.NumCPU(), MaxThreads)
 		var e C.gg_err
@@ -194,7 +215,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.cleanup.Stop()
-	freeBackend(backendHandle{b.b, b.abort})
+	freeBackend(backendHandle{b.b, b.abort, b.poolRef})
 	b.b, b.abort, b.pool = nil, nil, nil
 	return nil
 }
@@ -233,13 +254,17 @@ func (b *Backend) SetThreadpool(tp *Threadpool) error {
 	}
 	var ctp *C.struct_lm_ggml_threadpool
 	if tp != nil {
-		ctp = tp.ptr()
+		ctp = tp.attach() // ErrClosedThreadpool if closed
 	}
 	var e C.gg_err
-	C.gg_backend_cpu_set_threadpool(&e, p, ctp)
+	C.gg_backend_cpu_set_threadpool(&e, p, ctp) // pauses the previous pool: still attached here
 	if err := cError("SetThreadpool", &e); err != nil {
+		if tp != nil {
+			tp.detach()
+		}
 		return err
 	}
+	b.poolRef.set(tp)
 	b.pool = tp
 	return nil
 }
@@ -264,7 +289,10 @@ func (b *Backend) Supports(t *Tensor) bool {
 // error. Cancelling ctx stops the computation after the node being
 // computed; Compute then returns ctx.Err().
 func (b *Backend) Compute(ctx context.Context, g *Graph) error {
-	g.checkOpen()
+	if insideCallback() {
+		return ErrInCallback
+	}
+	g.ptr()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p := b.ptr()
@@ -274,8 +302,21 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 	if b.pool != nil {
 		b.pool.mu.Lock()
 		defer b.pool.mu.Unlock()
-		if b.pool.tp == nil {
+		if b.pool.closed.Load() {
 			return fmt.Errorf("ggml: Compute: %w", ErrClosedThreadpool)
+		}
+		b.pool.acquire() // a Close meanwhile stops the threads when this computation ends
+		defer b.pool.release()
+	}
+	// as Graph.Compute: one computation of g at a time, its contexts kept
+	// until it ends, gradients initialized if BuildBackward could not
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	used := g.ctx.acquire()
+	defer release(used)
+	if g.needReset {
+		if err := g.reset(); err != nil {
+			return fmt.Errorf("ggml: Compute: %w", err)
 		}
 	}
 	cancellable := false
@@ -529,7 +570,7 @@ func (s *contextSet) detach(m *memRanges) {
 		return
 	}
 	for ctx := range s.ctxs {
-		if ctx.c != nil {
+		if !ctx.Closed() { // a closed context's tensors are unreachable (and its arena may be freed)
 			C.gg_detach(ctx.c, &m.bufs[0], &m.base[0], &m.size[0], C.int(len(m.bufs)))
 		}
 	}
@@ -762,7 +803,8 @@ func (t *Tensor) Buffer() *Buffer {
 
 // withData runs f on the tensor's bytes in this process's memory: the tensor
 // itself, or, for a tensor in a buffer of another kind of memory, a copy read
-// through the backend (and written back after f when write is set).
+// through the backend (and written back after f when write is set). Writing
+// a read-only tensor (LoadGGUF without copy) panics with an *OpError.
 func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
 	if o := ownerOf(t.ptr()); o != nil {
 		if !o.pin() {
@@ -771,6 +813,9 @@ func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tens
 		defer o.unpin()
 	}
 	p := t.requireData(op)
+	if write {
+		p = t.requireWritable(op)
+	}
 	defer runtime.KeepAlive(t) // the memory must outlive the C calls (see Graph.compute)
 	if p.data == nil || C.gg_data_is_host(p) {
 		f(p)

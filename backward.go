@@ -9,17 +9,8 @@ GG_DEFV(build_backward_expand, (gg_c * s, gg_c * c, gg_g * g, bool acc), (s, c, 
 GG_DEFV(graph_reset, (gg_g * g), (g))
 
 static int gg_graph_has_grads(const gg_g * g) { return g->grads != NULL; }
-
-// Whether the tensor struct p was allocated in the arena of c.
-static int gg_ctx_owns(const gg_c * c, const void * p) {
-    const char * b = (const char *) lm_ggml_get_mem_buffer(c);
-    const size_t n = lm_ggml_get_mem_size(c);
-    return b != NULL && (const char *) p >= b && (const char *) p < b + n;
-}
 */
 import "C"
-
-import "unsafe"
 
 // Automatic differentiation. Gradients belong to a graph, not to tensors:
 //
@@ -28,8 +19,9 @@ import "unsafe"
 //	g := ctx.NewGraphCustom(ggml.DefaultGraphSize, true)
 //	g.BuildForward(loss)
 //	if err := g.BuildBackward(ctx, ctx, false); err != nil { ... }
-//	g.Reset()          // d loss/d loss = 1, accumulators 0
 //	err = g.Compute(4) // forward and backward
+//	...
+//	g.Reset()          // d loss/d loss = 1 and accumulators 0 again, if accumulating
 //	dw := g.Grad(w)    // 2*(w - target)
 
 // SetParam marks t as a trainable parameter: Graph.BuildBackward computes the
@@ -62,10 +54,14 @@ func (t *Tensor) SetLoss() *Tensor {
 // over computations until Reset) in static, which must allocate data. A nil
 // context stands for g's context.
 //
-// Call Reset before the first Compute. It returns an error, with the core's
-// message, if g has no room for gradients, has no parameter or no loss, or
-// uses an op without a backward rule (e.g. tanh); g may then hold a partial
-// build and should be rebuilt.
+// The gradients start initialized, as Reset leaves them (the loss gradient 1,
+// the accumulators 0), so the first Compute gives well-defined gradients;
+// with a NoAlloc static context (accumulators that a backend buffer backs
+// later) the first computation initializes them instead, or reports that they
+// have no memory. It returns an error, with the core's message, if g has no
+// room for gradients, has no parameter or no loss, or uses an op without a
+// backward rule (e.g. tanh); g may then hold a partial build and should be
+// rebuilt.
 //
 //	g := ctx.NewGraphCustom(ggml.DefaultGraphSize, true)
 //	g.BuildForward(loss)
@@ -92,43 +88,12 @@ func (g *Graph) BuildBackward(static, compute *Context, accumulate bool) error {
 	if e.failed != 0 {
 		return &OpError{Op: "BuildBackward", Msg: C.GoString(&e.msg[0])}
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reset() != nil {
+		g.needReset = true // no memory yet: the first computation tries again
+	}
 	return nil
-}
-
-// addDep records that ctx refers to tensors of dep.
-func addDep(ctx, dep *Context) {
-	if ctx == dep {
-		return
-	}
-	if ctx.deps == nil {
-		ctx.deps = map[*Context]struct{}{}
-	}
-	ctx.deps[dep] = struct{}{}
-}
-
-// wrapIn makes a Tensor of the C tensor p, which belongs to g's context or to
-// a context it depends on (found by arena address).
-func (g *Graph) wrapIn(p *C.struct_lm_ggml_tensor) *Tensor {
-	if p == nil {
-		return nil
-	}
-	seen := map[*Context]bool{}
-	queue := []*Context{g.ctx}
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		if seen[c] || c.Closed() {
-			continue
-		}
-		seen[c] = true
-		if C.gg_ctx_owns(c.c, unsafe.Pointer(p)) != 0 {
-			return c.wrap(p)
-		}
-		for d := range c.deps {
-			queue = append(queue, d)
-		}
-	}
-	return g.ctx.wrap(p)
 }
 
 // Grad returns the gradient of the loss with respect to t in g after
@@ -136,7 +101,7 @@ func (g *Graph) wrapIn(p *C.struct_lm_ggml_tensor) *Tensor {
 // graph, or the loss does not depend on t through a parameter.
 func (g *Graph) Grad(t *Tensor) *Tensor {
 	needTensors("Grad", t)
-	return g.wrapIn(C.lm_ggml_graph_get_grad(g.ptr(), t.ptr()))
+	return g.owners().wrap(C.lm_ggml_graph_get_grad(g.ptr(), t.ptr()))
 }
 
 // GradAcc returns the gradient accumulator of t (in the static context of
@@ -144,15 +109,32 @@ func (g *Graph) Grad(t *Tensor) *Tensor {
 // It is nil for other tensors.
 func (g *Graph) GradAcc(t *Tensor) *Tensor {
 	needTensors("GradAcc", t)
-	return g.wrapIn(C.lm_ggml_graph_get_grad_acc(g.ptr(), t.ptr()))
+	return g.owners().wrap(C.lm_ggml_graph_get_grad_acc(g.ptr(), t.ptr()))
 }
 
 // Reset prepares g for a new accumulation: the loss gradient becomes 1, the
 // other gradient accumulators 0, and the moments of the AdamW steps in g are
-// cleared. It panics with an *OpError if g has no gradients.
+// cleared. It panics with an *OpError if g has no gradients or the loss
+// gradient has no memory, and waits for a running computation of g to end.
 func (g *Graph) Reset() {
-	g.checkOpen()
+	if insideCallback() {
+		panic(&OpError{Op: "Reset", Msg: "called from inside a custom-op callback"})
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ptr()
+	if err := g.reset(); err != nil {
+		panic(err)
+	}
+}
+
+// reset is Reset with g.mu held and the contexts checked.
+func (g *Graph) reset() error {
 	var e C.gg_err
-	C.gg_graph_reset(&e, g.ptr())
-	check("Reset", &e)
+	C.gg_graph_reset(&e, g.g)
+	if e.failed != 0 {
+		return &OpError{Op: "Reset", Msg: C.GoString(&e.msg[0])}
+	}
+	g.needReset = false
+	return nil
 }

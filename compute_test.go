@@ -190,3 +190,27 @@ func itoa(n int) string {
 	}
 	return string(buf[i:])
 }
+
+// BenchmarkMapCustomCall measures the cost of one custom-op callback (an
+// empty one): the hand-off to the callback's goroutine and back.
+func BenchmarkMapCustomCall(b *testing.B) {
+	ctx := newCtx(b, 16<<20)
+	y := ctx.NewTensor1D(TypeF32, 16).Fill(1)
+	const nodes = 64
+	for range nodes {
+		y = ctx.MapCustom1(y, func(dst, a *Tensor, ith, nth int) {}, 1)
+	}
+	g := ctx.NewGraph().BuildForward(y)
+	tp, err := NewThreadpool(DefaultThreadpoolParams(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tp.Close()
+	b.ResetTimer()
+	for range b.N {
+		if err := g.ComputeWith(tp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes), "ns/call")
+}

@@ -2,6 +2,13 @@ package ggml
 
 /*
 #include "glue.h"
+#include "ggml-cpu-impl.h"
+
+// Whether writing t's memory is forbidden (it, or the tensor it views, is flagged read-only).
+static int gg_readonly(const gg_t * t) {
+    const gg_t * owner = t->view_src != NULL ? t->view_src : t;
+    return (owner->flags & LM_TENSOR_FLAG_READONLY) != 0;
+}
 
 // Row-wise conversion between a tensor of any layout and a packed f32 array.
 // Returns 0, or -1 if the type has no converter in that direction.
@@ -18,8 +25,8 @@ static int gg_rows_to_f32(const gg_t * t, float * out) {
             memcpy(dst, row, ne0 * sizeof(float));
         } else if (dense && tr->to_float != NULL) {
             tr->to_float(row, dst, ne0);
-        } else if (tr->is_quantized || t->type == LM_GGML_TYPE_F64 || t->type == LM_GGML_TYPE_I64) {
-            return -1; // no element converter (lm_ggml_get_f32_nd would abort)
+        } else if (tr->is_quantized) {
+            return -1; // a quantized type without a row converter
         } else {
             for (int64_t i0 = 0; i0 < ne0; i0++) dst[i0] = lm_ggml_get_f32_nd(t, i0, i1, i2, i3);
         }
@@ -83,6 +90,28 @@ func (t *Tensor) requireData(op string) *C.struct_lm_ggml_tensor {
 	return p
 }
 
+// requireWritable is requireData for methods that write the tensor's data.
+func (t *Tensor) requireWritable(op string) *C.struct_lm_ggml_tensor {
+	p, err := t.writable(op)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// writable is requireWritable reporting a read-only tensor as an error.
+func (t *Tensor) writable(op string) (*C.struct_lm_ggml_tensor, error) {
+	p := t.requireData(op)
+	if C.gg_readonly(p) != 0 {
+		return nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is read-only (it points into a mapped file)", t.Name())}
+	}
+	return p, nil
+}
+
+// ReadOnly reports whether the tensor's memory must not be written: tensors
+// of Context.LoadGGUF without copy, and views of them.
+func (t *Tensor) ReadOnly() bool { return C.gg_readonly(t.ptr()) != 0 }
+
 // packedSize is the number of bytes of the tensor's elements when packed.
 func (t *Tensor) packedSize() int {
 	p := t.ptr()
@@ -103,7 +132,9 @@ func (t *Tensor) Bytes() []byte {
 
 // SetBytes copies b, packed in element order, into the tensor's elements.
 func (t *Tensor) SetBytes(b []byte) error {
-	t.requireData("SetBytes")
+	if _, err := t.writable("SetBytes"); err != nil {
+		return err
+	}
 	if len(b) != t.packedSize() {
 		return fmt.Errorf("ggml: SetBytes: tensor %q holds %d bytes, got %d", t.Name(), t.packedSize(), len(b))
 	}
@@ -137,7 +168,9 @@ func (t *Tensor) Float32s() ([]float32, error) {
 // SetFloat32s sets the tensor's elements from v in element order, converting
 // to the tensor's type (quantizing with the reference quantizer if needed).
 func (t *Tensor) SetFloat32s(v []float32) error {
-	t.requireData("SetFloat32s")
+	if _, err := t.writable("SetFloat32s"); err != nil {
+		return err
+	}
 	if len(v) != t.NElements() {
 		return fmt.Errorf("ggml: SetFloat32s: tensor %q has %d elements, got %d", t.Name(), t.NElements(), len(v))
 	}
@@ -179,9 +212,11 @@ func (t *Tensor) SetInt32s(v []int32) error {
 	return t.SetBytes(b)
 }
 
-func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int) {
-	if len(idx) < 1 || len(idx) > MaxDims {
-		panic(&OpError{Op: op, Msg: fmt.Sprintf("1 to %d indices expected, got %d", MaxDims, len(idx))})
+// index checks idx (missing indices are 0) against the shape and returns
+// the four indices for C.
+func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int64_t) {
+	if len(idx) > MaxDims {
+		panic(&OpError{Op: op, Msg: fmt.Sprintf("at most %d indices expected, got %d", MaxDims, len(idx))})
 	}
 	var ii [MaxDims]int
 	ne := t.Ne()
@@ -196,38 +231,38 @@ func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int) {
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: op, Msg: "element access to a quantized tensor"})
 	}
-	return C.int(ii[0]), C.int(ii[1]), C.int(ii[2]), C.int(ii[3])
+	return C.int64_t(ii[0]), C.int64_t(ii[1]), C.int64_t(ii[2]), C.int64_t(ii[3])
 }
 
 // F32 returns the element at the given indices (i0 first; missing ones are 0).
 func (t *Tensor) F32(idx ...int) (v float32) {
 	i0, i1, i2, i3 := t.index("F32", idx)
-	t.withData("F32", false, func(p *C.struct_lm_ggml_tensor) { v = float32(C.lm_ggml_get_f32_nd(p, i0, i1, i2, i3)) })
+	t.withData("F32", false, func(p *C.struct_lm_ggml_tensor) { v = float32(C.lm_cpu_get_f32_at(p, i0, i1, i2, i3)) })
 	return v
 }
 
 // SetF32 sets the element at the given indices.
 func (t *Tensor) SetF32(v float32, idx ...int) {
 	i0, i1, i2, i3 := t.index("SetF32", idx)
-	t.withData("SetF32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_f32_nd(p, i0, i1, i2, i3, C.float(v)) })
+	t.withData("SetF32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_cpu_set_f32_at(p, i0, i1, i2, i3, C.float(v)) })
 }
 
 // I32 returns the element at the given indices as an int32.
 func (t *Tensor) I32(idx ...int) (v int32) {
 	i0, i1, i2, i3 := t.index("I32", idx)
-	t.withData("I32", false, func(p *C.struct_lm_ggml_tensor) { v = int32(C.lm_ggml_get_i32_nd(p, i0, i1, i2, i3)) })
+	t.withData("I32", false, func(p *C.struct_lm_ggml_tensor) { v = int32(C.lm_cpu_get_i32_at(p, i0, i1, i2, i3)) })
 	return v
 }
 
 // SetI32 sets the element at the given indices.
 func (t *Tensor) SetI32(v int32, idx ...int) {
 	i0, i1, i2, i3 := t.index("SetI32", idx)
-	t.withData("SetI32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_i32_nd(p, i0, i1, i2, i3, C.int32_t(v)) })
+	t.withData("SetI32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_cpu_set_i32_at(p, i0, i1, i2, i3, C.int32_t(v)) })
 }
 
 // Fill sets every element to v (plain types only).
 func (t *Tensor) Fill(v float32) *Tensor {
-	t.requireData("Fill")
+	t.requireWritable("Fill")
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: "Fill", Msg: "element access to a quantized tensor"})
 	}

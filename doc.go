@@ -13,20 +13,28 @@
 //
 //	Tensor             keeps  its Context
 //	Graph              keeps  its Context
-//	Context            keeps  the Contexts its operations took tensors from,
-//	                          and the gguf.File its no-copy tensors point into
-//	                          (LoadGGUF without copy)
+//	Context            keeps  the Contexts its tensors and graphs use tensors
+//	                          of, and the mapping of the gguf.File its no-copy
+//	                          tensors point into (LoadGGUF without copy), even
+//	                          after that File is closed
 //	backend buffer     keeps  its backend
 //	scheduler          keeps  its backends
 //	RPC backend        keeps  its connection
 //
 // Close releases an object's resources at once and is idempotent. It does
 // not wait for dependents: from then on they fail instead of touching freed
-// memory. Using a closed Context, or a Tensor or Graph of it, or computing a
-// Graph that uses a tensor of a closed Context, panics with ErrClosed; a
-// closed Threadpool panics with ErrClosedThreadpool. Closing a gguf.File
-// invalidates the slices its TensorData returned, and the no-copy tensors
-// loaded from it report ErrClosed instead of reading unmapped memory.
+// memory. Using a closed Context, or a Tensor or Graph of it, or anything of
+// a Context that uses tensors of a closed one (its operations' operands, a
+// graph copied from it, gradients built there), panics with ErrClosed; a
+// closed Threadpool panics with ErrClosedThreadpool. Close while a
+// computation uses the object (from a custom-op callback, or another
+// goroutine) takes effect at once for new calls, and the memory is freed
+// when that computation ends. Closing a gguf.File invalidates the slices its
+// TensorData returned (they then read zeros; they never fault); the no-copy
+// tensors loaded from it stay readable, since their Context holds the
+// mapping, and are read-only: writing them is an *OpError (or an error from
+// the methods that return one) and computing a node that writes into them
+// fails.
 // Closing a backend closes the buffers allocated from it and the schedulers
 // using it; closing an RPC connection makes its backends and buffers fail
 // with an error.
@@ -39,9 +47,9 @@
 // since the last one (within GOMEMLIMIT when GOGC is off), the way the
 // collector paces the Go heap. A program that forgets Close therefore stays
 // bounded in memory, mappings and threads; Close still gives resources back
-// sooner. A gguf.File whose TensorData or TensorReader views were taken is
-// the one exception: nothing can tell when such a view is dropped, so only
-// Close unmaps that file (the collector frees the rest of it).
+// sooner. A gguf.File whose TensorData views were taken is the one
+// exception: nothing can tell when such a view is dropped, so only Close
+// unmaps that file (the collector frees the rest of it).
 //
 // Errors and panics: where the problem comes from decides.
 //
@@ -49,13 +57,20 @@
 //	----------------  ----------------------------------------------------------
 //	error returned    the problem is in data or in the environment: malformed or
 //	                  truncated files, I/O failures, slices whose size does not
-//	                  match the tensor, values out of range in index tensors,
-//	                  failed or cancelled computations, a custom-op callback that
-//	                  panicked, allocation failures, a context too small for
-//	                  the file LoadGGUF loads
+//	                  match the tensor, values out of range in index tensors
+//	                  (GetRows, MulMatID: Compute names the op and node),
+//	                  failed or cancelled computations (ComputeContext), a graph
+//	                  with tensors that have no memory or nodes that write into
+//	                  read-only memory, a custom-op callback that panicked or
+//	                  called runtime.Goexit, allocation failures, a context too
+//	                  small for the file LoadGGUF loads, NewContext with
+//	                  MemSize 0
 //	panic(*OpError)   a programmer error while building graphs: shapes or types
 //	                  an operation does not accept, views and element indices
-//	                  out of range, a full arena or graph, invalid arguments
+//	                  out of range, sizes that overflow, ints that do not fit
+//	                  the C API, a full arena (the message says how much it
+//	                  needs) or graph, writing a read-only tensor, invalid
+//	                  arguments
 //	panic(ErrClosed)  a closed Context (or a Tensor or Graph of one) is used;
 //	                  ErrClosedThreadpool for a closed Threadpool
 //
@@ -89,9 +104,12 @@
 //     computation, not on the goroutine that called Compute, up to nTasks of
 //     them at once. They must be safe for concurrent use and must not wait on
 //     one another; they may read and write the data of the tensors they are
-//     given and nothing else of the package: no new tensors, nodes, contexts
-//     or computations, no Close. A callback that panics, calls Close, or
-//     calls runtime.Goexit (t.FailNow) makes Compute return an error.
+//     given and nothing else of the package: no new tensors, nodes or
+//     contexts. A computation started from a callback returns ErrInCallback
+//     (it would wait for itself); Close from a callback takes effect when the
+//     computation ends. A callback that panics or calls runtime.Goexit
+//     (t.FailNow) makes Compute return an error. Each call runs on a goroutine
+//     of its own that the worker thread waits for (see Custom1Func).
 //   - The logger (SetLogger) is called from whichever thread logs.
 //   - In package gguf, a File is safe for concurrent use except Close; a
 //     Writer is used by one goroutine at a time.

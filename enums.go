@@ -6,7 +6,9 @@ package ggml
 // Type is a tensor element type (lm_ggml_type).
 type Type uint32
 
-// Tensor types. The numbering is part of the GGUF format.
+// Tensor types. The numbering is part of the GGUF format. The names keep
+// the C type names as they are (q4_K is TypeQ4_K, iq2_xxs is TypeIQ2_XXS),
+// so that a name found in a model file or the C sources maps to one constant.
 const (
 	TypeF32        Type = 0
 	TypeF16        Type = 1
@@ -75,11 +77,11 @@ const (
 	OpConcat               Op = 20
 	OpSiluBack             Op = 21
 	OpNorm                 Op = 22
-	OpRmsNorm              Op = 23
-	OpRmsNormBack          Op = 24
+	OpRMSNorm              Op = 23
+	OpRMSNormBack          Op = 24
 	OpGroupNorm            Op = 25
 	OpMulMat               Op = 26
-	OpMulMatId             Op = 27
+	OpMulMatID             Op = 27
 	OpOutProd              Op = 28
 	OpScale                Op = 29
 	OpSet                  Op = 30
@@ -99,13 +101,13 @@ const (
 	OpRope                 Op = 44
 	OpRopeBack             Op = 45
 	OpClamp                Op = 46
-	OpConvTranspose1d      Op = 47
-	OpIm2col               Op = 48
-	OpIm2colBack           Op = 49
-	OpConvTranspose2d      Op = 50
-	OpPool1d               Op = 51
-	OpPool2d               Op = 52
-	OpPool2dBack           Op = 53
+	OpConvTranspose1D      Op = 47
+	OpIm2Col               Op = 48
+	OpIm2ColBack           Op = 49
+	OpConvTranspose2D      Op = 50
+	OpPool1D               Op = 51
+	OpPool2D               Op = 52
+	OpPool2DBack           Op = 53
 	OpUpscale              Op = 54
 	OpPad                  Op = 55
 	OpArange               Op = 56
@@ -114,13 +116,13 @@ const (
 	OpLeakyRelu            Op = 59
 	OpFlashAttnExt         Op = 60
 	OpFlashAttnBack        Op = 61
-	OpSsmConv              Op = 62
-	OpSsmScan              Op = 63
+	OpSSMConv              Op = 62
+	OpSSMScan              Op = 63
 	OpWinPart              Op = 64
 	OpWinUnpart            Op = 65
 	OpGetRelPos            Op = 66
 	OpAddRelPos            Op = 67
-	OpRwkvWkv6             Op = 68
+	OpRWKVWKV6             Op = 68
 	OpUnary                Op = 69
 	OpMapUnary             Op = 70
 	OpMapBinary            Op = 71
@@ -132,8 +134,42 @@ const (
 	OpMapCustom3           Op = 77
 	OpCrossEntropyLoss     Op = 78
 	OpCrossEntropyLossBack Op = 79
-	OpOptStepAdamw         Op = 80
+	OpOptStepAdamW         Op = 80
 	OpCount                Op = 81
+)
+
+// Deprecated names of ops, kept for compatibility: the package spells
+// initialisms and dimension suffixes as its methods do (MulMatID, Conv1D,
+// Im2Col, RMSNorm, SSMConv, RWKVWKV6, OptStepAdamW).
+const (
+	// Deprecated: use OpConvTranspose1D.
+	OpConvTranspose1d = OpConvTranspose1D
+	// Deprecated: use OpConvTranspose2D.
+	OpConvTranspose2d = OpConvTranspose2D
+	// Deprecated: use OpIm2Col.
+	OpIm2col = OpIm2Col
+	// Deprecated: use OpIm2ColBack.
+	OpIm2colBack = OpIm2ColBack
+	// Deprecated: use OpMulMatID.
+	OpMulMatId = OpMulMatID
+	// Deprecated: use OpOptStepAdamW.
+	OpOptStepAdamw = OpOptStepAdamW
+	// Deprecated: use OpPool1D.
+	OpPool1d = OpPool1D
+	// Deprecated: use OpPool2D.
+	OpPool2d = OpPool2D
+	// Deprecated: use OpPool2DBack.
+	OpPool2dBack = OpPool2DBack
+	// Deprecated: use OpRMSNorm.
+	OpRmsNorm = OpRMSNorm
+	// Deprecated: use OpRMSNormBack.
+	OpRmsNormBack = OpRMSNormBack
+	// Deprecated: use OpRWKVWKV6.
+	OpRwkvWkv6 = OpRWKVWKV6
+	// Deprecated: use OpSSMConv.
+	OpSsmConv = OpSSMConv
+	// Deprecated: use OpSSMScan.
+	OpSsmScan = OpSSMScan
 )
 
 // UnaryOp is an element-wise function of LM_GGML_OP_UNARY (lm_ggml_unary_op).

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -66,8 +67,11 @@ func check(op string, e *C.gg_err) {
 // ContextOptions configure NewContext.
 type ContextOptions struct {
 	// MemSize is the size of the arena in bytes: tensor structs, graph
-	// structs and (unless NoAlloc) tensor data come from it.
-	// Use TensorOverhead and GraphOverhead to size it.
+	// structs and (unless NoAlloc) tensor data come from it. It is required
+	// (NewContext returns an error for 0, unless Buffer gives the size): use
+	// TensorOverhead, GraphOverhead and the tensors' sizes to size it. The
+	// arena does not grow: an operation that does not fit panics with an
+	// *OpError that says how many bytes it needs and how many are free.
 	MemSize int
 	// NoAlloc creates tensors without data (the data pointer stays nil), e.g.
 	// to describe tensors whose data lives elsewhere.
@@ -81,31 +85,49 @@ type ContextOptions struct {
 // Context is a memory arena holding tensors and graphs. It is not safe for
 // concurrent use; separate contexts can be used from separate goroutines.
 type Context struct {
-	c       *C.struct_lm_ggml_context
+	c       *C.struct_lm_ggml_context // set once; freed by Close or the cleanup
 	pinner  *runtime.Pinner
-	charged int64                 // arena bytes charged to cmem (0 for a caller's Buffer)
-	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
-	keepMu  sync.Mutex            // keep is also added to while another goroutine uses the context (shared weights)
-	keep    []any                 // what its tensors' data lives in: mapped GGUF files, backend buffers, graph allocators
+	charged int64 // arena bytes charged to cmem (0 for a caller's Buffer)
 	cleanup runtime.Cleanup
+	hold    *ctxHold
+	life    ctxLife // see lifetime.go
 }
+
+func (ctx *Context) handle() ctxHandle { return ctxHandle{ctx.c, ctx.pinner, ctx.charged, ctx.hold} }
 
 // keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
-func (ctx *Context) keepAlive(x any) {
-	ctx.keepMu.Lock()
-	defer ctx.keepMu.Unlock()
-	for _, k := range ctx.keep {
-		if k == x {
-			return
-		}
-	}
-	ctx.keep = append(ctx.keep, x)
-}
+func (ctx *Context) keepAlive(x any) { ctx.hold.keepAlive(x) }
 
+// ctxHandle is what freeing a context needs (the cleanup's argument, so it
+// must not reference the Context).
 type ctxHandle struct {
 	c       *C.struct_lm_ggml_context
 	pinner  *runtime.Pinner
 	charged int64
+	hold    *ctxHold
+}
+
+// ctxHold is what the context's tensors point into besides its arena: the
+// mapping of a GGUF file (released with the arena) and backend buffers and
+// graph allocators (kept reachable as long as the context).
+type ctxHold struct {
+	mu       sync.Mutex
+	releases []func()
+	keep     []any
+}
+
+func (h *ctxHold) add(release func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.releases = append(h.releases, release)
+}
+
+func (h *ctxHold) keepAlive(x any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !slices.Contains(h.keep, x) {
+		h.keep = append(h.keep, x)
+	}
 }
 
 // free releases the context; byGC tells a cleanup from Close.
@@ -119,6 +141,13 @@ func (h ctxHandle) free(byGC bool) {
 	} else {
 		cmem.Release(h.charged)
 	}
+	h.hold.mu.Lock()
+	rel := h.hold.releases
+	h.hold.releases, h.hold.keep = nil, nil
+	h.hold.mu.Unlock()
+	for _, r := range rel {
+		r()
+	}
 }
 
 // NewContext creates a context. The arena is freed by Close, or when the
@@ -127,6 +156,10 @@ func NewContext(opts ContextOptions) (*Context, error) {
 	initOnce()
 	if opts.MemSize < 0 {
 		return nil, fmt.Errorf("ggml: negative context size %d", opts.MemSize)
+	}
+	if opts.MemSize == 0 && opts.Buffer == nil {
+		return nil, errors.New("ggml: NewContext: MemSize is 0; give the arena's size in bytes " +
+			"(TensorOverhead() per tensor, GraphOverhead(...) per graph, plus the tensors' data unless NoAlloc)")
 	}
 	var buf unsafe.Pointer
 	var pinner *runtime.Pinner
@@ -159,39 +192,10 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		charged = int64(size)
 		cmem.Charge(charged)
 	}
-	h := ctxHandle{c, pinner, charged}
-	ctx := &Context{c: c, pinner: pinner, charged: charged}
-	ctx.cleanup = runtime.AddCleanup(ctx, func(h ctxHandle) { h.free(true) }, h)
+	ctx := &Context{c: c, pinner: pinner, charged: charged, hold: new(ctxHold)}
+	ctx.cleanup = runtime.AddCleanup(ctx, func(h ctxHandle) { h.free(true) }, ctx.handle())
 	return ctx, nil
 }
-
-// Close frees the arena. Tensors and graphs of the context must not be used
-// afterwards. Close is idempotent.
-func (ctx *Context) Close() error {
-	if ctx == nil || ctx.c == nil {
-		return nil
-	}
-	ctx.cleanup.Stop()
-	ctxHandle{ctx.c, ctx.pinner, ctx.charged}.free(false)
-	ctx.c = nil
-	ctx.pinner = nil
-	ctx.deps = nil
-	ctx.keepMu.Lock()
-	ctx.keep = nil
-	ctx.keepMu.Unlock()
-	return nil
-}
-
-// ptr returns the C context, panicking if it is closed.
-func (ctx *Context) ptr() *C.struct_lm_ggml_context {
-	if ctx == nil || ctx.c == nil {
-		panic(ErrClosed)
-	}
-	return ctx.c
-}
-
-// Closed reports whether Close was called.
-func (ctx *Context) Closed() bool { return ctx == nil || ctx.c == nil }
 
 // UsedMem is the number of arena bytes in use.
 func (ctx *Context) UsedMem() int { return int(C.lm_ggml_used_mem(ctx.ptr())) }
@@ -241,10 +245,7 @@ func (t *Tensor) use(ctx *Context) *C.struct_lm_ggml_tensor {
 	}
 	t.ctx.ptr()
 	if t.ctx != ctx {
-		if ctx.deps == nil {
-			ctx.deps = map[*Context]struct{}{}
-		}
-		ctx.deps[t.ctx] = struct{}{}
+		addDep(ctx, t.ctx)
 	}
 	return t.t
 }
@@ -276,7 +277,7 @@ func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
 func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
 	n, ne := shapeArgs("NewTensor", shape)
 	var e C.gg_err
-	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), C.int(n), &ne[0])
+	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), cint("NewTensor", n), &ne[0])
 	check("NewTensor", &e)
 	return ctx.wrap(r)
 }
@@ -402,10 +403,11 @@ func (t *Tensor) SetOutput() *Tensor { C.lm_ggml_set_output(t.ptr()); return t }
 
 // Src returns the i-th source of the operation that computes t, or nil.
 func (t *Tensor) Src(i int) *Tensor {
+	p := t.ptr()
 	if i < 0 || i >= int(C.LM_GGML_MAX_SRC) {
 		return nil
 	}
-	return t.ctx.wrap(t.ptr().src[i])
+	return t.ctx.wrap(p.src[i])
 }
 
 // ViewSrc returns the tensor t is a view of, or nil.
@@ -461,7 +463,7 @@ func (t *Tensor) String() string {
 // View1D is a view of ne0 elements of a starting at byte offset.
 func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 	var e C.gg_err
-	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.size_t(offset))
+	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), csize("View1D", offset))
 	check("View1D", &e)
 	return ctx.wrap(r)
 }
@@ -469,7 +471,7 @@ func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 // View2D is a view of ne1 rows of ne0 elements, rows nb1 bytes apart.
 func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 	var e C.gg_err
-	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
+	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), csize("View2D", nb1), csize("View2D", offset))
 	check("View2D", &e)
 	return ctx.wrap(r)
 }
@@ -478,7 +480,7 @@ func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tensor {
 	var e C.gg_err
 	r := C.gg_view_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
-		C.size_t(nb1), C.size_t(nb2), C.size_t(offset))
+		csize("View3D", nb1), csize("View3D", nb2), csize("View3D", offset))
 	check("View3D", &e)
 	return ctx.wrap(r)
 }
@@ -487,7 +489,7 @@ func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tens
 func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int) *Tensor {
 	var e C.gg_err
 	r := C.gg_view_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
-		C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
+		csize("View4D", nb1), csize("View4D", nb2), csize("View4D", nb3), csize("View4D", offset))
 	check("View4D", &e)
 	return ctx.wrap(r)
 }
@@ -535,7 +537,7 @@ func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 // Permute views a with dimension i moved to position axes[i].
 func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
 	var e C.gg_err
-	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), C.int(axis0), C.int(axis1), C.int(axis2), C.int(axis3))
+	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), cint("Permute", axis0), cint("Permute", axis1), cint("Permute", axis2), cint("Permute", axis3))
 	check("Permute", &e)
 	return ctx.wrap(r)
 }

@@ -2,7 +2,11 @@ package ggml
 
 /*
 #include "glue.h"
-static void gg_point_data(struct lm_ggml_tensor * t, void * p) { t->data = p; }
+// Points t at memory it must not write (a read-only mapping of the file).
+static void gg_point_data_readonly(struct lm_ggml_tensor * t, void * p) {
+    t->data = p;
+    t->flags |= LM_TENSOR_FLAG_READONLY;
+}
 */
 import "C"
 
@@ -14,6 +18,12 @@ import (
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/link"
 )
+
+// GGUFType is the GGUF tensor type of t (the ids are the same).
+func (t Type) GGUFType() gguf.TensorType { return gguf.TensorType(t) }
+
+// TypeFromGGUF is the Type of a GGUF tensor type (the ids are the same).
+func TypeFromGGUF(t gguf.TensorType) Type { return Type(t) }
 
 // GGUFContextSize is the MemSize a Context needs to hold every tensor of f:
 // the tensor structs, plus their data when withData (LoadGGUF with copy).
@@ -33,11 +43,16 @@ func GGUFContextSize(f *gguf.File, withData bool) int {
 //
 // With copy, the bytes are copied into the context, which needs room for
 // them (see GGUFContextSize) and must not be NoAlloc; f may be closed
-// afterwards. Without copy, the tensors point into f's read-only memory
-// mapping (f must come from gguf.Open on a platform that maps files): no
-// bytes are copied, nothing is allocated for data, f must stay open while
-// the tensors are used, and they must not be written to (as inputs of
-// operations they are fine; in-place operations on them are not).
+// afterwards.
+//
+// Without copy, the tensors point into f's read-only memory mapping (f must
+// come from gguf.Open on a platform that maps files): no bytes are copied and
+// nothing is allocated for data. The context keeps the mapping alive until
+// it is closed or collected, so the tensors stay readable after f.Close. They are read-only (Tensor.ReadOnly): the methods
+// that write data (SetFloat32s, SetBytes, SetInt32s, SetF32, SetI32, Fill,
+// Zero) return an error or panic with an *OpError, and computing a node that
+// writes into one (an in-place op, a Cpy into it, an optimizer step) returns
+// an error. As operands of operations they are fine.
 func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor, err error) {
 	if !copy && !f.Mapped() {
 		return nil, errors.New("ggml: LoadGGUF without copy needs a memory-mapped gguf.File (gguf.Open)")
@@ -46,44 +61,57 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		return nil, errors.New("ggml: LoadGGUF with copy needs a context that allocates data")
 	}
 	defer func() {
-		// NewTensor reports a full arena or a bad shape by panicking
+		// NewTensor reports a full arena or a bad shape by panicking, a
+		// closed file's methods panic with gguf.ErrClosed
 		if r := recover(); r != nil {
 			var oe *OpError
-			if e, ok := r.(error); ok && errors.As(e, &oe) {
-				tensors, err = nil, fmt.Errorf("ggml: LoadGGUF: %w", oe)
+			if e, ok := r.(error); ok && (errors.As(e, &oe) || errors.Is(e, gguf.ErrClosed)) {
+				tensors, err = nil, fmt.Errorf("ggml: LoadGGUF: %w", e)
 				return
 			}
 			panic(r)
 		}
 	}()
+	c.ptr()
+	var mem []byte // the file's mapping, kept alive by the context
 	if !copy {
+		data, release, ok, err := link.GGUFRetain(f)
+		if err != nil {
+			return nil, fmt.Errorf("ggml: LoadGGUF: %w", err)
+		}
+		if !ok {
+			return nil, errors.New("ggml: LoadGGUF without copy needs a memory-mapped gguf.File (gguf.Open)")
+		}
+		c.hold.add(release)
+		mem = data
 		prev := c.NoAlloc()
 		c.SetNoAlloc(true)
 		defer c.SetNoAlloc(prev)
 	}
-	if !copy {
-		// The tensors point into f's mapping: f lives as long as c.
-		c.keepAlive(f)
-	}
 	infos := f.Tensors()
+	base := f.DataOffset()
 	tensors = make(map[string]*Tensor, len(infos))
 	for _, info := range infos {
 		shape := make([]int, len(info.Shape))
 		for i, d := range info.Shape {
 			shape[i] = int(d)
 		}
-		data, err := link.GGUFTensorView(f, info.Name)
-		if err != nil {
-			return nil, err
-		}
-		t := c.NewTensor(Type(info.Type), shape...)
+		t := c.NewTensor(TypeFromGGUF(info.Type), shape...)
 		t.SetName(info.Name)
 		if copy {
+			data, err := link.GGUFTensorView(f, info.Name) // copied at once: not a view lent out
+			if err != nil {
+				return nil, err
+			}
 			if err := t.SetBytes(data); err != nil {
 				return nil, err
 			}
 		} else {
-			C.gg_point_data(t.ptr(), unsafe.Pointer(unsafe.SliceData(data)))
+			off := base + info.Offset
+			if off < 0 || info.Size > int64(len(mem))-off {
+				return nil, fmt.Errorf("ggml: LoadGGUF: tensor %q: its data lies past the end of the file: %w", info.Name, gguf.ErrNoData)
+			}
+			C.gg_point_data_readonly(t.ptr(), unsafe.Add(unsafe.Pointer(unsafe.SliceData(mem)), off))
 		}
 		tensors[info.Name] = t
 	}
@@ -98,5 +126,5 @@ func AddTensorToGGUF(w *gguf.Writer, t *Tensor) error {
 	for i, d := range shape {
 		s[i] = int64(d)
 	}
-	return w.AddTensor(t.Name(), gguf.TensorType(t.Type()), s, t.Bytes())
+	return w.AddTensor(t.Name(), t.Type().GGUFType(), s, t.Bytes())
 }

@@ -44,3 +44,10 @@ typedef struct { int failed; char msg[512]; } gg_err;
 typedef struct lm_ggml_tensor  gg_t;
 typedef struct lm_ggml_context gg_c;
 typedef struct lm_ggml_cgraph  gg_g;
+
+// Whether the tensor struct p was allocated in the arena of c.
+static inline int gg_ctx_owns(const gg_c * c, const void * p) {
+    const char * b = (const char *) lm_ggml_get_mem_buffer(c);
+    const size_t n = lm_ggml_get_mem_size(c);
+    return b != NULL && (const char *) p >= b && (const char *) p < b + n;
+}

@@ -12,37 +12,73 @@ GG_DEFV(graph_cpy, (gg_g * src, gg_g * dst), (src, dst))
 static int gg_graph_n_leafs(gg_g * g) { return g->n_leafs; }
 static gg_t * gg_graph_leaf(gg_g * g, int i) { return g->leafs[i]; }
 
-// Computes g with the plan the caller made (lm_ggml_graph_plan), with the
-// work buffer from the C heap.
-static int gg_graph_compute(gg_g * g, struct lm_ggml_cplan * plan) {
-    void * work = NULL;
+static bool gg_cancelled(void * flag) { return __atomic_load_n((const int *) flag, __ATOMIC_RELAXED) != 0; }
+
+// Plans g (asserts come back in e); 0 on success.
+static int gg_graph_plan(gg_err * e, gg_g * g, int n_threads, struct lm_ggml_threadpool * tp, struct lm_ggml_cplan * out) {
+    struct lm_ggml_err_frame f;
+    if (LM_GGML_TRY(&f)) {
+        e->failed = 1;
+        memcpy(e->msg, f.msg, sizeof(e->msg));
+        return -1;
+    }
+    *out = lm_ggml_graph_plan(g, n_threads, tp);
+    lm_ggml_err_pop(&f);
+    return 0;
+}
+
+// Computes g with the plan the caller made, with the work buffer from the C
+// heap. A failed status comes back in e with the core's message. cancel, if
+// not NULL, stops the computation after the node during which it becomes
+// non-zero.
+static int gg_graph_compute(gg_err * e, gg_g * g, struct lm_ggml_cplan * plan, int * cancel) {
+    struct lm_ggml_err_frame f;
+    void * volatile work = NULL;
+    if (LM_GGML_TRY(&f)) {
+        free(work);
+        plan->work_data = NULL;
+        e->failed = 1;
+        memcpy(e->msg, f.msg, sizeof(e->msg));
+        return LM_GGML_STATUS_FAILED;
+    }
     if (plan->work_size > 0) {
         work = malloc(plan->work_size);
-        if (work == NULL) return LM_GGML_STATUS_ALLOC_FAILED;
+        if (work == NULL) {
+            lm_ggml_err_pop(&f);
+            e->failed = 1;
+            snprintf(e->msg, sizeof(e->msg), "cannot allocate a work buffer of %zu bytes", plan->work_size);
+            return LM_GGML_STATUS_ALLOC_FAILED;
+        }
         plan->work_data = work;
     }
-    int status = lm_ggml_graph_compute(g, plan);
+    if (cancel != NULL) {
+        plan->abort_callback = gg_cancelled;
+        plan->abort_callback_data = cancel;
+    }
+    const int status = lm_ggml_graph_compute(g, plan);
+    lm_ggml_err_pop(&f);
     free(work);
     plan->work_data = NULL;
+    if (status != LM_GGML_STATUS_SUCCESS && status != LM_GGML_STATUS_ABORTED) {
+        e->failed = 1;
+        if (f.msg[0] != '\0') memcpy(e->msg, f.msg, sizeof(e->msg));
+        else snprintf(e->msg, sizeof(e->msg), "%s", lm_ggml_status_to_string(status));
+    }
     return status;
 }
 
-static struct lm_ggml_threadpool * gg_threadpool_new(int n, int prio, uint32_t poll, bool strict, bool paused, const bool * mask) {
-    struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(n);
-    p.prio = prio;
-    p.poll = poll;
-    p.strict_cpu = strict;
-    p.paused = paused;
-    if (mask) memcpy(p.cpumask, mask, sizeof(p.cpumask));
-    return lm_ggml_threadpool_new(&p);
-}
+static int * gg_new_flag(void) { return calloc(1, sizeof(int)); }
+
 */
 import "C"
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"runtime"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/internal/cmem"
@@ -52,9 +88,18 @@ import (
 const DefaultGraphSize = int(C.LM_GGML_DEFAULT_GRAPH_SIZE)
 
 // Graph is a computation graph in a Context: the nodes to compute, in order.
+//
+// Computations of one Graph are serialized: Compute and its variants may be
+// called from several goroutines at once; each waits for the one before to
+// finish. Graphs that share nodes (Dup, CopyTo, the graphs of a Trainer) are
+// distinct graphs: computing them at the same time writes the shared nodes
+// concurrently, so do not.
 type Graph struct {
 	ctx *Context
 	g   *C.struct_lm_ggml_cgraph
+
+	mu        sync.Mutex // serializes computations and Reset
+	needReset bool       // gradients not initialized yet: the next computation does it (see BuildBackward)
 }
 
 // GraphOverhead is the arena space taken by a graph of the given capacity.
@@ -87,6 +132,7 @@ func (g *Graph) Context() *Context { return g.ctx }
 
 // BuildForward adds t and every tensor it depends on (not yet in the graph).
 func (g *Graph) BuildForward(t *Tensor) *Graph {
+	needTensors("BuildForward", t)
 	var e C.gg_err
 	C.gg_build_forward_expand(&e, g.ptr(), t.use(g.ctx))
 	check("BuildForward", &e)
@@ -100,19 +146,22 @@ func (g *Graph) Size() int { return int(C.lm_ggml_graph_size(g.ptr())) }
 func (g *Graph) NNodes() int { return int(C.lm_ggml_graph_n_nodes(g.ptr())) }
 
 // Node returns node i; negative i counts from the end (-1 is the last node).
+// The Tensor belongs to the context that holds it (which may be another one
+// than the graph's).
 func (g *Graph) Node(i int) *Tensor {
 	var e C.gg_err
-	t := C.gg_graph_node(&e, g.ptr(), C.int(i))
+	t := C.gg_graph_node(&e, g.ptr(), cint("Node", i))
 	check("Node", &e)
-	return g.ctx.wrap(t)
+	return g.owners().wrap(t)
 }
 
 // Nodes returns the nodes in compute order.
 func (g *Graph) Nodes() []*Tensor {
-	n := g.NNodes()
-	out := make([]*Tensor, n)
+	p := g.ptr()
+	o := g.owners()
+	out := make([]*Tensor, int(C.lm_ggml_graph_n_nodes(p)))
 	for i := range out {
-		out[i] = g.Node(i)
+		out[i] = o.wrap(C.lm_ggml_graph_node(p, C.int(i)))
 	}
 	return out
 }
@@ -120,10 +169,10 @@ func (g *Graph) Nodes() []*Tensor {
 // Leafs returns the graph's leafs (tensors used but not computed).
 func (g *Graph) Leafs() []*Tensor {
 	p := g.ptr()
-	n := int(C.gg_graph_n_leafs(p))
-	out := make([]*Tensor, n)
+	o := g.owners()
+	out := make([]*Tensor, int(C.gg_graph_n_leafs(p)))
 	for i := range out {
-		out[i] = g.ctx.wrap(C.gg_graph_leaf(p, C.int(i)))
+		out[i] = o.wrap(C.gg_graph_leaf(p, C.int(i)))
 	}
 	return out
 }
@@ -132,107 +181,177 @@ func (g *Graph) Leafs() []*Tensor {
 func (g *Graph) Tensor(name string) *Tensor {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
-	return g.ctx.wrap(C.lm_ggml_graph_get_tensor(g.ptr(), cs))
+	return g.owners().wrap(C.lm_ggml_graph_get_tensor(g.ptr(), cs))
 }
 
 // Clear removes every node and leaf.
 func (g *Graph) Clear() { C.lm_ggml_graph_clear(g.ptr()) }
 
-// Dup copies the graph (with its gradients) into ctx.
+// Dup copies the graph (with its gradients) into ctx, which then depends on
+// g's context (see Context.Close).
 func (g *Graph) Dup(ctx *Context) *Graph {
 	var e C.gg_err
 	r := C.gg_graph_dup(&e, ctx.ptr(), g.ptr())
 	check("Dup", &e)
-	if ctx != g.ctx {
-		if ctx.deps == nil {
-			ctx.deps = map[*Context]struct{}{}
-		}
-		ctx.deps[g.ctx] = struct{}{}
-	}
-	return &Graph{ctx: ctx, g: r}
+	addDep(ctx, g.ctx)
+	return &Graph{ctx: ctx, g: r, needReset: g.needReset}
 }
 
-// CopyTo copies the graph's nodes, leafs and gradients into dst.
+// CopyTo copies the graph's nodes, leafs and gradients into dst, whose
+// context then depends on g's (see Context.Close).
 func (g *Graph) CopyTo(dst *Graph) {
 	var e C.gg_err
 	C.gg_graph_cpy(&e, g.ptr(), dst.ptr())
+	addDep(dst.ctx, g.ctx) // even after a failure: dst may hold part of the copy
 	check("CopyTo", &e)
+	dst.needReset = dst.needReset || g.needReset
 }
 
 // Print writes a description of the graph to the log.
 func (g *Graph) Print() { C.lm_ggml_graph_print(g.ptr()) }
 
 // DumpDot writes the graph in graphviz format to path; fwd, if not nil, is
-// the forward graph (its nodes are drawn differently).
-func (g *Graph) DumpDot(fwd *Graph, path string) {
+// the forward graph (its nodes are drawn differently). It returns an error
+// wrapping the system's if the file cannot be created or written.
+func (g *Graph) DumpDot(fwd *Graph, path string) error {
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
 	var f *C.struct_lm_ggml_cgraph
 	if fwd != nil {
 		f = fwd.ptr()
 	}
-	C.lm_ggml_graph_dump_dot(g.ptr(), f, cs)
+	if errno := C.lm_graph_dump_dot_file(g.ptr(), f, cs); errno != 0 {
+		return &PathError{Op: "DumpDot", Path: path, Err: syscall.Errno(errno)}
+	}
+	return nil
 }
 
-// checkOpen panics with ErrClosed if the graph's context, or any context its
-// tensors come from, was closed.
-func (g *Graph) checkOpen() {
-	seen := map[*Context]bool{}
-	var walk func(c *Context)
-	walk = func(c *Context) {
-		if seen[c] {
-			return
-		}
-		seen[c] = true
-		c.ptr()
-		for d := range c.deps {
-			walk(d)
-		}
-	}
-	walk(g.ctx)
+// PathError records an error and the file that caused it.
+type PathError struct {
+	Op   string
+	Path string
+	Err  error
 }
+
+func (e *PathError) Error() string { return "ggml: " + e.Op + " " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *PathError) Unwrap() error { return e.Err }
+
+// ErrInCallback is returned by a computation started from inside a custom-op
+// callback (see Custom1Func), which would otherwise wait for itself.
+var ErrInCallback = errors.New("ggml: cannot compute a graph from inside a custom-op callback")
 
 // Compute runs the graph with nThreads threads (a pool made for this call).
+//
+// It returns an error naming the op and the node if the graph cannot be
+// computed (an op the CPU lacks, a tensor without memory such as one of a
+// NoAlloc context, a node that would write into read-only memory such as a
+// tensor of LoadGGUF without copy) or if a kernel found bad data: an index
+// out of range in GetRows, GetRowsBack or MulMatID fails the computation
+// after that node (the other rows are computed, the bad ones are zero).
+//
+// Computations of one graph are serialized (see Graph). If the graph has
+// gradients that BuildBackward could not initialize, the first computation
+// initializes them as Reset does. Using a closed context panics with
+// ErrClosed, as elsewhere; from inside a custom-op callback Compute returns
+// ErrInCallback.
 func (g *Graph) Compute(nThreads int) error {
+	return g.ComputeContext(context.Background(), nThreads)
+}
+
+// ComputeContext is Compute, stopped when cctx is done: the cancellation is
+// checked between nodes (a long node runs to its end), and the error then
+// wraps context.Cause(cctx). Nodes computed before keep their results, the
+// others hold stale data.
+func (g *Graph) ComputeContext(cctx context.Context, nThreads int) error {
 	if nThreads < 1 {
 		return fmt.Errorf("ggml: Compute: need at least one thread, got %d", nThreads)
 	}
-	if nThreads > MaxThreads {
-		nThreads = MaxThreads
-	}
-	g.checkOpen()
-	if err := g.compute(nThreads, nil); err != nil {
-		return err
-	}
-	return g.customOpError()
+	return g.compute(cctx, min(nThreads, MaxThreads), nil)
 }
 
-// ComputeWith runs the graph on the threads of tp.
+// ComputeWith runs the graph on the threads of tp (see Compute).
+// Computations on one pool run one after the other.
 func (g *Graph) ComputeWith(tp *Threadpool) error {
-	g.checkOpen()
+	return g.ComputeWithContext(context.Background(), tp)
+}
+
+// ComputeWithContext is ComputeWith, stopped when cctx is done (see
+// ComputeContext).
+func (g *Graph) ComputeWithContext(cctx context.Context, tp *Threadpool) error {
+	if insideCallback() {
+		return ErrInCallback
+	}
+	g.ptr() // a closed context is reported before a closed pool
+	if tp == nil {
+		panic(&OpError{Op: "ComputeWith", Msg: "nil Threadpool"})
+	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	err := g.compute(tp.n, tp.ptr())
-	runtime.KeepAlive(tp)
-	if err != nil {
-		return err
-	}
-	return g.customOpError()
+	p := tp.acquire()
+	defer tp.release()
+	return g.compute(cctx, tp.n, p)
 }
 
-// compute plans and runs the graph. The work buffer is C memory, charged to
-// the collector's accounting while it exists. The graph (and through it its
-// contexts) stays reachable until the computation is over: a caller whose
-// last use of them is this call must not see them collected under it.
-func (g *Graph) compute(nThreads int, tp *C.struct_lm_ggml_threadpool) error {
-	defer runtime.KeepAlive(g)
-	plan := C.lm_ggml_graph_plan(g.g, C.int(nThreads), tp)
+func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml_threadpool) error {
+	if insideCallback() {
+		return ErrInCallback
+	}
+	if cctx == nil {
+		cctx = context.Background()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	used := g.ctx.acquire()
+	defer release(used)
+	if cctx.Err() != nil {
+		return fmt.Errorf("ggml: compute: %w", context.Cause(cctx))
+	}
+	if g.needReset {
+		if err := g.reset(); err != nil {
+			return fmt.Errorf("ggml: compute: %w", err)
+		}
+	}
+	var cancel *C.int
+	if done := cctx.Done(); done != nil {
+		cancel = C.gg_new_flag()
+		defer C.free(unsafe.Pointer(cancel))
+		stop := make(chan struct{})
+		var watcher sync.WaitGroup
+		watcher.Go(func() {
+			select {
+			case <-done:
+				atomic.StoreInt32((*int32)(unsafe.Pointer(cancel)), 1)
+				cancelsSeen.Add(1)
+			case <-stop:
+			}
+		})
+		defer watcher.Wait() // runs after close(stop), before the flag is freed
+		defer close(stop)
+	}
+	var e C.gg_err
+	var plan C.struct_lm_ggml_cplan
+	if C.gg_graph_plan(&e, g.g, C.int(nThreads), tp, &plan) != 0 {
+		return fmt.Errorf("ggml: compute: %s", C.GoString(&e.msg[0]))
+	}
+	// the work buffer is C memory: charged to the collector's accounting while it exists
 	work := int64(plan.work_size)
 	cmem.Charge(work)
 	defer cmem.Release(work)
-	return statusError(C.gg_graph_compute(g.g, &plan))
+	status := C.gg_graph_compute(&e, g.g, &plan, cancel)
+	if status == C.LM_GGML_STATUS_ABORTED {
+		g.customOpError() // clear what the aborted callbacks recorded
+		return fmt.Errorf("ggml: compute: %w", context.Cause(cctx))
+	}
+	if e.failed != 0 {
+		g.customOpError()
+		return fmt.Errorf("ggml: compute: %s", C.GoString(&e.msg[0]))
+	}
+	return g.customOpError()
 }
 
+// statusError is the error of a failed status without a message.
 func statusError(s C.int) error {
 	if s == C.LM_GGML_STATUS_SUCCESS {
 		return nil
@@ -240,141 +359,23 @@ func statusError(s C.int) error {
 	return fmt.Errorf("ggml: compute: %s", C.GoString(C.lm_ggml_status_to_string(int32(s))))
 }
 
-// ---------------------------------------------------------------- thread pools
+// cancelsSeen counts cancellations passed on to a computation (for tests).
+var cancelsSeen atomic.Int64
 
-// MaxThreads is the largest number of threads of a pool.
-const MaxThreads = int(C.LM_GGML_MAX_N_THREADS)
+// owners finds the contexts that hold a graph's tensors.
+type ownerList []*Context
 
-// SchedPriority is the scheduling priority of a pool's threads.
-type SchedPriority int32
+func (g *Graph) owners() ownerList { return g.ctx.closure() }
 
-// Priorities, as in the C API.
-const (
-	PrioNormal   SchedPriority = C.LM_GGML_SCHED_PRIO_NORMAL
-	PrioMedium   SchedPriority = C.LM_GGML_SCHED_PRIO_MEDIUM
-	PrioHigh     SchedPriority = C.LM_GGML_SCHED_PRIO_HIGH
-	PrioRealtime SchedPriority = C.LM_GGML_SCHED_PRIO_REALTIME
-)
-
-// ThreadpoolParams configure a Threadpool (lm_ggml_threadpool_params).
-type ThreadpoolParams struct {
-	NThreads  int
-	Prio      SchedPriority
-	Poll      uint32 // 0: sleep between graphs .. 100: spin aggressively
-	StrictCPU bool   // one CPU of CPUMask per thread
-	Paused    bool   // start paused
-	CPUMask   []bool // CPUs the threads may run on; empty: any
-}
-
-// DefaultThreadpoolParams returns the C defaults for n threads: poll 50,
-// normal priority, no CPU mask, not strict, not paused.
-func DefaultThreadpoolParams(n int) ThreadpoolParams {
-	return ThreadpoolParams{NThreads: n, Prio: PrioNormal, Poll: 50}
-}
-
-// Match reports whether p and q describe the same pool (as lm_ggml_threadpool_params_match).
-func (p ThreadpoolParams) Match(q ThreadpoolParams) bool {
-	if p.NThreads != q.NThreads || p.Prio != q.Prio || p.Poll != q.Poll || p.StrictCPU != q.StrictCPU {
-		return false
-	}
-	for i := range MaxThreads {
-		if (i < len(p.CPUMask) && p.CPUMask[i]) != (i < len(q.CPUMask) && q.CPUMask[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// Threadpool is a set of worker threads that compute graphs. It is safe for
-// concurrent use: computations on one pool run one after the other.
-type Threadpool struct {
-	mu      sync.Mutex
-	tp      *C.struct_lm_ggml_threadpool
-	n       int
-	cleanup runtime.Cleanup
-}
-
-// NewThreadpool starts a pool.
-func NewThreadpool(p ThreadpoolParams) (*Threadpool, error) {
-	initOnce()
-	if p.NThreads < 1 || p.NThreads > MaxThreads {
-		return nil, fmt.Errorf("ggml: NewThreadpool: thread count %d out of range [1, %d]", p.NThreads, MaxThreads)
-	}
-	if len(p.CPUMask) > MaxThreads {
-		return nil, fmt.Errorf("ggml: NewThreadpool: CPU mask longer than %d", MaxThreads)
-	}
-	var mask *C.bool
-	if len(p.CPUMask) > 0 {
-		m := (*[1 << 20]C.bool)(C.calloc(C.size_t(MaxThreads), 1))[:MaxThreads:MaxThreads]
-		defer C.free(unsafe.Pointer(&m[0]))
-		for i, v := range p.CPUMask {
-			m[i] = C.bool(v)
-		}
-		mask = &m[0]
-	}
-	cmem.Charge(threadCharge(p.NThreads))
-	tp := C.gg_threadpool_new(C.int(p.NThreads), C.int(p.Prio), C.uint32_t(p.Poll), C.bool(p.StrictCPU), C.bool(p.Paused), mask)
-	if tp == nil {
-		cmem.Release(threadCharge(p.NThreads))
-		return nil, fmt.Errorf("ggml: NewThreadpool: cannot start %d threads", p.NThreads)
-	}
-	t := &Threadpool{tp: tp, n: p.NThreads}
-	type pool struct {
-		tp *C.struct_lm_ggml_threadpool
-		n  int
-	}
-	t.cleanup = runtime.AddCleanup(t, func(p pool) {
-		C.lm_ggml_threadpool_free(p.tp)
-		cmem.Collected(threadCharge(p.n))
-	}, pool{tp, p.NThreads})
-	return t, nil
-}
-
-// threadCharge is what a pool's OS threads count for in the collector's
-// accounting (stacks and kernel state): enough that a program starting pools
-// without closing them is collected long before it runs out of threads.
-func threadCharge(n int) int64 { return int64(n) << 20 }
-
-func (tp *Threadpool) ptr() *C.struct_lm_ggml_threadpool {
-	if tp == nil || tp.tp == nil {
-		panic(ErrClosedThreadpool)
-	}
-	return tp.tp
-}
-
-// ErrClosedThreadpool is the panic value when a closed Threadpool is used.
-var ErrClosedThreadpool = fmt.Errorf("ggml: use of closed threadpool")
-
-// NThreads is the number of threads of the pool.
-func (tp *Threadpool) NThreads() int { tp.ptr(); return tp.n }
-
-// Pause puts the workers to sleep until Resume or the next computation.
-func (tp *Threadpool) Pause() {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	C.lm_ggml_threadpool_pause(tp.ptr())
-}
-
-// Resume wakes paused workers.
-func (tp *Threadpool) Resume() {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	C.lm_ggml_threadpool_resume(tp.ptr())
-}
-
-// Close stops the workers. It is idempotent.
-func (tp *Threadpool) Close() error {
-	if tp == nil {
+// wrap makes a Tensor of p in the context whose arena holds it.
+func (o ownerList) wrap(p *C.struct_lm_ggml_tensor) *Tensor {
+	if p == nil {
 		return nil
 	}
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	if tp.tp == nil {
-		return nil
+	for _, c := range o {
+		if C.gg_ctx_owns(c.ptr(), unsafe.Pointer(p)) != 0 {
+			return c.wrap(p)
+		}
 	}
-	tp.cleanup.Stop()
-	C.lm_ggml_threadpool_free(tp.tp)
-	cmem.Release(threadCharge(tp.n))
-	tp.tp = nil
-	return nil
+	return o[0].wrap(p)
 }

@@ -598,7 +598,7 @@ func (ctx *Context) RepeatBack(a, b *Tensor) *Tensor {
 // must be equal.
 func (ctx *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	return ctx.build("Concat", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_concat(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(dim))
+		return C.gg_concat(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("Concat", dim))
 	}, a, b)
 }
 
@@ -646,14 +646,14 @@ func (ctx *Context) RMSNormBack(a, b *Tensor, eps float32) *Tensor {
 // channels (dimension 2) with epsilon eps. Same shape.
 func (ctx *Context) GroupNorm(a *Tensor, nGroups int, eps float32) *Tensor {
 	return ctx.build("GroupNorm", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_group_norm(ce, ctx.ptr(), a.use(ctx), C.int(nGroups), C.float(eps))
+		return C.gg_group_norm(ce, ctx.ptr(), a.use(ctx), cint("GroupNorm", nGroups), C.float(eps))
 	}, a)
 }
 
 // GroupNormInplace is GroupNorm written into a.
 func (ctx *Context) GroupNormInplace(a *Tensor, nGroups int, eps float32) *Tensor {
 	return ctx.build("GroupNormInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_group_norm_inplace(ce, ctx.ptr(), a.use(ctx), C.int(nGroups), C.float(eps))
+		return C.gg_group_norm_inplace(ce, ctx.ptr(), a.use(ctx), cint("GroupNormInplace", nGroups), C.float(eps))
 	}, a)
 }
 
@@ -815,28 +815,28 @@ func (ctx *Context) Diag(a *Tensor) *Tensor {
 // mask), per matrix. Same shape, f32.
 func (ctx *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	return ctx.build("DiagMaskInf", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_diag_mask_inf(ce, ctx.ptr(), a.use(ctx), C.int(nPast))
+		return C.gg_diag_mask_inf(ce, ctx.ptr(), a.use(ctx), cint("DiagMaskInf", nPast))
 	}, a)
 }
 
 // DiagMaskInfInplace is DiagMaskInf written into a.
 func (ctx *Context) DiagMaskInfInplace(a *Tensor, nPast int) *Tensor {
 	return ctx.build("DiagMaskInfInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_diag_mask_inf_inplace(ce, ctx.ptr(), a.use(ctx), C.int(nPast))
+		return C.gg_diag_mask_inf_inplace(ce, ctx.ptr(), a.use(ctx), cint("DiagMaskInfInplace", nPast))
 	}, a)
 }
 
 // DiagMaskZero is DiagMaskInf with 0 instead of -inf.
 func (ctx *Context) DiagMaskZero(a *Tensor, nPast int) *Tensor {
 	return ctx.build("DiagMaskZero", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_diag_mask_zero(ce, ctx.ptr(), a.use(ctx), C.int(nPast))
+		return C.gg_diag_mask_zero(ce, ctx.ptr(), a.use(ctx), cint("DiagMaskZero", nPast))
 	}, a)
 }
 
 // DiagMaskZeroInplace is DiagMaskZero written into a.
 func (ctx *Context) DiagMaskZeroInplace(a *Tensor, nPast int) *Tensor {
 	return ctx.build("DiagMaskZeroInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_diag_mask_zero_inplace(ce, ctx.ptr(), a.use(ctx), C.int(nPast))
+		return C.gg_diag_mask_zero_inplace(ce, ctx.ptr(), a.use(ctx), cint("DiagMaskZeroInplace", nPast))
 	}, a)
 }
 

@@ -115,6 +115,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/cgo"
 	"sync"
@@ -137,8 +138,17 @@ const NTasksMax = int(C.LM_GGML_N_TASKS_MAX)
 // tensors are only valid during the call: do not retain them, and do not
 // build graph nodes, create tensors or compute graphs from inside the
 // callback (read and write data only: Float32s, SetFloat32s, F32, SetF32,
-// Bytes, SetBytes, ...). A panic is recovered and makes Graph.Compute return
-// an error (the remaining tasks of that op are skipped).
+// Bytes, SetBytes, ...). A panic, or runtime.Goexit (t.FailNow in a test), is
+// recovered and makes Graph.Compute return a *CustomOpPanicError (the
+// remaining tasks of that op are skipped). A computation started from the
+// callback returns ErrInCallback; closing a context or a Threadpool from the
+// callback takes effect for new calls at once and frees the memory when the
+// computation ends (the callback's tensors then panic with ErrClosed).
+//
+// Each call runs on a goroutine of its own, which the worker thread waits
+// for, so that a panic or Goexit cannot take down the worker thread: a
+// hand-off between threads per call (BenchmarkMapCustomCall; a few
+// microseconds on an idle machine, tens on an overloaded one).
 type Custom1Func func(dst, a *Tensor, ith, nth int)
 
 // Custom2Func is Custom1Func with two operands (MapCustom2).
@@ -229,18 +239,41 @@ func (ctx *Context) keepHandle(h C.uintptr_t, e *C.gg_err) {
 	runtime.AddCleanup(ctx, func(h cgo.Handle) { h.Delete() }, cgo.Handle(h))
 }
 
-// runCustom runs one callback invocation with panics recovered into op.
+// callbacksRunning counts callbacks in progress, so that insideCallback
+// costs nothing while there are none.
+var callbacksRunning atomic.Int64
+
+// errGoexit is the value recorded when a callback calls runtime.Goexit (as
+// t.FailNow and t.SkipNow do).
+var errGoexit = errors.New("the callback called runtime.Goexit (e.g. t.FailNow)")
+
+// runCustom runs one callback invocation. The callback runs on a goroutine
+// of its own, which this worker thread waits for: a panic is recovered and a
+// runtime.Goexit ends only that goroutine (on the thread of a C worker, or in
+// the middle of the C computation, either would be fatal); both are recorded
+// on the op and make the computation return an error.
 func runCustom(h C.uintptr_t, dst *C.struct_lm_ggml_tensor, call func(op *customOp, w func(*C.struct_lm_ggml_tensor) *Tensor)) {
 	op, ok := cgo.Handle(h).Value().(*customOp)
-	if !ok {
+	if !ok || op.failed() {
 		return
 	}
-	if op.failed() {
-		return
-	}
+	callbacksRunning.Add(1)
+	defer callbacksRunning.Add(-1)
+	done := make(chan struct{})
+	go runCallback(op, dst, call, done)
+	<-done
+}
+
+// runCallback is the body of a callback's goroutine; insideCallback looks for
+// it on the stack.
+func runCallback(op *customOp, dst *C.struct_lm_ggml_tensor, call func(op *customOp, w func(*C.struct_lm_ggml_tensor) *Tensor), done chan<- struct{}) {
+	defer close(done)
+	returned := false
 	defer func() {
 		if r := recover(); r != nil {
 			op.fail(dst, r)
+		} else if !returned {
+			op.fail(dst, errGoexit)
 		}
 	}()
 	ctx := op.ctx.Value()
@@ -248,18 +281,42 @@ func runCustom(h C.uintptr_t, dst *C.struct_lm_ggml_tensor, call func(op *custom
 		panic(errors.New("the context of the node was collected"))
 	}
 	call(op, ctx.wrap)
+	returned = true
 }
 
-// customOpError returns (and clears) the first callback panic recorded on
+var runCallbackName = runtime.FuncForPC(reflect.ValueOf(runCallback).Pointer()).Name()
+
+// insideCallback reports whether the calling goroutine runs a custom-op
+// callback (where a computation, or a Reset, would wait for itself).
+func insideCallback() bool {
+	if callbacksRunning.Load() == 0 {
+		return false
+	}
+	pcs := make([]uintptr, 256)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if f.Function == runCallbackName {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// customOpError returns (and clears) the first callback failure recorded on
 // the nodes of g since the last call. Graph.Compute and ComputeWith call it
-// after the C computation returns.
+// after the C computation returns (the contexts may be closed for use by
+// then, but their arenas are alive until the computation ends).
 func (g *Graph) customOpError() error {
 	if pendingPanics.Load() == 0 {
 		return nil
 	}
 	var first error
-	for i, n := 0, g.NNodes(); i < n; i++ {
-		h := C.gg_node_handle(g.Node(i).ptr())
+	for i, n := 0, int(C.lm_ggml_graph_n_nodes(g.g)); i < n; i++ {
+		h := C.gg_node_handle(C.lm_ggml_graph_node(g.g, C.int(i)))
 		if h == 0 {
 			continue
 		}
@@ -307,9 +364,9 @@ func (ctx *Context) mapCustom1(name string, a *Tensor, fn Custom1Func, nTasks in
 	var e C.gg_err
 	var r *C.struct_lm_ggml_tensor
 	if inplace {
-		r = C.gg_map_custom1_inplace(&e, c, pa, C.int(nTasks), h)
+		r = C.gg_map_custom1_inplace(&e, c, pa, cint(name, nTasks), h)
 	} else {
-		r = C.gg_map_custom1(&e, c, pa, C.int(nTasks), h)
+		r = C.gg_map_custom1(&e, c, pa, cint(name, nTasks), h)
 	}
 	ctx.keepHandle(h, &e)
 	check(name, &e)
@@ -336,9 +393,9 @@ func (ctx *Context) mapCustom2(name string, a, b *Tensor, fn Custom2Func, nTasks
 	var e C.gg_err
 	var r *C.struct_lm_ggml_tensor
 	if inplace {
-		r = C.gg_map_custom2_inplace(&e, c, pa, pb, C.int(nTasks), h)
+		r = C.gg_map_custom2_inplace(&e, c, pa, pb, cint(name, nTasks), h)
 	} else {
-		r = C.gg_map_custom2(&e, c, pa, pb, C.int(nTasks), h)
+		r = C.gg_map_custom2(&e, c, pa, pb, cint(name, nTasks), h)
 	}
 	ctx.keepHandle(h, &e)
 	check(name, &e)
@@ -365,9 +422,9 @@ func (ctx *Context) mapCustom3(name string, a, b, c *Tensor, fn Custom3Func, nTa
 	var e C.gg_err
 	var r *C.struct_lm_ggml_tensor
 	if inplace {
-		r = C.gg_map_custom3_inplace(&e, cc, pa, pb, pc, C.int(nTasks), h)
+		r = C.gg_map_custom3_inplace(&e, cc, pa, pb, pc, cint(name, nTasks), h)
 	} else {
-		r = C.gg_map_custom3(&e, cc, pa, pb, pc, C.int(nTasks), h)
+		r = C.gg_map_custom3(&e, cc, pa, pb, pc, cint(name, nTasks), h)
 	}
 	ctx.keepHandle(h, &e)
 	check(name, &e)

@@ -41,7 +41,7 @@ import "C"
 // neighbour): [ne0, ne1, ne2, ne3] -> [ne0*s, ne1*s, ne2, ne3].
 func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
 	return ctx.build("Upscale", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_upscale(ce, ctx.ptr(), a.use(ctx), C.int(scaleFactor))
+		return C.gg_upscale(ce, ctx.ptr(), a.use(ctx), cint("Upscale", scaleFactor))
 	}, a)
 }
 
@@ -49,7 +49,7 @@ func (ctx *Context) Upscale(a *Tensor, scaleFactor int) *Tensor {
 // each new size must be at least the old one.
 func (ctx *Context) UpscaleExt(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 	return ctx.build("UpscaleExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_upscale_ext(ce, ctx.ptr(), a.use(ctx), C.int(ne0), C.int(ne1), C.int(ne2), C.int(ne3))
+		return C.gg_upscale_ext(ce, ctx.ptr(), a.use(ctx), cint("UpscaleExt", ne0), cint("UpscaleExt", ne1), cint("UpscaleExt", ne2), cint("UpscaleExt", ne3))
 	}, a)
 }
 
@@ -57,7 +57,7 @@ func (ctx *Context) UpscaleExt(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 // ne2+p2, ne3+p3], f32.
 func (ctx *Context) Pad(a *Tensor, p0, p1, p2, p3 int) *Tensor {
 	return ctx.build("Pad", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_pad(ce, ctx.ptr(), a.use(ctx), C.int(p0), C.int(p1), C.int(p2), C.int(p3))
+		return C.gg_pad(ce, ctx.ptr(), a.use(ctx), cint("Pad", p0), cint("Pad", p1), cint("Pad", p2), cint("Pad", p3))
 	}, a)
 }
 
@@ -75,7 +75,7 @@ func (ctx *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 // [ne0, ...] -> [k, ...] (a view of Argsort with SortDesc; k <= ne0).
 func (ctx *Context) TopK(a *Tensor, k int) *Tensor {
 	return ctx.build("TopK", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_top_k(ce, ctx.ptr(), a.use(ctx), C.int(k))
+		return C.gg_top_k(ce, ctx.ptr(), a.use(ctx), cint("TopK", k))
 	}, a)
 }
 
@@ -92,7 +92,7 @@ func (ctx *Context) Arange(start, stop, step float32) *Tensor {
 // to even), N].
 func (ctx *Context) TimestepEmbedding(timesteps *Tensor, dim, maxPeriod int) *Tensor {
 	return ctx.build("TimestepEmbedding", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_timestep_embedding(ce, ctx.ptr(), timesteps.use(ctx), C.int(dim), C.int(maxPeriod))
+		return C.gg_timestep_embedding(ce, ctx.ptr(), timesteps.use(ctx), cint("TimestepEmbedding", dim), cint("TimestepEmbedding", maxPeriod))
 	}, timesteps)
 }
 
@@ -154,7 +154,7 @@ func (ctx *Context) RWKVWKV6(k, v, r, tf, td, state *Tensor) *Tensor {
 // H to multiples of w: -> f32 [C, w, w, nWindows].
 func (ctx *Context) WinPart(a *Tensor, w int) *Tensor {
 	return ctx.build("WinPart", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_win_part(ce, ctx.ptr(), a.use(ctx), C.int(w))
+		return C.gg_win_part(ce, ctx.ptr(), a.use(ctx), cint("WinPart", w))
 	}, a)
 }
 
@@ -162,7 +162,7 @@ func (ctx *Context) WinPart(a *Tensor, w int) *Tensor {
 // h0, 1], dropping the padding.
 func (ctx *Context) WinUnpart(a *Tensor, w0, h0, w int) *Tensor {
 	return ctx.build("WinUnpart", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_win_unpart(ce, ctx.ptr(), a.use(ctx), C.int(w0), C.int(h0), C.int(w))
+		return C.gg_win_unpart(ce, ctx.ptr(), a.use(ctx), cint("WinUnpart", w0), cint("WinUnpart", h0), cint("WinUnpart", w))
 	}, a)
 }
 
@@ -170,7 +170,7 @@ func (ctx *Context) WinUnpart(a *Tensor, w0, h0, w int) *Tensor {
 // (f16, bf16 or f32) to [C, kh, qh]; qh must equal kh.
 func (ctx *Context) GetRelPos(a *Tensor, qh, kh int) *Tensor {
 	return ctx.build("GetRelPos", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_get_rel_pos(ce, ctx.ptr(), a.use(ctx), C.int(qh), C.int(kh))
+		return C.gg_get_rel_pos(ce, ctx.ptr(), a.use(ctx), cint("GetRelPos", qh), cint("GetRelPos", kh))
 	}, a)
 }
 

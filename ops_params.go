@@ -50,6 +50,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -74,6 +75,16 @@ func (ctx *Context) build(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_t
 	res := call(&ce)
 	check(op, &ce)
 	return ctx.wrap(res)
+}
+
+// cint converts an int argument for a C int, panicking with an *OpError if
+// it does not fit (a silently truncated count or index would compute
+// something else).
+func cint(op string, v int) C.int {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		panic(&OpError{Op: op, Msg: fmt.Sprintf("integer argument %d does not fit in 32 bits", v)})
+	}
+	return C.int(v)
 }
 
 // csize converts a byte count or offset, rejecting negative values.
@@ -174,14 +185,14 @@ func DefaultRopeParams(nDims, mode int) RopeParams {
 // type as a. It equals RopeExt with DefaultRopeParams and no freq factors.
 func (ctx *Context) Rope(a, b *Tensor, nDims, mode int) *Tensor {
 	return ctx.build("Rope", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
+		return C.gg_rope(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("Rope", nDims), cint("Rope", mode))
 	}, a, b)
 }
 
 // RopeInplace is Rope written into a.
 func (ctx *Context) RopeInplace(a, b *Tensor, nDims, mode int) *Tensor {
 	return ctx.build("RopeInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(nDims), C.int(mode))
+		return C.gg_rope_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("RopeInplace", nDims), cint("RopeInplace", mode))
 	}, a, b)
 }
 
@@ -190,7 +201,7 @@ func (ctx *Context) RopeInplace(a, b *Tensor, nDims, mode int) *Tensor {
 // nil).
 func (ctx *Context) RopeExt(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
 	return ctx.build("RopeExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope_ext(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		return C.gg_rope_ext(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), cint("RopeExt", p.NDims), cint("RopeExt", p.Mode), cint("RopeExt", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
 	}, a, b)
 }
@@ -198,7 +209,7 @@ func (ctx *Context) RopeExt(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
 // RopeExtInplace is RopeExt written into a.
 func (ctx *Context) RopeExtInplace(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
 	return ctx.build("RopeExtInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope_ext_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		return C.gg_rope_ext_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), cint("RopeExtInplace", p.NDims), cint("RopeExtInplace", p.Mode), cint("RopeExtInplace", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
 	}, a, b)
 }
@@ -206,7 +217,7 @@ func (ctx *Context) RopeExtInplace(a, b, freqFactors *Tensor, p RopeParams) *Ten
 // RopeCustom is RopeExt without freq factors (deprecated in the C API).
 func (ctx *Context) RopeCustom(a, b *Tensor, p RopeParams) *Tensor {
 	return ctx.build("RopeCustom", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope_custom(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		return C.gg_rope_custom(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("RopeCustom", p.NDims), cint("RopeCustom", p.Mode), cint("RopeCustom", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
 	}, a, b)
 }
@@ -214,7 +225,7 @@ func (ctx *Context) RopeCustom(a, b *Tensor, p RopeParams) *Tensor {
 // RopeCustomInplace is RopeCustom written into a.
 func (ctx *Context) RopeCustomInplace(a, b *Tensor, p RopeParams) *Tensor {
 	return ctx.build("RopeCustomInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope_custom_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		return C.gg_rope_custom_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("RopeCustomInplace", p.NDims), cint("RopeCustomInplace", p.Mode), cint("RopeCustomInplace", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
 	}, a, b)
 }
@@ -224,7 +235,7 @@ func (ctx *Context) RopeCustomInplace(a, b *Tensor, p RopeParams) *Tensor {
 // rotates by the opposite angles; same shape as a.
 func (ctx *Context) RopeBack(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
 	return ctx.build("RopeBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_rope_back(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), C.int(p.NDims), C.int(p.Mode), C.int(p.NCtxOrig),
+		return C.gg_rope_back(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), cint("RopeBack", p.NDims), cint("RopeBack", p.Mode), cint("RopeBack", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
 	}, a, b)
 }
@@ -235,7 +246,7 @@ func RopeYarnCorrDims(nDims, nCtxOrig int, freqBase, betaFast, betaSlow float32)
 	dims := (*[2]C.float)(C.malloc(C.size_t(unsafe.Sizeof([2]C.float{}))))
 	defer C.free(unsafe.Pointer(dims))
 	var e C.gg_err
-	C.gg_rope_yarn_corr_dims(&e, C.int(nDims), C.int(nCtxOrig), C.float(freqBase), C.float(betaFast), C.float(betaSlow), &dims[0])
+	C.gg_rope_yarn_corr_dims(&e, cint("RopeYarnCorrDims", nDims), cint("RopeYarnCorrDims", nCtxOrig), C.float(freqBase), C.float(betaFast), C.float(betaSlow), &dims[0])
 	check("RopeYarnCorrDims", &e)
 	return [2]float32{float32(dims[0]), float32(dims[1])}
 }
@@ -260,8 +271,8 @@ type Conv2DParams struct {
 // dstType is F32 or F16.
 func (ctx *Context) Im2Col(a, b *Tensor, p Conv2DParams, is2D bool, dstType Type) *Tensor {
 	return ctx.build("Im2Col", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_im2col(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-			C.int(p.D0), C.int(p.D1), C.bool(is2D), C.enum_lm_ggml_type(dstType))
+		return C.gg_im2col(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("Im2Col", p.S0), cint("Im2Col", p.S1), cint("Im2Col", p.P0), cint("Im2Col", p.P1),
+			cint("Im2Col", p.D0), cint("Im2Col", p.D1), C.bool(is2D), C.enum_lm_ggml_type(dstType))
 	}, a, b)
 }
 
@@ -276,8 +287,8 @@ func (ctx *Context) Im2ColBack(a, b *Tensor, ne [MaxDims]int, p Conv2DParams, is
 		cne[i] = C.int64_t(n)
 	}
 	var e C.gg_err
-	r := C.gg_im2col_back(&e, ctx.ptr(), a.use(ctx), b.use(ctx), &cne[0], C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-		C.int(p.D0), C.int(p.D1), C.bool(is2D))
+	r := C.gg_im2col_back(&e, ctx.ptr(), a.use(ctx), b.use(ctx), &cne[0], cint("Im2ColBack", p.S0), cint("Im2ColBack", p.S1), cint("Im2ColBack", p.P0), cint("Im2ColBack", p.P1),
+		cint("Im2ColBack", p.D0), cint("Im2ColBack", p.D1), C.bool(is2D))
 	check("Im2ColBack", &e)
 	return ctx.wrap(r)
 }
@@ -286,8 +297,8 @@ func (ctx *Context) Im2ColBack(a, b *Tensor, ne [MaxDims]int, p Conv2DParams, is
 // kernel a [KW, KH, 1, C] -> [OW, OH, C, N] (through Im2Col and MulMat).
 func (ctx *Context) ConvDepthwise2D(a, b *Tensor, p Conv2DParams) *Tensor {
 	return ctx.build("ConvDepthwise2D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_conv_depthwise_2d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-			C.int(p.D0), C.int(p.D1))
+		return C.gg_conv_depthwise_2d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("ConvDepthwise2D", p.S0), cint("ConvDepthwise2D", p.S1), cint("ConvDepthwise2D", p.P0), cint("ConvDepthwise2D", p.P1),
+			cint("ConvDepthwise2D", p.D0), cint("ConvDepthwise2D", p.D1))
 	}, a, b)
 }
 
@@ -296,14 +307,14 @@ func (ctx *Context) ConvDepthwise2D(a, b *Tensor, p Conv2DParams) *Tensor {
 // (through Im2Col and MulMat).
 func (ctx *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	return ctx.build("Conv1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_conv_1d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
+		return C.gg_conv_1d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("Conv1D", s0), cint("Conv1D", p0), cint("Conv1D", d0))
 	}, a, b)
 }
 
 // Conv1DPh is Conv1D with "half" padding K/2.
 func (ctx *Context) Conv1DPh(a, b *Tensor, s, d int) *Tensor {
 	return ctx.build("Conv1DPh", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_conv_1d_ph(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s), C.int(d))
+		return C.gg_conv_1d_ph(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("Conv1DPh", s), cint("Conv1DPh", d))
 	}, a, b)
 }
 
@@ -312,7 +323,7 @@ func (ctx *Context) Conv1DPh(a, b *Tensor, s, d int) *Tensor {
 // p0 must be 0 and d0 must be 1.
 func (ctx *Context) ConvTranspose1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	return ctx.build("ConvTranspose1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_conv_transpose_1d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(s0), C.int(p0), C.int(d0))
+		return C.gg_conv_transpose_1d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("ConvTranspose1D", s0), cint("ConvTranspose1D", p0), cint("ConvTranspose1D", d0))
 	}, a, b)
 }
 
@@ -320,8 +331,8 @@ func (ctx *Context) ConvTranspose1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 // -> f32 [OW, OH, Cout, N] (through Im2Col and MulMat).
 func (ctx *Context) Conv2D(a, b *Tensor, p Conv2DParams) *Tensor {
 	return ctx.build("Conv2D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_conv_2d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(p.S0), C.int(p.S1), C.int(p.P0), C.int(p.P1),
-			C.int(p.D0), C.int(p.D1))
+		return C.gg_conv_2d(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("Conv2D", p.S0), cint("Conv2D", p.S1), cint("Conv2D", p.P0), cint("Conv2D", p.P1),
+			cint("Conv2D", p.D0), cint("Conv2D", p.D1))
 	}, a, b)
 }
 
@@ -345,7 +356,7 @@ func (ctx *Context) Conv2DS1Ph(a, b *Tensor) *Tensor {
 // [(W-1)*stride + KW, (H-1)*stride + KH, Cout, N].
 func (ctx *Context) ConvTranspose2DP0(a, b *Tensor, stride int) *Tensor {
 	return ctx.build("ConvTranspose2DP0", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_conv_transpose_2d_p0(ce, ctx.ptr(), a.use(ctx), b.use(ctx), C.int(stride))
+		return C.gg_conv_transpose_2d_p0(ce, ctx.ptr(), a.use(ctx), b.use(ctx), cint("ConvTranspose2DP0", stride))
 	}, a, b)
 }
 
@@ -355,7 +366,7 @@ func (ctx *Context) ConvTranspose2DP0(a, b *Tensor, stride int) *Tensor {
 // [ne0, ne1, ne2, ne3] -> f32 [(ne0 + 2*p0 - k0)/s0 + 1, ne1, ne2, ne3].
 func (ctx *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	return ctx.build("Pool1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_pool_1d(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(k0), C.int(s0), C.int(p0))
+		return C.gg_pool_1d(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), cint("Pool1D", k0), cint("Pool1D", s0), cint("Pool1D", p0))
 	}, a)
 }
 
@@ -371,7 +382,7 @@ type Pool2DParams struct {
 // [(W + 2*P0 - K0)/S0 + 1, (H + 2*P1 - K1)/S1 + 1, C, N].
 func (ctx *Context) Pool2D(a *Tensor, op PoolOp, p Pool2DParams) *Tensor {
 	return ctx.build("Pool2D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_pool_2d(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
+		return C.gg_pool_2d(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_op_pool(op), cint("Pool2D", p.K0), cint("Pool2D", p.K1), cint("Pool2D", p.S0), cint("Pool2D", p.S1),
 			C.float(p.P0), C.float(p.P1))
 	}, a)
 }
@@ -380,7 +391,7 @@ func (ctx *Context) Pool2D(a *Tensor, op PoolOp, p Pool2DParams) *Tensor {
 // the Pool2D result) and af the forward input; the result has af's shape.
 func (ctx *Context) Pool2DBack(a, af *Tensor, op PoolOp, p Pool2DParams) *Tensor {
 	return ctx.build("Pool2DBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
-		return C.gg_pool_2d_back(ce, ctx.ptr(), a.use(ctx), af.use(ctx), C.enum_lm_ggml_op_pool(op), C.int(p.K0), C.int(p.K1), C.int(p.S0), C.int(p.S1),
+		return C.gg_pool_2d_back(ce, ctx.ptr(), a.use(ctx), af.use(ctx), C.enum_lm_ggml_op_pool(op), cint("Pool2DBack", p.K0), cint("Pool2DBack", p.K1), cint("Pool2DBack", p.S0), cint("Pool2DBack", p.S1),
 			C.float(p.P0), C.float(p.P1))
 	}, a, af)
 }

@@ -336,8 +336,8 @@ func TestCrossContextOperands(t *testing.T) {
 	b := opsFill(t, c2.NewTensor1D(TypeF32, 4), func(i int) float32 { return 10 })
 	sum := c3.Add(a, b)
 	require.Same(t, c3, sum.Context())
-	require.Contains(t, c3.deps, c1)
-	require.Contains(t, c3.deps, c2)
+	require.Contains(t, c3.depList(), c1)
+	require.Contains(t, c3.depList(), c2)
 	require.Equal(t, []float32{10, 11, 12, 13}, opsCompute(t, c3, c3.Mul(sum, c3.MapCustom1(b, func(dst, src *Tensor, ith, nth int) {
 		if ith == 0 {
 			v, _ := src.Float32s()

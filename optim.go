@@ -44,7 +44,19 @@ type AdamW struct {
 	iter   int
 }
 
-// NewAdamW returns an optimizer with the given hyper-parameters; Build
+// withDefaults fills the zero fields of p from DefaultAdamWParams.
+func (p AdamWParams) withDefaults() AdamWParams {
+	d := DefaultAdamWParams()
+	for _, f := range []struct{ v, def *float32 }{{&p.Alpha, &d.Alpha}, {&p.Beta1, &d.Beta1}, {&p.Beta2, &d.Beta2}, {&p.Eps, &d.Eps}} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return p
+}
+
+// NewAdamW returns an optimizer with the given hyper-parameters (as given:
+// zero fields stay zero); Build
 // attaches it to a graph.
 func NewAdamW(p AdamWParams) *AdamW { return &AdamW{Params: p} }
 
@@ -138,8 +150,14 @@ func (o *AdamW) Iter() int { return o.iter }
 // Parameters lists the parameters the optimizer updates.
 func (o *AdamW) Parameters() []*Tensor { return o.params }
 
-// Moments returns the first and second moment tensors of parameter i.
-func (o *AdamW) Moments(i int) (m, v *Tensor) { return o.m[i], o.v[i] }
+// Moments returns the first and second moment tensors of parameter i (an
+// index into Parameters); it panics with an *OpError for another i.
+func (o *AdamW) Moments(i int) (m, v *Tensor) {
+	if i < 0 || i >= len(o.m) {
+		panic(&OpError{Op: "AdamW.Moments", Msg: fmt.Sprintf("parameter index %d out of range [0, %d)", i, len(o.m))})
+	}
+	return o.m[i], o.v[i]
+}
 
 // Reset starts the optimizer afresh: step count and moments 0.
 func (o *AdamW) Reset() {
@@ -154,9 +172,13 @@ func (o *AdamW) Reset() {
 
 // TrainerOptions configure NewTrainer.
 type TrainerOptions struct {
-	AdamW     AdamWParams // zero value: DefaultAdamWParams
-	Threads   int         // compute threads; 0: min(NumCPU, 4)
-	GraphSize int         // node capacity of the graphs; 0: DefaultGraphSize
+	// AdamW are the optimizer's hyper-parameters; each zero field takes its
+	// value from DefaultAdamWParams (WeightDecay's default is 0), so
+	// AdamWParams{Alpha: 0.05} changes only the learning rate. For a zero
+	// Beta1, Beta2 or Eps, set Trainer.Opt.Params after NewTrainer.
+	AdamW     AdamWParams
+	Threads   int // compute threads; 0: min(NumCPU, 4)
+	GraphSize int // node capacity of the graphs; 0: DefaultGraphSize
 	// Outputs are extra tensors (e.g. logits) that Eval computes with the loss.
 	Outputs []*Tensor
 }
@@ -189,9 +211,7 @@ type Trainer struct {
 // data. The parameters must have been marked with SetParam.
 func NewTrainer(compute *Context, loss *Tensor, opts TrainerOptions) (tr *Trainer, err error) {
 	defer recoverOpError(&err)
-	if opts.AdamW == (AdamWParams{}) {
-		opts.AdamW = DefaultAdamWParams()
-	}
+	opts.AdamW = opts.AdamW.withDefaults()
 	if opts.Threads <= 0 {
 		opts.Threads = min(runtime.NumCPU(), 4)
 	}
@@ -260,6 +280,8 @@ type EpochStats struct {
 // onEpoch, if not nil, is called after each epoch; an error from it (or from
 // load) stops training and is returned.
 func (tr *Trainer) Fit(epochs, nBatches int, load func(batch int) error, onEpoch func(EpochStats) error) error {
+	tr.Loss.ptr()    // ErrClosed if the model's context is closed
+	tr.tp.mustOpen() // ErrClosedThreadpool after Close
 	for ep := 1; ep <= epochs; ep++ {
 		start := time.Now()
 		sum := 0.0

@@ -648,7 +648,7 @@ func isLowPrecision(t Type) bool { return t == TypeF16 || t == TypeBF16 || t.IsQ
 func looseGraph(g *Graph) bool {
 	for _, n := range g.Nodes() {
 		switch n.Op() {
-		case OpMulMat, OpMulMatId, OpOutProd, OpFlashAttnExt:
+		case OpMulMat, OpMulMatID, OpOutProd, OpFlashAttnExt:
 			return true
 		}
 		if isLowPrecision(n.Type()) {

@@ -2,6 +2,7 @@ package ggml
 
 /*
 #include "glue.h"
+#include "ggml-iquants.h"
 
 GG_DEF(size_t, quantize_chunk, (enum lm_ggml_type t, const float * src, void * dst, int64_t start, int64_t nrows, int64_t n_per_row, const float * im),
        (t, src, dst, start, nrows, n_per_row, im))
@@ -197,7 +198,8 @@ func dequantize(fn string, dst []float32, t Type, src []byte) error {
 
 // ValidateRowData checks data of type t as the reference does before using a
 // tensor from a file: the size is a whole number of blocks and no value or
-// block scale is NaN or infinite.
+// block scale is NaN or infinite. What it finds is in the error (nothing is
+// logged).
 func ValidateRowData(t Type, data []byte) error {
 	initOnce()
 	if !t.valid() {
@@ -209,8 +211,9 @@ func ValidateRowData(t Type, data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
-	if !bool(C.lm_ggml_validate_row_data(uint32(t), unsafe.Pointer(&data[0]), C.size_t(len(data)))) {
-		return fmt.Errorf("ggml: ValidateRowData: invalid %s data (NaN or infinite values or scales)", t)
+	var msg [256]C.char
+	if !bool(C.lm_validate_row_data_msg(uint32(t), unsafe.Pointer(&data[0]), C.size_t(len(data)), &msg[0], C.size_t(len(msg)))) {
+		return fmt.Errorf("ggml: ValidateRowData: invalid %s data: %s", t, C.GoString(&msg[0]))
 	}
 	return nil
 }

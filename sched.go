@@ -338,7 +338,7 @@ func (sc *Scheduler) record(g *Graph) {
 
 // place splits g and places it (what: 0 reserve, 1 alloc), under the locks.
 func (sc *Scheduler) place(op string, g *Graph, what C.int) error {
-	g.checkOpen()
+	g.ptr()
 	sc.release()
 	var e C.gg_err
 	ok := C.gg_sched_place(&e, sc.s, g.g, what)
@@ -394,18 +394,33 @@ type schedCall struct {
 // the computation after the node being computed on backends that can abort
 // (the CPU); Compute then returns ctx.Err().
 func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
+	if insideCallback() {
+		return ErrInCallback
+	}
 	unlock, err := sc.enter()
 	if err != nil {
 		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 	}
 	defer unlock()
-	g.checkOpen()
+	g.ptr()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// as Graph.Compute: one computation of g at a time, its contexts kept
+	// until it ends, gradients initialized (once placed) if BuildBackward
+	// could not
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	used := g.ctx.acquire()
+	defer release(used)
 	if sc.placed != g || sc.placedN != graphCounts(g) {
 		if err := sc.place("Compute", g, 1); err != nil {
 			return err
+		}
+	}
+	if g.needReset {
+		if err := g.reset(); err != nil {
+			return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 		}
 	}
 	if done := ctx.Done(); done != nil {

@@ -13,12 +13,28 @@ extern "C" {
 // [0, nth). Kernels split their work by ith/nth; a kernel that needs a phase
 // boundary (e.g. converting src1 into wdata before using it) calls
 // lm_ggml_barrier(params->threadpool) — all nth threads reach it, so it is safe.
+struct lm_cpu_error_slot;
+
 struct lm_ggml_compute_params {
     int ith, nth;
     size_t wsize;   // shared work buffer (size from the op's work_size)
     void * wdata;
     struct lm_ggml_threadpool * threadpool;
+    const struct lm_ggml_tensor * node;  // the node being computed (names it in errors)
+    int node_index;                      // its index in the graph
+    struct lm_cpu_error_slot * error;    // where lm_cpu_error records a failure
 };
+
+// Errors found while computing (bad data, such as an index out of range):
+// kernels run on worker threads and must not abort or longjmp. A kernel
+// records the failure with lm_cpu_error and returns normally, skipping the
+// bad element (it must still reach every barrier it would have reached).
+// The first error of a computation wins; the others are dropped. All threads
+// stop after the node, and lm_ggml_graph_compute returns
+// LM_GGML_STATUS_FAILED with the message "OP (node NAME): <message>" (given to
+// a caller with an armed error frame, logged otherwise).
+LM_GGML_ATTRIBUTE_FORMAT(2, 3)
+void lm_cpu_error(const struct lm_ggml_compute_params * params, const char * fmt, ...);
 
 typedef void   (*lm_cpu_kernel_t)(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst);
 // Bytes of shared work buffer the node needs with n_threads threads (may be NULL: 0).
@@ -62,6 +78,13 @@ void lm_cpu_register_nn         (struct lm_cpu_op * table); // ops-nn.c
 void lm_cpu_register_conv       (struct lm_cpu_op * table); // ops-conv.c
 void lm_cpu_register_attn       (struct lm_cpu_op * table); // ops-attn.c
 void lm_cpu_register_train      (struct lm_cpu_op * table); // ops-train.c
+
+// Element access with 64-bit indices (the public *_nd functions take int),
+// for callers that checked the indices against ne.
+float   lm_cpu_get_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void    lm_cpu_set_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
+int32_t lm_cpu_get_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v);
 
 // Row converters for a type: to f32 (NULL if none) and from f32 (NULL if none).
 // Covers f32/f16/bf16 and every quantized type that has them.

@@ -6,6 +6,7 @@
 #include "ggml-cpu-impl.h"
 #include "ggml-backend-impl.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -172,25 +173,41 @@ bool lm_cpu_node_supported(const struct lm_ggml_tensor * node) {
     return op->compute != NULL && (op->supports == NULL || op->supports(node));
 }
 
-// Why node cannot be computed (NULL if it can): a kernel is missing, or a
-// tensor the kernel would touch has no data in this process's memory.
-static const char * node_unready(struct lm_ggml_tensor * node) {
-    if (!lm_cpu_node_supported(node)) return "is not supported on the CPU (no kernel for this op and these types)";
-    if (op_is_noop(node)) return NULL;
-    for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
-        struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
-        if (t == NULL || lm_ggml_nelements(t) == 0) continue;
-        if (t->data == NULL && t->view_src != NULL && t->view_src->data != NULL) {
-            // a view made before its source got memory: where view_init would put it
-            t->data = (char *) t->view_src->data + t->view_offs;
-        }
-        if (t->data == NULL) return j < 0 ? "has no data (not allocated)" : "has a source with no data (not allocated)";
-        const struct lm_ggml_tensor * owner = t->view_src != NULL ? t->view_src : t;
-        if (owner->buffer != NULL && !lm_ggml_backend_buffer_is_host(owner->buffer)) {
-            return "has a tensor in a buffer that is not in host memory";
-        }
+// ---------------------------------------------------------------- compute errors
+
+// Why a job stops early. A thread that decides to stop the job at node i
+// (thread 0 after the abort callback, a kernel through lm_cpu_error) lowers
+// stop_node to i before the barrier that ends node i; every thread leaves
+// after the barrier of node i if stop_node <= i. A value set during a later
+// node is not <= i, so threads that are still at an earlier barrier do not
+// leave before the others: all leave after the same node.
+struct lm_cpu_error_slot {
+    atomic_int state;     // 0: none, 1: being written, 2: set
+    atomic_int stop_node; // INT_MAX: run to the end
+    char msg[400];
+};
+
+static void stop_job_at(struct lm_cpu_error_slot * e, int node) {
+    int cur = atomic_load(&e->stop_node);
+    while (node < cur && !atomic_compare_exchange_weak(&e->stop_node, &cur, node)) {
     }
-    return NULL;
+}
+
+void lm_cpu_error(const struct lm_ggml_compute_params * params, const char * fmt, ...) {
+    struct lm_cpu_error_slot * e = params->error;
+    int expected = 0;
+    if (e == NULL || !atomic_compare_exchange_strong(&e->state, &expected, 1)) {
+        return; // the first error wins
+    }
+    const struct lm_ggml_tensor * node = params->node;
+    int n = snprintf(e->msg, sizeof(e->msg), "%s (node %s): ", node ? lm_ggml_op_desc(node) : "?", node ? node->name : "?");
+    if (n < 0 || (size_t) n >= sizeof(e->msg)) n = 0;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(e->msg + n, sizeof(e->msg) - (size_t) n, fmt, args);
+    va_end(args);
+    atomic_store(&e->state, 2);
+    stop_job_at(e, params->node_index);
 }
 
 // ---------------------------------------------------------------- thread pool
@@ -221,6 +238,8 @@ struct lm_ggml_threadpool {
     atomic_bool stop;
     atomic_bool pause;
     atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
+
+    struct lm_cpu_error_slot error; // of the current job (reset before it starts)
 };
 
 static int online_cpus(void) {
@@ -278,6 +297,7 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
         .ith = ith, .nth = nth,
         .wsize = cplan->work_size, .wdata = cplan->work_data,
         .threadpool = tp,
+        .error = &tp->error,
     };
     // n_nodes is read once: after the last barrier the caller may free the
     // graph's context while this worker is still leaving the loop.
@@ -285,12 +305,15 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
     for (int i = 0; i < n_nodes; i++) {
         struct lm_ggml_tensor * node = cgraph->nodes[i];
         if (op_is_noop(node)) continue;
+        params.node = node;
+        params.node_index = i;
         g_ops[node->op].compute(&params, node);
         if (ith == 0 && cplan->abort_callback && cplan->abort_callback(cplan->abort_callback_data)) {
             atomic_store(&tp->abort_gen, gen);
+            stop_job_at(&tp->error, i);
         }
         lm_ggml_barrier(tp);
-        if (atomic_load(&tp->abort_gen) == gen) break;
+        if (atomic_load(&tp->error.stop_node) <= i) break; // see struct lm_cpu_error_slot
     }
     // Nobody leaves before everyone has read the job: with a graph of no-op
     // nodes (no barrier above) the caller could otherwise return, and free
@@ -394,6 +417,8 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     atomic_init(&tp->stop, false);
     atomic_init(&tp->pause, params->paused);
     atomic_init(&tp->abort_gen, 0);
+    atomic_init(&tp->error.state, 0);
+    atomic_init(&tp->error.stop_node, INT_MAX);
     pthread_mutex_init(&tp->mutex, NULL);
     pthread_mutex_init(&tp->compute_lock, NULL);
     pthread_cond_init(&tp->cond, NULL);
@@ -495,22 +520,93 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     return cplan;
 }
 
+// The memory a node writes belongs to this tensor (the node itself or the
+// tensor it is a view of).
+static const struct lm_ggml_tensor * data_owner(const struct lm_ggml_tensor * t) {
+    return t->view_src != NULL ? t->view_src : t;
+}
+
+// The read-only tensor a node would write into, or NULL: its result, and
+// for the optimizer step the moments it updates in place.
+static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * written[3] = { node, NULL, NULL };
+    if (node->op == LM_GGML_OP_OPT_STEP_ADAMW) {
+        written[1] = node->src[2];
+        written[2] = node->src[3];
+    }
+    for (int i = 0; i < 3; i++) {
+        if (written[i] != NULL && (data_owner(written[i])->flags & LM_TENSOR_FLAG_READONLY)) {
+            return data_owner(written[i]);
+        }
+    }
+    return NULL;
+}
+
+// Whether node can be computed; if not, why (in msg). A kernel must exist
+// for its op and types; every tensor it touches needs memory of this
+// process (a view made before its source got memory gets its address now,
+// where view_init would put it); nothing it writes may be read-only.
+static bool node_ready(struct lm_ggml_tensor * node, char * msg, size_t n) {
+    if (!lm_cpu_node_supported(node)) {
+        snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
+        return false;
+    }
+    if (op_is_noop(node)) return true;
+    for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
+        struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
+        if (t == NULL || lm_ggml_nelements(t) == 0) continue;
+        if (t->data == NULL && t->view_src != NULL && t->view_src->data != NULL) {
+            t->data = (char *) t->view_src->data + t->view_offs;
+        }
+        if (t->data == NULL) {
+            if (j < 0) snprintf(msg, n, "the result has no data (not allocated: a tensor of a no-alloc context that no buffer backs)");
+            else snprintf(msg, n, "operand %s has no data (not allocated: a tensor of a no-alloc context that no buffer backs)", t->name);
+            return false;
+        }
+        const struct lm_ggml_tensor * owner = data_owner(t);
+        if (owner->buffer != NULL && !lm_ggml_backend_buffer_is_host(owner->buffer)) {
+            snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
+            return false;
+        }
+    }
+    const struct lm_ggml_tensor * ro = readonly_target(node);
+    if (ro != NULL) {
+        snprintf(msg, n, "writes into %s, whose memory is read-only (a mapped file)", ro->name);
+        return false;
+    }
+    return true;
+}
+
+// Refuses, before any thread starts, a graph with a node that cannot be
+// computed; the reason goes to the caller's error frame (or the log) and to
+// lm_backend_last_error for the backend layer.
+static bool graph_computable(const struct lm_ggml_cgraph * cgraph, struct lm_ggml_err_frame * report) {
+    char why[320];
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        struct lm_ggml_tensor * node = cgraph->nodes[i];
+        if (!node_ready(node, why, sizeof(why))) {
+            lm_backend_fail("%s (node %s): %s", lm_ggml_op_desc(node), node->name, why);
+            lm_ggml_err_report(report, "%s", lm_backend_last_error());
+            return false;
+        }
+    }
+    return true;
+}
+
 enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct lm_ggml_cplan * cplan) {
     lm_ggml_cpu_init();
     LM_GGML_ASSERT(cplan != NULL);
     LM_GGML_ASSERT(cplan->n_threads > 0);
     LM_GGML_ASSERT(cplan->work_size == 0 || cplan->work_data != NULL);
 
-    // refuse graphs this core cannot compute, before any thread starts
-    for (int i = 0; i < cgraph->n_nodes; i++) {
-        struct lm_ggml_tensor * node = cgraph->nodes[i];
-        const char * why = node_unready(node);
-        if (why != NULL) {
-            // also recorded for the backend layer's callers (lm_backend_last_error)
-            lm_backend_fail("node %d '%s' (%s) %s", i, node->name, lm_ggml_op_desc(node), why);
-            LM_GGML_LOG_ERROR("%s: %s\n", __func__, lm_backend_last_error());
-            return LM_GGML_STATUS_FAILED;
-        }
+    // Failures are reported to the caller's error frame, if it armed one.
+    // An assert inside a kernel must not longjmp out of a barrier that other
+    // threads are waiting on: the kernels run with error capture disarmed.
+    struct lm_ggml_err_frame ** top = lm_ggml_err_top();
+    struct lm_ggml_err_frame * saved = *top;
+
+    if (!graph_computable(cgraph, saved)) {
+        return LM_GGML_STATUS_FAILED;
     }
 
     struct lm_ggml_threadpool * tp = cplan->threadpool;
@@ -518,21 +614,21 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     if (tp == NULL) {
         struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(cplan->n_threads);
         tp = lm_ggml_threadpool_new(&p);
-        if (tp == NULL) return LM_GGML_STATUS_ALLOC_FAILED;
+        if (tp == NULL) {
+            lm_ggml_err_report(saved, "cannot start %d threads", cplan->n_threads);
+            return LM_GGML_STATUS_ALLOC_FAILED;
+        }
         disposable = true;
     }
     int n_threads = cplan->n_threads < tp->n_threads ? cplan->n_threads : tp->n_threads;
 
-    // An assert inside a kernel must not longjmp out of a barrier that other
-    // threads are waiting on: run the kernels with error capture disarmed.
-    struct lm_ggml_err_frame ** top = lm_ggml_err_top();
-    struct lm_ggml_err_frame * saved = *top;
     *top = NULL;
-
     pthread_mutex_lock(&tp->compute_lock);
     pthread_mutex_lock(&tp->mutex);
     tp->cgraph = cgraph;
     tp->cplan = cplan;
+    atomic_store(&tp->error.state, 0);
+    atomic_store(&tp->error.stop_node, INT_MAX);
     atomic_store(&tp->n_threads_cur, n_threads);
     atomic_store(&tp->pause, false);
     const unsigned gen = atomic_fetch_add(&tp->job_gen, 1) + 1;
@@ -543,11 +639,16 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
 
     *top = saved;
     const bool aborted = atomic_load(&tp->abort_gen) == gen;
+    const bool failed = atomic_load(&tp->error.state) == 2;
+    if (failed) {
+        lm_backend_fail("%s", tp->error.msg);
+        lm_ggml_err_report(saved, "%s", tp->error.msg);
+    }
     pthread_mutex_unlock(&tp->compute_lock);
     if (disposable) {
         lm_ggml_threadpool_free(tp);
     }
-    return aborted ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
+    return failed ? LM_GGML_STATUS_FAILED : aborted ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
 }
 
 enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads) {
@@ -572,6 +673,8 @@ static float load_f32(const struct lm_ggml_tensor * t, const void * p) {
         case LM_GGML_TYPE_F16:  return LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *) p);
         case LM_GGML_TYPE_BF16: return LM_GGML_BF16_TO_FP32(*(const lm_ggml_bf16_t *) p);
         case LM_GGML_TYPE_F32:  return *(const float *) p;
+        case LM_GGML_TYPE_I64:  return (float) *(const int64_t *) p;
+        case LM_GGML_TYPE_F64:  return (float) *(const double *) p;
         default: LM_GGML_ABORT("element access is not supported for type %s", lm_ggml_type_name(t->type));
     }
 }
@@ -584,6 +687,8 @@ static void store_f32(const struct lm_ggml_tensor * t, void * p, float v) {
         case LM_GGML_TYPE_F16:  *(lm_ggml_fp16_t *) p = LM_GGML_FP32_TO_FP16(v); break;
         case LM_GGML_TYPE_BF16: *(lm_ggml_bf16_t *) p = LM_GGML_FP32_TO_BF16(v); break;
         case LM_GGML_TYPE_F32:  *(float *) p = v; break;
+        case LM_GGML_TYPE_I64:  *(int64_t *) p = (int64_t) v; break;
+        case LM_GGML_TYPE_F64:  *(double *) p = v; break;
         default: LM_GGML_ABORT("element access is not supported for type %s", lm_ggml_type_name(t->type));
     }
 }
@@ -593,6 +698,8 @@ static int32_t load_i32(const struct lm_ggml_tensor * t, const void * p) {
         case LM_GGML_TYPE_I8:  return *(const int8_t *) p;
         case LM_GGML_TYPE_I16: return *(const int16_t *) p;
         case LM_GGML_TYPE_I32: return *(const int32_t *) p;
+        case LM_GGML_TYPE_I64: return (int32_t) *(const int64_t *) p;
+        case LM_GGML_TYPE_F64: return (int32_t) *(const double *) p;
         default: return (int32_t) load_f32(t, p);
     }
 }
@@ -602,19 +709,37 @@ static void store_i32(const struct lm_ggml_tensor * t, void * p, int32_t v) {
         case LM_GGML_TYPE_I8:  *(int8_t *) p = (int8_t) v; break;
         case LM_GGML_TYPE_I16: *(int16_t *) p = (int16_t) v; break;
         case LM_GGML_TYPE_I32: *(int32_t *) p = v; break;
+        case LM_GGML_TYPE_I64: *(int64_t *) p = v; break;
+        case LM_GGML_TYPE_F64: *(double *) p = v; break;
         default: store_f32(t, p, (float) v); break;
     }
 }
 
 // Flat index i of a contiguous tensor; for non-contiguous ones, i is unravelled.
-static void * flat_ptr(const struct lm_ggml_tensor * t, int i) {
+static void * flat_ptr(const struct lm_ggml_tensor * t, int64_t i) {
     LM_GGML_ASSERT(i >= 0 && i < lm_ggml_nelements(t) && "index out of range");
     if (lm_ggml_is_contiguous(t)) {
         return (char *) t->data + (size_t) i * t->nb[0];
     }
     int64_t i0, i1, i2, i3;
     lm_ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
-    return element_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3);
+    return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+static void * element_ptr64(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *) t->data + i0 * (int64_t) t->nb[0] + i1 * (int64_t) t->nb[1] + i2 * (int64_t) t->nb[2] + i3 * (int64_t) t->nb[3];
+}
+float lm_cpu_get_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return load_f32(t, element_ptr64(t, i0, i1, i2, i3));
+}
+void lm_cpu_set_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v) {
+    store_f32(t, element_ptr64(t, i0, i1, i2, i3), v);
+}
+int32_t lm_cpu_get_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return load_i32(t, element_ptr64(t, i0, i1, i2, i3));
+}
+void lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v) {
+    store_i32(t, element_ptr64(t, i0, i1, i2, i3), v);
 }
 
 int32_t lm_ggml_get_i32_1d(const struct lm_ggml_tensor * t, int i) { return load_i32(t, flat_ptr(t, i)); }
@@ -628,14 +753,14 @@ float   lm_ggml_get_f32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int 
 void    lm_ggml_set_f32_nd(const struct lm_ggml_tensor * t, int i0, int i1, int i2, int i3, float v) { store_f32(t, element_ptr(t, i0, i1, i2, i3), v); }
 
 struct lm_ggml_tensor * lm_ggml_set_i32(struct lm_ggml_tensor * t, int32_t value) {
-    const int n = (int) lm_ggml_nelements(t);
-    for (int i = 0; i < n; i++) store_i32(t, flat_ptr(t, i), value);
+    const int64_t n = lm_ggml_nelements(t);
+    for (int64_t i = 0; i < n; i++) store_i32(t, flat_ptr(t, i), value);
     return t;
 }
 
 struct lm_ggml_tensor * lm_ggml_set_f32(struct lm_ggml_tensor * t, float value) {
-    const int n = (int) lm_ggml_nelements(t);
-    for (int i = 0; i < n; i++) store_f32(t, flat_ptr(t, i), value);
+    const int64_t n = lm_ggml_nelements(t);
+    for (int64_t i = 0; i < n; i++) store_f32(t, flat_ptr(t, i), value);
     return t;
 }
 

@@ -2,6 +2,8 @@
 // copies and views, lookup, printing and graphviz output.
 #include "ggml-impl.h"
 
+#include <errno.h>
+
 // ---------------------------------------------------------------- hash set
 
 size_t lm_ggml_bitset_size(size_t n) {
@@ -291,11 +293,10 @@ static bool graph_has_node(const struct lm_ggml_cgraph * g, const struct lm_ggml
     return false;
 }
 
-void lm_ggml_graph_dump_dot(const struct lm_ggml_cgraph * gb, const struct lm_ggml_cgraph * gf, const char * filename) {
+int lm_graph_dump_dot_file(const struct lm_ggml_cgraph * gb, const struct lm_ggml_cgraph * gf, const char * filename) {
     FILE * fp = fopen(filename, "w");
     if (fp == NULL) {
-        LM_GGML_LOG_ERROR("%s: cannot open %s\n", __func__, filename);
-        return;
+        return errno != 0 ? errno : EIO;
     }
     fprintf(fp, "digraph G {\n  newrank = true;\n  rankdir = TB;\n");
     for (int i = 0; i < gb->n_nodes; i++) {
@@ -320,7 +321,20 @@ void lm_ggml_graph_dump_dot(const struct lm_ggml_cgraph * gb, const struct lm_gg
         }
     }
     fprintf(fp, "}\n");
-    fclose(fp);
+    const bool write_failed = ferror(fp) != 0;
+    const int write_errno = errno;
+    if (fclose(fp) != 0 || write_failed) {
+        return write_failed && write_errno != 0 ? write_errno : (errno != 0 ? errno : EIO);
+    }
+    return 0;
+}
+
+void lm_ggml_graph_dump_dot(const struct lm_ggml_cgraph * gb, const struct lm_ggml_cgraph * gf, const char * filename) {
+    const int err = lm_graph_dump_dot_file(gb, gf, filename);
+    if (err != 0) {
+        LM_GGML_LOG_ERROR("%s: cannot write %s: %s\n", __func__, filename, strerror(err));
+        return;
+    }
     LM_GGML_LOG_INFO("%s: dot -Tpng %s -o %s.png && open %s.png\n", __func__, filename, filename, filename);
 }
 

@@ -43,6 +43,17 @@ struct lm_ggml_err_frame ** lm_ggml_err_top(void);
 #define LM_GGML_TRY(f) (lm_ggml_err_push(f), setjmp((f)->jb))
 void lm_ggml_err_push(struct lm_ggml_err_frame * f);
 void lm_ggml_err_pop (struct lm_ggml_err_frame * f);
+// Reports a failure that a function returns as a status rather than by
+// aborting (e.g. a graph that cannot be computed): to frame f, if the caller
+// armed one, without jumping (the caller reads f->msg after the status);
+// otherwise as an error log line.
+LM_GGML_ATTRIBUTE_FORMAT(2, 3)
+void lm_ggml_err_report(struct lm_ggml_err_frame * f, const char * fmt, ...);
+
+// Tensor flag (internal, beyond the public ones): the tensor's memory is
+// read-only (e.g. a read-only mapping of a model file). Computing a node
+// that writes into it, or into a view of it, is refused.
+#define LM_TENSOR_FLAG_READONLY (1 << 16)
 
 // ---------------------------------------------------------------- fp16 / bf16 scalars
 
@@ -147,6 +158,38 @@ struct lm_ggml_object * lm_ggml_new_object(struct lm_ggml_context * ctx, enum lm
 struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_context * ctx, enum lm_ggml_type type, int n_dims,
         const int64_t * ne, struct lm_ggml_tensor * view_src, size_t view_offs);
 
+// ---------------------------------------------------------------- checked size arithmetic
+//
+// Sizes that come from callers (shapes, strides, offsets) are combined only
+// through these, so that an overflow is an assertion instead of a small
+// wrapped-around size and an out-of-bounds access later.
+
+static inline bool lm_size_mul(size_t a, size_t b, size_t * r) { return !__builtin_mul_overflow(a, b, r); }
+static inline bool lm_size_add(size_t a, size_t b, size_t * r) { return !__builtin_add_overflow(a, b, r); }
+
+// Bytes from the first element to one past the last of a tensor of this
+// type, shape and strides (as lm_ggml_nbytes computes it); 0 when a
+// dimension is empty. Returns false if that does not fit in a size_t.
+static inline bool lm_span_bytes(enum lm_ggml_type type, const int64_t * ne, const size_t * nb, size_t * out) {
+    *out = 0;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        if (ne[i] <= 0) return ne[i] == 0;
+    }
+    const int64_t blck = lm_ggml_blck_size(type);
+    size_t span, term;
+    if (blck == 1) {
+        span = lm_ggml_type_size(type);
+        if (!lm_size_mul((size_t)(ne[0] - 1), nb[0], &term) || !lm_size_add(span, term, &span)) return false;
+    } else if (!lm_size_mul((size_t)(ne[0] / blck), nb[0], &span)) {
+        return false;
+    }
+    for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
+        if (!lm_size_mul((size_t)(ne[i] - 1), nb[i], &term) || !lm_size_add(span, term, &span)) return false;
+    }
+    *out = span;
+    return true;
+}
+
 // ---------------------------------------------------------------- op params
 
 static inline void lm_ggml_set_op_params(struct lm_ggml_tensor * t, const void * params, size_t size) {
@@ -172,11 +215,11 @@ static inline void lm_ggml_set_op_params_f32(struct lm_ggml_tensor * t, uint32_t
 // i32 { nb1, nb2, nb3, offset, inplace } and links the sources.
 static inline void lm_window_check(const struct lm_ggml_tensor * t, const struct lm_ggml_tensor * b,
         size_t nb1, size_t nb2, size_t nb3, size_t offset) {
-    if (lm_ggml_nelements(b) > 0) {
-        const size_t end = offset + (size_t) (b->ne[0] - 1) * t->nb[0] + (size_t) (b->ne[1] - 1) * nb1
-                         + (size_t) (b->ne[2] - 1) * nb2 + (size_t) (b->ne[3] - 1) * nb3 + lm_ggml_type_size(t->type);
-        LM_GGML_ASSERT(end <= lm_ggml_nbytes(t) && "b does not fit in a at this offset");
-    }
+    const size_t nb[LM_GGML_MAX_DIMS] = { t->nb[0], nb1, nb2, nb3 };
+    size_t span, end;
+    LM_GGML_ASSERT(lm_span_bytes(t->type, b->ne, nb, &span) && lm_size_add(offset, span, &end) &&
+                   "the window of b overflows");
+    LM_GGML_ASSERT((span == 0 || end <= lm_ggml_nbytes(t)) && "b does not fit in a at this offset");
 }
 static inline struct lm_ggml_tensor * lm_window_op(struct lm_ggml_tensor * result, enum lm_ggml_op op,
         struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset,
@@ -266,6 +309,10 @@ struct lm_ggml_cgraph {
 
     enum lm_ggml_cgraph_eval_order order;
 };
+
+// lm_ggml_graph_dump_dot without logging: 0, or the errno of a file that cannot
+// be created or written.
+int lm_graph_dump_dot_file(const struct lm_ggml_cgraph * gb, const struct lm_ggml_cgraph * gf, const char * filename);
 
 // A view of nodes [i0, i1) of cgraph, without grads (lives on the stack or in a struct).
 struct lm_ggml_cgraph lm_ggml_graph_view(struct lm_ggml_cgraph * cgraph, int i0, int i1);

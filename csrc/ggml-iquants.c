@@ -1488,7 +1488,7 @@ void lm_quantize_row_iq4_xs(const float * x, void * y, int64_t k) {
 
 static bool iq_fp16_ok(lm_ggml_fp16_t h, size_t i) {
     if ((h & 0x7c00) != 0x7c00) return true;
-    LM_GGML_LOG_ERROR("lm_ggml_validate_row_data: found %s value at block %zu\n", (h & 0x03ff) ? "nan" : "inf", i);
+    lm_validate_report("found %s value at block %zu", (h & 0x03ff) ? "nan" : "inf", i);
     return false;
 }
 

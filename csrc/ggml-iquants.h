@@ -87,6 +87,14 @@ bool lm_iq_is_iquant(enum lm_ggml_type type);
 // first bad block and returns false; returns true for types it does not know.
 bool lm_validate_iq_row(enum lm_ggml_type type, const void * data, size_t nbytes);
 
+// How lm_ggml_validate_row_data reports what it finds: as an error log line,
+// or, inside lm_validate_row_data_msg, into the caller's buffer.
+LM_GGML_ATTRIBUTE_FORMAT(1, 2)
+void lm_validate_report(const char * fmt, ...);
+// lm_ggml_validate_row_data with the reason for a failure in msg (size n)
+// instead of the log.
+bool lm_validate_row_data_msg(enum lm_ggml_type type, const void * data, size_t nbytes, char * msg, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

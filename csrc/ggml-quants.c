@@ -1697,9 +1697,34 @@ size_t lm_ggml_quantize_chunk(enum lm_ggml_type type, const float * src, void * 
 
 // ================================================================ validation of tensor data
 
+static _Thread_local char * g_validate_msg;   // set inside lm_validate_row_data_msg
+static _Thread_local size_t g_validate_msg_n;
+
+void lm_validate_report(const char * fmt, ...) {
+    char buf[256];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, args);
+    va_end(args);
+    if (g_validate_msg != NULL) {
+        snprintf(g_validate_msg, g_validate_msg_n, "%s", buf);
+    } else {
+        LM_GGML_LOG_ERROR("lm_ggml_validate_row_data: %s\n", buf);
+    }
+}
+
+bool lm_validate_row_data_msg(enum lm_ggml_type type, const void * data, size_t nbytes, char * msg, size_t n) {
+    if (n > 0) msg[0] = '\0';
+    g_validate_msg = msg;
+    g_validate_msg_n = n;
+    const bool ok = lm_ggml_validate_row_data(type, data, nbytes);
+    g_validate_msg = NULL;
+    return ok;
+}
+
 static bool fp16_ok(lm_ggml_half h, size_t i) {
     if ((h & 0x7c00) == 0x7c00) {
-        LM_GGML_LOG_ERROR("%s: found %s value at block %zu\n", "lm_ggml_validate_row_data", (h & 0x03ff) ? "nan" : "inf", i);
+        lm_validate_report("found %s value at block %zu", (h & 0x03ff) ? "nan" : "inf", i);
         return false;
     }
     return true;
@@ -1707,7 +1732,7 @@ static bool fp16_ok(lm_ggml_half h, size_t i) {
 
 static bool f32_ok(float f, size_t i) {
     if (isinf(f) || isnan(f)) {
-        LM_GGML_LOG_ERROR("%s: found %s value at block %zu\n", "lm_ggml_validate_row_data", isnan(f) ? "nan" : "inf", i);
+        lm_validate_report("found %s value at block %zu", isnan(f) ? "nan" : "inf", i);
         return false;
     }
     return true;
@@ -1740,11 +1765,11 @@ static bool plain_ok(const void * data, size_t n, int w, uint64_t abs_mask, uint
         infs += v == inf;
     }
     if (nans) {
-        LM_GGML_LOG_ERROR("%s: found %zu NaNs in row of %zu %s values\n", "lm_ggml_validate_row_data", nans, n, tname);
+        lm_validate_report("found %zu NaNs in row of %zu %s values", nans, n, tname);
         return false;
     }
     if (infs) {
-        LM_GGML_LOG_ERROR("%s: found %zu infinities in row of %zu %s values\n", "lm_ggml_validate_row_data", infs, n, tname);
+        lm_validate_report("found %zu infinities in row of %zu %s values", infs, n, tname);
         return false;
     }
     return true;
@@ -1764,14 +1789,13 @@ static bool dvec_ok(const void * data, size_t nb, size_t bsize, int n) {
 
 bool lm_ggml_validate_row_data(enum lm_ggml_type type, const void * data, size_t nbytes) {
     if ((int) type < 0 || type >= LM_GGML_TYPE_COUNT || lm_ggml_get_type_traits(type)->type_size == 0) {
-        LM_GGML_LOG_ERROR("%s: invalid type %d\n", __func__, (int) type);
+        lm_validate_report("invalid type %d", (int) type);
         return false;
     }
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(type);
     const size_t tsize = tt->type_size;
     if (nbytes % tsize != 0) {
-        LM_GGML_LOG_ERROR("%s: invalid size %zu for type %s (type size = %zu)\n", __func__, nbytes,
-                          tt->type_name, tsize);
+        lm_validate_report("invalid size %zu for type %s (type size = %zu)", nbytes, tt->type_name, tsize);
         return false;
     }
     const size_t nb = nbytes / tsize;
@@ -1825,7 +1849,7 @@ bool lm_ggml_validate_row_data(enum lm_ggml_type type, const void * data, size_t
             return true;
 
         default:
-            LM_GGML_LOG_ERROR("%s: invalid type %d\n", __func__, (int) type);
+            lm_validate_report("invalid type %d", (int) type);
             return false;
     }
 }

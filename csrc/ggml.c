@@ -57,6 +57,19 @@ void lm_ggml_err_pop(struct lm_ggml_err_frame * f) {
     }
 }
 
+void lm_ggml_err_report(struct lm_ggml_err_frame * f, const char * fmt, ...) {
+    char msg[sizeof(f->msg)];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, args);
+    va_end(args);
+    if (f != NULL) {
+        memcpy(f->msg, msg, sizeof(msg));
+    } else {
+        LM_GGML_LOG_ERROR("%s\n", msg);
+    }
+}
+
 void lm_ggml_abort(const char * file, int line, const char * fmt, ...) {
     char msg[480];
     va_list args;
@@ -148,8 +161,10 @@ size_t lm_ggml_type_size(enum lm_ggml_type type) {
 
 size_t lm_ggml_row_size(enum lm_ggml_type type, int64_t ne) {
     LM_GGML_ASSERT(type_valid(type));
-    LM_GGML_ASSERT(ne % lm_ggml_blck_size(type) == 0);
-    return lm_ggml_type_size(type) * ne / lm_ggml_blck_size(type);
+    LM_GGML_ASSERT(ne >= 0 && ne % lm_ggml_blck_size(type) == 0);
+    size_t size;
+    LM_GGML_ASSERT(lm_size_mul(lm_ggml_type_size(type), (size_t)(ne / lm_ggml_blck_size(type)), &size) && "row size overflows");
+    return size;
 }
 
 double lm_ggml_type_sizef(enum lm_ggml_type type) {
@@ -418,8 +433,10 @@ struct lm_ggml_object * lm_ggml_new_object(struct lm_ggml_context * ctx, enum lm
     const size_t size_needed = LM_GGML_PAD(size, LM_GGML_MEM_ALIGN);
     if (size_needed < size || cur_end + LM_GGML_OBJECT_SIZE + size_needed < size_needed ||
         cur_end + LM_GGML_OBJECT_SIZE + size_needed > ctx->mem_size) {
-        LM_GGML_ABORT("not enough space in the context's memory pool (needed %zu, available %zu)",
-                      cur_end + LM_GGML_OBJECT_SIZE + size_needed, ctx->mem_size);
+        LM_GGML_ABORT("not enough space in the context's memory pool: this object needs %zu bytes, %zu of %zu are free "
+                      "(a context of at least %zu bytes would hold it)",
+                      LM_GGML_OBJECT_SIZE + size_needed, ctx->mem_size - cur_end, ctx->mem_size,
+                      size_needed < size ? SIZE_MAX : cur_end + LM_GGML_OBJECT_SIZE + size_needed);
     }
     struct lm_ggml_object * obj = (struct lm_ggml_object *)((char *) ctx->mem_buffer + cur_end);
     *obj = (struct lm_ggml_object) {
@@ -458,20 +475,30 @@ struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_context * ctx, en
     }
     LM_GGML_ASSERT(shape[0] % lm_ggml_blck_size(type) == 0 && "row length must be a multiple of the block size");
 
-    // size in bytes, refusing anything that overflows
+    // Sizes, refusing anything that overflows: the element count and the byte
+    // size of the shape with empty dimensions counted as 1 (kernels derive
+    // rows and strides from every dimension, even of an empty tensor), then
+    // the actual byte size.
+    int64_t nelem = 1;
+    size_t full = lm_ggml_row_size(type, shape[0] > 0 ? shape[0] : lm_ggml_blck_size(type));
     size_t data_size = lm_ggml_row_size(type, shape[0]);
-    for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
-        size_t next;
-        LM_GGML_ASSERT(!__builtin_mul_overflow(data_size, (size_t) shape[i], &next) && "tensor size overflows");
-        data_size = next;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        const int64_t d = shape[i] > 0 ? shape[i] : 1;
+        LM_GGML_ASSERT(!__builtin_mul_overflow(nelem, d, &nelem) && "tensor element count overflows");
+        if (i > 0) {
+            LM_GGML_ASSERT(lm_size_mul(full, (size_t) d, &full) && lm_size_mul(data_size, (size_t) shape[i], &data_size) &&
+                           "tensor size overflows");
+        }
     }
-    LM_GGML_ASSERT(data_size <= SIZE_MAX / 2 && "tensor size overflows");
+    LM_GGML_ASSERT(full <= SIZE_MAX / 2 && "tensor size overflows");
 
     if (view_src != NULL && view_src->view_src != NULL) {
-        view_offs += view_src->view_offs;
+        LM_GGML_ASSERT(lm_size_add(view_offs, view_src->view_offs, &view_offs) && "view offset overflows");
         view_src   = view_src->view_src;
     }
-    LM_GGML_ASSERT((view_src == NULL || data_size == 0 || data_size + view_offs <= lm_ggml_nbytes(view_src)) &&
+    size_t view_end;
+    LM_GGML_ASSERT((view_src == NULL || data_size == 0 ||
+                    (lm_size_add(data_size, view_offs, &view_end) && view_end <= lm_ggml_nbytes(view_src))) &&
                    "view is out of bounds of its source");
 
     void * data = view_src != NULL && view_src->data != NULL ? (char *) view_src->data + view_offs : NULL;
@@ -631,9 +658,37 @@ void lm_ggml_print_objects(const struct lm_ggml_context * ctx) {
 
 // ---------------------------------------------------------------- views
 
+// A view of a with shape ne and strides nb1..nb3 (NULL: packed) at byte offset
+// of a. Every element must lie inside the memory of a's root (the tensor that
+// owns the data), checked before anything is allocated.
 static struct lm_ggml_tensor * view_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_dims,
-        const int64_t * ne, size_t offset) {
+        const int64_t * ne, const size_t * nb_in, size_t offset) {
+    int64_t shape[LM_GGML_MAX_DIMS] = { 1, 1, 1, 1 };
+    for (int i = 0; i < n_dims; i++) {
+        LM_GGML_ASSERT(ne[i] >= 0 && "negative view dimension");
+        shape[i] = ne[i];
+    }
+    LM_GGML_ASSERT(shape[0] % lm_ggml_blck_size(a->type) == 0 && "row length must be a multiple of the block size");
+    size_t nb[LM_GGML_MAX_DIMS];
+    nb[0] = lm_ggml_type_size(a->type);
+    nb[1] = lm_ggml_row_size(a->type, shape[0]);
+    for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
+        if (nb_in != NULL && i < n_dims) {
+            nb[i] = nb_in[i - 1];
+        } else if (i > 1) {
+            LM_GGML_ASSERT(lm_size_mul(nb[i - 1], (size_t) shape[i - 1], &nb[i]) && "view stride overflows");
+        }
+    }
+    const struct lm_ggml_tensor * root = a->view_src != NULL ? a->view_src : a;
+    size_t offs = offset, span, end;
+    LM_GGML_ASSERT((a->view_src == NULL || lm_size_add(offs, a->view_offs, &offs)) && "view offset overflows");
+    LM_GGML_ASSERT(lm_span_bytes(a->type, shape, nb, &span) && lm_size_add(offs, span, &end) && "view extent overflows");
+    LM_GGML_ASSERT(end <= lm_ggml_nbytes(root) && "view is out of bounds of its source");
+
     struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, a->type, n_dims, ne, a, offset);
+    for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
+        result->nb[i] = nb[i];
+    }
     lm_ggml_format_name(result, "%s (view)", a->name);
     lm_ggml_set_op_params(result, &offset, sizeof(offset));
     result->op = LM_GGML_OP_VIEW;
@@ -642,43 +697,36 @@ static struct lm_ggml_tensor * view_impl(struct lm_ggml_context * ctx, struct lm
 }
 
 struct lm_ggml_tensor * lm_ggml_view_1d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, size_t offset) {
-    return view_impl(ctx, a, 1, &ne0, offset);
+    return view_impl(ctx, a, 1, &ne0, NULL, offset);
 }
 
 struct lm_ggml_tensor * lm_ggml_view_2d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
         size_t nb1, size_t offset) {
     const int64_t ne[2] = { ne0, ne1 };
-    struct lm_ggml_tensor * result = view_impl(ctx, a, 2, ne, offset);
-    result->nb[1] = nb1;
-    result->nb[2] = result->nb[1] * ne1;
-    result->nb[3] = result->nb[2];
-    return result;
+    const size_t nb[1] = { nb1 };
+    return view_impl(ctx, a, 2, ne, nb, offset);
 }
 
 struct lm_ggml_tensor * lm_ggml_view_3d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
         int64_t ne2, size_t nb1, size_t nb2, size_t offset) {
     const int64_t ne[3] = { ne0, ne1, ne2 };
-    struct lm_ggml_tensor * result = view_impl(ctx, a, 3, ne, offset);
-    result->nb[1] = nb1;
-    result->nb[2] = nb2;
-    result->nb[3] = result->nb[2] * ne2;
-    return result;
+    const size_t nb[2] = { nb1, nb2 };
+    return view_impl(ctx, a, 3, ne, nb, offset);
 }
 
 struct lm_ggml_tensor * lm_ggml_view_4d(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int64_t ne0, int64_t ne1,
         int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3, size_t offset) {
     const int64_t ne[4] = { ne0, ne1, ne2, ne3 };
-    struct lm_ggml_tensor * result = view_impl(ctx, a, 4, ne, offset);
-    result->nb[1] = nb1;
-    result->nb[2] = nb2;
-    result->nb[3] = nb3;
-    return result;
+    const size_t nb[3] = { nb1, nb2, nb3 };
+    return view_impl(ctx, a, 4, ne, nb, offset);
 }
 
 static struct lm_ggml_tensor * reshape_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, int n_dims, const int64_t * ne) {
     LM_GGML_ASSERT(lm_ggml_is_contiguous(a) && "reshape needs a contiguous tensor");
     int64_t n = 1;
-    for (int i = 0; i < n_dims; i++) n *= ne[i];
+    for (int i = 0; i < n_dims; i++) {
+        LM_GGML_ASSERT(ne[i] >= 0 && !__builtin_mul_overflow(n, ne[i], &n) && "reshape: invalid shape");
+    }
     LM_GGML_ASSERT(lm_ggml_nelements(a) == n && "reshape must keep the number of elements");
     struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, a->type, n_dims, ne, a, 0);
     lm_ggml_format_name(result, "%s (reshaped)", a->name);

@@ -351,8 +351,8 @@ static void k_set(const struct lm_ggml_compute_params * params, struct lm_ggml_t
 //
 // a: [n0, rows, ne2, ne3]; b: i32 [n, ne2, ne3'] -> [n0, n, ne2, ne3'] rows of a,
 // converted to f32 (i32 data is copied as i32). Index k of b's column (i11, i12)
-// picks a's row k of batch (i11, i12). Out-of-range indices give zero rows:
-// indices are data, and a kernel must not abort.
+// picks a's row k of batch (i11, i12). Indices are data: an out-of-range one
+// fails the computation (lm_cpu_error) and its row is left zero.
 
 struct lm_ggml_tensor * lm_ggml_get_rows(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
     LM_GGML_ASSERT(a->ne[2] == b->ne[1]);
@@ -384,6 +384,8 @@ static void k_get_rows(const struct lm_ggml_compute_params * params, struct lm_g
         const int32_t k = *(const int32_t *)((const char *) b->data + i10 * b->nb[0] + i11 * b->nb[1] + i12 * b->nb[2]);
         char * d = (char *) dst->data + i10 * dst->nb[1] + i11 * dst->nb[2] + i12 * dst->nb[3];
         if (k < 0 || k >= a->ne[1]) {
+            lm_cpu_error(params, "row index %d (element %lld of %s) is out of range [0, %lld)", (int) k,
+                         (long long) r, b->name, (long long) a->ne[1]);
             memset(d, 0, (size_t) n0 * 4);
             continue;
         }
@@ -428,7 +430,11 @@ static void k_get_rows_back(const struct lm_ggml_compute_params * params, struct
     }
     for (int64_t i = 0; i < b->ne[0]; i++) {
         const int32_t k = *(const int32_t *)((const char *) b->data + i * b->nb[0]);
-        if (k < 0 || k >= dst->ne[1]) continue;
+        if (k < 0 || k >= dst->ne[1]) {
+            lm_cpu_error(params, "row index %d (element %lld of %s) is out of range [0, %lld)", (int) k,
+                         (long long) i, b->name, (long long) dst->ne[1]);
+            continue;
+        }
         float * d = (float *)((char *) dst->data + k * dst->nb[1]);
         const char * s = (const char *) a->data + i * a->nb[1];
         for (int64_t c = c0; c < c1; c++) d[c] += load_as_f32(s + c * a->nb[0], a->type);

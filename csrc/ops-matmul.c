@@ -420,7 +420,9 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
                 const int32_t x = *(const int32_t *)((const char *) ids->data + e * ids->nb[0] + t * ids->nb[1]);
                 if (x >= 0 && x < n_as) {
                     offs[x + 1]++;
-                } else { // ids are data: a bad one yields zeros, not a crash
+                } else { // ids are data: a bad one fails the computation, its column stays zero
+                    lm_cpu_error(params, "expert id %d (slot %lld of token %lld in %s) is out of range [0, %lld)", (int) x,
+                                 (long long) e, (long long) t, ids->name, (long long) n_as);
                     memset((char *) dst->data + e * dst->nb[1] + t * dst->nb[2], 0, (size_t) N * sizeof(float));
                 }
             }

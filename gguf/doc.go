@@ -7,18 +7,20 @@
 //
 // Ownership: a File owns its parsed metadata (C memory) and, for Open, a
 // read-only memory mapping of the file; the descriptor is closed as soon as
-// the file is mapped. Slices from TensorData and readers from TensorReader
-// are views of that memory: they are valid until Close and must not be
-// written to. Tensors that package ggml loads without copying (LoadGGUF)
-// keep their File alive. Close releases everything at once and is
-// idempotent; afterwards the methods that return an error return ErrClosed
-// and the others panic with it.
+// the file is mapped. Slices from TensorData are views of that memory: they
+// must not be written to and are valid until Close (after Close they read
+// as zeros: the pages are replaced, the addresses stay reserved, so a stale
+// slice never faults). Readers from TensorReader return ErrClosed after
+// Close. Tensors that package ggml loads without copying (LoadGGUF) hold the
+// mapping itself: it stays until their context is freed, even after Close.
+// Close is idempotent; afterwards the methods that return an error return
+// ErrClosed and the others panic with it.
 //
 // A File that is never closed is released by the garbage collector once it
 // is unreachable, and what it holds outside the Go heap is counted by it
 // (ggml's rule), so a program that opens files and forgets Close stays
 // bounded in memory and mappings. The one exception: a File whose
-// TensorData or TensorReader views were taken keeps its mapping until Close,
+// TensorData views were taken keeps its mapping when it is collected,
 // because nothing can tell when the last view is dropped and a view must
 // never fault; the collector frees the rest. A Writer's buffers are Go
 // memory; a Writer from Create that is dropped without Close or Abort

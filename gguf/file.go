@@ -15,7 +15,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/internal/cmem"
@@ -135,13 +134,12 @@ type File struct {
 }
 
 // fileRes is what a File holds outside the Go heap: the parsed metadata (C
-// memory) and the mapping. Close frees it, or the File's cleanup when the
-// File is collected unclosed.
+// memory) and its reference to the mapping. Close frees it, or the File's
+// cleanup when the File is collected unclosed.
 type fileRes struct {
 	ctx     *C.struct_lm_gguf_context
-	release func() error // unmaps; nil when nothing is mapped
-	charged int64        // bytes charged to cmem
-	lent    atomic.Bool  // views of the mapping were handed out (TensorData, TensorReader)
+	mem     *mapping // nil when nothing is mapped
+	charged int64    // bytes charged to cmem
 }
 
 // mapCharge is the least a mapping counts for in the collector's accounting,
@@ -150,28 +148,26 @@ type fileRes struct {
 const mapCharge = 1 << 20
 
 // track charges what f holds outside the Go heap and registers its cleanup.
-// release unmaps the file (nil if it is not mapped).
-func (f *File) track(release func() error) {
+// mem is the file's mapping (nil if it is not mapped).
+func (f *File) track(mem *mapping) {
 	// The C copy of the metadata is about as large as its encoding.
 	n := int64(C.lm_gguf_get_data_offset(f.ctx))
-	if release != nil {
+	if mem != nil {
 		n += max(int64(len(f.data)), mapCharge)
 	}
-	r := &fileRes{ctx: f.ctx, release: release, charged: n}
+	r := &fileRes{ctx: f.ctx, mem: mem, charged: n}
 	cmem.Charge(n)
 	f.res = r
 	f.cleanup = runtime.AddCleanup(f, func(r *fileRes) { r.free(true) }, r)
 }
 
-// free releases the metadata and the mapping; byGC tells the cleanup from
-// Close. Nothing tracks the views TensorData and TensorReader hand out, so
-// the cleanup leaves a file whose views were taken mapped (they must never
-// fault); only Close unmaps it.
+// free releases the metadata and the File's reference to the mapping; byGC
+// tells the cleanup from Close (see mapping for what happens to views).
 func (r *fileRes) free(byGC bool) error {
 	C.lm_gguf_free(r.ctx)
 	var err error
-	if r.release != nil && !(byGC && r.lent.Load()) {
-		err = r.release()
+	if r.mem != nil {
+		err = r.mem.dropFile(byGC)
 	}
 	if byGC {
 		cmem.Collected(r.charged)
@@ -192,11 +188,11 @@ func OpenWithOptions(path string, opts Options) (*File, error) {
 	}
 	f, err := open(path, data, nil, int64(len(data)), opts)
 	if err != nil {
-		release()
+		release(false)
 		return nil, err
 	}
 	f.mapped = mmapped
-	f.track(release)
+	f.track(newMapping(data, release))
 	return f, nil
 }
 
@@ -275,10 +271,13 @@ func readFull(r io.ReaderAt, b []byte, off int64) (int, error) {
 	return n, fmt.Errorf("gguf: reading %d bytes at %d: %w", len(b), off, err)
 }
 
-// Close releases the file. Slices returned by TensorData become invalid.
-// A File that is not closed is released when it is garbage collected,
-// except for the mapping of a file whose TensorData or TensorReader views
-// were taken, which only Close unmaps.
+// Close releases the file. Slices returned by TensorData then read as zeros
+// (they must not be used after Close), readers from TensorReader return
+// ErrClosed, and tensors of ggml's LoadGGUF without copy keep the mapping
+// until their context is freed. A File that is not closed is released when
+// it is garbage collected, except for the mapping of a file whose TensorData
+// or TensorReader views were taken, which then stays mapped (a view must
+// never fault). Close is idempotent.
 func (f *File) Close() error {
 	if f.ctx == nil {
 		return nil
@@ -383,9 +382,7 @@ func (f *File) Keys() []string {
 
 // Lookup describes the entry for key.
 func (f *File) Lookup(key string) (KV, bool) {
-	if f.ctx == nil {
-		return KV{}, false
-	}
+	f.c()
 	f.index()
 	i, ok := f.keys[key]
 	if !ok {
@@ -705,12 +702,13 @@ func (f *File) span(name string) (TensorInfo, int64, error) {
 }
 
 // TensorData returns the bytes of the tensor called name. For files opened
-// with Open or OpenBytes this is a slice of the mapping (no copy), valid
-// until Close and read-only; for OpenReader it is a fresh copy.
+// with Open or OpenBytes this is a slice of the mapping (no copy), read-only
+// and valid until Close (after which it reads as zeros; see Close); for
+// OpenReader it is a fresh copy.
 func (f *File) TensorData(name string) ([]byte, error) {
 	b, err := f.tensorData(name)
-	if err == nil && f.data != nil {
-		f.res.lent.Store(true)
+	if err == nil && f.res.mem != nil {
+		f.res.mem.exposed.Store(true)
 	}
 	return b, err
 }
@@ -738,26 +736,31 @@ func (f *File) tensorData(name string) ([]byte, error) {
 	return b, nil
 }
 
-// TensorReader streams the bytes of the tensor called name.
+// TensorReader streams the bytes of the tensor called name. After Close its
+// reads return ErrClosed.
 func (f *File) TensorReader(name string) (*io.SectionReader, error) {
 	t, off, err := f.span(name)
 	if err != nil {
 		return nil, err
 	}
-	if f.data != nil {
-		f.res.lent.Store(true)
-		return io.NewSectionReader(bytesReaderAt(f.data), off, t.Size), nil
-	}
-	return io.NewSectionReader(f.ra, off, t.Size), nil
+	return io.NewSectionReader(fileReaderAt{f}, off, t.Size), nil
 }
 
-type bytesReaderAt []byte
+// fileReaderAt reads the file's bytes while it is open.
+type fileReaderAt struct{ f *File }
 
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off > int64(len(b)) {
+func (r fileReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	f := r.f
+	if f.ctx == nil {
+		return 0, ErrClosed
+	}
+	if f.data == nil {
+		return f.ra.ReadAt(p, off)
+	}
+	if off < 0 || off > int64(len(f.data)) {
 		return 0, io.EOF
 	}
-	n := copy(p, b[off:])
+	n := copy(p, f.data[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}

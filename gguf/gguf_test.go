@@ -642,11 +642,15 @@ func TestWriterErrors(t *testing.T) {
 	assert.Equal(t, "new", name)
 	f.Close()
 
-	// overwriting keeps the position, Remove drops it
+	// overwriting keeps the position; changing the type needs Remove first
 	var buf bytes.Buffer
 	w = NewWriter(&buf)
 	require.NoError(t, w.SetUint8("a", 1))
 	require.NoError(t, w.SetUint8("b", 2))
+	require.NoError(t, w.Set("a", uint8(3)))
+	require.ErrorIs(t, w.SetString("a", "now a string"), ErrType)
+	require.ErrorIs(t, w.Set("b", 2), ErrType, "an int is an i64")
+	require.NoError(t, w.Remove("a"))
 	require.NoError(t, w.SetString("a", "now a string"))
 	require.NoError(t, w.SetAlignment(64))
 	require.NoError(t, w.Remove("general.alignment"))

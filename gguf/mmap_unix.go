@@ -5,15 +5,18 @@ package gguf
 import (
 	"fmt"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // mapFile maps the whole file read-only. An empty file maps to an empty
-// slice (mmap rejects zero lengths).
+// slice (mmap rejects zero lengths). release unmaps it; with keepAddresses
+// it instead maps zero pages over the same addresses, so that slices of the
+// data still held somewhere read zeros rather than fault.
 const mmapped = true
 
-func mapFile(path string) ([]byte, func() error, error) {
+func mapFile(path string) ([]byte, func(keepAddresses bool) error, error) {
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gguf: %w", err)
@@ -25,7 +28,7 @@ func mapFile(path string) ([]byte, func() error, error) {
 	}
 	size := st.Size()
 	if size == 0 {
-		return []byte{}, func() error { return nil }, nil
+		return []byte{}, func(bool) error { return nil }, nil
 	}
 	if int64(int(size)) != size {
 		return nil, nil, fmt.Errorf("gguf: %s: %d bytes cannot be mapped on this platform", path, size)
@@ -34,5 +37,14 @@ func mapFile(path string) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
 	}
-	return data, func() error { return unix.Munmap(data) }, nil
+	return data, func(keepAddresses bool) error {
+		if keepAddresses {
+			_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&data[0]), uintptr(len(data)), unix.PROT_READ,
+				unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_FIXED)
+			if err == nil {
+				return nil
+			}
+		}
+		return unix.Munmap(data)
+	}, nil
 }

@@ -2,15 +2,23 @@ package gguf
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Writer writes a GGUF file (version 3). Metadata and tensor infos are
@@ -38,6 +46,8 @@ type Writer struct {
 	file *os.File
 	path string // final name (Create only)
 	tmp  string // temporary file (Create only)
+
+	tmpCleanup runtime.Cleanup // removes tmp if the Writer is dropped unfinished
 
 	kvs    []wkv
 	keyIdx map[string]int
@@ -69,19 +79,46 @@ type wtensor struct {
 	given  bool // data supplied with AddTensor
 }
 
-// Create starts writing a GGUF file at path (atomically, see Writer).
+// Create starts writing a GGUF file at path (atomically, see Writer). The
+// file gets the permissions os.Create gives (0666 before the umask). If the
+// Writer is dropped without Close or Abort, the garbage collector removes its
+// temporary file.
 func Create(path string) (*Writer, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := createTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	w := NewWriter(f)
 	w.file, w.path, w.tmp = f, path, f.Name()
+	w.tmpCleanup = runtime.AddCleanup(w, removeTemp, tempFile{f, f.Name()})
 	return w, nil
+}
+
+// createTemp is os.CreateTemp with the permissions of os.Create.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &fs.PathError{Op: "createtemp", Path: filepath.Join(dir, prefix+"*"), Err: fs.ErrExist}
+}
+
+// tempFile is the temporary file of an unfinished Writer.
+type tempFile struct {
+	f    *os.File
+	name string
+}
+
+func removeTemp(t tempFile) {
+	t.f.Close()
+	os.Remove(t.name)
 }
 
 // NewWriter writes a GGUF file to out. Close flushes but does not close out.
@@ -105,6 +142,7 @@ func (w *Writer) fail(err error) error {
 
 func (w *Writer) cleanup() {
 	if w.file != nil {
+		w.tmpCleanup.Stop()
 		w.file.Close()
 		os.Remove(w.tmp)
 		w.file = nil
@@ -160,12 +198,25 @@ func (w *Writer) set(key string, typ ValueType, payload []byte) error {
 		w.align = int64(a)
 	}
 	if i, ok := w.keyIdx[key]; ok {
+		old := w.kvs[i]
+		if old.typ != typ || (typ == TypeArray && !bytes.Equal(old.payload[:4], payload[:4])) {
+			return fmt.Errorf("gguf: key %q is already set as %s, not %s (Remove it first to change its type): %w",
+				key, kvTypeName(old.typ, old.payload), kvTypeName(typ, payload), ErrType)
+		}
 		w.kvs[i] = wkv{key, typ, payload}
 		return nil
 	}
 	w.keyIdx[key] = len(w.kvs)
 	w.kvs = append(w.kvs, wkv{key, typ, payload})
 	return nil
+}
+
+// kvTypeName names an encoded value's type: "u32", "arr[str]", ...
+func kvTypeName(typ ValueType, payload []byte) string {
+	if typ == TypeArray && len(payload) >= 4 {
+		return "arr[" + ValueType(binary.LittleEndian.Uint32(payload)).String() + "]"
+	}
+	return typ.String()
 }
 
 // Remove deletes key if present.
@@ -312,59 +363,88 @@ func (w *Writer) SetStrings(key string, v []string) error {
 }
 
 // Set stores v with the type that matches its Go type: uint8 ... float64,
-// bool, string, or a slice of one of those.
+// bool, string, or a slice of one of those; int and uint (and uintptr) are
+// stored as i64 and u64, which hold every value; named types count as their
+// underlying type.
+//
+// Setting a key again replaces its value and keeps its position, as setting
+// a map entry does: copying a model's metadata (CopyKVs) and then changing a
+// few entries is the common use. Changing the type of a key is an error
+// wrapping ErrType (Remove it first): readers check the types of the keys
+// they know, so a silent change (e.g. a u32 that becomes an i64 because the
+// new value was an int) would make the file unreadable to them. The typed
+// setters (SetUint32, ...) follow the same rule.
 func (w *Writer) Set(key string, v any) error {
-	switch x := v.(type) {
-	case uint8:
-		return w.SetUint8(key, x)
-	case int8:
-		return w.SetInt8(key, x)
-	case uint16:
-		return w.SetUint16(key, x)
-	case int16:
-		return w.SetInt16(key, x)
-	case uint32:
-		return w.SetUint32(key, x)
-	case int32:
-		return w.SetInt32(key, x)
-	case uint64:
-		return w.SetUint64(key, x)
-	case int64:
-		return w.SetInt64(key, x)
-	case float32:
-		return w.SetFloat32(key, x)
-	case float64:
-		return w.SetFloat64(key, x)
-	case bool:
-		return w.SetBool(key, x)
-	case string:
-		return w.SetString(key, x)
-	case []uint8:
-		return w.SetUint8s(key, x)
-	case []int8:
-		return w.SetInt8s(key, x)
-	case []uint16:
-		return w.SetUint16s(key, x)
-	case []int16:
-		return w.SetInt16s(key, x)
-	case []uint32:
-		return w.SetUint32s(key, x)
-	case []int32:
-		return w.SetInt32s(key, x)
-	case []uint64:
-		return w.SetUint64s(key, x)
-	case []int64:
-		return w.SetInt64s(key, x)
-	case []float32:
-		return w.SetFloat32s(key, x)
-	case []float64:
-		return w.SetFloat64s(key, x)
-	case []bool:
-		return w.SetBools(key, x)
-	case []string:
-		return w.SetStrings(key, x)
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Uint8:
+		return w.SetUint8(key, uint8(rv.Uint()))
+	case reflect.Int8:
+		return w.SetInt8(key, int8(rv.Int()))
+	case reflect.Uint16:
+		return w.SetUint16(key, uint16(rv.Uint()))
+	case reflect.Int16:
+		return w.SetInt16(key, int16(rv.Int()))
+	case reflect.Uint32:
+		return w.SetUint32(key, uint32(rv.Uint()))
+	case reflect.Int32:
+		return w.SetInt32(key, int32(rv.Int()))
+	case reflect.Uint64, reflect.Uint, reflect.Uintptr:
+		return w.SetUint64(key, rv.Uint())
+	case reflect.Int64, reflect.Int:
+		return w.SetInt64(key, rv.Int())
+	case reflect.Float32:
+		return w.SetFloat32(key, float32(rv.Float()))
+	case reflect.Float64:
+		return w.SetFloat64(key, rv.Float())
+	case reflect.Bool:
+		return w.SetBool(key, rv.Bool())
+	case reflect.String:
+		return w.SetString(key, rv.String())
+	case reflect.Slice, reflect.Array:
+		return w.setSlice(key, rv)
 	}
 	return fmt.Errorf("gguf: key %q: unsupported value type %T", key, v)
+}
+
+// setSlice is Set for slices and arrays, converting named element types.
+func (w *Writer) setSlice(key string, rv reflect.Value) error {
+	n := rv.Len()
+	switch rv.Type().Elem().Kind() {
+	case reflect.Uint8:
+		return w.SetUint8s(key, convertSlice(rv, n, func(e reflect.Value) uint8 { return uint8(e.Uint()) }))
+	case reflect.Int8:
+		return w.SetInt8s(key, convertSlice(rv, n, func(e reflect.Value) int8 { return int8(e.Int()) }))
+	case reflect.Uint16:
+		return w.SetUint16s(key, convertSlice(rv, n, func(e reflect.Value) uint16 { return uint16(e.Uint()) }))
+	case reflect.Int16:
+		return w.SetInt16s(key, convertSlice(rv, n, func(e reflect.Value) int16 { return int16(e.Int()) }))
+	case reflect.Uint32:
+		return w.SetUint32s(key, convertSlice(rv, n, func(e reflect.Value) uint32 { return uint32(e.Uint()) }))
+	case reflect.Int32:
+		return w.SetInt32s(key, convertSlice(rv, n, func(e reflect.Value) int32 { return int32(e.Int()) }))
+	case reflect.Uint64, reflect.Uint, reflect.Uintptr:
+		return w.SetUint64s(key, convertSlice(rv, n, func(e reflect.Value) uint64 { return e.Uint() }))
+	case reflect.Int64, reflect.Int:
+		return w.SetInt64s(key, convertSlice(rv, n, func(e reflect.Value) int64 { return e.Int() }))
+	case reflect.Float32:
+		return w.SetFloat32s(key, convertSlice(rv, n, func(e reflect.Value) float32 { return float32(e.Float()) }))
+	case reflect.Float64:
+		return w.SetFloat64s(key, convertSlice(rv, n, func(e reflect.Value) float64 { return e.Float() }))
+	case reflect.Bool:
+		return w.SetBools(key, convertSlice(rv, n, func(e reflect.Value) bool { return e.Bool() }))
+	case reflect.String:
+		return w.SetStrings(key, convertSlice(rv, n, func(e reflect.Value) string { return e.String() }))
+	}
+	return fmt.Errorf("gguf: key %q: unsupported value type %s", key, rv.Type())
+}
+
+func convertSlice[T any](rv reflect.Value, n int, conv func(reflect.Value) T) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = conv(rv.Index(i))
+	}
+	return out
 }
 
 // CopyKVs copies every metadata entry of f, in file order (e.g. to rewrite
@@ -405,11 +485,69 @@ func (w *Writer) declare(name string, typ TensorType, shape []int64, data []byte
 	return nil
 }
 
-// AddTensor adds a tensor with its data (len(data) must be its exact size).
-// The slice is written in turn, not copied: keep it unchanged until Close.
-func (w *Writer) AddTensor(name string, typ TensorType, shape []int64, data []byte) error {
-	return w.declare(name, typ, shape, data, true)
+// AddTensor adds a tensor with its data, whose size must be the tensor's
+// exact size. data is a []byte of the encoded tensor (any type), or a slice
+// of the Go type of the elements of a plain type: []float32 (f32), []float64
+// (f64), []int8 (i8), []int16 (i16), []int32 (i32), []int64 (i64), []uint16
+// (the bits of f16 or bf16). Quantized tensors take []byte (see
+// ggml.Quantize). The slice is written in turn, not copied: keep it
+// unchanged until Close.
+func (w *Writer) AddTensor(name string, typ TensorType, shape []int64, data any) error {
+	b, err := tensorDataBytes(typ, data)
+	if err != nil {
+		if w.err != nil {
+			return w.err
+		}
+		return fmt.Errorf("gguf: tensor %q: %v", name, err)
+	}
+	return w.declare(name, typ, shape, b, true)
 }
+
+// tensorDataBytes views data, AddTensor's argument, as bytes.
+func tensorDataBytes(typ TensorType, data any) ([]byte, error) {
+	var elems []TensorType // the tensor types the Go element type encodes
+	var b []byte
+	switch d := data.(type) {
+	case []byte:
+		return d, nil
+	case nil:
+		return nil, nil
+	case []int8:
+		elems, b = []TensorType{TensorI8}, sliceBytes(d)
+	case []int16:
+		elems, b = []TensorType{TensorI16}, sliceBytes(d)
+	case []uint16:
+		elems, b = []TensorType{TensorF16, TensorBF16}, sliceBytes(d)
+	case []int32:
+		elems, b = []TensorType{TensorI32}, sliceBytes(d)
+	case []int64:
+		elems, b = []TensorType{TensorI64}, sliceBytes(d)
+	case []float32:
+		elems, b = []TensorType{TensorF32}, sliceBytes(d)
+	case []float64:
+		elems, b = []TensorType{TensorF64}, sliceBytes(d)
+	default:
+		return nil, fmt.Errorf("unsupported data type %T (want []byte or a slice of the element type)", data)
+	}
+	if !slices.Contains(elems, typ) {
+		return nil, fmt.Errorf("%T data cannot hold a %s tensor (give its bytes as []byte)", data, typ)
+	}
+	if !littleEndian {
+		return nil, fmt.Errorf("%T data on a big-endian host: give the little-endian bytes as []byte", data)
+	}
+	return b, nil
+}
+
+// sliceBytes views the memory of s as bytes (no copy).
+func sliceBytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// littleEndian is whether the host stores numbers as GGUF does.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
 
 // DeclareTensor adds a tensor whose data will be given by WriteTensorData
 // or WriteTensorFrom.
@@ -580,10 +718,12 @@ func (w *Writer) Close() error {
 	}
 	if err := f.Close(); err != nil {
 		w.file = nil
+		w.tmpCleanup.Stop()
 		os.Remove(w.tmp)
 		return w.fail(fmt.Errorf("gguf: close %s: %w", w.tmp, err))
 	}
 	w.file = nil
+	w.tmpCleanup.Stop()
 	if err := os.Rename(w.tmp, w.path); err != nil {
 		os.Remove(w.tmp)
 		return w.fail(fmt.Errorf("gguf: %w", err))

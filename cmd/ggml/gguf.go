@@ -37,22 +37,28 @@ func ggufCmd(args []string) error {
 	return fmt.Errorf("gguf: unknown subcommand %q\n%s", args[0], ggufUsage)
 }
 
-// openForInspection opens path; a file whose tensor data is missing is
-// still shown (metadata only), with a warning.
-func openForInspection(path string, w io.Writer) (*gguf.File, error) {
-	f, err := gguf.Open(path)
+// openForInspection opens path. A file whose tensor data is missing (a
+// truncated download) is still opened for its metadata: incomplete is then
+// the reason, which the command reports with a non-zero exit status after
+// showing what it can.
+func openForInspection(path string) (f *gguf.File, incomplete, err error) {
+	f, err = gguf.Open(path)
 	if err == nil {
-		return f, nil
+		return f, nil, nil
 	}
 	var fe *gguf.FormatError
 	if !errors.As(err, &fe) {
-		return nil, err
+		return nil, nil, err
 	}
 	if g, merr := gguf.OpenWithOptions(path, gguf.Options{MetadataOnly: true}); merr == nil {
-		fmt.Fprintf(w, "warning: %v\nwarning: showing the metadata only\n\n", err)
-		return g, nil
+		return g, err, nil
 	}
-	return nil, err
+	return nil, nil, err
+}
+
+// incompleteError is the command's error for a file shown without its data.
+func incompleteError(err error) error {
+	return fmt.Errorf("%w\n(the metadata above is complete; the tensor data is not)", err)
 }
 
 func ggufInspect(args []string, w io.Writer) error {
@@ -64,11 +70,14 @@ func ggufInspect(args []string, w io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New(ggufUsage)
 	}
-	f, err := openForInspection(fs.Arg(0), w)
+	f, incomplete, err := openForInspection(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if incomplete != nil {
+		fmt.Fprintf(w, "warning: %v\nwarning: showing the metadata only\n\n", incomplete)
+	}
 
 	fmt.Fprintf(w, "file:        %s\n", fs.Arg(0))
 	fmt.Fprintf(w, "size:        %d bytes\n", f.Size())
@@ -112,6 +121,9 @@ func ggufInspect(args []string, w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(w, "\ntensor data: %d bytes (%.2f MiB); %s\n", total, float64(total)/(1<<20), strings.Join(parts, ", "))
+	}
+	if incomplete != nil {
+		return incompleteError(incomplete)
 	}
 	return nil
 }
@@ -264,20 +276,14 @@ func ggufDump(args []string, w io.Writer) error {
 	if !*asJSON || fs.NArg() != 1 {
 		return errors.New(ggufUsage)
 	}
-	f, err := gguf.Open(fs.Arg(0))
+	f, incomplete, err := openForInspection(fs.Arg(0))
 	if err != nil {
-		var fe *gguf.FormatError
-		if !errors.As(err, &fe) {
-			return err
-		}
-		g, merr := gguf.OpenWithOptions(fs.Arg(0), gguf.Options{MetadataOnly: true})
-		if merr != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "warning: %v; dumping the metadata only\n", err)
-		f = g
+		return err
 	}
 	defer f.Close()
+	if incomplete != nil {
+		fmt.Fprintf(os.Stderr, "warning: %v; dumping the metadata only\n", incomplete)
+	}
 
 	out := jsonFile{
 		Version: f.Version(), Alignment: f.Alignment(), DataOffset: f.DataOffset(), FileSize: f.Size(),
@@ -309,5 +315,11 @@ func ggufDump(args []string, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	if incomplete != nil {
+		return incompleteError(incomplete)
+	}
+	return nil
 }

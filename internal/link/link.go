@@ -7,3 +7,11 @@ package link
 // the File reachable from the Context whose tensors point into it, so the
 // File's cleanup may unmap it once both are unreachable.
 var GGUFTensorView func(f any, name string) ([]byte, error)
+
+// GGUFRetain, given a *gguf.File, returns the whole file's bytes (a slice of
+// its memory mapping) and a release function; the bytes stay valid, even
+// after the File is closed or collected, until release is called (more than
+// once is fine). ok is false for files without a mapping (OpenBytes,
+// OpenReader); err is gguf.ErrClosed for a closed File. Package ggml's
+// LoadGGUF without copy holds the mapping this way for its context.
+var GGUFRetain func(f any) (data []byte, release func(), ok bool, err error)
