@@ -244,12 +244,22 @@ func lockBackends(bs []*Backend) (func(), error) {
 		}
 	}
 	for _, p := range pools {
-		if p.tp == nil {
+		if p.closed.Load() {
 			unlock()
 			return nil, ErrClosedThreadpool
 		}
 	}
-	return unlock, nil
+	// as Backend.Compute: a pool closed meanwhile stops its threads when
+	// this call ends
+	for _, p := range pools {
+		p.acquire()
+	}
+	return func() {
+		for _, p := range pools {
+			p.release()
+		}
+		unlock()
+	}, nil
 }
 
 // enter locks the scheduler and its backends for a call that runs on them.
