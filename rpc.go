@@ -172,11 +172,12 @@ func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64)
 		return errors.New("ggml: ServeRPC: cannot create the server")
 	}
 	defer runtime.KeepAlive(b)
+	stopped := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		defer close(stopped)
 		ln.Close()
 		C.lm_rpc_server_stop(srv)
 	})
-	defer stop()
 
 	var clients sync.WaitGroup
 	var err error
@@ -206,6 +207,9 @@ func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64)
 	}
 	C.lm_rpc_server_stop(srv)
 	clients.Wait()
+	if !stop() {
+		<-stopped // srv is freed next: a stop already running must be over
+	}
 	C.lm_rpc_server_free(srv)
 	return err
 }
