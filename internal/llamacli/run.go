@@ -1,0 +1,125 @@
+// Package llamacli is the command line of the llama runner, shared by
+// examples/llama and `ggml run`.
+package llamacli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/ggml-go/ggml/llama"
+)
+
+// Run parses args (without the program name) and runs the model: it prints
+// the prompt and the generated text to stdout as it goes, and the speeds to
+// stderr.
+func Run(name string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("m", "", "model file (GGUF, llama architecture)")
+	prompt := fs.String("p", "Once upon a time", "prompt")
+	ids := fs.String("ids", "", "prompt as comma-separated token ids (instead of -p)")
+	n := fs.Int("n", 64, "tokens to generate")
+	threads := fs.Int("t", 0, "threads (0: all CPUs)")
+	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
+	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", 0.95, "top-p sampling (1: off)")
+	seed := fs.Uint64("seed", 0, "random seed (0: random)")
+	nCtx := fs.Int("c", 0, "context size (0: the model's, at most 2048)")
+	batch := fs.Int("b", 512, "prompt batch size")
+	kvF32 := fs.Bool("kv-f32", false, "keep the KV cache in f32 (default f16)")
+	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
+	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		fs.Usage()
+		return errors.New("no model (-m)")
+	}
+	m, err := llama.Load(*model, llama.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	var toks []int32
+	if *ids != "" {
+		for _, f := range strings.Split(*ids, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("-ids: %v", err)
+			}
+			toks = append(toks, int32(v))
+		}
+	} else {
+		if m.Vocab.Model == llama.TokenizerNone {
+			return errors.New("the model has no tokenizer: give the prompt as -ids")
+		}
+		toks = m.Tokenize(*prompt, true)
+	}
+	if len(toks) == 0 {
+		return errors.New("empty prompt")
+	}
+	ctxSize := *nCtx
+	if ctxSize <= 0 {
+		ctxSize = min(m.NCtxTrain, 2048)
+	}
+	ctxSize = max(ctxSize, min(len(toks)+*n, m.NCtxTrain))
+	s, err := m.NewSession(llama.SessionOptions{Threads: *threads, Context: ctxSize, Batch: *batch, F32KV: *kvF32})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if !*quiet {
+		if m.Vocab.Model == llama.TokenizerNone {
+			fmt.Fprint(out, toks)
+		} else {
+			fmt.Fprint(out, m.Detokenize(toks))
+		}
+		out.Flush()
+	}
+	smp := llama.SamplerOptions{Temp: float32(*temp), TopK: *topK, TopP: float32(*topP), Seed: *seed}
+	if *seed == 0 {
+		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(*prompt))
+	}
+	st, err := s.Generate(ctx, toks, llama.GenerateOptions{
+		MaxTokens: *n,
+		Sampler:   smp,
+		IgnoreEOG: *ignoreEOS,
+		OnToken: func(id int32) error {
+			if m.Vocab.Model == llama.TokenizerNone {
+				fmt.Fprintf(out, " %d", id)
+			} else {
+				out.WriteString(m.Piece(id))
+			}
+			return out.Flush()
+		},
+	})
+	fmt.Fprintln(out)
+	out.Flush()
+	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s\n", st.PromptTokens, ms(st.PromptTime.Seconds()), st.PromptTokensPerSecond())
+	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (%d threads)\n", st.GenEvals, ms(st.GenTime.Seconds()), st.GenTokensPerSecond(), *threads)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func ms(s float64) float64 { return s * 1e3 }

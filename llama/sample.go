@@ -1,0 +1,136 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// SamplerOptions choose the next token from logits. Temp <= 0 is greedy
+// (argmax). Otherwise, in llama.cpp's order: keep the TopK most likely
+// tokens (0: all), then the smallest set whose probability reaches TopP
+// (0 or >= 1: all), divide the logits by Temp, and draw from their softmax
+// with a generator seeded by Seed.
+type SamplerOptions struct {
+	Temp float32
+	TopK int
+	TopP float32
+	Seed uint64
+}
+
+// Sampler draws tokens; it keeps its random state and scratch space between
+// calls. Not safe for concurrent use.
+type Sampler struct {
+	opts SamplerOptions
+	rng  *rand.Rand
+	cand []candidate
+}
+
+type candidate struct {
+	id    int32
+	logit float32
+	p     float32
+}
+
+// NewSampler returns a sampler with the given options.
+func NewSampler(opts SamplerOptions) *Sampler {
+	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))}
+}
+
+// Greedy returns the id of the largest logit (the first one on ties).
+func Greedy(logits []float32) int32 {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// Sample picks the next token from logits.
+func (s *Sampler) Sample(logits []float32) int32 {
+	o := s.opts
+	if o.Temp <= 0 || len(logits) == 0 {
+		return Greedy(logits)
+	}
+	c := s.topK(logits, o.TopK)
+	// probabilities without temperature for top-p, as llama.cpp
+	softmax(c, 1)
+	if o.TopP > 0 && o.TopP < 1 {
+		if !slices.IsSortedFunc(c, byLogitDesc) {
+			slices.SortFunc(c, byLogitDesc)
+		}
+		cum := float32(0)
+		for i := range c {
+			cum += c[i].p
+			if cum >= o.TopP {
+				c = c[:i+1]
+				break
+			}
+		}
+	}
+	softmax(c, 1/o.Temp)
+	r := s.rng.Float32()
+	for _, x := range c {
+		r -= x.p
+		if r < 0 {
+			return x.id
+		}
+	}
+	return c[len(c)-1].id
+}
+
+func byLogitDesc(a, b candidate) int {
+	switch {
+	case a.logit > b.logit:
+		return -1
+	case a.logit < b.logit:
+		return 1
+	}
+	return int(a.id - b.id)
+}
+
+// topK returns the k best candidates sorted (all of them, unsorted, for
+// k <= 0 or k >= len(logits)). The selection keeps a small sorted list, so
+// it costs one pass over the logits for the usual small k.
+func (s *Sampler) topK(logits []float32, k int) []candidate {
+	c := s.cand[:0]
+	if k <= 0 || k >= len(logits) {
+		for i, v := range logits {
+			c = append(c, candidate{id: int32(i), logit: v})
+		}
+		s.cand = c
+		return c
+	}
+	for i, v := range logits {
+		if len(c) == k && v <= c[k-1].logit {
+			continue
+		}
+		x := candidate{id: int32(i), logit: v}
+		j, _ := slices.BinarySearchFunc(c, x, byLogitDesc)
+		if len(c) < k {
+			c = append(c, candidate{})
+		}
+		copy(c[j+1:], c[j:len(c)-1])
+		c[j] = x
+	}
+	s.cand = c
+	return c
+}
+
+// softmax sets p of each candidate from its logit times scale.
+func softmax(c []candidate, scale float32) {
+	m := float32(math.Inf(-1))
+	for _, x := range c {
+		m = max(m, x.logit*scale)
+	}
+	sum := float32(0)
+	for i := range c {
+		c[i].p = float32(math.Exp(float64(c[i].logit*scale - m)))
+		sum += c[i].p
+	}
+	for i := range c {
+		c[i].p /= sum
+	}
+}
