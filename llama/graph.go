@@ -67,11 +67,11 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 		b.g.BuildForward(ctx.Cpy(ctx.Transpose(v), ctx.View2D(vc, n, gqa, es*kv.nCtx, es*nPast)))
 
 		// attention over positions 0..nkv of the cache
-		kAll := ctx.View3D(kc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0)               // [hd, nkv, nHeadKV]
+		kAll := ctx.View3D(kc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0)             // [hd, nkv, nHeadKV]
 		kq := ctx.MulMat(kAll, ctx.Permute(q, 0, 2, 1, 3))                       // [nkv, n, nHead]
-		kq = ctx.SoftMaxExt(kq, b.mask, scale, 0)                                 // causal
+		kq = ctx.SoftMaxExt(kq, b.mask, scale, 0)                                // causal
 		vAll := ctx.View3D(vc, nkv, hd, h.NHeadKV, es*kv.nCtx, es*kv.nCtx*hd, 0) // [nkv, hd, nHeadKV]
-		kqv := ctx.MulMat(vAll, kq)                                               // [hd, n, nHead]
+		kqv := ctx.MulMat(vAll, kq)                                              // [hd, n, nHead]
 		cur = ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), h.NEmbd, n)
 		cur = ctx.MulMat(L.Wo, cur)
 

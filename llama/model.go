@@ -44,7 +44,7 @@ func (h Hparams) NEmbdGQA() int { return h.HeadDim * h.NHeadKV }
 
 // Layer holds the weights of one transformer block.
 type Layer struct {
-	AttnNorm, Wq, Wk, Wv, Wo    *ggml.Tensor
+	AttnNorm, Wq, Wk, Wv, Wo   *ggml.Tensor
 	FFNNorm, WGate, WUp, WDown *ggml.Tensor
 }
 

@@ -49,9 +49,9 @@ type spmBigram struct {
 }
 
 type spmSession struct {
-	v      *Vocab
-	text   string
-	syms   []symbol
+	v     *Vocab
+	text  string
+	syms  []symbol
 	queue heap[spmBigram]
 }
 

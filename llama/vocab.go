@@ -39,8 +39,8 @@ type Vocab struct {
 	Scores []float32 // SPM merge priorities (higher merges first); nil for BPE
 	Types  []TokenType
 
-	BOS, EOS, UNK int32 // -1 when the vocabulary has none
-	AddBOS, AddEOS bool // what Tokenize adds when asked for special tokens
+	BOS, EOS, UNK  int32 // -1 when the vocabulary has none
+	AddBOS, AddEOS bool  // what Tokenize adds when asked for special tokens
 	// AddSpacePrefix: SPM prepends a space to text that starts a fragment.
 	AddSpacePrefix bool
 
