@@ -71,6 +71,9 @@ func (s *Session) Model() *Model { return s.m }
 // Pos is the number of tokens in the KV cache.
 func (s *Session) Pos() int { return s.nPast }
 
+// Threads is the number of compute threads.
+func (s *Session) Threads() int { return s.opts.Threads }
+
 // ContextSize is the number of positions of the KV cache.
 func (s *Session) ContextSize() int { return s.opts.Context }
 

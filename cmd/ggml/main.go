@@ -4,6 +4,9 @@
 //	ggml info              build and CPU capabilities
 //	ggml gguf inspect FILE keys and tensors of a GGUF file
 //	ggml gguf dump --json FILE
+//	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model
+//	ggml quantize IN.gguf OUT.gguf TYPE     convert a model's weight matrices
+//	ggml train-llama [-o OUT.gguf]          train a small llama model on a shipped text
 package main
 
 import (
@@ -18,10 +21,13 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":  {"build and compute graphs on several threads, print results", demoCmd},
-	"info":  {"print the build and the CPU capabilities", infoCmd},
-	"gguf":  {"inspect a GGUF file or dump it as JSON", ggufCmd},
-	"train": {"train a small MLP with AdamW on generated data", trainCmd},
+	"demo":        {"build and compute graphs on several threads, print results", demoCmd},
+	"info":        {"print the build and the CPU capabilities", infoCmd},
+	"gguf":        {"inspect a GGUF file or dump it as JSON", ggufCmd},
+	"train":       {"train a small MLP with AdamW on generated data", trainCmd},
+	"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N", runCmd},
+	"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
+	"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
 }
 
 func usage() {
@@ -32,7 +38,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-6s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-11s %s\n", n, commands[n].summary)
 	}
 }
 

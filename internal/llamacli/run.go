@@ -115,7 +115,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(out)
 	out.Flush()
 	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s\n", st.PromptTokens, ms(st.PromptTime.Seconds()), st.PromptTokensPerSecond())
-	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (%d threads)\n", st.GenEvals, ms(st.GenTime.Seconds()), st.GenTokensPerSecond(), *threads)
+	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (%d threads)\n", st.GenEvals, ms(st.GenTime.Seconds()), st.GenTokensPerSecond(), s.Threads())
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
