@@ -2,7 +2,6 @@ package llama
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/ggml-go/ggml"
 )
@@ -23,9 +22,10 @@ type engine interface {
 // largest graph the session can build and reused for every graph, so
 // nothing is allocated per token.
 type arenaEngine struct {
-	buf []byte
-	ctx *ggml.Context
-	tp  *ggml.Threadpool
+	buf  []byte
+	free func()
+	ctx  *ggml.Context
+	tp   *ggml.Threadpool
 }
 
 func newArenaEngine(m *Model, kv *kvCache, maxBatch int, tp *ggml.Threadpool) (*arenaEngine, error) {
@@ -33,10 +33,11 @@ func newArenaEngine(m *Model, kv *kvCache, maxBatch int, tp *ggml.Threadpool) (*
 	if err != nil {
 		return nil, err
 	}
-	// 64-byte aligned (the arena must be 16-byte aligned; cache lines are nicer)
-	raw := make([]byte, size+64)
-	off := int((64 - uintptr(unsafe.Pointer(&raw[0]))%64) % 64)
-	return &arenaEngine{buf: raw[off : off+size], tp: tp}, nil
+	buf, free, err := allocArena(size)
+	if err != nil {
+		return nil, err
+	}
+	return &arenaEngine{buf: buf, free: free, tp: tp}, nil
 }
 
 // measureGraph is the arena size of the largest graph: maxBatch tokens at the
@@ -79,6 +80,10 @@ func (e *arenaEngine) close() {
 	if e.ctx != nil {
 		e.ctx.Close()
 		e.ctx = nil
+	}
+	if e.free != nil {
+		e.free()
+		e.free, e.buf = nil, nil
 	}
 }
 

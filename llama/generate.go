@@ -28,6 +28,9 @@ type Stats struct {
 	Tokens       []int32       // the generated tokens
 	GenEvals     int           // one-token evaluations
 	GenTime      time.Duration // those evaluations plus sampling
+	// Process CPU time (all threads) of the two phases, where the platform
+	// measures it: robust to other processes competing for the CPUs.
+	PromptCPU, GenCPU time.Duration
 }
 
 // PromptTokensPerSecond is the prompt evaluation speed.
@@ -44,18 +47,18 @@ func (s Stats) GenTokensPerSecond() float64 {
 // samples and evaluates up to opts.MaxTokens tokens, stopping early at an
 // end-of-generation token, at ErrStop from OnToken, when the context is
 // full, or when ctx is done (its error is returned with the stats so far).
-func (s *Session) Generate(ctx context.Context, prompt []int32, opts GenerateOptions) (Stats, error) {
-	var st Stats
+func (s *Session) Generate(ctx context.Context, prompt []int32, opts GenerateOptions) (st Stats, err error) {
 	if len(prompt) == 0 {
 		return st, errors.New("llama: Generate: empty prompt")
 	}
 	smp := NewSampler(opts.Sampler)
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuTime()
 	logits, err := s.Eval(ctx, prompt)
 	if err != nil {
 		return st, err
 	}
-	st.PromptTokens, st.PromptTime = len(prompt), time.Since(t0)
+	st.PromptTokens, st.PromptTime, st.PromptCPU = len(prompt), time.Since(t0), cpuTime()-c0
+	defer func(c0 time.Duration) { st.GenCPU = cpuTime() - c0 }(cpuTime()) // sets the result
 
 	limit := opts.MaxTokens
 	if limit <= 0 {

@@ -21,12 +21,13 @@ type SessionOptions struct {
 // evaluated so far, and the memory and threads to evaluate more. A Session
 // is not safe for concurrent use; several sessions may share a Model.
 type Session struct {
-	m     *Model
-	opts  SessionOptions
-	kv    *kvCache
-	tp    *ggml.Threadpool
-	eng   engine
-	nPast int
+	m      *Model
+	opts   SessionOptions
+	kv     *kvCache
+	tp     *ggml.Threadpool
+	eng    engine
+	nPast  int
+	logits []float32 // what Eval returns
 }
 
 // NewSession creates a session with an empty KV cache.
@@ -49,7 +50,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if opts.F32KV {
 		typ = ggml.TypeF32
 	}
-	s := &Session{m: m, opts: opts}
+	s := &Session{m: m, opts: opts, logits: make([]float32, m.NVocab)}
 	var err error
 	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ); err != nil {
 		return nil, err
@@ -90,73 +91,86 @@ func (s *Session) Rewind(pos int) error {
 var ErrContextFull = errors.New("llama: the context is full")
 
 // Eval appends tokens to the session and returns the logits (NVocab
-// values) the model gives for the token after the last one. Prompts are
-// evaluated in batches of SessionOptions.Batch; ctx is checked between them.
+// values) the model gives for the token after the last one. The slice is
+// the session's own buffer: it is valid until the next Eval or EvalAll
+// (copy it to keep it). Prompts are evaluated in batches of
+// SessionOptions.Batch; ctx is checked between them.
 func (s *Session) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
-	return s.eval(ctx, tokens, false)
-}
-
-// EvalAll is Eval returning the logits after every token: len(tokens)
-// rows of NVocab values.
-func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
-	return s.eval(ctx, tokens, true)
-}
-
-func (s *Session) eval(ctx context.Context, tokens []int32, all bool) ([]float32, error) {
-	if s.eng == nil {
-		return nil, errors.New("llama: Eval: the session is closed")
+	if err := s.check(tokens); err != nil {
+		return nil, err
 	}
-	if len(tokens) == 0 {
-		return nil, errors.New("llama: Eval: no tokens")
-	}
-	if s.nPast+len(tokens) > s.opts.Context {
-		return nil, fmt.Errorf("%w: %d tokens held, %d more do not fit in %d", ErrContextFull, s.nPast, len(tokens), s.opts.Context)
-	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= s.m.NVocab {
-			return nil, fmt.Errorf("llama: Eval: token id %d out of range [0, %d)", t, s.m.NVocab)
-		}
-	}
-	var out []float32
 	for start := 0; start < len(tokens); start += s.opts.Batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		batch := tokens[start:min(start+s.opts.Batch, len(tokens))]
-		last := start+len(batch) == len(tokens)
+		end := min(start+s.opts.Batch, len(tokens))
 		nOut := 0
-		switch {
-		case all:
-			nOut = len(batch)
-		case last:
+		if end == len(tokens) {
 			nOut = 1
 		}
-		logits, err := s.evalBatch(batch, nOut)
-		if err != nil {
+		if err := s.evalBatch(tokens[start:end], nOut, s.logits); err != nil {
 			return nil, err
 		}
-		out = append(out, logits...)
 	}
+	return s.logits, nil
+}
+
+// EvalAll is Eval returning the logits after every token: len(tokens)
+// rows of NVocab values, in a new slice.
+func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
+	if err := s.check(tokens); err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(tokens)*s.m.NVocab)
+	for start := 0; start < len(tokens); start += s.opts.Batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+s.opts.Batch, len(tokens))
+		if err := s.evalBatch(tokens[start:end], end-start, out[start*s.m.NVocab:end*s.m.NVocab]); err != nil {
+			return nil, err
+		}
+	}
+	copy(s.logits, out[len(out)-s.m.NVocab:])
 	return out, nil
 }
 
-// evalBatch computes one graph; nOut rows of logits come back (at least one
-// is computed: the graph needs an output).
-func (s *Session) evalBatch(tokens []int32, nOut int) (logits []float32, err error) {
+// check validates tokens before an evaluation.
+func (s *Session) check(tokens []int32) error {
+	if s.eng == nil {
+		return errors.New("llama: Eval: the session is closed")
+	}
+	if len(tokens) == 0 {
+		return errors.New("llama: Eval: no tokens")
+	}
+	if s.nPast+len(tokens) > s.opts.Context {
+		return fmt.Errorf("%w: %d tokens held, %d more do not fit in %d", ErrContextFull, s.nPast, len(tokens), s.opts.Context)
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= s.m.NVocab {
+			return fmt.Errorf("llama: Eval: token id %d out of range [0, %d)", t, s.m.NVocab)
+		}
+	}
+	return nil
+}
+
+// evalBatch computes one graph and reads nOut rows of logits into out (at
+// least one row is computed: the graph needs an output).
+func (s *Session) evalBatch(tokens []int32, nOut int, out []float32) (err error) {
 	defer recoverOp(&err)
 	ctx, err := s.eng.context()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b := s.m.build(ctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
 	if err := s.eng.run(b, tokens); err != nil {
-		return nil, err
+		return err
 	}
 	s.nPast += len(tokens)
 	if nOut == 0 {
-		return nil, nil
+		return nil
 	}
-	return b.logits.Float32s()
+	return b.logits.Float32sInto(out[:nOut*s.m.NVocab])
 }
 
 // Close frees the KV cache, the compute memory and the threads.

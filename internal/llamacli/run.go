@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ggml-go/ggml/llama"
 )
@@ -74,9 +75,10 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	ctxSize := *nCtx
 	if ctxSize <= 0 {
-		ctxSize = min(m.NCtxTrain, 2048)
+		// the training context (at most 2048), or more if prompt and
+		// generation need it (the model then runs beyond what it was trained on)
+		ctxSize = max(min(m.NCtxTrain, 2048), len(toks)+*n)
 	}
-	ctxSize = max(ctxSize, min(len(toks)+*n, m.NCtxTrain))
 	s, err := m.NewSession(llama.SessionOptions{Threads: *threads, Context: ctxSize, Batch: *batch, F32KV: *kvF32})
 	if err != nil {
 		return err
@@ -114,12 +116,14 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	})
 	fmt.Fprintln(out)
 	out.Flush()
-	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s\n", st.PromptTokens, ms(st.PromptTime.Seconds()), st.PromptTokensPerSecond())
-	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (%d threads)\n", st.GenEvals, ms(st.GenTime.Seconds()), st.GenTokensPerSecond(), s.Threads())
+	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms)\n",
+		st.PromptTokens, ms(st.PromptTime), st.PromptTokensPerSecond(), ms(st.PromptCPU))
+	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms, %d threads)\n",
+		st.GenEvals, ms(st.GenTime), st.GenTokensPerSecond(), ms(st.GenCPU), s.Threads())
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
 }
 
-func ms(s float64) float64 { return s * 1e3 }
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
