@@ -102,19 +102,32 @@ type Context struct {
 	c       *C.struct_lm_ggml_context
 	pinner  *runtime.Pinner
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
+	errs    *C.gg_err             // where ops report assertions (C memory, reused)
 	cleanup runtime.Cleanup
 }
 
 type ctxHandle struct {
 	c      *C.struct_lm_ggml_context
 	pinner *runtime.Pinner
+	errs   *C.gg_err
 }
 
 func freeContext(h ctxHandle) {
 	C.lm_ggml_free(h.c)
+	C.free(unsafe.Pointer(h.errs))
 	if h.pinner != nil {
 		h.pinner.Unpin()
 	}
+}
+
+// errBuf returns the context's error record, cleared. Ops report
+// assertions through it; one record per context (which is not used
+// concurrently) instead of a Go allocation per op keeps graph building
+// free of garbage.
+func (ctx *Context) errBuf() *C.gg_err {
+	ctx.ptr()
+	ctx.errs.failed = 0
+	return ctx.errs
 }
 
 // NewContext creates a context. The arena is freed by Close, or when the
@@ -148,8 +161,16 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		}
 		return nil, fmt.Errorf("ggml: cannot allocate a context of %d bytes", size)
 	}
-	ctx := &Context{c: c, pinner: pinner}
-	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctxHandle{c, pinner})
+	errs := (*C.gg_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gg_err{}))))
+	if errs == nil {
+		C.lm_ggml_free(c)
+		if pinner != nil {
+			pinner.Unpin()
+		}
+		return nil, errors.New("ggml: out of memory")
+	}
+	ctx := &Context{c: c, pinner: pinner, errs: errs}
+	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctxHandle{c, pinner, errs})
 	return ctx, nil
 }
 
@@ -160,9 +181,10 @@ func (ctx *Context) Close() error {
 		return nil
 	}
 	ctx.cleanup.Stop()
-	freeContext(ctxHandle{ctx.c, ctx.pinner})
+	freeContext(ctxHandle{ctx.c, ctx.pinner, ctx.errs})
 	ctx.c = nil
 	ctx.pinner = nil
+	ctx.errs = nil
 	ctx.deps = nil
 	return nil
 }
@@ -259,9 +281,9 @@ func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
 // NewTensor creates a tensor of the given type and shape (ne0 first).
 func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
 	n, ne := shapeArgs("NewTensor", shape)
-	var e C.gg_err
-	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), C.int(n), &ne[0])
-	check("NewTensor", &e)
+	e := ctx.errBuf()
+	r := C.gg_new_tensor(e, ctx.ptr(), uint32(typ), C.int(n), &ne[0])
+	check("NewTensor", e)
 	return ctx.wrap(r)
 }
 
@@ -283,17 +305,17 @@ func (ctx *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int) *Tensor {
 
 // DupTensor creates a tensor with the type and shape of src (not its data).
 func (ctx *Context) DupTensor(src *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_dup_tensor(&e, ctx.ptr(), src.use(ctx))
-	check("DupTensor", &e)
+	e := ctx.errBuf()
+	r := C.gg_dup_tensor(e, ctx.ptr(), src.use(ctx))
+	check("DupTensor", e)
 	return ctx.wrap(r)
 }
 
 // ViewTensor creates a view of the whole of src.
 func (ctx *Context) ViewTensor(src *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_view_tensor(&e, ctx.ptr(), src.use(ctx))
-	check("ViewTensor", &e)
+	e := ctx.errBuf()
+	r := C.gg_view_tensor(e, ctx.ptr(), src.use(ctx))
+	check("ViewTensor", e)
 	return ctx.wrap(r)
 }
 
@@ -444,90 +466,90 @@ func (t *Tensor) String() string {
 
 // View1D is a view of ne0 elements of a starting at byte offset.
 func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
-	var e C.gg_err
-	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.size_t(offset))
-	check("View1D", &e)
+	e := ctx.errBuf()
+	r := C.gg_view_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.size_t(offset))
+	check("View1D", e)
 	return ctx.wrap(r)
 }
 
 // View2D is a view of ne1 rows of ne0 elements, rows nb1 bytes apart.
 func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
-	var e C.gg_err
-	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
-	check("View2D", &e)
+	e := ctx.errBuf()
+	r := C.gg_view_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.size_t(nb1), C.size_t(offset))
+	check("View2D", e)
 	return ctx.wrap(r)
 }
 
 // View3D is a 3-dimensional view with strides nb1, nb2 in bytes.
 func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tensor {
-	var e C.gg_err
-	r := C.gg_view_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
+	e := ctx.errBuf()
+	r := C.gg_view_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
 		C.size_t(nb1), C.size_t(nb2), C.size_t(offset))
-	check("View3D", &e)
+	check("View3D", e)
 	return ctx.wrap(r)
 }
 
 // View4D is a 4-dimensional view with strides nb1, nb2, nb3 in bytes.
 func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int) *Tensor {
-	var e C.gg_err
-	r := C.gg_view_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
+	e := ctx.errBuf()
+	r := C.gg_view_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
 		C.size_t(nb1), C.size_t(nb2), C.size_t(nb3), C.size_t(offset))
-	check("View4D", &e)
+	check("View4D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape views the contiguous tensor a with the shape of b.
 func (ctx *Context) Reshape(a, b *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
-	check("Reshape", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape(e, ctx.ptr(), a.use(ctx), b.use(ctx))
+	check("Reshape", e)
 	return ctx.wrap(r)
 }
 
 // Reshape1D views the contiguous tensor a as a vector.
 func (ctx *Context) Reshape1D(a *Tensor, ne0 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
-	check("Reshape1D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
+	check("Reshape1D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape2D views the contiguous tensor a as a matrix.
 func (ctx *Context) Reshape2D(a *Tensor, ne0, ne1 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
-	check("Reshape2D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
+	check("Reshape2D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape3D views the contiguous tensor a with 3 dimensions.
 func (ctx *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
-	check("Reshape3D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
+	check("Reshape3D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape4D views the contiguous tensor a with 4 dimensions.
 func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
-	check("Reshape4D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
+	check("Reshape4D", e)
 	return ctx.wrap(r)
 }
 
 // Permute views a with dimension i moved to position axes[i].
 func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), C.int(axis0), C.int(axis1), C.int(axis2), C.int(axis3))
-	check("Permute", &e)
+	e := ctx.errBuf()
+	r := C.gg_permute(e, ctx.ptr(), a.use(ctx), C.int(axis0), C.int(axis1), C.int(axis2), C.int(axis3))
+	check("Permute", e)
 	return ctx.wrap(r)
 }
 
 // Transpose views a with dimensions 0 and 1 swapped.
 func (ctx *Context) Transpose(a *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_transpose(&e, ctx.ptr(), a.use(ctx))
-	check("Transpose", &e)
+	e := ctx.errBuf()
+	r := C.gg_transpose(e, ctx.ptr(), a.use(ctx))
+	check("Transpose", e)
 	return ctx.wrap(r)
 }

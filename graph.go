@@ -68,9 +68,9 @@ func (ctx *Context) NewGraphCustom(size int, grads bool) *Graph {
 	if size <= 0 {
 		panic(&OpError{Op: "NewGraphCustom", Msg: fmt.Sprintf("graph size must be positive, got %d", size)})
 	}
-	var e C.gg_err
-	g := C.gg_new_graph_custom(&e, ctx.ptr(), C.size_t(size), C.bool(grads))
-	check("NewGraphCustom", &e)
+	e := ctx.errBuf()
+	g := C.gg_new_graph_custom(e, ctx.ptr(), C.size_t(size), C.bool(grads))
+	check("NewGraphCustom", e)
 	return &Graph{ctx: ctx, g: g}
 }
 
@@ -84,9 +84,9 @@ func (g *Graph) Context() *Context { return g.ctx }
 
 // BuildForward adds t and every tensor it depends on (not yet in the graph).
 func (g *Graph) BuildForward(t *Tensor) *Graph {
-	var e C.gg_err
-	C.gg_build_forward_expand(&e, g.ptr(), t.use(g.ctx))
-	check("BuildForward", &e)
+	e := g.ctx.errBuf()
+	C.gg_build_forward_expand(e, g.ptr(), t.use(g.ctx))
+	check("BuildForward", e)
 	return g
 }
 
@@ -98,9 +98,9 @@ func (g *Graph) NNodes() int { return int(C.lm_ggml_graph_n_nodes(g.ptr())) }
 
 // Node returns node i; negative i counts from the end (-1 is the last node).
 func (g *Graph) Node(i int) *Tensor {
-	var e C.gg_err
-	t := C.gg_graph_node(&e, g.ptr(), C.int(i))
-	check("Node", &e)
+	e := g.ctx.errBuf()
+	t := C.gg_graph_node(e, g.ptr(), C.int(i))
+	check("Node", e)
 	return g.ctx.wrap(t)
 }
 
@@ -137,9 +137,9 @@ func (g *Graph) Clear() { C.lm_ggml_graph_clear(g.ptr()) }
 
 // Dup copies the graph (with its gradients) into ctx.
 func (g *Graph) Dup(ctx *Context) *Graph {
-	var e C.gg_err
-	r := C.gg_graph_dup(&e, ctx.ptr(), g.ptr())
-	check("Dup", &e)
+	e := ctx.errBuf()
+	r := C.gg_graph_dup(e, ctx.ptr(), g.ptr())
+	check("Dup", e)
 	if ctx != g.ctx {
 		if ctx.deps == nil {
 			ctx.deps = map[*Context]struct{}{}
@@ -151,9 +151,9 @@ func (g *Graph) Dup(ctx *Context) *Graph {
 
 // CopyTo copies the graph's nodes, leafs and gradients into dst.
 func (g *Graph) CopyTo(dst *Graph) {
-	var e C.gg_err
-	C.gg_graph_cpy(&e, g.ptr(), dst.ptr())
-	check("CopyTo", &e)
+	e := g.ctx.errBuf()
+	C.gg_graph_cpy(e, g.ptr(), dst.ptr())
+	check("CopyTo", e)
 }
 
 // Print writes a description of the graph to the log.

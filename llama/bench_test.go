@@ -43,3 +43,29 @@ func benchThreads() int {
 	}
 	return 2
 }
+
+// BenchmarkBuildDecode measures building (not computing) a one-token graph.
+func BenchmarkBuildDecode(b *testing.B) {
+	path := os.Getenv("LLAMA_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set LLAMA_BENCH_MODEL to a GGUF model")
+	}
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewSession(SessionOptions{Threads: 1, Context: 256, Batch: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		ctx, err := s.eng.context()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.build(ctx, s.kv, 1, 100, 1)
+	}
+}

@@ -39,10 +39,10 @@ func NewSampler(opts SamplerOptions) *Sampler {
 
 // Greedy returns the id of the largest logit (the first one on ties).
 func Greedy(logits []float32) int32 {
-	best := 0
+	best, bv := 0, float32(math.Inf(-1))
 	for i, v := range logits {
-		if v > logits[best] {
-			best = i
+		if v > bv {
+			best, bv = i, v
 		}
 	}
 	return int32(best)
