@@ -23,6 +23,7 @@ CC="${CC:-cc}"
 # (several checkouts of the project may build at once on one machine).
 SCRATCH="${GGML_SCRATCH:-${TMPDIR:-/tmp}/ggml-$(basename "$PWD")}"
 mkdir -p "$SCRATCH"
+export GGML_SCRATCH="$SCRATCH" # tests cache what they build here (llama: the C runner)
 
 cwarn() {
   for f in csrc/*.c; do

@@ -88,7 +88,13 @@ func buildCRunner() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	// compile the core in parallel, then link
+	// build in a private directory (another test process may be building
+	// the same sources), then move the program into place
+	work, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
 	var cfiles []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".c") {
@@ -101,7 +107,7 @@ func buildCRunner() (string, error) {
 	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
 	for i, f := range cfiles {
-		objs[i] = filepath.Join(dir, strings.TrimSuffix(filepath.Base(f), ".c")+".o")
+		objs[i] = filepath.Join(work, strings.TrimSuffix(filepath.Base(f), ".c")+".o")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -119,13 +125,10 @@ func buildCRunner() (string, error) {
 			return "", e
 		}
 	}
-	tmp := exe + ".tmp"
+	tmp := filepath.Join(work, "llama_run")
 	args := append([]string{"-pthread", "-o", tmp}, objs...)
 	if out, err := exec.Command(cc, append(args, "-lm")...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("link: %v\n%s", err, out)
-	}
-	for _, o := range objs {
-		os.Remove(o)
 	}
 	return exe, os.Rename(tmp, exe)
 }

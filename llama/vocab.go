@@ -33,11 +33,15 @@ const (
 // Vocab is a model's tokenizer, read from the tokenizer.ggml.* keys of its
 // GGUF file. It is immutable after loading and safe for concurrent use.
 type Vocab struct {
-	Model  string // TokenizerSPM or TokenizerBPE
-	Pre    string // pre-tokenizer name of BPE vocabularies (tokenizer.ggml.pre)
-	Tokens []string
-	Scores []float32 // SPM merge priorities (higher merges first); nil for BPE
-	Types  []TokenType
+	Model string // TokenizerSPM or TokenizerBPE
+	Pre   string // pre-tokenizer name of BPE vocabularies (tokenizer.ggml.pre)
+	// PreApprox reports a BPE vocabulary whose pre-tokenizer is not GPT-2's:
+	// its text is split with the GPT-2 pattern, which may give other ids than
+	// the model's own tokenizer for some texts.
+	PreApprox bool
+	Tokens    []string
+	Scores    []float32 // SPM merge priorities (higher merges first); nil for BPE
+	Types     []TokenType
 
 	BOS, EOS, UNK  int32 // -1 when the vocabulary has none
 	AddBOS, AddEOS bool  // what Tokenize adds when asked for special tokens
@@ -128,6 +132,11 @@ func LoadVocab(f *gguf.File) (*Vocab, error) {
 	case TokenizerBPE:
 		v.BOS, v.EOS = 11, 11
 		v.AddBOS = false
+		switch v.Pre {
+		case "", "default", "gpt-2", "gpt2":
+		default:
+			v.PreApprox = true
+		}
 		merges, err := f.Strings(keyTokMerges)
 		if err != nil {
 			return nil, fmt.Errorf("llama: BPE vocabulary: %w", err)
