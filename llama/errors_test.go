@@ -123,6 +123,10 @@ func TestSessionErrors(t *testing.T) {
 	if _, err := s.Generate(cctx, []int32{1}, GenerateOptions{MaxTokens: 3}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Generate cancelled: %v", err)
 	}
+	m.Close()
+	if _, err := s.Eval(ctx, []int32{1}); err == nil {
+		t.Error("closed model: no error")
+	}
 	s.Close()
 	s.Close()
 	if _, err := s.Eval(ctx, []int32{1}); err == nil {
@@ -227,5 +231,52 @@ func TestImatrixFile(t *testing.T) {
 		if _, err := parseImatrix(strings.NewReader(string(b))); err == nil {
 			t.Errorf("%v: no error", b)
 		}
+	}
+}
+
+// TestUnsupportedWeightType: a weight in a type without a mul_mat kernel is
+// reported when the session is created, not by a crash.
+func TestUnsupportedWeightType(t *testing.T) {
+	good := smallModel(t, Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 64, NCtxTrain: 32}, false)
+	f, err := gguf.Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, typ := range []ggml.Type{ggml.TypeQ8_1, ggml.TypeI32, ggml.TypeQ4_0_4_4} {
+		bad := filepath.Join(t.TempDir(), "bad.gguf")
+		w, err := gguf.Create(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.CopyKVs(f)
+		for _, info := range f.Tensors() {
+			data, _ := f.TensorData(info.Name)
+			tt := info.Type
+			if info.Name == "blk.0.attn_q.weight" {
+				tt = gguf.TensorType(typ)
+				rs, _ := ggml.RowSize(typ, int(info.Shape[0]))
+				data = make([]byte, rs*int(info.Shape[1]))
+			}
+			if err := w.AddTensor(info.Name, tt, info.Shape, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(bad, LoadOptions{})
+		if err != nil {
+			t.Logf("%s: Load: %v", typ, err)
+			continue
+		}
+		s, err := m.NewSession(SessionOptions{Threads: 1, Context: 16})
+		if err == nil {
+			s.Close()
+			t.Errorf("%s: no error", typ)
+		} else {
+			t.Logf("%s: %v", typ, err)
+		}
+		m.Close()
 	}
 }

@@ -59,10 +59,12 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		s.kv.close()
 		return nil, err
 	}
-	if s.eng, err = newArenaEngine(m, s.kv, opts.Batch, s.tp); err != nil {
+	eng, err := newArenaEngine(m, s.kv, opts.Batch, s.tp)
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.eng = eng
 	return s, nil
 }
 
@@ -139,6 +141,9 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 func (s *Session) check(tokens []int32) error {
 	if s.eng == nil {
 		return errors.New("llama: Eval: the session is closed")
+	}
+	if s.m.weights == nil || s.m.weights.Closed() {
+		return errors.New("llama: Eval: the model is closed")
 	}
 	if len(tokens) == 0 {
 		return errors.New("llama: Eval: no tokens")
