@@ -3,11 +3,13 @@ package llama
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/corpus"
 )
 
@@ -168,16 +170,37 @@ func TestWeightTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
+	// an importance matrix (uniform but for a ramp) for the types that need one
+	im := map[string][]float32{}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range f.Tensors() {
+		w := make([]float32, info.Shape[0])
+		for i := range w {
+			w[i] = 1 + float32(i%7)
+		}
+		im[info.Name] = w
+	}
+	f.Close()
 	crun := cRunner(t)
 	prompt := v.Tokenize("Of the Refractions of Light", true, false)
 	const nGen = 12
-	for _, typ := range []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeBF16, ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeQ4_1,
+	types := []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeBF16, ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeQ4_1,
 		ggml.TypeQ5_0, ggml.TypeQ5_1, ggml.TypeQ2_K, ggml.TypeQ3_K, ggml.TypeQ4_K, ggml.TypeQ5_K, ggml.TypeQ6_K,
-		ggml.TypeIQ4_NL, ggml.TypeIQ4_XS} {
+		ggml.TypeIQ4_NL, ggml.TypeIQ4_XS, ggml.TypeTQ1_0, ggml.TypeTQ2_0, ggml.TypeIQ2_XXS}
+	if os.Getenv("LLAMA_TEST_ALL_TYPES") != "" {
+		// the other importance-matrix types: their quantizers take a second or more each
+		types = append(types, ggml.TypeIQ2_XS, ggml.TypeIQ2_S, ggml.TypeIQ3_XXS, ggml.TypeIQ3_S, ggml.TypeIQ1_S, ggml.TypeIQ1_M)
+	} else {
+		t.Log("LLAMA_TEST_ALL_TYPES=1 adds iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m")
+	}
+	for _, typ := range types {
 		file := path
 		if typ != ggml.TypeF32 {
 			file = filepath.Join(dir, "rand-"+typ.String()+".gguf")
-			qs, err := QuantizeFile(path, file, QuantizeOptions{Type: typ, Threads: 2})
+			qs, err := QuantizeFile(path, file, QuantizeOptions{Type: typ, Threads: 2, Imatrix: im})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,10 +62,11 @@ func quantizable(t ggml.Type) error {
 	if err != nil {
 		return err
 	}
-	if t == ggml.TypeF32 {
+	switch {
+	case t == ggml.TypeF32 || t == ggml.TypeF16 || t == ggml.TypeBF16:
 		return nil
-	}
-	if !tr.HasFromFloatRef || tr.BlockSizeInterleave > 1 || t == ggml.TypeQ8_1 || t == ggml.TypeQ8_K {
+	case !tr.IsQuantized || tr.BlockSizeInterleave > 1 || t == ggml.TypeQ8_1 || t == ggml.TypeQ8_K:
+		// integers, repacked layouts and the activation-only q8 types
 		return fmt.Errorf("llama: cannot quantize to %s", t)
 	}
 	return nil
