@@ -180,9 +180,14 @@ func TestSampler(t *testing.T) {
 func TestQuantizeOptions(t *testing.T) {
 	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 40, NCtxTrain: 32}, false)
 	out := filepath.Join(t.TempDir(), "q.gguf")
-	// iq2_xxs needs an importance matrix
-	if _, err := QuantizeFile(path, out, QuantizeOptions{Type: ggml.TypeIQ2_XXS}); err == nil {
+	// iq2_xxs needs an importance matrix where rows fit its blocks of 256
+	wide := smallModel(t, Hparams{NEmbd: 256, NLayer: 1, NHead: 2, NFF: 256, NCtxTrain: 32}, false)
+	if _, err := QuantizeFile(wide, out, QuantizeOptions{Type: ggml.TypeIQ2_XXS}); err == nil {
 		t.Error("iq2_xxs without imatrix: no error")
+	}
+	// here every row falls back to iq4_nl, which needs none
+	if _, err := QuantizeFile(path, out, QuantizeOptions{Type: ggml.TypeIQ2_XXS}); err != nil {
+		t.Error(err)
 	}
 	if _, err := QuantizeFile(path, out, QuantizeOptions{Type: ggml.TypeQ4_0_4_4}); err == nil {
 		t.Error("repacked type: no error")
