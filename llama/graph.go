@@ -80,11 +80,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 			cur = lastRows(ctx, cur, nOut)
 			x = lastRows(ctx, x, nOut)
 		}
-		ffnIn := ctx.Add(cur, x)
-		cur = ctx.Mul(ctx.RMSNorm(ffnIn, h.RMSEps), L.FFNNorm)
-		gate := ctx.Silu(ctx.MulMat(L.WGate, cur))
-		cur = ctx.MulMat(L.WDown, ctx.Mul(gate, ctx.MulMat(L.WUp, cur)))
-		x = ctx.Add(cur, ffnIn)
+		x = m.feedForward(ctx, &L, ctx.Add(cur, x))
 	}
 	if len(m.Layers) == 0 && nOut < n {
 		x = lastRows(ctx, x, nOut)
@@ -93,6 +89,14 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	b.logits = ctx.MulMat(m.Output, x).SetName("logits").SetOutput()
 	b.g.BuildForward(b.logits)
 	return b
+}
+
+// feedForward is the second half of a block: RMS norm, SwiGLU, residual.
+func (m *Model) feedForward(ctx *ggml.Context, L *Layer, in *ggml.Tensor) *ggml.Tensor {
+	cur := ctx.Mul(ctx.RMSNorm(in, m.RMSEps), L.FFNNorm)
+	gate := ctx.Silu(ctx.MulMat(L.WGate, cur))
+	cur = ctx.MulMat(L.WDown, ctx.Mul(gate, ctx.MulMat(L.WUp, cur)))
+	return ctx.Add(cur, in)
 }
 
 // lastRows is a view of the last k columns of the 2-D tensor t.

@@ -265,11 +265,7 @@ func (m *Model) buildTrain(ctx *ggml.Context, seq, batch int) *trainInputs {
 		kqv := ctx.MulMat(vt, kq)                  // [hd, seq, nHead, batch]
 		// cont then reshape: the core has no backward for a reshaping cont
 		cur = ctx.Reshape2D(ctx.Cont(ctx.Permute(kqv, 0, 2, 1, 3)), h.NEmbd, n)
-		ffnIn := ctx.Add(ctx.MulMat(L.Wo, cur), x)
-
-		cur = ctx.Mul(ctx.RMSNorm(ffnIn, h.RMSEps), L.FFNNorm)
-		gate := ctx.Silu(ctx.MulMat(L.WGate, cur))
-		x = ctx.Add(ctx.MulMat(L.WDown, ctx.Mul(gate, ctx.MulMat(L.WUp, cur))), ffnIn)
+		x = m.feedForward(ctx, &L, ctx.Add(ctx.MulMat(L.Wo, cur), x))
 	}
 	x = ctx.Mul(ctx.RMSNorm(x, h.RMSEps), m.OutNorm)
 	logits := ctx.MulMat(m.Output, x)
