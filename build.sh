@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # build.sh - developer and CI tasks for ggml-go.
 #
-#   ./build.sh test     go vet + the full test suite (what CI runs)
+#   ./build.sh test     lint + C warnings + the full test suite (what CI runs)
+#   ./build.sh lint     go vet and staticcheck (the pinned version, installed if missing)
+#   ./build.sh tools    install the pinned Go tools (staticcheck)
 #   ./build.sh levels   the tests again with each SIMD level forced (scalar, avx2, avx512)
-#   ./build.sh race     the test suite under the race detector
+#   ./build.sh race     the test suite under the race detector (every package)
 #   ./build.sh ctest    the C core's own test programs (tests/c), plain cc, no Go
 #   ./build.sh asan     the C test programs under AddressSanitizer + UBSan
 #   ./build.sh bench    Go benchmarks (set BENCH=regexp to narrow)
@@ -24,6 +26,28 @@ CC="${CC:-cc}"
 SCRATCH="${GGML_SCRATCH:-${TMPDIR:-/tmp}/ggml-$(basename "$PWD")}"
 mkdir -p "$SCRATCH"
 export GGML_SCRATCH="$SCRATCH" # tests cache what they build here (llama: the C runner)
+
+# staticcheck, pinned: the version the Go module proxy serves that we checked.
+STATICCHECK_VERSION=v0.8.2
+
+staticcheck_bin() {
+  local bin; bin="$(go env GOBIN)"
+  echo "${bin:-$(go env GOPATH)/bin}/staticcheck"
+}
+
+tools() {
+  local sc; sc="$(staticcheck_bin)"
+  if ! "$sc" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
+    go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+  fi
+}
+
+lint() {
+  tools
+  go vet ./...
+  "$(staticcheck_bin)" ./...
+  echo "lint: go vet and staticcheck $STATICCHECK_VERSION are clean"
+}
 
 cwarn() {
   for f in csrc/*.c; do
@@ -142,7 +166,7 @@ EOF
 
 case "${1:-test}" in
   test)
-    go vet ./...
+    lint
     cwarn
     go test -count=1 ./...
     ;;
@@ -201,6 +225,12 @@ case "${1:-test}" in
     ;;
   cwarn)
     cwarn
+    ;;
+  lint)
+    lint
+    ;;
+  tools)
+    tools
     ;;
   *)
     sed -n '2,17p' "$0"

@@ -72,6 +72,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -93,6 +94,7 @@ func (t *Tensor) packedSize() int {
 // blocks for quantized types), whatever the tensor's strides.
 func (t *Tensor) Bytes() []byte {
 	p := t.requireData("Bytes")
+	defer runtime.KeepAlive(t) // the arena must outlive the copy (see Graph.compute)
 	out := make([]byte, t.packedSize())
 	if len(out) > 0 {
 		C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&out[0])), 0)
@@ -103,6 +105,7 @@ func (t *Tensor) Bytes() []byte {
 // SetBytes copies b, packed in element order, into the tensor's elements.
 func (t *Tensor) SetBytes(b []byte) error {
 	p := t.requireData("SetBytes")
+	defer runtime.KeepAlive(t)
 	if len(b) != t.packedSize() {
 		return fmt.Errorf("ggml: SetBytes: tensor %q holds %d bytes, got %d", t.Name(), t.packedSize(), len(b))
 	}
@@ -116,6 +119,7 @@ func (t *Tensor) SetBytes(b []byte) error {
 // converting from f16, bf16, integer and quantized types.
 func (t *Tensor) Float32s() ([]float32, error) {
 	p := t.requireData("Float32s")
+	defer runtime.KeepAlive(t)
 	out := make([]float32, t.NElements())
 	if len(out) == 0 {
 		return out, nil
@@ -130,6 +134,7 @@ func (t *Tensor) Float32s() ([]float32, error) {
 // NElements values (reading a result every step without allocating).
 func (t *Tensor) Float32sInto(dst []float32) error {
 	p := t.requireData("Float32sInto")
+	defer runtime.KeepAlive(t)
 	if len(dst) != t.NElements() {
 		return fmt.Errorf("ggml: Float32sInto: tensor %q has %d elements, dst %d", t.Name(), t.NElements(), len(dst))
 	}
@@ -146,6 +151,7 @@ func (t *Tensor) Float32sInto(dst []float32) error {
 // to the tensor's type (quantizing with the reference quantizer if needed).
 func (t *Tensor) SetFloat32s(v []float32) error {
 	p := t.requireData("SetFloat32s")
+	defer runtime.KeepAlive(t)
 	if len(v) != t.NElements() {
 		return fmt.Errorf("ggml: SetFloat32s: tensor %q has %d elements, got %d", t.Name(), t.NElements(), len(v))
 	}
@@ -234,6 +240,7 @@ func (t *Tensor) SetI32(v int32, idx ...int) {
 // Fill sets every element to v (plain types only).
 func (t *Tensor) Fill(v float32) *Tensor {
 	p := t.requireData("Fill")
+	defer runtime.KeepAlive(t)
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: "Fill", Msg: "element access to a quantized tensor"})
 	}
@@ -243,6 +250,7 @@ func (t *Tensor) Fill(v float32) *Tensor {
 
 // Zero sets the tensor's bytes to zero.
 func (t *Tensor) Zero() *Tensor {
+	defer runtime.KeepAlive(t)
 	C.lm_ggml_set_zero(t.requireData("Zero"))
 	return t
 }

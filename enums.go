@@ -1,4 +1,5 @@
 // Enum values mirror csrc/ggml.h; they are part of the file formats: never renumber.
+// The numbering is ggml's (MIT License, Copyright (c) 2023-2024 The ggml authors).
 
 package ggml
 

@@ -1,25 +1,5 @@
-// Package ggml gives Go programs the ggml tensor library: contexts, tensors,
-// computation graphs, automatic differentiation, quantization and GGUF files,
-// through cgo over a C core that lives in this module (csrc/).
-//
-// A Context owns a memory arena; tensors and graphs are created in it and live
-// until the context is closed (or collected). Operations build a graph lazily;
-// Graph.Compute runs it on a thread pool.
-//
-//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
-//	defer ctx.Close()
-//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2)
-//	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
-//	c := ctx.MulMat(a, b) // [2, 3]
-//	g := ctx.NewGraph()
-//	g.BuildForward(c)
-//	err := g.Compute(4)
-//
-// Errors: invalid arguments to graph-building operations (mismatched shapes,
-// wrong types, out-of-range views) are programmer errors and panic with an
-// *OpError, which can be recovered; everything that depends on input data or
-// the environment returns an error. Using a closed Context, or a Tensor or
-// Graph of one, panics with ErrClosed.
+// This file: contexts, tensors and views. The package documentation is in doc.go.
+
 package ggml
 
 /*
@@ -57,6 +37,7 @@ import (
 	"unsafe"
 
 	_ "github.com/ggml-go/ggml/csrc"
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // ErrClosed is the panic value (wrapped) when a closed Context, or a Tensor or
@@ -101,22 +82,31 @@ type ContextOptions struct {
 type Context struct {
 	c       *C.struct_lm_ggml_context
 	pinner  *runtime.Pinner
+	charged int64                 // arena bytes charged to cmem (0 for a caller's Buffer)
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
 	errs    *C.gg_err             // where ops report assertions (C memory, reused)
+	keep    []any                 // objects whose memory tensors point into (mapped GGUF files)
 	cleanup runtime.Cleanup
 }
 
 type ctxHandle struct {
-	c      *C.struct_lm_ggml_context
-	pinner *runtime.Pinner
-	errs   *C.gg_err
+	c       *C.struct_lm_ggml_context
+	pinner  *runtime.Pinner
+	charged int64
+	errs    *C.gg_err
 }
 
-func freeContext(h ctxHandle) {
+// free releases the context; byGC tells a cleanup from Close.
+func (h ctxHandle) free(byGC bool) {
 	C.lm_ggml_free(h.c)
 	C.free(unsafe.Pointer(h.errs))
 	if h.pinner != nil {
 		h.pinner.Unpin()
+	}
+	if byGC {
+		cmem.Collected(h.charged)
+	} else {
+		cmem.Release(h.charged)
 	}
 }
 
@@ -169,8 +159,16 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		}
 		return nil, errors.New("ggml: out of memory")
 	}
-	ctx := &Context{c: c, pinner: pinner, errs: errs}
-	ctx.cleanup = runtime.AddCleanup(ctx, freeContext, ctxHandle{c, pinner, errs})
+	// The arena is C memory the collector cannot see: charge it, so that
+	// unclosed contexts are collected before they pile up.
+	var charged int64
+	if buf == nil {
+		charged = int64(size)
+		cmem.Charge(charged)
+	}
+	h := ctxHandle{c, pinner, charged, errs}
+	ctx := &Context{c: c, pinner: pinner, charged: charged, errs: errs}
+	ctx.cleanup = runtime.AddCleanup(ctx, func(h ctxHandle) { h.free(true) }, h)
 	return ctx, nil
 }
 
@@ -181,11 +179,12 @@ func (ctx *Context) Close() error {
 		return nil
 	}
 	ctx.cleanup.Stop()
-	freeContext(ctxHandle{ctx.c, ctx.pinner, ctx.errs})
+	ctxHandle{ctx.c, ctx.pinner, ctx.charged, ctx.errs}.free(false)
 	ctx.c = nil
 	ctx.pinner = nil
 	ctx.errs = nil
 	ctx.deps = nil
+	ctx.keep = nil
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/link"
 )
 
 // GGUFContextSize is the MemSize a Context needs to hold every tensor of f:
@@ -60,6 +61,10 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		c.SetNoAlloc(true)
 		defer c.SetNoAlloc(prev)
 	}
+	if !copy {
+		// The tensors point into f's mapping: f lives as long as c.
+		c.keep = append(c.keep, f)
+	}
 	infos := f.Tensors()
 	tensors = make(map[string]*Tensor, len(infos))
 	for _, info := range infos {
@@ -67,7 +72,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		for i, d := range info.Shape {
 			shape[i] = int(d)
 		}
-		data, err := f.TensorData(info.Name)
+		data, err := link.GGUFTensorView(f, info.Name)
 		if err != nil {
 			return nil, err
 		}

@@ -12,17 +12,18 @@ GG_DEFV(graph_cpy, (gg_g * src, gg_g * dst), (src, dst))
 static int gg_graph_n_leafs(gg_g * g) { return g->n_leafs; }
 static gg_t * gg_graph_leaf(gg_g * g, int i) { return g->leafs[i]; }
 
-// Plans and computes g, with the work buffer from the C heap.
-static int gg_graph_compute(gg_g * g, int n_threads, struct lm_ggml_threadpool * tp) {
-    struct lm_ggml_cplan plan = lm_ggml_graph_plan(g, n_threads, tp);
+// Computes g with the plan the caller made (lm_ggml_graph_plan), with the
+// work buffer from the C heap.
+static int gg_graph_compute(gg_g * g, struct lm_ggml_cplan * plan) {
     void * work = NULL;
-    if (plan.work_size > 0) {
-        work = malloc(plan.work_size);
+    if (plan->work_size > 0) {
+        work = malloc(plan->work_size);
         if (work == NULL) return LM_GGML_STATUS_ALLOC_FAILED;
-        plan.work_data = work;
+        plan->work_data = work;
     }
-    int status = lm_ggml_graph_compute(g, &plan);
+    int status = lm_ggml_graph_compute(g, plan);
     free(work);
+    plan->work_data = NULL;
     return status;
 }
 
@@ -43,6 +44,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // DefaultGraphSize is the node capacity of NewGraph.
@@ -198,7 +201,7 @@ func (g *Graph) Compute(nThreads int) error {
 		nThreads = MaxThreads
 	}
 	g.checkOpen()
-	if err := statusError(C.gg_graph_compute(g.g, C.int(nThreads), nil)); err != nil {
+	if err := g.compute(nThreads, nil); err != nil {
 		return err
 	}
 	return g.customOpError()
@@ -209,12 +212,25 @@ func (g *Graph) ComputeWith(tp *Threadpool) error {
 	g.checkOpen()
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	err := statusError(C.gg_graph_compute(g.g, C.int(tp.n), tp.ptr()))
+	err := g.compute(tp.n, tp.ptr())
 	runtime.KeepAlive(tp)
 	if err != nil {
 		return err
 	}
 	return g.customOpError()
+}
+
+// compute plans and runs the graph. The work buffer is C memory, charged to
+// the collector's accounting while it exists. The graph (and through it its
+// contexts) stays reachable until the computation is over: a caller whose
+// last use of them is this call must not see them collected under it.
+func (g *Graph) compute(nThreads int, tp *C.struct_lm_ggml_threadpool) error {
+	defer runtime.KeepAlive(g)
+	plan := C.lm_ggml_graph_plan(g.g, C.int(nThreads), tp)
+	work := int64(plan.work_size)
+	cmem.Charge(work)
+	defer cmem.Release(work)
+	return statusError(C.gg_graph_compute(g.g, &plan))
 }
 
 func statusError(s C.int) error {
@@ -296,14 +312,28 @@ func NewThreadpool(p ThreadpoolParams) (*Threadpool, error) {
 		}
 		mask = &m[0]
 	}
+	cmem.Charge(threadCharge(p.NThreads))
 	tp := C.gg_threadpool_new(C.int(p.NThreads), C.int(p.Prio), C.uint32_t(p.Poll), C.bool(p.StrictCPU), C.bool(p.Paused), mask)
 	if tp == nil {
+		cmem.Release(threadCharge(p.NThreads))
 		return nil, fmt.Errorf("ggml: NewThreadpool: cannot start %d threads", p.NThreads)
 	}
 	t := &Threadpool{tp: tp, n: p.NThreads}
-	t.cleanup = runtime.AddCleanup(t, func(p *C.struct_lm_ggml_threadpool) { C.lm_ggml_threadpool_free(p) }, tp)
+	type pool struct {
+		tp *C.struct_lm_ggml_threadpool
+		n  int
+	}
+	t.cleanup = runtime.AddCleanup(t, func(p pool) {
+		C.lm_ggml_threadpool_free(p.tp)
+		cmem.Collected(threadCharge(p.n))
+	}, pool{tp, p.NThreads})
 	return t, nil
 }
+
+// threadCharge is what a pool's OS threads count for in the collector's
+// accounting (stacks and kernel state): enough that a program starting pools
+// without closing them is collected long before it runs out of threads.
+func threadCharge(n int) int64 { return int64(n) << 20 }
 
 func (tp *Threadpool) ptr() *C.struct_lm_ggml_threadpool {
 	if tp == nil || tp.tp == nil {
@@ -344,6 +374,7 @@ func (tp *Threadpool) Close() error {
 	}
 	tp.cleanup.Stop()
 	C.lm_ggml_threadpool_free(tp.tp)
+	cmem.Release(threadCharge(tp.n))
 	tp.tp = nil
 	return nil
 }

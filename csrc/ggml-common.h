@@ -3,6 +3,8 @@
 // These structs ARE the on-disk / in-memory format of GGUF tensor data, so
 // every size and field order follows the reference format exactly (the sizes
 // are checked below against the type traits of the reference). Internal.
+// The layouts are those of ggml (MIT License, Copyright (c) 2023-2024 The
+// ggml authors; the notice is in ggml-iq-tables.c).
 #pragma once
 
 #include <stdint.h>

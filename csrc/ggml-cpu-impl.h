@@ -27,11 +27,21 @@ typedef size_t (*lm_cpu_wsize_t)(const struct lm_ggml_tensor * node, int n_threa
 // to size work buffers and to skip waking threads; kernels still see nth = pool size.
 typedef int    (*lm_cpu_ntasks_t)(const struct lm_ggml_tensor * node, int n_threads);
 
+// Whether the kernel can compute this node: the type and layout combinations
+// it handles (may be NULL: every node the op's constructor accepts).
+typedef bool   (*lm_cpu_supports_t)(const struct lm_ggml_tensor * node);
+
 struct lm_cpu_op {
-    lm_cpu_kernel_t compute;
-    lm_cpu_wsize_t  work_size;
-    lm_cpu_ntasks_t n_tasks;
+    lm_cpu_kernel_t   compute;
+    lm_cpu_wsize_t    work_size;
+    lm_cpu_ntasks_t   n_tasks;
+    lm_cpu_supports_t supports;
 };
+
+// True if the engine can compute node: its op has a kernel (or needs none)
+// and the kernel handles its types and layout. The CPU backend's supports_op
+// and lm_ggml_graph_compute's check before starting both ask this.
+bool lm_cpu_node_supported(const struct lm_ggml_tensor * node);
 
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
 

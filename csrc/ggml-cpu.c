@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ggml-cpu-impl.h"
+#include "ggml-backend-impl.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -108,6 +109,14 @@ int lm_ggml_cpu_has_neon   (void) { return 0; }
 int lm_ggml_cpu_has_arm_fma(void) { return 0; }
 #endif
 int lm_ggml_cpu_has_fp16_va    (void) { return 0; }
+#if defined(LM_ARM64) && defined(__linux__)
+#include <sys/auxv.h>
+int lm_ggml_cpu_has_dotprod(void) {
+    return (getauxval(AT_HWCAP) & (1ul << 20)) != 0; // HWCAP_ASIMDDP
+}
+#else
+int lm_ggml_cpu_has_dotprod(void) { return 0; }
+#endif
 int lm_ggml_cpu_has_matmul_int8(void) { return 0; }
 int lm_ggml_cpu_has_sve        (void) { return 0; }
 int lm_ggml_cpu_get_sve_cnt    (void) { return 0; }
@@ -153,6 +162,35 @@ static bool op_is_noop(const struct lm_ggml_tensor * node) {
         default:
             return lm_ggml_is_empty(node);
     }
+}
+
+bool lm_cpu_node_supported(const struct lm_ggml_tensor * node) {
+    if (node == NULL || (int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) return false;
+    if (op_is_noop(node)) return true;
+    lm_ggml_cpu_init();
+    const struct lm_cpu_op * op = &g_ops[node->op];
+    return op->compute != NULL && (op->supports == NULL || op->supports(node));
+}
+
+// Why node cannot be computed (NULL if it can): a kernel is missing, or a
+// tensor the kernel would touch has no data in this process's memory.
+static const char * node_unready(struct lm_ggml_tensor * node) {
+    if (!lm_cpu_node_supported(node)) return "is not supported on the CPU (no kernel for this op and these types)";
+    if (op_is_noop(node)) return NULL;
+    for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
+        struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
+        if (t == NULL || lm_ggml_nelements(t) == 0) continue;
+        if (t->data == NULL && t->view_src != NULL && t->view_src->data != NULL) {
+            // a view made before its source got memory: where view_init would put it
+            t->data = (char *) t->view_src->data + t->view_offs;
+        }
+        if (t->data == NULL) return j < 0 ? "has no data (not allocated)" : "has a source with no data (not allocated)";
+        const struct lm_ggml_tensor * owner = t->view_src != NULL ? t->view_src : t;
+        if (owner->buffer != NULL && !lm_ggml_backend_buffer_is_host(owner->buffer)) {
+            return "has a tensor in a buffer that is not in host memory";
+        }
+    }
+    return NULL;
 }
 
 // ---------------------------------------------------------------- thread pool
@@ -254,6 +292,10 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
         lm_ggml_barrier(tp);
         if (atomic_load(&tp->abort_gen) == gen) break;
     }
+    // Nobody leaves before everyone has read the job: with a graph of no-op
+    // nodes (no barrier above) the caller could otherwise return, and free
+    // or reuse the graph, while a late worker is about to read it.
+    lm_ggml_barrier(tp);
 }
 
 static void * worker_main(void * arg) {
@@ -437,7 +479,7 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     size_t work_size = 0;
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (op_is_noop(node) || g_ops[node->op].work_size == NULL) continue;
+        if (op_is_noop(node) || g_ops[node->op].work_size == NULL || !lm_cpu_node_supported(node)) continue;
         const size_t w = g_ops[node->op].work_size(node, n_threads);
         work_size = w > work_size ? w : work_size;
     }
@@ -459,11 +501,14 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     LM_GGML_ASSERT(cplan->n_threads > 0);
     LM_GGML_ASSERT(cplan->work_size == 0 || cplan->work_data != NULL);
 
-    // refuse graphs with ops this core cannot compute, before any thread starts
+    // refuse graphs this core cannot compute, before any thread starts
     for (int i = 0; i < cgraph->n_nodes; i++) {
-        const struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (!op_is_noop(node) && g_ops[node->op].compute == NULL) {
-            LM_GGML_LOG_ERROR("%s: op %s (node %s) is not implemented on the CPU\n", __func__, lm_ggml_op_desc(node), node->name);
+        struct lm_ggml_tensor * node = cgraph->nodes[i];
+        const char * why = node_unready(node);
+        if (why != NULL) {
+            // also recorded for the backend layer's callers (lm_backend_last_error)
+            lm_backend_fail("node %d '%s' (%s) %s", i, node->name, lm_ggml_op_desc(node), why);
+            LM_GGML_LOG_ERROR("%s: %s\n", __func__, lm_backend_last_error());
             return LM_GGML_STATUS_FAILED;
         }
     }

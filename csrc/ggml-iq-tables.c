@@ -3,8 +3,34 @@
 // These are format constants: the grid points, sign patterns and non-linear
 // levels that define the bits of the IQ block formats. They are the tables
 // iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid, iq3s_grid, iq1s_grid,
-// ksigns_iq2xs, ksigns64, kmask_iq2xs and kvalues_iq4nl of the ggml/llama.cpp
-// reference (ggml-common.h), reproduced here as data.
+// ksigns_iq2xs, ksigns64, kmask_iq2xs and kvalues_iq4nl of ggml (the
+// reference's ggml-common.h), reproduced here as data. Their origin and its
+// license:
+//
+//   ggml - MIT License - Copyright (c) 2023-2024 The ggml authors
+//
+//   Permission is hereby granted, free of charge, to any person obtaining a
+//   copy of this software and associated documentation files (the
+//   "Software"), to deal in the Software without restriction, including
+//   without limitation the rights to use, copy, modify, merge, publish,
+//   distribute, sublicense, and/or sell copies of the Software, and to permit
+//   persons to whom the Software is furnished to do so, subject to the
+//   following conditions:
+//
+//   The above copyright notice and this permission notice shall be included
+//   in all copies or substantial portions of the Software.
+//
+//   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS
+//   OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF
+//   MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN
+//   NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM,
+//   DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR
+//   OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE
+//   USE OR OTHER DEALINGS IN THE SOFTWARE.
+//
+// Other format constants reproduced from ggml under the same license name
+// this file (ggml-iquants.h, ggml-iquants.c, ggml-common.h, ggml-traits.c,
+// ggml-names.c).
 #include "ggml-iquants.h"
 
 const uint8_t lm_kmask_iq2xs[8] = {

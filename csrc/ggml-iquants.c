@@ -1227,7 +1227,9 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
 
 // ============================================================== iq4_nl, iq4_xs
 
-// The iq4 levels as floats (exact), for the searches below.
+// The iq4 levels as floats (exact), for the searches below: lm_kvalues_iq4nl,
+// a format constant of ggml (MIT License, Copyright (c) 2023-2024 The ggml
+// authors; see ggml-iq-tables.c).
 static const float iq4_levels[16] = {
     -127.f, -104.f, -83.f, -65.f, -49.f, -35.f, -22.f, -10.f, 1.f, 13.f, 25.f, 38.f, 53.f, 69.f, 89.f, 113.f,
 };

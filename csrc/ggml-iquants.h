@@ -14,6 +14,9 @@ extern "C" {
 #endif
 
 // ---------------------------------------------------------------- codebooks (ggml-iq-tables.c)
+// Format constants reproduced from ggml (MIT License, Copyright (c) 2023-2024
+// The ggml authors; the notice is in ggml-iq-tables.c), as are the grid size
+// and the iq1 deltas below.
 
 extern const uint8_t  lm_kmask_iq2xs[8];
 extern const uint8_t  lm_ksigns_iq2xs[128];   // 7 stored sign bits -> 8 bits of even parity

@@ -1,5 +1,7 @@
 // ggml-names.c - names and symbols of the ops and unary ops (the strings the
-// reference API returns; the symbols are escaped for graphviz labels).
+// reference API returns; the symbols are escaped for graphviz labels). The
+// strings are ggml's (MIT License, Copyright (c) 2023-2024 The ggml authors;
+// the notice is in ggml-iq-tables.c).
 #include "ggml-impl.h"
 
 const char * const lm_ggml_op_name_table[LM_GGML_OP_COUNT] = {

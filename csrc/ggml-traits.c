@@ -1,7 +1,9 @@
 // ggml-traits.c - the type traits table: names, block sizes and row
 // converters of every tensor type. Sizes follow the block layouts of the file
 // formats (see ggml-common.h). to_float/from_float_ref are filled in where the
-// quantization code provides them (ggml-quants.h).
+// quantization code provides them (ggml-quants.h). Names and sizes are ggml's
+// (MIT License, Copyright (c) 2023-2024 The ggml authors; the notice is in
+// ggml-iq-tables.c).
 #include "ggml-impl.h"
 #include "ggml-quants.h"
 

@@ -3,7 +3,10 @@
 // Source-compatible with the ggml C API of late 2024 as shipped (with the lm_
 // prefixes) in cui-llama.rn 1.3.3: names, signatures, enum values and public
 // struct layouts match, so C code written against that API compiles unchanged
-// for everything implemented here. The implementation is our own.
+// for everything implemented here. The implementation is our own; the
+// declarations it matches (names, enum values, public struct layouts) are
+// ggml's (MIT License, Copyright (c) 2023-2024 The ggml authors; the notice
+// is in ggml-iq-tables.c).
 #pragma once
 
 #ifdef LM_GGML_SHARED

@@ -489,5 +489,5 @@ static void flash_attn_ext_kernel(const struct lm_ggml_compute_params * params, 
 }
 
 void lm_cpu_register_attn(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_FLASH_ATTN_EXT] = (struct lm_cpu_op){ flash_attn_ext_kernel, fa_wsize, NULL };
+    table[LM_GGML_OP_FLASH_ATTN_EXT] = (struct lm_cpu_op) { flash_attn_ext_kernel, fa_wsize, NULL, NULL };
 }

@@ -29,15 +29,30 @@ static bool mm_bcast_ok(int64_t na, int64_t nb) {
     return na == 0 ? nb == 0 : nb % na == 0;
 }
 
+// What the kernels handle (the constructors check shapes only, as the
+// reference's do; a node of other types is refused when computing).
+static bool s_mul_mat(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
+    return mm_weight_type_ok(a->type) && a->nb[0] == lm_ggml_type_size(a->type) && mm_act_type_ok(b->type) &&
+           node->type == LM_GGML_TYPE_F32;
+}
+
+static bool s_mul_mat_id(const struct lm_ggml_tensor * node) {
+    return s_mul_mat(node) && node->src[2] != NULL && node->src[2]->type == LM_GGML_TYPE_I32;
+}
+
+static bool s_out_prod(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
+    return mm_weight_type_ok(a->type) && (a->type == LM_GGML_TYPE_F32 || a->nb[0] == lm_ggml_type_size(a->type)) &&
+           b->type == LM_GGML_TYPE_F32 && node->type == LM_GGML_TYPE_F32;
+}
+
 // ---------------------------------------------------------------- constructors
 
 struct lm_ggml_tensor * lm_ggml_mul_mat(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
     LM_GGML_ASSERT(a->ne[0] == b->ne[0] && mm_bcast_ok(a->ne[2], b->ne[2]) && mm_bcast_ok(a->ne[3], b->ne[3]) &&
                    "mul_mat: shapes do not match");
     LM_GGML_ASSERT(!lm_ggml_is_transposed(a));
-    LM_GGML_ASSERT(mm_weight_type_ok(a->type) && "mul_mat: unsupported type of a");
-    LM_GGML_ASSERT(a->nb[0] == lm_ggml_type_size(a->type) && "mul_mat: rows of a must be contiguous");
-    LM_GGML_ASSERT(mm_act_type_ok(b->type) && "mul_mat: b must be f32, f16 or bf16");
     const int64_t ne[4] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
     struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
     result->op     = LM_GGML_OP_MUL_MAT;
@@ -64,9 +79,6 @@ struct lm_ggml_tensor * lm_ggml_mul_mat_id(struct lm_ggml_context * ctx, struct 
     LM_GGML_ASSERT(ids->ne[1] == b->ne[2]);
     LM_GGML_ASSERT(as->ne[0] == b->ne[0]);
     LM_GGML_ASSERT(b->ne[1] > 0 ? ids->ne[0] % b->ne[1] == 0 : ids->ne[0] == 0);
-    LM_GGML_ASSERT(mm_weight_type_ok(as->type) && "mul_mat_id: unsupported type of as");
-    LM_GGML_ASSERT(as->nb[0] == lm_ggml_type_size(as->type) && "mul_mat_id: rows of as must be contiguous");
-    LM_GGML_ASSERT(mm_act_type_ok(b->type) && "mul_mat_id: b must be f32, f16 or bf16");
     const int64_t ne[4] = { as->ne[1], ids->ne[0], b->ne[2], 1 };
     struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
     result->op     = LM_GGML_OP_MUL_MAT_ID;
@@ -81,9 +93,6 @@ struct lm_ggml_tensor * lm_ggml_out_prod(struct lm_ggml_context * ctx, struct lm
     LM_GGML_ASSERT(a->ne[1] == b->ne[1] && mm_bcast_ok(a->ne[2], b->ne[2]) && mm_bcast_ok(a->ne[3], b->ne[3]) &&
                    "out_prod: shapes do not match");
     LM_GGML_ASSERT(!lm_ggml_is_transposed(a));
-    LM_GGML_ASSERT(mm_weight_type_ok(a->type) && "out_prod: unsupported type of a");
-    LM_GGML_ASSERT((a->type == LM_GGML_TYPE_F32 || a->nb[0] == lm_ggml_type_size(a->type)) && "out_prod: rows of a must be contiguous");
-    LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32 && "out_prod: b must be f32");
     const int64_t ne[4] = { a->ne[0], b->ne[0], b->ne[2], b->ne[3] };
     struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
     result->op     = LM_GGML_OP_OUT_PROD;
@@ -518,9 +527,9 @@ static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_g
 // ---------------------------------------------------------------- registration and CPU type traits
 
 void lm_cpu_register_matmul(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_MUL_MAT]    = (struct lm_cpu_op) { k_mul_mat,    ws_mul_mat,    NULL };
-    table[LM_GGML_OP_MUL_MAT_ID] = (struct lm_cpu_op) { k_mul_mat_id, ws_mul_mat_id, NULL };
-    table[LM_GGML_OP_OUT_PROD]   = (struct lm_cpu_op) { k_out_prod,   ws_out_prod,   NULL };
+    table[LM_GGML_OP_MUL_MAT]    = (struct lm_cpu_op) { k_mul_mat,    ws_mul_mat,    NULL, s_mul_mat };
+    table[LM_GGML_OP_MUL_MAT_ID] = (struct lm_cpu_op) { k_mul_mat_id, ws_mul_mat_id, NULL, s_mul_mat_id };
+    table[LM_GGML_OP_OUT_PROD]   = (struct lm_cpu_op) { k_out_prod,   ws_out_prod,   NULL, s_out_prod };
 }
 
 static struct lm_ggml_type_traits_cpu g_traits_cpu[LM_GGML_TYPE_COUNT];

@@ -696,13 +696,13 @@ static void rwkv_wkv6_kernel(const struct lm_ggml_compute_params * params, struc
 // ================================================================ registration
 
 void lm_cpu_register_nn(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_ROPE]        = (struct lm_cpu_op){ rope_fwd_kernel,    rope_wsize, NULL };
-    table[LM_GGML_OP_ROPE_BACK]   = (struct lm_cpu_op){ rope_back_kernel,   rope_wsize, NULL };
-    table[LM_GGML_OP_WIN_PART]    = (struct lm_cpu_op){ win_part_kernel,    NULL, NULL };
-    table[LM_GGML_OP_WIN_UNPART]  = (struct lm_cpu_op){ win_unpart_kernel,  NULL, NULL };
-    table[LM_GGML_OP_GET_REL_POS] = (struct lm_cpu_op){ get_rel_pos_kernel, NULL, NULL };
-    table[LM_GGML_OP_ADD_REL_POS] = (struct lm_cpu_op){ add_rel_pos_kernel, NULL, NULL };
-    table[LM_GGML_OP_SSM_CONV]    = (struct lm_cpu_op){ ssm_conv_kernel,    NULL, NULL };
-    table[LM_GGML_OP_SSM_SCAN]    = (struct lm_cpu_op){ ssm_scan_kernel,    NULL, NULL };
-    table[LM_GGML_OP_RWKV_WKV6]   = (struct lm_cpu_op){ rwkv_wkv6_kernel,   NULL, NULL };
+    table[LM_GGML_OP_ROPE]        = (struct lm_cpu_op) { rope_fwd_kernel, rope_wsize, NULL, NULL };
+    table[LM_GGML_OP_ROPE_BACK]   = (struct lm_cpu_op) { rope_back_kernel, rope_wsize, NULL, NULL };
+    table[LM_GGML_OP_WIN_PART]    = (struct lm_cpu_op) { win_part_kernel, NULL, NULL, NULL };
+    table[LM_GGML_OP_WIN_UNPART]  = (struct lm_cpu_op) { win_unpart_kernel, NULL, NULL, NULL };
+    table[LM_GGML_OP_GET_REL_POS] = (struct lm_cpu_op) { get_rel_pos_kernel, NULL, NULL, NULL };
+    table[LM_GGML_OP_ADD_REL_POS] = (struct lm_cpu_op) { add_rel_pos_kernel, NULL, NULL, NULL };
+    table[LM_GGML_OP_SSM_CONV]    = (struct lm_cpu_op) { ssm_conv_kernel, NULL, NULL, NULL };
+    table[LM_GGML_OP_SSM_SCAN]    = (struct lm_cpu_op) { ssm_scan_kernel, NULL, NULL, NULL };
+    table[LM_GGML_OP_RWKV_WKV6]   = (struct lm_cpu_op) { rwkv_wkv6_kernel, NULL, NULL, NULL };
 }

@@ -385,7 +385,7 @@ static void adamw_compute(const struct lm_ggml_compute_params * params, struct l
 // ---------------------------------------------------------------- registration
 
 void lm_cpu_register_train(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_CROSS_ENTROPY_LOSS]      = (struct lm_cpu_op) { cel_compute,   cel_work_size, NULL };
-    table[LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK] = (struct lm_cpu_op) { celb_compute,  NULL,          NULL };
-    table[LM_GGML_OP_OPT_STEP_ADAMW]          = (struct lm_cpu_op) { adamw_compute, NULL,          NULL };
+    table[LM_GGML_OP_CROSS_ENTROPY_LOSS]      = (struct lm_cpu_op) { cel_compute, cel_work_size, NULL, NULL };
+    table[LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK] = (struct lm_cpu_op) { celb_compute, NULL, NULL, NULL };
+    table[LM_GGML_OP_OPT_STEP_ADAMW]          = (struct lm_cpu_op) { adamw_compute, NULL, NULL, NULL };
 }

@@ -1,26 +1,5 @@
-// Package gguf reads and writes GGUF model files.
-//
-// Reading goes through the C parser of the core (csrc/gguf-read.c), so Go
-// and C accept exactly the same files: magic, version 2 or 3, every count and
-// length bounded by the bytes that remain, valid type ids, unique non-empty
-// UTF-8 keys, bools 0 or 1, unique tensor names of at most 63 bytes, 1 to 4
-// non-negative dimensions without overflow, rows a whole number of blocks,
-// aligned, non-overlapping tensor data inside the file, and a power-of-two
-// general.alignment. Anything else is a *FormatError naming the key or tensor.
-//
-// Open memory-maps the file read-only (Linux and macOS; elsewhere the file is
-// read into memory), so opening a multi-gigabyte model costs only its
-// metadata, and TensorData returns slices of the mapping without copying.
-// Slices from TensorData are valid until Close and must not be written to.
-//
-// Getters return (value, error): the error wraps ErrNotFound when the key is
-// absent and ErrType (as a *TypeError) when the value has another type;
-// getters never convert between types, except Int, Uint and Float, which
-// accept any integer or float type whose value fits.
-//
-// A File is safe for concurrent use by multiple goroutines, except that Close
-// must not race with other calls. After Close, methods that return an error
-// return ErrClosed and the others panic with it.
+// This file: reading GGUF files (File). The package documentation is in doc.go.
+
 package gguf
 
 /*
@@ -34,8 +13,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/internal/cmem"
+	"github.com/ggml-go/ggml/internal/link"
 )
 
 // MaxDims is the largest number of tensor dimensions.
@@ -137,9 +121,10 @@ type File struct {
 	data     []byte      // the whole file when mapped or in memory
 	ra       io.ReaderAt // otherwise
 	size     int64
-	release  func() error
 	metaOnly bool
 	mapped   bool
+	res      *fileRes // what Close, or the cleanup, frees
+	cleanup  runtime.Cleanup
 
 	once    sync.Once
 	tonce   sync.Once
@@ -147,6 +132,53 @@ type File struct {
 	kvs     []KV
 	tensors []TensorInfo
 	tindex  map[string]int
+}
+
+// fileRes is what a File holds outside the Go heap: the parsed metadata (C
+// memory) and the mapping. Close frees it, or the File's cleanup when the
+// File is collected unclosed.
+type fileRes struct {
+	ctx     *C.struct_lm_gguf_context
+	release func() error // unmaps; nil when nothing is mapped
+	charged int64        // bytes charged to cmem
+	lent    atomic.Bool  // views of the mapping were handed out (TensorData, TensorReader)
+}
+
+// mapCharge is the least a mapping counts for in the collector's accounting,
+// so that a program opening many small files without closing them is
+// collected long before it runs out of mappings.
+const mapCharge = 1 << 20
+
+// track charges what f holds outside the Go heap and registers its cleanup.
+// release unmaps the file (nil if it is not mapped).
+func (f *File) track(release func() error) {
+	// The C copy of the metadata is about as large as its encoding.
+	n := int64(C.lm_gguf_get_data_offset(f.ctx))
+	if release != nil {
+		n += max(int64(len(f.data)), mapCharge)
+	}
+	r := &fileRes{ctx: f.ctx, release: release, charged: n}
+	cmem.Charge(n)
+	f.res = r
+	f.cleanup = runtime.AddCleanup(f, func(r *fileRes) { r.free(true) }, r)
+}
+
+// free releases the metadata and the mapping; byGC tells the cleanup from
+// Close. Nothing tracks the views TensorData and TensorReader hand out, so
+// the cleanup leaves a file whose views were taken mapped (they must never
+// fault); only Close unmaps it.
+func (r *fileRes) free(byGC bool) error {
+	C.lm_gguf_free(r.ctx)
+	var err error
+	if r.release != nil && !(byGC && r.lent.Load()) {
+		err = r.release()
+	}
+	if byGC {
+		cmem.Collected(r.charged)
+	} else {
+		cmem.Release(r.charged)
+	}
+	return err
 }
 
 // Open opens and validates the GGUF file at path, memory-mapping it.
@@ -163,15 +195,20 @@ func OpenWithOptions(path string, opts Options) (*File, error) {
 		release()
 		return nil, err
 	}
-	f.release = release
 	f.mapped = mmapped
+	f.track(release)
 	return f, nil
 }
 
 // OpenBytes parses a GGUF file held in b. TensorData returns slices of b,
 // which must not be modified while the File is in use.
 func OpenBytes(b []byte, opts Options) (*File, error) {
-	return open("", b, nil, int64(len(b)), opts)
+	f, err := open("", b, nil, int64(len(b)), opts)
+	if err != nil {
+		return nil, err
+	}
+	f.track(nil)
+	return f, nil
 }
 
 // OpenReader parses a GGUF file of the given size read through r. Only the
@@ -181,7 +218,12 @@ func OpenReader(r io.ReaderAt, size int64, opts Options) (*File, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("gguf: negative size %d", size)
 	}
-	return open("", nil, r, size, opts)
+	f, err := open("", nil, r, size, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.track(nil)
+	return f, nil
 }
 
 // firstRead is the size of the first read of OpenReader (a variable for tests).
@@ -234,19 +276,19 @@ func readFull(r io.ReaderAt, b []byte, off int64) (int, error) {
 }
 
 // Close releases the file. Slices returned by TensorData become invalid.
+// A File that is not closed is released when it is garbage collected,
+// except for the mapping of a file whose TensorData or TensorReader views
+// were taken, which only Close unmaps.
 func (f *File) Close() error {
 	if f.ctx == nil {
 		return nil
 	}
-	C.lm_gguf_free(f.ctx)
+	f.cleanup.Stop()
+	err := f.res.free(false)
 	f.ctx = nil
 	f.data = nil
-	if f.release != nil {
-		err := f.release()
-		f.release = nil
-		return err
-	}
-	return nil
+	f.res = nil
+	return err
 }
 
 func (f *File) c() *C.struct_lm_gguf_context {
@@ -379,6 +421,7 @@ func scalar[T any](f *File, key string, want ValueType) (T, error) {
 	if err != nil {
 		return v, err
 	}
+	defer runtime.KeepAlive(f) // the C metadata must outlive the read
 	return *(*T)(C.lm_gguf_get_val_data(f.ctx, C.int(i))), nil
 }
 
@@ -406,6 +449,7 @@ func (f *File) String(key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer runtime.KeepAlive(f)
 	var n C.size_t
 	p := C.lm_gguf_get_val_str_n(f.ctx, C.int(i), &n)
 	return C.GoStringN(p, C.int(n)), nil
@@ -493,6 +537,7 @@ func array[T any](f *File, key string, elem ValueType) ([]T, error) {
 	if kv.ArrayType != elem {
 		return nil, &TypeError{Key: key, Have: kv.Type, HaveElem: kv.ArrayType, Want: "arr[" + elem.String() + "]"}
 	}
+	defer runtime.KeepAlive(f)
 	out := make([]T, kv.Len)
 	if kv.Len > 0 {
 		p := C.lm_gguf_get_arr_data(f.ctx, C.int(i))
@@ -535,6 +580,7 @@ func (f *File) Strings(key string) ([]string, error) {
 	if kv.ArrayType != TypeString {
 		return nil, &TypeError{Key: key, Have: kv.Type, HaveElem: kv.ArrayType, Want: "arr[str]"}
 	}
+	defer runtime.KeepAlive(f)
 	ptrs := unsafe.Slice(C.lm_gguf_get_arr_strs(f.ctx, C.int(i)), kv.Len+1)
 	out := make([]string, kv.Len)
 	for j := range out {
@@ -662,6 +708,19 @@ func (f *File) span(name string) (TensorInfo, int64, error) {
 // with Open or OpenBytes this is a slice of the mapping (no copy), valid
 // until Close and read-only; for OpenReader it is a fresh copy.
 func (f *File) TensorData(name string) ([]byte, error) {
+	b, err := f.tensorData(name)
+	if err == nil && f.data != nil {
+		f.res.lent.Store(true)
+	}
+	return b, err
+}
+
+func init() {
+	link.GGUFTensorView = func(f any, name string) ([]byte, error) { return f.(*File).tensorData(name) }
+}
+
+// tensorData is TensorData without marking the mapping as lent.
+func (f *File) tensorData(name string) ([]byte, error) {
 	t, off, err := f.span(name)
 	if err != nil {
 		return nil, err
@@ -686,6 +745,7 @@ func (f *File) TensorReader(name string) (*io.SectionReader, error) {
 		return nil, err
 	}
 	if f.data != nil {
+		f.res.lent.Store(true)
 		return io.NewSectionReader(bytesReaderAt(f.data), off, t.Size), nil
 	}
 	return io.NewSectionReader(f.ra, off, t.Size), nil

@@ -56,7 +56,8 @@ func (t ValueType) Size() int {
 // package converts it to and from ggml.Type, which has the same values.
 type TensorType uint32
 
-// Tensor type ids, as in the file format.
+// Tensor type ids, as in the file format (ggml's numbering: MIT License,
+// Copyright (c) 2023-2024 The ggml authors).
 const (
 	TensorF32        TensorType = 0
 	TensorF16        TensorType = 1

@@ -240,7 +240,7 @@ func TestImatrixFile(t *testing.T) {
 }
 
 // TestUnsupportedWeightType: a weight in a type without a mul_mat kernel is
-// reported when the session is created, not by a crash.
+// reported as an error, not by a crash.
 func TestUnsupportedWeightType(t *testing.T) {
 	good := smallModel(t, Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 64, NCtxTrain: 32}, false)
 	f, err := gguf.Open(good)
@@ -275,9 +275,13 @@ func TestUnsupportedWeightType(t *testing.T) {
 			t.Logf("%s: Load: %v", typ, err)
 			continue
 		}
+		// refused when the graph is built or when it is computed
 		s, err := m.NewSession(SessionOptions{Threads: 1, Context: 16})
 		if err == nil {
+			_, err = s.Eval(context.Background(), []int32{1, 2})
 			s.Close()
+		}
+		if err == nil {
 			t.Errorf("%s: no error", typ)
 		} else {
 			t.Logf("%s: %v", typ, err)

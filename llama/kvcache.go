@@ -34,7 +34,4 @@ func newKVCache(h Hparams, nCtx int, typ ggml.Type) (*kvCache, error) {
 	return kv, nil
 }
 
-// bytes is the memory the cache takes.
-func (kv *kvCache) bytes() int { return 2 * len(kv.k) * kv.k[0].NBytes() }
-
 func (kv *kvCache) close() { kv.ctx.Close() }

@@ -194,7 +194,7 @@ func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err err
 			return err
 		}
 		// learning rate schedule
-		lr := o.LR
+		var lr float32
 		if step < warm {
 			lr = o.LR * float32(step+1) / float32(warm)
 		} else {

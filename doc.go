@@ -1,0 +1,131 @@
+// Package ggml gives Go programs the ggml tensor library: contexts, tensors,
+// computation graphs, automatic differentiation, quantization and GGUF files,
+// through cgo over a C core that lives in this module (csrc/).
+//
+// # Contract
+//
+// The rules below hold for every type of the package; package gguf restates
+// those that concern files. Each rule has a test named after it in
+// contract_test.go (TestContract...).
+//
+// Ownership: holding a value keeps what it needs alive, so nothing is freed
+// under a reference the program still has.
+//
+//	Tensor             keeps  its Context
+//	Graph              keeps  its Context
+//	Context            keeps  the Contexts its operations took tensors from,
+//	                          and the gguf.File its no-copy tensors point into
+//	                          (LoadGGUF without copy)
+//	backend buffer     keeps  its backend
+//	scheduler          keeps  its backends
+//	RPC backend        keeps  its connection
+//
+// Close releases an object's resources at once and is idempotent. It does
+// not wait for dependents: from then on they fail instead of touching freed
+// memory. Using a closed Context, or a Tensor or Graph of it, or computing a
+// Graph that uses a tensor of a closed Context, panics with ErrClosed; a
+// closed Threadpool panics with ErrClosedThreadpool. Closing a gguf.File
+// invalidates the slices its TensorData returned, and the no-copy tensors
+// loaded from it report ErrClosed instead of reading unmapped memory.
+// Closing a backend closes the buffers allocated from it and the schedulers
+// using it; closing an RPC connection makes its backends and buffers fail
+// with an error.
+//
+// Every resource that lives outside the Go heap (context arenas, the work
+// buffer of a computation, thread pools, GGUF metadata and mappings, backend
+// buffers) is also released by the garbage collector once its owner is
+// unreachable, and is counted by it: the package charges those bytes to an
+// account that starts a collection when they have grown by GOGC percent
+// since the last one (within GOMEMLIMIT when GOGC is off), the way the
+// collector paces the Go heap. A program that forgets Close therefore stays
+// bounded in memory, mappings and threads; Close still gives resources back
+// sooner. A gguf.File whose TensorData or TensorReader views were taken is
+// the one exception: nothing can tell when such a view is dropped, so only
+// Close unmaps that file (the collector frees the rest of it).
+//
+// Errors and panics: where the problem comes from decides.
+//
+//	result            when
+//	----------------  ----------------------------------------------------------
+//	error returned    the problem is in data or in the environment: malformed or
+//	                  truncated files, I/O failures, slices whose size does not
+//	                  match the tensor, values out of range in index tensors,
+//	                  failed or cancelled computations, a custom-op callback that
+//	                  panicked, allocation failures, a context too small for
+//	                  the file LoadGGUF loads
+//	panic(*OpError)   a programmer error while building graphs: shapes or types
+//	                  an operation does not accept, views and element indices
+//	                  out of range, a full arena or graph, invalid arguments
+//	panic(ErrClosed)  a closed Context (or a Tensor or Graph of one) is used;
+//	                  ErrClosedThreadpool for a closed Threadpool
+//
+// A panic value is an error that recover can inspect:
+//
+//	defer func() {
+//		if r := recover(); r != nil {
+//			var oe *ggml.OpError
+//			if err, ok := r.(error); ok && (errors.As(err, &oe) || errors.Is(err, ggml.ErrClosed)) { ... }
+//		}
+//	}()
+//
+// Nothing in the package ends the process. Assertions of the C core become
+// these panics and errors; no sequence of calls, however wrong, leads to
+// SIGSEGV, SIGABRT, SIGBUS or a Go fatal error. (A C program using the core
+// directly gets the reference's behaviour: a failed assertion aborts.)
+//
+// Threads:
+//
+//   - Functions without a receiver (Quantize, Dequantize, TypeTraits,
+//     RowSize, NewContext, ...) may be called from any goroutine at any time.
+//   - A Context, with its tensors and graphs, is used by one goroutine at a
+//     time, like a map; separate contexts may be used in parallel. Reading
+//     data of tensors whose context nobody modifies may be done in parallel.
+//   - Computations of one Graph run one after the other: Compute called from
+//     several goroutines at once serializes on the graph.
+//   - A Threadpool is safe for concurrent use; its computations run one after
+//     the other. A backend likewise serializes its computations, and a
+//     scheduler the graphs it runs.
+//   - Custom-op callbacks (MapCustom1, ...) run on the worker threads of the
+//     computation, not on the goroutine that called Compute, up to nTasks of
+//     them at once. They must be safe for concurrent use and must not wait on
+//     one another; they may read and write the data of the tensors they are
+//     given and nothing else of the package: no new tensors, nodes, contexts
+//     or computations, no Close. A callback that panics, calls Close, or
+//     calls runtime.Goexit (t.FailNow) makes Compute return an error.
+//   - The logger (SetLogger) is called from whichever thread logs.
+//   - In package gguf, a File is safe for concurrent use except Close; a
+//     Writer is used by one goroutine at a time.
+//
+// Versions: the module is v0. Changes are additions; a name that changes
+// keeps its old spelling as an alias marked Deprecated that names its
+// replacement, so code that compiled keeps compiling. Fixes that turn a
+// crash or a wrong result into an error are not breaking changes. The C
+// headers in csrc/ (ggml.h, ggml-cpu.h, ggml-backend.h, ggml-alloc.h,
+// ggml-rpc.h) are source-compatible with the ggml C API of late 2024 as
+// shipped in cui-llama.rn 1.3.3, with its lm_ggml_ / LM_GGML_ / lm_gguf_
+// prefixes: the same names, signatures, enum values and public struct
+// layouts, so a C program written against that API compiles unchanged and
+// behaves the same for everything implemented here. That covers the bits of
+// every quantized format, the GGUF files written and accepted, and the RPC
+// wire protocol; it does not cover the binary interface of opaque types,
+// internal headers, backends other than CPU and RPC, or floating-point
+// results beyond the tolerances of the parity tests.
+//
+// # Using the package
+//
+// A Context owns a memory arena; tensors and graphs are created in it and live
+// until the context is closed (or collected). Operations build a graph lazily;
+// Graph.Compute runs it on a thread pool.
+//
+//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
+//	defer ctx.Close()
+//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2)
+//	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
+//	c := ctx.MulMat(a, b) // [2, 3]
+//	g := ctx.NewGraph()
+//	g.BuildForward(c)
+//	err := g.Compute(4)
+//
+// The examples show contexts and tensors, graphs on threads, training with
+// BuildBackward and AdamW, quantization, GGUF files and custom operations.
+package ggml
