@@ -58,17 +58,7 @@ func (s *Sampler) Sample(logits []float32) int32 {
 	// probabilities without temperature for top-p, as llama.cpp
 	softmax(c, 1)
 	if o.TopP > 0 && o.TopP < 1 {
-		if !slices.IsSortedFunc(c, byLogitDesc) {
-			slices.SortFunc(c, byLogitDesc)
-		}
-		cum := float32(0)
-		for i := range c {
-			cum += c[i].p
-			if cum >= o.TopP {
-				c = c[:i+1]
-				break
-			}
-		}
+		c = nucleus(c, o.TopP)
 	}
 	softmax(c, 1/o.Temp)
 	r := s.rng.Float32()
@@ -79,6 +69,36 @@ func (s *Sampler) Sample(logits []float32) int32 {
 		}
 	}
 	return c[len(c)-1].id
+}
+
+// nucleus reorders c to start with its most likely candidates, best first,
+// and returns the shortest such prefix whose probability reaches p. It
+// pops a heap instead of sorting: the nucleus is usually a few tokens of
+// tens of thousands.
+func nucleus(c []candidate, p float32) []candidate {
+	if slices.IsSortedFunc(c, byLogitDesc) {
+		cum := float32(0)
+		for i := range c {
+			if cum += c[i].p; cum >= p {
+				return c[:i+1]
+			}
+		}
+		return c
+	}
+	h := heap[candidate]{items: c, less: func(a, b candidate) bool { return byLogitDesc(a, b) < 0 }}
+	h.init()
+	cum := float32(0)
+	for n := len(c); n > 0; n-- {
+		x := h.pop() // shrinks the heap's view; c[n-1] is free for x
+		c[n-1] = x
+		if cum += x.p; cum >= p {
+			break
+		}
+	}
+	// the popped candidates sit at the end of c, worst first
+	out := c[len(h.items):]
+	slices.Reverse(out)
+	return out
 }
 
 func byLogitDesc(a, b candidate) int {

@@ -57,7 +57,7 @@ func bpeDecode(s string) string {
 type bpeBigram struct {
 	left, right int
 	rank        int32
-	text        string
+	ln, rn      int // the sizes of both sides when queued: a merge since makes it stale
 }
 
 // bpe tokenizes text (one fragment) and appends to out.
@@ -79,7 +79,7 @@ func (v *Vocab) bpe(text string, out []int32) []int32 {
 				return
 			}
 			if rank, ok := v.ranks[bpePair{piece(l), piece(r)}]; ok {
-				q.push(bpeBigram{left: l, right: r, rank: rank, text: piece(l) + piece(r)})
+				q.push(bpeBigram{left: l, right: r, rank: rank, ln: syms[l].n, rn: syms[r].n})
 			}
 		}
 		for i := 1; i < len(syms); i++ {
@@ -88,8 +88,10 @@ func (v *Vocab) bpe(text string, out []int32) []int32 {
 		for q.len() > 0 {
 			b := q.pop()
 			l, r := &syms[b.left], &syms[b.right]
-			if l.n == 0 || r.n == 0 || piece(b.left)+piece(b.right) != b.text {
-				continue // outdated: a side was merged elsewhere since
+			// outdated: a side was merged elsewhere since (a symbol only
+			// grows, at its end, so its size tells)
+			if l.n != b.ln || r.n != b.rn {
+				continue
 			}
 			l.n += r.n
 			r.n = 0

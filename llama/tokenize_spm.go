@@ -130,6 +130,13 @@ type heap[T any] struct {
 
 func (h *heap[T]) len() int { return len(h.items) }
 
+// init orders items as a heap.
+func (h *heap[T]) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
 func (h *heap[T]) push(x T) {
 	h.items = append(h.items, x)
 	for i := len(h.items) - 1; i > 0; {
@@ -147,7 +154,14 @@ func (h *heap[T]) pop() T {
 	n := len(h.items) - 1
 	h.items[0] = h.items[n]
 	h.items = h.items[:n]
-	for i := 0; ; {
+	h.down(0)
+	return top
+}
+
+// down moves item i toward the leaves until the heap order holds.
+func (h *heap[T]) down(i int) {
+	n := len(h.items)
+	for {
 		l, m := 2*i+1, i
 		if l < n && h.less(h.items[l], h.items[m]) {
 			m = l
@@ -156,10 +170,9 @@ func (h *heap[T]) pop() T {
 			m = r
 		}
 		if m == i {
-			break
+			return
 		}
 		h.items[i], h.items[m] = h.items[m], h.items[i]
 		i = m
 	}
-	return top
 }

@@ -51,7 +51,7 @@ func readVectors(t *testing.T, base string) ([]string, [][]int32) {
 	return texts, want
 }
 
-func loadTestVocab(t *testing.T, name string) *Vocab {
+func loadTestVocab(t testing.TB, name string) *Vocab {
 	path := filepath.Join(vocabDir(), name)
 	f, err := gguf.Open(path)
 	if err != nil {
