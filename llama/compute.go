@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ggml-go/ggml"
@@ -12,8 +13,9 @@ type engine interface {
 	// context returns an empty context for the tensors of one graph; it is
 	// valid until the next call.
 	context() (*ggml.Context, error)
-	// run gives the graph memory, sets its inputs and computes it.
-	run(b *batchGraph, tokens []int32) error
+	// run gives the graph memory, sets its inputs and computes it; ctx may
+	// stop the computation.
+	run(ctx context.Context, b *batchGraph, tokens []int32) error
 	close()
 }
 
@@ -69,7 +71,7 @@ func (e *arenaEngine) context() (*ggml.Context, error) {
 	return e.ctx, err
 }
 
-func (e *arenaEngine) run(b *batchGraph, tokens []int32) error {
+func (e *arenaEngine) run(_ context.Context, b *batchGraph, tokens []int32) error {
 	if err := b.setInputs(tokens); err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (s *Session) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
 		if end == len(tokens) {
 			nOut = 1
 		}
-		if err := s.evalBatch(tokens[start:end], nOut, s.logits); err != nil {
+		if err := s.evalBatch(ctx, tokens[start:end], nOut, s.logits); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 			return nil, err
 		}
 		end := min(start+s.opts.Batch, len(tokens))
-		if err := s.evalBatch(tokens[start:end], end-start, out[start*s.m.NVocab:end*s.m.NVocab]); err != nil {
+		if err := s.evalBatch(ctx, tokens[start:end], end-start, out[start*s.m.NVocab:end*s.m.NVocab]); err != nil {
 			return nil, err
 		}
 	}
@@ -161,14 +161,14 @@ func (s *Session) check(tokens []int32) error {
 
 // evalBatch computes one graph and reads nOut rows of logits into out (at
 // least one row is computed: the graph needs an output).
-func (s *Session) evalBatch(tokens []int32, nOut int, out []float32) (err error) {
+func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out []float32) (err error) {
 	defer recoverOp(&err)
-	ctx, err := s.eng.context()
+	gctx, err := s.eng.context()
 	if err != nil {
 		return err
 	}
-	b := s.m.build(ctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
-	if err := s.eng.run(b, tokens); err != nil {
+	b := s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
+	if err := s.eng.run(ctx, b, tokens); err != nil {
 		return err
 	}
 	s.nPast += len(tokens)
