@@ -72,7 +72,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 )
 
@@ -93,38 +92,43 @@ func (t *Tensor) packedSize() int {
 // Bytes returns a copy of the tensor's data, packed in element order (rows of
 // blocks for quantized types), whatever the tensor's strides.
 func (t *Tensor) Bytes() []byte {
-	p := t.requireData("Bytes")
-	defer runtime.KeepAlive(t) // the arena must outlive the copy (see Graph.compute)
 	out := make([]byte, t.packedSize())
-	if len(out) > 0 {
-		C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&out[0])), 0)
-	}
+	t.withData("Bytes", false, func(p *C.struct_lm_ggml_tensor) {
+		if len(out) > 0 {
+			C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&out[0])), 0)
+		}
+	})
 	return out
 }
 
 // SetBytes copies b, packed in element order, into the tensor's elements.
 func (t *Tensor) SetBytes(b []byte) error {
-	p := t.requireData("SetBytes")
-	defer runtime.KeepAlive(t)
+	t.requireData("SetBytes")
 	if len(b) != t.packedSize() {
 		return fmt.Errorf("ggml: SetBytes: tensor %q holds %d bytes, got %d", t.Name(), t.packedSize(), len(b))
 	}
-	if len(b) > 0 {
-		C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&b[0])), 1)
+	if len(b) == 0 {
+		return nil
 	}
+	t.withData("SetBytes", true, func(p *C.struct_lm_ggml_tensor) {
+		C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&b[0])), 1)
+	})
 	return nil
 }
 
 // Float32s returns the tensor's elements as float32 in element order,
 // converting from f16, bf16, integer and quantized types.
 func (t *Tensor) Float32s() ([]float32, error) {
-	p := t.requireData("Float32s")
-	defer runtime.KeepAlive(t)
+	t.requireData("Float32s")
 	out := make([]float32, t.NElements())
 	if len(out) == 0 {
 		return out, nil
 	}
-	if C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&out[0]))) != 0 {
+	var rc C.int
+	t.withData("Float32s", false, func(p *C.struct_lm_ggml_tensor) {
+		rc = C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&out[0])))
+	})
+	if rc != 0 {
 		return nil, fmt.Errorf("ggml: Float32s: no conversion from %s to f32", t.Type())
 	}
 	return out, nil
@@ -133,15 +137,18 @@ func (t *Tensor) Float32s() ([]float32, error) {
 // Float32sInto is Float32s writing into dst, which must hold exactly
 // NElements values (reading a result every step without allocating).
 func (t *Tensor) Float32sInto(dst []float32) error {
-	p := t.requireData("Float32sInto")
-	defer runtime.KeepAlive(t)
+	t.requireData("Float32sInto")
 	if len(dst) != t.NElements() {
 		return fmt.Errorf("ggml: Float32sInto: tensor %q has %d elements, dst %d", t.Name(), t.NElements(), len(dst))
 	}
 	if len(dst) == 0 {
 		return nil
 	}
-	if C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&dst[0]))) != 0 {
+	var rc C.int
+	t.withData("Float32sInto", false, func(p *C.struct_lm_ggml_tensor) {
+		rc = C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&dst[0])))
+	})
+	if rc != 0 {
 		return fmt.Errorf("ggml: Float32sInto: no conversion from %s to f32", t.Type())
 	}
 	return nil
@@ -150,15 +157,18 @@ func (t *Tensor) Float32sInto(dst []float32) error {
 // SetFloat32s sets the tensor's elements from v in element order, converting
 // to the tensor's type (quantizing with the reference quantizer if needed).
 func (t *Tensor) SetFloat32s(v []float32) error {
-	p := t.requireData("SetFloat32s")
-	defer runtime.KeepAlive(t)
+	t.requireData("SetFloat32s")
 	if len(v) != t.NElements() {
 		return fmt.Errorf("ggml: SetFloat32s: tensor %q has %d elements, got %d", t.Name(), t.NElements(), len(v))
 	}
 	if len(v) == 0 {
 		return nil
 	}
-	if C.gg_rows_from_f32(p, (*C.float)(unsafe.Pointer(&v[0]))) != 0 {
+	var rc C.int
+	t.withData("SetFloat32s", true, func(p *C.struct_lm_ggml_tensor) {
+		rc = C.gg_rows_from_f32(p, (*C.float)(unsafe.Pointer(&v[0])))
+	})
+	if rc != 0 {
 		return fmt.Errorf("ggml: SetFloat32s: no conversion from f32 to %s", t.Type())
 	}
 	return nil
@@ -210,47 +220,43 @@ func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int) {
 }
 
 // F32 returns the element at the given indices (i0 first; missing ones are 0).
-func (t *Tensor) F32(idx ...int) float32 {
-	p := t.requireData("F32")
+func (t *Tensor) F32(idx ...int) (v float32) {
 	i0, i1, i2, i3 := t.index("F32", idx)
-	return float32(C.lm_ggml_get_f32_nd(p, i0, i1, i2, i3))
+	t.withData("F32", false, func(p *C.struct_lm_ggml_tensor) { v = float32(C.lm_ggml_get_f32_nd(p, i0, i1, i2, i3)) })
+	return v
 }
 
 // SetF32 sets the element at the given indices.
 func (t *Tensor) SetF32(v float32, idx ...int) {
-	p := t.requireData("SetF32")
 	i0, i1, i2, i3 := t.index("SetF32", idx)
-	C.lm_ggml_set_f32_nd(p, i0, i1, i2, i3, C.float(v))
+	t.withData("SetF32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_f32_nd(p, i0, i1, i2, i3, C.float(v)) })
 }
 
 // I32 returns the element at the given indices as an int32.
-func (t *Tensor) I32(idx ...int) int32 {
-	p := t.requireData("I32")
+func (t *Tensor) I32(idx ...int) (v int32) {
 	i0, i1, i2, i3 := t.index("I32", idx)
-	return int32(C.lm_ggml_get_i32_nd(p, i0, i1, i2, i3))
+	t.withData("I32", false, func(p *C.struct_lm_ggml_tensor) { v = int32(C.lm_ggml_get_i32_nd(p, i0, i1, i2, i3)) })
+	return v
 }
 
 // SetI32 sets the element at the given indices.
 func (t *Tensor) SetI32(v int32, idx ...int) {
-	p := t.requireData("SetI32")
 	i0, i1, i2, i3 := t.index("SetI32", idx)
-	C.lm_ggml_set_i32_nd(p, i0, i1, i2, i3, C.int32_t(v))
+	t.withData("SetI32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_i32_nd(p, i0, i1, i2, i3, C.int32_t(v)) })
 }
 
 // Fill sets every element to v (plain types only).
 func (t *Tensor) Fill(v float32) *Tensor {
-	p := t.requireData("Fill")
-	defer runtime.KeepAlive(t)
+	t.requireData("Fill")
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: "Fill", Msg: "element access to a quantized tensor"})
 	}
-	C.lm_ggml_set_f32(p, C.float(v))
+	t.withData("Fill", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_f32(p, C.float(v)) })
 	return t
 }
 
 // Zero sets the tensor's bytes to zero.
 func (t *Tensor) Zero() *Tensor {
-	defer runtime.KeepAlive(t)
-	C.lm_ggml_set_zero(t.requireData("Zero"))
+	t.withData("Zero", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_zero(p) })
 	return t
 }

@@ -85,8 +85,18 @@ type Context struct {
 	charged int64                 // arena bytes charged to cmem (0 for a caller's Buffer)
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
 	errs    *C.gg_err             // where ops report assertions (C memory, reused)
-	keep    []any                 // objects whose memory tensors point into (mapped GGUF files)
+	keep    []any                 // what its tensors' data lives in: mapped GGUF files, backend buffers, graph allocators
 	cleanup runtime.Cleanup
+}
+
+// keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
+func (ctx *Context) keepAlive(x any) {
+	for _, k := range ctx.keep {
+		if k == x {
+			return
+		}
+	}
+	ctx.keep = append(ctx.keep, x)
 }
 
 type ctxHandle struct {
@@ -235,6 +245,7 @@ func (ctx *Context) wrap(t *C.struct_lm_ggml_tensor) *Tensor {
 	if t == nil {
 		return nil
 	}
+	trackBackendView(ctx, t)
 	return &Tensor{ctx: ctx, t: t}
 }
 

@@ -8,6 +8,7 @@ package ggml
 // here knows about individual cases.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -711,7 +713,10 @@ func compareTensor(ctx *Context, f *gguf.File, name string, got *Tensor, tol flo
 	for i := range shape {
 		shape[i] = int(want[i])
 	}
+	prev := ctx.NoAlloc()
+	ctx.SetNoAlloc(false) // the expected values live in the context (a backend run's is NoAlloc)
 	ref := ctx.NewTensor(rt, shape...)
+	ctx.SetNoAlloc(prev)
 	if err := ref.SetBytes(data); err != nil {
 		return "", err
 	}
@@ -779,8 +784,10 @@ func readCase(f *gguf.File, path string) (parityCase, error) {
 }
 
 // runCase builds, computes and checks the case with nThreads threads. It
-// returns the error figures.
-func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error) {
+// returns the error figures. With be, the case runs as a backend program
+// would: the context is NoAlloc, the inputs live in a buffer of be's
+// (AllocTensors), the graph in a GraphAllocator's buffer, and be computes it.
+func runCase(f *gguf.File, c parityCase, nThreads int, be *Backend) (figs []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
@@ -796,11 +803,12 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 		mem += 8*int(ti.Size) + 4*TensorOverhead()
 	}
 	mem += GraphOverhead(DefaultGraphSize, true)
-	ctx, err := NewContext(ContextOptions{MemSize: mem})
+	ctx, err := NewContext(ContextOptions{MemSize: mem, NoAlloc: be != nil})
 	if err != nil {
 		return nil, err
 	}
 	defer ctx.Close()
+	var inputs []*Tensor
 
 	in := &interp{ctx: ctx, inputs: map[string]*Tensor{}}
 	inputRE := regexp.MustCompile(`^x[0-9]+$`)
@@ -816,14 +824,50 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 			shape = []int{1}
 		}
 		t := ctx.NewTensor(Type(ti.Type), shape...).SetName(ti.Name)
-		data, err := f.TensorData(ti.Name)
+		in.inputs[ti.Name] = t
+		inputs = append(inputs, t)
+	}
+	if be != nil {
+		buf, err := ctx.AllocTensors(be)
+		switch {
+		case errors.Is(err, ErrNothingToAllocate): // no inputs
+		case err != nil:
+			return nil, fmt.Errorf("inputs: %w", err)
+		default:
+			defer buf.Close()
+		}
+	}
+	for _, t := range inputs {
+		data, err := f.TensorData(t.Name())
 		if err != nil {
 			return nil, err
 		}
 		if err := t.SetBytes(data); err != nil {
-			return nil, fmt.Errorf("input %s: %w", ti.Name, err)
+			return nil, fmt.Errorf("input %s: %w", t.Name(), err)
 		}
-		in.inputs[ti.Name] = t
+	}
+	// compute runs g the way the case asks (after the caller's reset, which
+	// needs g's memory: reset runs after the allocation)
+	var ga *GraphAllocator // lives until the results are read
+	if be != nil {
+		if ga, err = NewGraphAllocator(be.BufferType()); err != nil {
+			return nil, err
+		}
+		defer ga.Close()
+	}
+	compute := func(g *Graph, reset func()) error {
+		if be == nil {
+			reset()
+			return g.Compute(nThreads)
+		}
+		if err := ga.Alloc(g); err != nil {
+			return err
+		}
+		reset()
+		if err := be.SetThreads(nThreads); err != nil {
+			return err
+		}
+		return be.Compute(context.Background(), g)
 	}
 	for _, p := range c.params {
 		t, ok := in.inputs[p]
@@ -840,6 +884,7 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 		return nil, fmt.Errorf("the expression is %v, not a tensor", v)
 	}
 	out := v.t
+	out.SetOutput() // kept by a graph allocator (a result read back)
 
 	switch c.kind {
 	case "forward":
@@ -849,7 +894,7 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 		if looseGraph(g) {
 			tol = tolLoose
 		}
-		if err := g.Compute(nThreads); err != nil {
+		if err := compute(g, func() {}); err != nil {
 			return nil, err
 		}
 		fig, err := compareTensor(ctx, f, "out", out, tol)
@@ -864,6 +909,7 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 			loss = ctx.Sum(out)
 		}
 		loss.SetLoss()
+		loss.SetOutput()
 		g := ctx.NewGraphCustom(DefaultGraphSize, true)
 		g.BuildForward(loss)
 		tol, gtol := tolExact, tolGrad
@@ -873,8 +919,7 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 		if err := g.BuildBackward(ctx, ctx, false); err != nil {
 			return nil, err
 		}
-		g.Reset()
-		if err := g.Compute(nThreads); err != nil {
+		if err := compute(g, g.Reset); err != nil {
 			return nil, err
 		}
 		for _, x := range []struct {
@@ -904,6 +949,15 @@ func runCase(f *gguf.File, c parityCase, nThreads int) (figs []string, err error
 	return nil, fmt.Errorf("unknown case.kind %q", c.kind)
 }
 
+var parityBackendOnce = sync.OnceValues(NewCPUBackend)
+
+// parityBackend is the CPU backend the parity cases also run on.
+func parityBackend(t *testing.T) *Backend {
+	be, err := parityBackendOnce()
+	require.NoError(t, err)
+	return be
+}
+
 func TestOpParity(t *testing.T) {
 	dir := parityDir(t, "ops")
 	files, err := filepath.Glob(filepath.Join(dir, "*.gguf"))
@@ -926,13 +980,19 @@ func TestOpParity(t *testing.T) {
 			if err != nil {
 				t.Fatalf("case %s: %v", base, err)
 			}
-			for _, nt := range []int{1, 3} {
-				figs, err := runCase(f, c, nt)
-				if err != nil {
-					t.Fatalf("case %s (%s, %d threads) FAILED\n  expr: %s\n  error: %v\n  figures so far: %v",
-						c.name, c.kind, nt, c.expr, err, figs)
+			for _, be := range []*Backend{nil, parityBackend(t)} {
+				how := "graph"
+				if be != nil {
+					how = "backend+gallocr"
 				}
-				t.Logf("%s (%d threads): %s", c.name, nt, strings.Join(figs, "; "))
+				for _, nt := range []int{1, 3} {
+					figs, err := runCase(f, c, nt, be)
+					if err != nil {
+						t.Fatalf("case %s (%s, %d threads, %s) FAILED\n  expr: %s\n  error: %v\n  figures so far: %v",
+							c.name, c.kind, nt, how, c.expr, err, figs)
+					}
+					t.Logf("%s (%d threads, %s): %s", c.name, nt, how, strings.Join(figs, "; "))
+				}
 			}
 		})
 		if ok {

@@ -8,8 +8,8 @@
 // Where an op can write its result over an operand (element-wise style ops,
 // see can_inplace) and that operand dies with this node, the node takes the
 // operand's block. Leafs and inputs are placed before any node runs, so that
-// the caller can fill them first; inputs and outputs are never freed or
-// reused.
+// the caller can fill them first; inputs, outputs and the gradients of
+// parameters are never freed or reused.
 //
 // Offsets come from two packings of the same blocks, whichever needs less
 // memory: the walk's own (free blocks in an address-ordered list, best fit,
@@ -170,7 +170,7 @@ struct tinfo {
     int32_t block;       // its block (when placed by the plan)
     uint8_t own;         // holds its block (must return it)
     uint8_t placed;      // has an address (planned, or data of its own)
-    uint8_t pinned;      // an input: never freed
+    uint8_t pinned;      // an input, or a parameter's gradient: never freed
     uint8_t leaf;        // a leaf (the caller's data): never overwritten in place
     uint8_t counted;     // (a view) counted in its source's views
 };
@@ -516,6 +516,20 @@ static bool plan(lm_ggml_gallocr_t g, struct lm_ggml_cgraph * graph, const int *
             si->consumers++;
             if (s->flags & LM_GGML_TENSOR_FLAG_INPUT) si->pinned = 1;
             count_view(g, s);
+        }
+    }
+
+    // the gradients of the parameters are results, like outputs: a gradient
+    // can be another node's tensor (d(a - b)/da is the incoming gradient)
+    // that an in-place op would otherwise overwrite
+    if (graph->grads != NULL) {
+        for (int i = 0; i < graph->n_nodes + graph->n_leafs; i++) {
+            struct lm_ggml_tensor * t = i < graph->n_nodes ? graph->nodes[i] : graph->leafs[i - graph->n_nodes];
+            if (!(t->flags & LM_GGML_TENSOR_FLAG_PARAM)) continue;
+            struct lm_ggml_tensor * r[2] = { lm_ggml_graph_get_grad(graph, t), lm_ggml_graph_get_grad_acc(graph, t) };
+            for (int k = 0; k < 2; k++) {
+                if (r[k] != NULL) info_of(g, r[k]->view_src != NULL ? r[k]->view_src : r[k])->pinned = 1;
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 // 1), and for the parameters when accumulating over several computations. All
 // other gradients are ordinary, freshly computed tensors of ctx_compute.
 #include "ggml-impl.h"
+#include "ggml-backend.h"
 
 #include <stdlib.h>
 
@@ -59,7 +60,12 @@ void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph) {
             // d loss / d loss = 1 seeds the backward pass
             LM_GGML_ASSERT(acc->type == LM_GGML_TYPE_F32 && lm_ggml_is_scalar(acc) && "graph_reset: the loss must be an f32 scalar");
             LM_GGML_ASSERT(acc->data != NULL && "graph_reset: the loss gradient has no data");
-            *(float *) acc->data = 1.0f;
+            const float one = 1.0f;
+            if (acc->buffer != NULL) {
+                lm_ggml_backend_tensor_set(acc, &one, 0, sizeof(one)); // backend memory: through the backend
+            } else {
+                *(float *) acc->data = one;
+            }
         } else {
             lm_ggml_set_zero(acc);
         }

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ggml-impl.h"
+#include "ggml-backend.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -606,7 +607,10 @@ struct lm_ggml_tensor * lm_ggml_set_zero(struct lm_ggml_tensor * tensor) {
     if (lm_ggml_is_empty(tensor)) {
         return tensor;
     }
-    if (tensor->data != NULL) {
+    if (tensor->buffer != NULL) {
+        // backend memory may not be this process's: through the backend, as the reference
+        lm_ggml_backend_tensor_memset(tensor, 0, 0, lm_ggml_nbytes(tensor));
+    } else if (tensor->data != NULL) {
         memset(tensor->data, 0, lm_ggml_nbytes(tensor));
     }
     return tensor;

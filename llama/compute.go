@@ -19,78 +19,81 @@ type engine interface {
 	close()
 }
 
-// arenaEngine computes graphs in a context whose arena holds every tensor of
-// the graph (no reuse between nodes). The arena is sized once for the
-// largest graph the session can build and reused for every graph, so
-// nothing is allocated per token.
-type arenaEngine struct {
-	buf  []byte
-	free func()
+// backendEngine computes graphs on a CPU backend. Graph contexts hold only
+// tensor descriptions (in one small arena, reused); the graph allocator
+// places the tensors' data in its buffer, reserved once for the largest
+// graph of the session and reused for every graph (intermediates share
+// memory once they are dead), so nothing is allocated per token.
+type backendEngine struct {
+	be   *ggml.Backend
+	ga   *ggml.GraphAllocator
+	meta []byte // the arena of the graph contexts
 	ctx  *ggml.Context
-	tp   *ggml.Threadpool
 }
 
-func newArenaEngine(m *Model, kv *kvCache, maxBatch int, tp *ggml.Threadpool) (*arenaEngine, error) {
-	size, err := measureGraph(m, kv, maxBatch)
-	if err != nil {
-		return nil, err
-	}
-	buf, free, err := allocArena(size)
-	if err != nil {
-		return nil, err
-	}
-	return &arenaEngine{buf: buf, free: free, tp: tp}, nil
-}
-
-// measureGraph is the arena size of the largest graph: maxBatch tokens at the
-// end of the cache, logits for all of them.
-func measureGraph(m *Model, kv *kvCache, maxBatch int) (size int, err error) {
+func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendEngine, err error) {
 	defer recoverOp(&err)
-	meta := ggml.GraphOverhead(m.graphSize(), false) + 4*m.graphSize()*ggml.TensorOverhead()
-	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: meta, NoAlloc: true})
+	be, err := ggml.NewCPUBackend()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer ctx.Close()
-	m.build(ctx, kv, maxBatch, kv.nCtx-maxBatch, maxBatch)
-	size = ctx.UsedMem() + 1<<16
-	for _, t := range ctx.Tensors() {
-		if t.ViewSrc() == nil && !t.HasData() {
-			size += (t.NBytes() + 63) &^ 63
-		}
+	if err := be.SetThreads(threads); err != nil {
+		be.Close()
+		return nil, err
 	}
-	return size, nil
+	ga, err := ggml.NewGraphAllocator(be.BufferType())
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	n := m.graphSize()
+	e = &backendEngine{be: be, ga: ga, meta: make([]byte, ggml.GraphOverhead(n, false)+2*n*ggml.TensorOverhead()+4096)}
+	// the largest usual graph: a full batch at the end of the cache, the
+	// logits of its last token (EvalAll's graphs grow the buffer once)
+	ctx, err := e.context()
+	if err == nil {
+		err = ga.Reserve(m.build(ctx, kv, maxBatch, kv.nCtx-maxBatch, 1).g)
+	}
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
 }
 
-func (e *arenaEngine) context() (*ggml.Context, error) {
+func (e *backendEngine) context() (*ggml.Context, error) {
 	if e.ctx != nil {
 		e.ctx.Close()
 	}
 	var err error
-	e.ctx, err = ggml.NewContext(ggml.ContextOptions{Buffer: e.buf})
+	e.ctx, err = ggml.NewContext(ggml.ContextOptions{Buffer: e.meta, NoAlloc: true})
 	return e.ctx, err
 }
 
-func (e *arenaEngine) run(_ context.Context, b *batchGraph, tokens []int32) error {
+func (e *backendEngine) run(ctx context.Context, b *batchGraph, tokens []int32) error {
+	if err := e.ga.Alloc(b.g); err != nil {
+		return err
+	}
 	if err := b.setInputs(tokens); err != nil {
 		return err
 	}
-	return b.g.ComputeWith(e.tp)
+	return e.be.Compute(ctx, b.g)
 }
 
-func (e *arenaEngine) close() {
+// computeBytes is the size of the compute buffer.
+func (e *backendEngine) computeBytes() int { return e.ga.BufferSize(0) }
+
+func (e *backendEngine) close() {
 	if e.ctx != nil {
 		e.ctx.Close()
 		e.ctx = nil
 	}
-	if e.free != nil {
-		e.free()
-		e.free, e.buf = nil, nil
-	}
+	e.ga.Close()
+	e.be.Close()
 }
 
-// recoverOp turns a panic with a *ggml.OpError (a graph the core rejects,
-// e.g. a weight type without a kernel) into an error.
+// recoverOp turns a panic with a *ggml.OpError (a graph the core rejects)
+// into an error.
 func recoverOp(err *error) {
 	if r := recover(); r != nil {
 		if oe, ok := r.(*ggml.OpError); ok {

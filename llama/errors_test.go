@@ -74,7 +74,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestSessionErrors(t *testing.T) {
 	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 1, NFF: 48, NCtxTrain: 32}, false)
-	m, err := Load(path, LoadOptions{Copy: true})
+	m, err := Load(path, LoadOptions{Mmap: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,19 +58,23 @@ type Model struct {
 	RopeFreqs                *ggml.Tensor // optional per-dimension rope divisors
 	Layers                   []Layer
 
-	file    *gguf.File
+	file    *gguf.File // the mapped file (Mmap only)
 	weights *ggml.Context
+	buf     *ggml.Buffer // the backend buffer of the weights (nil with Mmap or NewModel)
 	tensors map[string]*ggml.Tensor
 }
 
 // LoadOptions configure Load.
 type LoadOptions struct {
-	// Copy reads the weights into memory instead of mapping the file.
-	Copy bool
+	// Mmap uses the weights in place in the memory-mapped file (nothing is
+	// copied; the pages are read as they are first used) instead of
+	// copying them into a backend buffer.
+	Mmap bool
 }
 
-// Load opens a llama-architecture GGUF model. The file is memory-mapped and
-// the weights are used in place (in the type the file stores them in).
+// Load reads a llama-architecture GGUF model: its weights, in the type the
+// file stores them in, go into a CPU backend buffer (or stay in the file's
+// mapping, see LoadOptions.Mmap).
 func Load(path string, opts LoadOptions) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -80,6 +84,10 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("llama: %s: %w", path, err)
+	}
+	if !opts.Mmap {
+		f.Close()
+		m.file = nil
 	}
 	return m, nil
 }
@@ -93,21 +101,21 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	if m.Vocab, err = LoadVocab(f); err != nil {
 		return nil, err
 	}
-	size := ggml.GGUFContextSize(f, opts.Copy) + 1<<10
-	if m.weights, err = ggml.NewContext(ggml.ContextOptions{MemSize: size, NoAlloc: !opts.Copy}); err != nil {
+	if m.weights, err = ggml.NewContext(ggml.ContextOptions{MemSize: ggml.GGUFContextSize(f, false) + 1<<10, NoAlloc: true}); err != nil {
 		return nil, err
 	}
-	if m.tensors, err = m.weights.LoadGGUF(f, opts.Copy); err != nil {
-		m.weights.Close()
-		return nil, err
+	if opts.Mmap {
+		m.tensors, err = m.weights.LoadGGUF(f, false)
+	} else {
+		m.tensors, m.buf, err = m.weights.LoadGGUFInto(f, ggml.CPUBufferType())
 	}
-	if err := m.bind(); err != nil {
-		m.weights.Close()
-		return nil, err
+	if err == nil {
+		err = m.bind()
 	}
-	if opts.Copy {
-		f.Close()
-		m.file = nil
+	if err != nil {
+		m.file = nil // the caller closes it
+		m.Close()
+		return nil, err
 	}
 	return m, nil
 }
@@ -273,6 +281,15 @@ func (m *Model) bind() error {
 	return nil
 }
 
+// WeightBytes is the size of the weights.
+func (m *Model) WeightBytes() int {
+	n := 0
+	for _, t := range m.tensors {
+		n += t.NBytes()
+	}
+	return n
+}
+
 // Tensor returns a weight of the model by its GGUF name, or nil.
 func (m *Model) Tensor(name string) *ggml.Tensor { return m.tensors[name] }
 
@@ -300,6 +317,10 @@ func (m *Model) Piece(id int32) string { return m.Vocab.Piece(id, false) }
 // Close releases the weights and the file mapping. Sessions of the model
 // must be closed first.
 func (m *Model) Close() error {
+	if m.buf != nil {
+		m.buf.Close()
+		m.buf = nil
+	}
 	if m.weights != nil {
 		m.weights.Close()
 		m.weights = nil

@@ -24,7 +24,6 @@ type Session struct {
 	m      *Model
 	opts   SessionOptions
 	kv     *kvCache
-	tp     *ggml.Threadpool
 	eng    engine
 	nPast  int
 	logits []float32 // what Eval returns
@@ -55,13 +54,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ); err != nil {
 		return nil, err
 	}
-	if s.tp, err = ggml.NewThreadpool(ggml.DefaultThreadpoolParams(opts.Threads)); err != nil {
-		s.kv.close()
-		return nil, err
-	}
-	eng, err := newArenaEngine(m, s.kv, opts.Batch, s.tp)
+	eng, err := newBackendEngine(m, s.kv, opts.Batch, opts.Threads)
 	if err != nil {
-		s.Close()
+		s.kv.close()
 		return nil, err
 	}
 	s.eng = eng
@@ -73,6 +68,15 @@ func (s *Session) Model() *Model { return s.m }
 
 // Pos is the number of tokens in the KV cache.
 func (s *Session) Pos() int { return s.nPast }
+
+// Memory reports the bytes the session holds: the KV cache and the compute
+// buffer (reserved once, for the largest graph).
+func (s *Session) Memory() (kvCache, compute int) {
+	if s.eng == nil {
+		return 0, 0
+	}
+	return s.kv.buf.Size(), s.eng.(*backendEngine).computeBytes()
+}
 
 // Threads is the number of compute threads.
 func (s *Session) Threads() int { return s.opts.Threads }
@@ -183,10 +187,6 @@ func (s *Session) Close() error {
 	if s.eng != nil {
 		s.eng.close()
 		s.eng = nil
-	}
-	if s.tp != nil {
-		s.tp.Close()
-		s.tp = nil
 	}
 	if s.kv != nil {
 		s.kv.close()

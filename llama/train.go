@@ -132,7 +132,7 @@ type TrainOptions struct {
 }
 
 // Train fits the f32 weights of m (from NewModel, or a model loaded with
-// LoadOptions{Copy: true}) to predict each next token of text, given as
+// Load without Mmap) to predict each next token of text, given as
 // token ids, with AdamW. ctx is checked between steps.
 func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err error) {
 	defer recoverOp(&err)
@@ -149,7 +149,7 @@ func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err err
 	}
 	for _, t := range m.tensors {
 		if t.Type() != ggml.TypeF32 || !t.HasData() || m.file != nil {
-			return errors.New("llama: Train: the weights must be f32 in memory (NewModel, or Load with Copy)")
+			return errors.New("llama: Train: the weights must be f32 in writable memory (NewModel, or Load without Mmap)")
 		}
 	}
 	if o.LR == 0 {

@@ -38,6 +38,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	kvF32 := fs.Bool("kv-f32", false, "keep the KV cache in f32 (default f16)")
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
 	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
+	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
 		fs.PrintDefaults()
@@ -49,7 +50,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("no model (-m)")
 	}
-	m, err := llama.Load(*model, llama.LoadOptions{})
+	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap})
 	if err != nil {
 		return err
 	}
@@ -88,6 +89,9 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.Close()
 
+	kvBytes, computeBytes := s.Memory()
+	fmt.Fprintf(stderr, "memory: weights %.1f MiB, KV cache %.1f MiB (%d positions), compute buffer %.1f MiB\n",
+		mib(m.WeightBytes()), mib(kvBytes), ctxSize, mib(computeBytes))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	out := bufio.NewWriter(stdout)
@@ -130,3 +134,5 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
+
+func mib(n int) float64 { return float64(n) / (1 << 20) }

@@ -375,6 +375,38 @@ static void test_inplace_chain(void) {
     lm_ggml_backend_free(be);
 }
 
+// d(a - b)/da is the incoming gradient itself, which the neg of d/db would
+// overwrite in place: a parameter's gradient is a result and must survive.
+static void test_param_grads_survive(void) {
+    lm_ggml_backend_t be = lm_ggml_backend_cpu_init();
+    struct lm_ggml_context * ctx = new_ctx(64 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead_custom(256, true), true);
+    struct lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 16);
+    struct lm_ggml_tensor * b = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 16);
+    lm_ggml_set_param(ctx, a);
+    lm_ggml_set_param(ctx, b);
+    struct lm_ggml_tensor * loss = lm_ggml_sum(ctx, lm_ggml_sub(ctx, a, b));
+    lm_ggml_set_loss(loss);
+    struct lm_ggml_cgraph * g = lm_ggml_new_graph_custom(ctx, 256, true);
+    lm_ggml_build_forward_expand(g, loss);
+    lm_ggml_build_backward_expand(ctx, ctx, g, false);
+    lm_ggml_gallocr_t ga = lm_ggml_gallocr_new(lm_ggml_backend_cpu_buffer_type());
+    check(lm_ggml_gallocr_alloc_graph(ga, g), "alloc the backward graph");
+    float v[16], ga_[16], gb_[16];
+    for (int i = 0; i < 16; i++) v[i] = (float) i;
+    lm_ggml_backend_tensor_set(a, v, 0, sizeof(v));
+    lm_ggml_backend_tensor_set(b, v, 0, sizeof(v));
+    lm_ggml_graph_reset(g);
+    check(lm_ggml_backend_graph_compute(be, g) == LM_GGML_STATUS_SUCCESS, "compute the backward graph");
+    lm_ggml_backend_tensor_get(lm_ggml_graph_get_grad(g, a), ga_, 0, sizeof(ga_));
+    lm_ggml_backend_tensor_get(lm_ggml_graph_get_grad(g, b), gb_, 0, sizeof(gb_));
+    bool ok = true;
+    for (int i = 0; i < 16; i++) ok &= ga_[i] == 1.0f && gb_[i] == -1.0f;
+    check(ok, "d/da = 1 and d/db = -1 both survive");
+    lm_ggml_gallocr_free(ga);
+    lm_ggml_free(ctx);
+    lm_ggml_backend_free(be);
+}
+
 // ---------------------------------------------------------------- re-planning, several buffers
 
 // A buffer type of its own (a distinct object of the CPU type's behaviour),
@@ -508,6 +540,7 @@ int main(void) {
     test_transformer(false);
     test_transformer(true);
     test_inplace_chain();
+    test_param_grads_survive();
     test_replan();
     test_ctx_tensors();
     printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);

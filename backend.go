@@ -1,0 +1,697 @@
+package ggml
+
+/*
+#include "glue.h"
+#include "ggml-backend.h"
+#include "ggml-backend-impl.h"
+#include "ggml-alloc.h"
+#include <stdatomic.h>
+#include <stdio.h>
+
+
+GG_DEF(struct lm_ggml_backend_buffer *, backend_buft_alloc_buffer, (struct lm_ggml_backend_buffer_type * bt, size_t size), (bt, size))
+GG_DEF(struct lm_ggml_backend_buffer *, backend_alloc_ctx_tensors_from_buft, (gg_c * ctx, struct lm_ggml_backend_buffer_type * bt), (ctx, bt))
+GG_DEFV(backend_buffer_clear, (struct lm_ggml_backend_buffer * b, uint8_t v), (b, v))
+GG_DEFV(backend_tensor_set, (gg_t * t, const void * d, size_t o, size_t n), (t, d, o, n))
+GG_DEFV(backend_tensor_get, (const gg_t * t, void * d, size_t o, size_t n), (t, d, o, n))
+GG_DEFV(backend_cpu_set_n_threads, (struct lm_ggml_backend * b, int n), (b, n))
+GG_DEFV(backend_cpu_set_threadpool, (struct lm_ggml_backend * b, struct lm_ggml_threadpool * tp), (b, tp))
+
+// The cancellation flag of a Go context.Context, read by the backend's abort
+// callback after each node.
+typedef struct { atomic_int stop; } gg_abort_flag;
+static bool gg_abort_cb(void * p) { return atomic_load(&((gg_abort_flag *) p)->stop) != 0; }
+static gg_abort_flag * gg_abort_new(void) { return calloc(1, sizeof(gg_abort_flag)); }
+static void gg_abort_set(gg_abort_flag * f, int v) { atomic_store(&f->stop, v); }
+
+// Installs (f != NULL) or removes the abort callback, if the backend's
+// registry offers one. Returns whether it could.
+static bool gg_backend_set_abort(struct lm_ggml_backend * b, gg_abort_flag * f) {
+    lm_ggml_backend_reg_t reg = lm_ggml_backend_dev_backend_reg(lm_ggml_backend_get_device(b));
+    lm_ggml_backend_set_abort_callback_t fn = (lm_ggml_backend_set_abort_callback_t)
+        lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_set_abort_callback");
+    if (fn == NULL) return false;
+    fn(b, f != NULL ? gg_abort_cb : NULL, f);
+    return true;
+}
+
+// Computes g on b. On failure e holds the reason.
+static int gg_backend_compute(struct lm_ggml_backend * b, gg_g * g, gg_err * e) {
+    lm_backend_clear_error();
+    struct lm_ggml_err_frame fr;
+    if (LM_GGML_TRY(&fr)) {
+        e->failed = 1;
+        memcpy(e->msg, fr.msg, sizeof(e->msg));
+        return LM_GGML_STATUS_FAILED;
+    }
+    const int st = lm_ggml_backend_graph_compute(b, g);
+    lm_ggml_err_pop(&fr);
+    if (st == LM_GGML_STATUS_FAILED || st == LM_GGML_STATUS_ALLOC_FAILED) {
+        e->failed = 1;
+        snprintf(e->msg, sizeof(e->msg), "%s", lm_backend_last_error()[0] != '\0' ? lm_backend_last_error() : lm_ggml_status_to_string(st));
+    }
+    return st;
+}
+
+// Forgets where ctx's tensors in the given memory ranges live (data and
+// buffer become NULL): the memory is about to be freed or reused. A tensor
+// is in a range if its buffer is that buffer or its data lies in it (views
+// made before lm_ggml_backend_view_init have data but no buffer).
+static void gg_detach(gg_c * ctx, struct lm_ggml_backend_buffer ** bufs, uintptr_t * base, size_t * size, int n) {
+    for (gg_t * t = lm_ggml_get_first_tensor(ctx); t != NULL; t = lm_ggml_get_next_tensor(ctx, t)) {
+        for (int i = 0; i < n; i++) {
+            const uintptr_t p = (uintptr_t) t->data;
+            if (t->buffer == bufs[i] || (t->data != NULL && p >= base[i] && p - base[i] < size[i])) {
+                t->data = NULL;
+                t->buffer = NULL;
+                break;
+            }
+        }
+    }
+}
+
+// A host copy of t: a tensor struct like t whose data is a copy of t's bytes
+// (the same strides). NULL with e set on failure.
+static gg_t * gg_shadow_get(gg_err * e, gg_t * t) {
+    const size_t n = lm_ggml_nbytes(t);
+    gg_t * s = malloc(sizeof(gg_t) + n + 1);
+    if (s == NULL) {
+        e->failed = 1;
+        snprintf(e->msg, sizeof(e->msg), "out of memory (%zu bytes)", n);
+        return NULL;
+    }
+    *s = *t;
+    s->data = s + 1;
+    s->buffer = NULL;
+    s->view_src = NULL;
+    gg_backend_tensor_get(e, t, s->data, 0, n);
+    if (e->failed) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void gg_shadow_put(gg_err * e, gg_t * t, gg_t * s) {
+    gg_backend_tensor_set(e, t, s->data, 0, lm_ggml_nbytes(t));
+}
+
+static bool gg_data_is_host(const gg_t * t) {
+    const gg_t * o = t->view_src != NULL ? t->view_src : t;
+    struct lm_ggml_backend_buffer * b = t->buffer != NULL ? t->buffer : o->buffer;
+    return b == NULL || lm_ggml_backend_buffer_is_host(b);
+}
+
+static struct lm_ggml_backend_buffer * gg_tensor_buffer(const gg_t * t) {
+    return t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
+}
+
+static void gg_clear_data(gg_t * t) { t->data = NULL; t->buffer = NULL; }
+
+static void * gg_buffer_base(struct lm_ggml_backend_buffer * b) { return lm_ggml_backend_buffer_get_base(b); }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// ---------------------------------------------------------------- backends
+
+// Backend computes graphs: lm_ggml_backend_t. It is safe for concurrent use;
+// computations on one backend run one after the other.
+type Backend struct {
+	mu      sync.Mutex
+	b       *C.struct_lm_ggml_backend
+	abort   *C.gg_abort_flag
+	pool    *Threadpool // set with SetThreadpool: kept alive while in use
+	cleanup runtime.Cleanup
+}
+
+type backendHandle struct {
+	b     *C.struct_lm_ggml_backend
+	abort *C.gg_abort_flag
+}
+
+func freeBackend(h backendHandle) {
+	C.lm_ggml_backend_free(h.b)
+	C.free(unsafe.Pointer(h.abort))
+}
+
+// ErrClosedBackend is the panic value when a closed Backend is used.
+var ErrClosedBackend = errors.New("ggml: use of closed backend")
+
+// NewCPUBackend creates a CPU backend. It computes with runtime.NumCPU()
+// threads (see SetThreads) of a pool of its own, kept between computations.
+func NewCPUBackend() (*Backend, error) {
+	initOnce()
+	b := C.lm_ggml_backend_cpu_init()
+	if b == nil {
+		return nil, errors.New("ggml: NewCPUBackend: cannot create the backend")
+	}
+	return newBackend(b)
+}
+
+func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
+	abort := C.gg_abort_new()
+	if abort == nil {
+		C.lm_ggml_backend_free(b)
+		return nil, errors.New("ggml: out of memory")
+	}
+	be := &Backend{b: b, abort: abort}
+	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort})
+	if C.lm_ggml_backend_is_cpu(b) {
+		n := min(runtime.NumCPU(), MaxThreads)
+		var e C.gg_err
+		C.gg_backend_cpu_set_n_threads(&e, b, C.int(n))
+	}
+	return be, nil
+}
+
+func (b *Backend) ptr() *C.struct_lm_ggml_backend {
+	if b == nil || b.b == nil {
+		panic(ErrClosedBackend)
+	}
+	return b.b
+}
+
+// Close frees the backend. Buffers made from its buffer type stay valid.
+// Close is idempotent.
+func (b *Backend) Close() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b == nil {
+		return nil
+	}
+	b.cleanup.Stop()
+	freeBackend(backendHandle{b.b, b.abort})
+	b.b, b.abort, b.pool = nil, nil, nil
+	return nil
+}
+
+// Name is the backend's name ("CPU").
+func (b *Backend) Name() string { return C.GoString(C.lm_ggml_backend_name(b.ptr())) }
+
+// IsCPU reports whether this is a CPU backend.
+func (b *Backend) IsCPU() bool { return bool(C.lm_ggml_backend_is_cpu(b.ptr())) }
+
+// SetThreads sets the number of threads a CPU backend computes with.
+func (b *Backend) SetThreads(n int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.ptr()
+	if !C.lm_ggml_backend_is_cpu(p) {
+		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", b.Name())
+	}
+	if n < 1 || n > MaxThreads {
+		return fmt.Errorf("ggml: SetThreads: thread count %d out of range [1, %d]", n, MaxThreads)
+	}
+	var e C.gg_err
+	C.gg_backend_cpu_set_n_threads(&e, p, C.int(n))
+	return cError("SetThreads", &e)
+}
+
+// SetThreadpool makes a CPU backend compute on tp's threads (nil: its own
+// pool again). The backend keeps tp alive while it is set; closing tp while
+// it is set makes computations fail.
+func (b *Backend) SetThreadpool(tp *Threadpool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.ptr()
+	if !C.lm_ggml_backend_is_cpu(p) {
+		return fmt.Errorf("ggml: SetThreadpool: %s is not a CPU backend", b.Name())
+	}
+	var ctp *C.struct_lm_ggml_threadpool
+	if tp != nil {
+		ctp = tp.ptr()
+	}
+	var e C.gg_err
+	C.gg_backend_cpu_set_threadpool(&e, p, ctp)
+	if err := cError("SetThreadpool", &e); err != nil {
+		return err
+	}
+	b.pool = tp
+	return nil
+}
+
+// BufferType is the backend's default buffer type.
+func (b *Backend) BufferType() *BufferType {
+	bt := C.lm_ggml_backend_get_default_buffer_type(b.ptr())
+	return &BufferType{bt: bt, owner: b}
+}
+
+// NewBuffer allocates a buffer of the backend's default type.
+func (b *Backend) NewBuffer(size int) (*Buffer, error) { return b.BufferType().NewBuffer(size) }
+
+// Supports reports whether the backend can compute t's op for t's types
+// (and reach its sources' memory).
+func (b *Backend) Supports(t *Tensor) bool {
+	return bool(C.lm_ggml_backend_supports_op(b.ptr(), t.ptr()))
+}
+
+// Compute computes g. Every tensor of g needs data (a context that
+// allocates, AllocTensors, or a GraphAllocator); a tensor without is an
+// error. Cancelling ctx stops the computation after the node being
+// computed; Compute then returns ctx.Err().
+func (b *Backend) Compute(ctx context.Context, g *Graph) error {
+	g.checkOpen()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.ptr()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.pool != nil {
+		b.pool.mu.Lock()
+		defer b.pool.mu.Unlock()
+		if b.pool.tp == nil {
+			return fmt.Errorf("ggml: Compute: %w", ErrClosedThreadpool)
+		}
+	}
+	cancellable := false
+	if done := ctx.Done(); done != nil {
+		C.gg_abort_set(b.abort, 0)
+		if C.gg_backend_set_abort(p, b.abort) {
+			cancellable = true
+			stop := make(chan struct{})
+			var watcher sync.WaitGroup
+			watcher.Go(func() {
+				select {
+				case <-done:
+					C.gg_abort_set(b.abort, 1)
+				case <-stop:
+				}
+			})
+			defer func() {
+				close(stop)
+				watcher.Wait() // the flag is the backend's: nobody touches it after Close
+				C.gg_backend_set_abort(p, nil)
+			}()
+		}
+	}
+	var e C.gg_err
+	st := C.gg_backend_compute(p, g.g, &e)
+	runtime.KeepAlive(g)
+	switch {
+	case st == C.LM_GGML_STATUS_ABORTED && cancellable && ctx.Err() != nil:
+		return ctx.Err()
+	case e.failed != 0:
+		return fmt.Errorf("ggml: Compute: %s", C.GoString(&e.msg[0]))
+	case st != C.LM_GGML_STATUS_SUCCESS:
+		return statusError(C.int(st))
+	}
+	return g.customOpError()
+}
+
+// cError converts a C failure reported through e into an error.
+func cError(op string, e *C.gg_err) error {
+	if e.failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("ggml: %s: %s", op, C.GoString(&e.msg[0]))
+}
+
+// ---------------------------------------------------------------- buffer types
+
+// BufferType describes a kind of memory tensors can live in:
+// lm_ggml_backend_buffer_type_t. Buffer types are owned by their backend
+// or device and need no closing.
+type BufferType struct {
+	bt    *C.struct_lm_ggml_backend_buffer_type
+	owner *Backend // keeps the backend alive (nil: a static type)
+}
+
+// CPUBufferType is the buffer type of host memory.
+func CPUBufferType() *BufferType {
+	initOnce()
+	return &BufferType{bt: C.lm_ggml_backend_cpu_buffer_type()}
+}
+
+func (bt *BufferType) ptr() *C.struct_lm_ggml_backend_buffer_type {
+	if bt == nil || bt.bt == nil {
+		panic(&OpError{Op: "BufferType", Msg: "nil buffer type"})
+	}
+	return bt.bt
+}
+
+// Name is the buffer type's name ("CPU").
+func (bt *BufferType) Name() string { return C.GoString(C.lm_ggml_backend_buft_name(bt.ptr())) }
+
+// Alignment is the alignment of tensor data in buffers of this type.
+func (bt *BufferType) Alignment() int { return int(C.lm_ggml_backend_buft_get_alignment(bt.ptr())) }
+
+// MaxSize is the largest buffer of this type (larger allocations of
+// AllocTensors are split).
+func (bt *BufferType) MaxSize() int {
+	n := uint64(C.lm_ggml_backend_buft_get_max_size(bt.ptr()))
+	if n > uint64(^uint(0)>>1) {
+		return int(^uint(0) >> 1)
+	}
+	return int(n)
+}
+
+// IsHost reports whether buffers of this type are memory of this process.
+func (bt *BufferType) IsHost() bool { return bool(C.lm_ggml_backend_buft_is_host(bt.ptr())) }
+
+// NewBuffer allocates a buffer of size bytes.
+func (bt *BufferType) NewBuffer(size int) (*Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("ggml: NewBuffer: negative size %d", size)
+	}
+	var e C.gg_err
+	b := C.gg_backend_buft_alloc_buffer(&e, bt.ptr(), C.size_t(size))
+	if err := cError("NewBuffer", &e); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, fmt.Errorf("ggml: NewBuffer: cannot allocate a %s buffer of %d bytes", bt.Name(), size)
+	}
+	return newBuffer(b, bt, nil), nil
+}
+
+// ---------------------------------------------------------------- buffers
+
+// BufferUsage tells a backend what a buffer holds (lm_ggml_backend_buffer_usage).
+type BufferUsage int32
+
+// Buffer usages.
+const (
+	BufferUsageAny     BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_ANY
+	BufferUsageWeights BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS
+	BufferUsageCompute BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_COMPUTE
+)
+
+// ErrClosedBuffer is the panic value when a closed Buffer is used.
+var ErrClosedBuffer = errors.New("ggml: use of closed buffer")
+
+// Buffer is memory of a buffer type holding tensors: lm_ggml_backend_buffer_t.
+// Tensors allocated in it (Context.AllocTensors) keep it alive; Close frees
+// it at once and the tensors lose their data (using them is then an error).
+type Buffer struct {
+	mu      sync.Mutex
+	b       *C.struct_lm_ggml_backend_buffer
+	bt      *BufferType
+	mem     memRanges // its memory (the parts of a multi-buffer)
+	users   contextSet
+	cleanup runtime.Cleanup
+}
+
+func newBuffer(b *C.struct_lm_ggml_backend_buffer, bt *BufferType, parts []*C.struct_lm_ggml_backend_buffer) *Buffer {
+	buf := &Buffer{b: b, bt: bt}
+	buf.mem.add(b)
+	for _, p := range parts {
+		buf.mem.add(p)
+	}
+	buf.cleanup = runtime.AddCleanup(buf, func(p *C.struct_lm_ggml_backend_buffer) { C.lm_ggml_backend_buffer_free(p) }, b)
+	owners.add(buf.mem.bufs, buf)
+	return buf
+}
+
+func (b *Buffer) ptr() *C.struct_lm_ggml_backend_buffer {
+	if b == nil || b.b == nil {
+		panic(ErrClosedBuffer)
+	}
+	return b.b
+}
+
+// Close detaches the tensors allocated in the buffer and frees it.
+// Close is idempotent.
+func (b *Buffer) Close() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b == nil {
+		return nil
+	}
+	b.users.detach(&b.mem)
+	owners.remove(b.mem.bufs)
+	b.cleanup.Stop()
+	C.lm_ggml_backend_buffer_free(b.b)
+	b.b = nil
+	return nil
+}
+
+// Size is the buffer's size in bytes.
+func (b *Buffer) Size() int { return int(C.lm_ggml_backend_buffer_get_size(b.ptr())) }
+
+// Name is the name of the buffer's type.
+func (b *Buffer) Name() string { return C.GoString(C.lm_ggml_backend_buffer_name(b.ptr())) }
+
+// Type is the buffer's type.
+func (b *Buffer) Type() *BufferType { b.ptr(); return b.bt }
+
+// IsHost reports whether the buffer is memory of this process.
+func (b *Buffer) IsHost() bool { return bool(C.lm_ggml_backend_buffer_is_host(b.ptr())) }
+
+// Clear sets every byte of the buffer to v.
+func (b *Buffer) Clear(v byte) error {
+	var e C.gg_err
+	C.gg_backend_buffer_clear(&e, b.ptr(), C.uint8_t(v))
+	return cError("Clear", &e)
+}
+
+// Usage is what the buffer holds.
+func (b *Buffer) Usage() BufferUsage { return BufferUsage(C.lm_ggml_backend_buffer_get_usage(b.ptr())) }
+
+// SetUsage tells the backend what the buffer holds.
+func (b *Buffer) SetUsage(u BufferUsage) {
+	C.lm_ggml_backend_buffer_set_usage(b.ptr(), C.enum_lm_ggml_backend_buffer_usage(u))
+}
+
+// ---------------------------------------------------------------- who points into which memory
+
+// memRanges is a set of C buffers and their address ranges.
+type memRanges struct {
+	bufs []*C.struct_lm_ggml_backend_buffer
+	base []C.uintptr_t
+	size []C.size_t
+}
+
+func (m *memRanges) add(b *C.struct_lm_ggml_backend_buffer) {
+	for _, x := range m.bufs {
+		if x == b {
+			return
+		}
+	}
+	m.bufs = append(m.bufs, b)
+	m.base = append(m.base, C.uintptr_t(uintptr(C.gg_buffer_base(b))))
+	m.size = append(m.size, C.lm_ggml_backend_buffer_get_size(b))
+}
+
+// contextSet is the contexts whose tensors (or views of them) live in some
+// memory: when the memory goes, their tensors are detached.
+type contextSet struct {
+	mu   sync.Mutex
+	ctxs map[*Context]struct{}
+}
+
+func (s *contextSet) add(ctx *Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctxs == nil {
+		s.ctxs = map[*Context]struct{}{}
+	}
+	s.ctxs[ctx] = struct{}{}
+}
+
+// detach clears the data of the tensors in m of every open context of s,
+// and forgets the contexts.
+func (s *contextSet) detach(m *memRanges) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(m.bufs) == 0 {
+		s.ctxs = nil
+		return
+	}
+	for ctx := range s.ctxs {
+		if ctx.c != nil {
+			C.gg_detach(ctx.c, &m.bufs[0], &m.base[0], &m.size[0], C.int(len(m.bufs)))
+		}
+	}
+	s.ctxs = nil
+}
+
+// memOwner is a Go object owning backend memory: a Buffer or a GraphAllocator.
+type memOwner interface {
+	track(ctx *Context)
+}
+
+func (b *Buffer) track(ctx *Context) {
+	b.users.add(ctx)
+	ctx.keepAlive(b)
+}
+
+// owners maps the C buffers of live owners to them, so that a view made in
+// any context of a tensor in backend memory is detached with it.
+var owners ownerMap
+
+type ownerMap struct{ m sync.Map }
+
+func (o *ownerMap) add(bufs []*C.struct_lm_ggml_backend_buffer, owner memOwner) {
+	for _, b := range bufs {
+		o.m.Store(b, owner)
+	}
+}
+
+func (o *ownerMap) remove(bufs []*C.struct_lm_ggml_backend_buffer) {
+	for _, b := range bufs {
+		o.m.Delete(b)
+	}
+}
+
+// trackBackendView registers ctx with the owner of t's memory when t is in
+// backend memory (called for every tensor the package wraps: no cgo call).
+func trackBackendView(ctx *Context, t *C.struct_lm_ggml_tensor) {
+	b := t.buffer
+	if b == nil && t.view_src != nil {
+		b = t.view_src.buffer
+	}
+	if b == nil {
+		return
+	}
+	if owner, ok := owners.m.Load(b); ok {
+		owner.(memOwner).track(ctx)
+	}
+}
+
+// ---------------------------------------------------------------- tensors in backend memory
+
+// AllocTensors allocates every tensor of a NoAlloc context that has no data
+// yet in one buffer of target's type (target is a *Backend, its default
+// type, or a *BufferType), or in several if the type's maximum size
+// requires it (one Buffer owns them all). Views get their source's memory.
+// ErrNothingToAllocate if every tensor already has data.
+func (ctx *Context) AllocTensors(target any) (*Buffer, error) {
+	var bt *BufferType
+	switch v := target.(type) {
+	case *Backend:
+		bt = v.BufferType()
+	case *BufferType:
+		bt = v
+	default:
+		return nil, fmt.Errorf("ggml: AllocTensors: target is %T, not a *Backend or *BufferType", target)
+	}
+	p := ctx.ptr()
+	var e C.gg_err
+	b := C.gg_backend_alloc_ctx_tensors_from_buft(&e, p, bt.ptr())
+	if err := cError("AllocTensors", &e); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		for _, t := range ctx.Tensors() {
+			if !t.HasData() && t.ViewSrc() == nil {
+				return nil, fmt.Errorf("ggml: AllocTensors: cannot allocate the tensors of the context in a %s buffer", bt.Name())
+			}
+		}
+		return nil, ErrNothingToAllocate
+	}
+	// the parts a multi-buffer's tensors point to
+	var parts []*C.struct_lm_ggml_backend_buffer
+	for t := C.lm_ggml_get_first_tensor(p); t != nil; t = C.lm_ggml_get_next_tensor(p, t) {
+		if tb := C.gg_tensor_buffer(t); tb != nil && tb != b {
+			parts = append(parts, tb)
+		}
+	}
+	buf := newBuffer(b, bt, parts)
+	buf.track(ctx)
+	return buf, nil
+}
+
+// ErrNothingToAllocate is returned by AllocTensors when every tensor of the
+// context already has data.
+var ErrNothingToAllocate = errors.New("ggml: AllocTensors: every tensor already has data")
+
+// LoadGGUFInto creates in c (which must be NoAlloc) one tensor per tensor of
+// f, named and shaped as in the file, allocates them in target (a *Backend
+// or *BufferType, as AllocTensors) and copies their data from f. f may be
+// closed afterwards.
+func (c *Context) LoadGGUFInto(f *gguf.File, target any) (map[string]*Tensor, *Buffer, error) {
+	if !c.NoAlloc() {
+		return nil, nil, errors.New("ggml: LoadGGUFInto needs a NoAlloc context")
+	}
+	tensors, err := c.LoadGGUF(f, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(tensors) == 0 {
+		return tensors, nil, nil
+	}
+	// LoadGGUF without copy pointed the tensors at the file's memory: start over from no data
+	for _, t := range tensors {
+		C.gg_clear_data(t.ptr())
+	}
+	buf, err := c.AllocTensors(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, t := range tensors {
+		data, err := f.TensorData(name)
+		if err != nil {
+			_ = buf.Close()
+			return nil, nil, err
+		}
+		if len(data) != t.NBytes() {
+			_ = buf.Close()
+			return nil, nil, fmt.Errorf("ggml: LoadGGUFInto: tensor %q has %d bytes in the file, %d in memory", name, len(data), t.NBytes())
+		}
+		if len(data) == 0 {
+			continue
+		}
+		var e C.gg_err
+		C.gg_backend_tensor_set(&e, t.ptr(), unsafe.Pointer(unsafe.SliceData(data)), 0, C.size_t(len(data)))
+		runtime.KeepAlive(f)
+		if err := cError("LoadGGUFInto", &e); err != nil {
+			_ = buf.Close()
+			return nil, nil, err
+		}
+	}
+	return tensors, buf, nil
+}
+
+// Buffer is the Go buffer the tensor's data lives in, or nil (context
+// memory, a graph allocator's buffer, or no data).
+func (t *Tensor) Buffer() *Buffer {
+	b := C.gg_tensor_buffer(t.ptr())
+	if b == nil {
+		return nil
+	}
+	if o, ok := owners.m.Load(b); ok {
+		if buf, ok := o.(*Buffer); ok {
+			return buf
+		}
+	}
+	return nil
+}
+
+// withData runs f on the tensor's bytes in this process's memory: the tensor
+// itself, or, for a tensor in a buffer of another kind of memory, a copy read
+// through the backend (and written back after f when write is set).
+func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
+	p := t.requireData(op)
+	defer runtime.KeepAlive(t) // the memory must outlive the C calls (see Graph.compute)
+	if p.data == nil || C.gg_data_is_host(p) {
+		f(p)
+		return
+	}
+	var e C.gg_err
+	s := C.gg_shadow_get(&e, p)
+	check(op, &e)
+	defer C.free(unsafe.Pointer(s))
+	f(s)
+	if write {
+		C.gg_shadow_put(&e, p, s)
+		check(op, &e)
+	}
+}

@@ -1,0 +1,420 @@
+package ggml
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ggml-go/ggml/gguf"
+	"github.com/stretchr/testify/require"
+)
+
+// quietLog drops the core's log for the rest of the test (errors it logs
+// on purpose).
+func quietLog(t *testing.T) {
+	SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { SetLogger(nil) })
+}
+
+// mlp builds y = soft_max(w2 * silu(w1 * x + b1)) in ctx over weights wctx.
+type mlp struct {
+	w1, b1, w2, x, y *Tensor
+}
+
+func newMLP(wctx, ctx *Context) *mlp {
+	m := &mlp{
+		w1: wctx.NewTensor2D(TypeF32, 32, 48).SetName("w1"),
+		b1: wctx.NewTensor1D(TypeF32, 48).SetName("b1"),
+		w2: wctx.NewTensor2D(TypeF32, 48, 16).SetName("w2"),
+	}
+	m.x = ctx.NewTensor2D(TypeF32, 32, 5).SetName("x").SetInput()
+	h := ctx.Silu(ctx.Add(ctx.MulMat(m.w1, m.x), m.b1))
+	m.y = ctx.SoftMax(ctx.MulMat(m.w2, h)).SetName("y").SetOutput()
+	return m
+}
+
+func ramp(n int, seed float32) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32((i*37+int(seed*100))%23)/23 - 0.5
+	}
+	return v
+}
+
+func (m *mlp) fill(t *testing.T) {
+	require.NoError(t, m.w1.SetFloat32s(ramp(32*48, 1)))
+	require.NoError(t, m.b1.SetFloat32s(ramp(48, 2)))
+	require.NoError(t, m.w2.SetFloat32s(ramp(48*16, 3)))
+	require.NoError(t, m.x.SetFloat32s(ramp(32*5, 4)))
+}
+
+// reference computes the MLP in an allocating context with Graph.Compute.
+func referenceMLP(t *testing.T, nThreads int) []float32 {
+	ctx, err := NewContext(ContextOptions{MemSize: 4 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+	m := newMLP(ctx, ctx)
+	m.fill(t)
+	require.NoError(t, ctx.NewGraph().BuildForward(m.y).Compute(nThreads))
+	v, err := m.y.Float32s()
+	require.NoError(t, err)
+	return v
+}
+
+// backendMLP sets up the MLP for a backend: weights in a buffer, the graph
+// in a NoAlloc context.
+func backendMLP(t *testing.T, be *Backend) (m *mlp, g *Graph, wctx, ctx *Context, wbuf *Buffer) {
+	var err error
+	wctx, err = NewContext(ContextOptions{MemSize: 16 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	ctx, err = NewContext(ContextOptions{MemSize: 64*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	m = newMLP(wctx, ctx)
+	wbuf, err = wctx.AllocTensors(be)
+	require.NoError(t, err)
+	g = ctx.NewGraph().BuildForward(m.y)
+	return m, g, wctx, ctx, wbuf
+}
+
+func TestBackendCPUComputeMatchesGraphCompute(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	require.True(t, be.IsCPU())
+	require.Equal(t, "CPU", be.Name())
+	require.GreaterOrEqual(t, be.BufferType().Alignment(), 64)
+	require.True(t, be.BufferType().IsHost())
+
+	for _, nt := range []int{1, 3} {
+		require.NoError(t, be.SetThreads(nt))
+		m, g, wctx, ctx, wbuf := backendMLP(t, be)
+		require.Equal(t, 1, len(wctx.keep), "the weights context keeps its buffer")
+		require.Same(t, wbuf, m.w1.Buffer())
+		ga, err := NewGraphAllocator(be.BufferType())
+		require.NoError(t, err)
+		require.NoError(t, ga.Reserve(g))
+		require.NoError(t, ga.Alloc(g))
+		require.Greater(t, ga.BufferSize(0), 0)
+		m.fill(t)
+		require.NoError(t, be.Compute(context.Background(), g))
+		got, err := m.y.Float32s()
+		require.NoError(t, err)
+		require.Equal(t, referenceMLP(t, nt), got, "bit-identical to Graph.Compute with %d threads", nt)
+
+		// again, after allocating the same graph again: the input survived
+		require.NoError(t, ga.Alloc(g))
+		require.NoError(t, be.Compute(context.Background(), g))
+		again, err := m.y.Float32s()
+		require.NoError(t, err)
+		require.Equal(t, got, again)
+		require.NoError(t, ga.Close())
+		require.NoError(t, wbuf.Close())
+		require.NoError(t, ctx.Close())
+		require.NoError(t, wctx.Close())
+	}
+}
+
+func TestBackendThreadpool(t *testing.T) {
+	quietLog(t)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	require.NoError(t, be.SetThreadpool(tp))
+	m, g, _, _, _ := backendMLP(t, be)
+	ga, err := NewGraphAllocator()
+	require.NoError(t, err)
+	require.NoError(t, ga.Alloc(g))
+	m.fill(t)
+	require.NoError(t, be.Compute(context.Background(), g))
+	got, _ := m.y.Float32s()
+	require.Equal(t, referenceMLP(t, 2), got)
+
+	require.NoError(t, tp.Close())
+	err = be.Compute(context.Background(), g)
+	require.ErrorIs(t, err, ErrClosedThreadpool, "a closed pool makes computations fail, not crash")
+	require.NoError(t, be.SetThreadpool(nil))
+	require.NoError(t, be.Compute(context.Background(), g))
+	require.Error(t, be.SetThreads(0))
+	require.Error(t, be.SetThreads(MaxThreads+1))
+}
+
+// A custom op that cancels the computation the first time it runs.
+func TestBackendComputeCancel(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+
+	cctx, cancel := context.WithCancel(context.Background())
+	x := ctx.NewTensor1D(TypeF32, 64).Fill(1)
+	calls := 0
+	y := ctx.MapCustom1(x, func(dst, src *Tensor, ith, nth int) {
+		calls++
+		cancel()
+		time.Sleep(20 * time.Millisecond) // the watcher sets the flag meanwhile
+	}, 1)
+	for range 50 {
+		y = ctx.Scale(y, 1.0001)
+	}
+	g := ctx.NewGraph().BuildForward(y)
+	err = be.Compute(cctx, g)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, calls)
+
+	// cancelled before: not started
+	err = be.Compute(cctx, g)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, calls)
+
+	// a deadline far away does not disturb
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Hour)
+	defer dcancel()
+	y2 := ctx.Scale(x, 2)
+	require.NoError(t, be.Compute(dctx, ctx.NewGraph().BuildForward(y2)))
+	require.Equal(t, float32(2), y2.F32(3))
+}
+
+func TestBackendMisuse(t *testing.T) {
+	quietLog(t)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+
+	// a NoAlloc tensor computed before it has memory: an error naming it
+	ctx, err := NewContext(ContextOptions{MemSize: 32*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	a := ctx.NewTensor1D(TypeF32, 8).SetName("a")
+	b := ctx.Scale(a, 2)
+	g := ctx.NewGraph().BuildForward(b)
+	err = be.Compute(context.Background(), g)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no data")
+	require.False(t, a.HasData())
+	requireOpPanic(t, "Float32s", func() { _, _ = a.Float32s() })
+
+	// AllocTensors: a bad target, then the real thing, then nothing left to do
+	_, err = ctx.AllocTensors(42)
+	require.Error(t, err)
+	buf, err := ctx.AllocTensors(CPUBufferType())
+	require.NoError(t, err)
+	_, err = ctx.AllocTensors(be)
+	require.ErrorIs(t, err, ErrNothingToAllocate)
+	require.True(t, a.HasData() && b.HasData())
+	require.NoError(t, a.SetFloat32s([]float32{1, 2, 3, 4, 5, 6, 7, 8}))
+	require.NoError(t, be.Compute(context.Background(), g))
+	require.Equal(t, float32(16), b.F32(7))
+	require.Equal(t, BufferUsageAny, buf.Usage())
+	buf.SetUsage(BufferUsageWeights)
+	require.Equal(t, BufferUsageWeights, buf.Usage())
+	require.Equal(t, "CPU", buf.Name())
+	require.True(t, buf.IsHost())
+	require.GreaterOrEqual(t, buf.Size(), 64)
+
+	// a view made in another context after allocation
+	other, err := NewContext(ContextOptions{MemSize: 8 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer other.Close()
+	v := other.View1D(a, 4, 16)
+	require.Equal(t, float32(5), v.F32(0))
+
+	// closing the buffer detaches every tensor in it: errors, not crashes
+	require.NoError(t, buf.Close())
+	require.NoError(t, buf.Close())
+	require.False(t, a.HasData())
+	require.False(t, b.HasData())
+	require.False(t, v.HasData())
+	requireOpPanic(t, "F32", func() { v.F32(0) })
+	err = be.Compute(context.Background(), g)
+	require.Error(t, err)
+	require.PanicsWithValue(t, ErrClosedBuffer, func() { buf.Size() })
+	require.PanicsWithValue(t, ErrClosedBuffer, func() { _ = buf.Clear(0) })
+	require.Nil(t, a.Buffer())
+
+	// allocate again: works
+	buf2, err := ctx.AllocTensors(be)
+	require.NoError(t, err)
+	require.NoError(t, buf2.Clear(0))
+	require.Equal(t, float32(0), a.F32(3))
+
+	// closed backend
+	require.NoError(t, be.Close())
+	require.NoError(t, be.Close())
+	require.PanicsWithValue(t, ErrClosedBackend, func() { be.Name() })
+	require.PanicsWithValue(t, ErrClosedBackend, func() { _ = be.Compute(context.Background(), g) })
+	require.PanicsWithValue(t, ErrClosedBackend, func() { be.BufferType() })
+
+	// buffer types
+	_, err = CPUBufferType().NewBuffer(-1)
+	require.Error(t, err)
+	nb, err := CPUBufferType().NewBuffer(0)
+	require.NoError(t, err)
+	require.Equal(t, 0, nb.Size())
+	require.NoError(t, nb.Close())
+}
+
+func TestGraphAllocatorMisuse(t *testing.T) {
+	quietLog(t)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	m, g, _, ctx, _ := backendMLP(t, be)
+	ga, err := NewGraphAllocator()
+	require.NoError(t, err)
+	require.NoError(t, ga.Alloc(g))
+	m.fill(t)
+	require.NoError(t, be.Compute(context.Background(), g))
+
+	// a second graph with the same allocator: the first one's tensors are detached
+	ctx2, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx2.Close()
+	z := ctx2.Sqr(ctx2.NewTensor1D(TypeF32, 1000))
+	g2 := ctx2.NewGraph().BuildForward(z)
+	require.NoError(t, ga.Alloc(g2))
+	require.False(t, m.y.HasData(), "the first graph's tensors lost their memory")
+	require.Error(t, be.Compute(context.Background(), g))
+	require.NoError(t, ga.Alloc(g))
+	m.fill(t)
+	require.NoError(t, be.Compute(context.Background(), g))
+
+	requireOpPanic(t, "BufferSize", func() { ga.BufferSize(1) })
+	require.Error(t, ga.Reserve(g, []int{0}))
+	require.Error(t, ga.Reserve(g, make([]int, g.NNodes()), []int{5}))
+	require.Error(t, ga.Reserve(g, []int{0}, nil))
+
+	require.NoError(t, ga.Close())
+	require.NoError(t, ga.Close())
+	require.False(t, m.y.HasData())
+	require.PanicsWithValue(t, ErrClosedAllocator, func() { _ = ga.Alloc(g) })
+	require.Error(t, be.Compute(context.Background(), g))
+	_, err = NewGraphAllocator(nil)
+	require.Error(t, err)
+	_ = ctx
+}
+
+// Two buffer types: leafs in one buffer, nodes in the other.
+func TestGraphAllocatorBufferIDs(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	m, g, _, _, _ := backendMLP(t, be)
+	ga, err := NewGraphAllocator(CPUBufferType(), CPUBufferType())
+	require.NoError(t, err)
+	defer ga.Close()
+	nodes := make([]int, g.NNodes())
+	for i := range nodes {
+		nodes[i] = 1
+	}
+	require.NoError(t, ga.Reserve(g, nodes, make([]int, len(g.Leafs()))))
+	require.NoError(t, ga.Alloc(g))
+	require.Greater(t, ga.BufferSize(0), 0)
+	require.Equal(t, 0, ga.BufferSize(1), "one buffer type: one buffer, counted once")
+	m.fill(t)
+	require.NoError(t, be.Compute(context.Background(), g))
+	got, _ := m.y.Float32s()
+	require.Equal(t, referenceMLP(t, runtime.NumCPU()), got)
+}
+
+// Buffers and allocators stay alive while their tensors are reachable.
+func TestBackendLifetimes(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	m, g, wctx, ctx, _ := backendMLP(t, be) // the Buffer is not kept here
+	ga, err := NewGraphAllocator(be.BufferType())
+	require.NoError(t, err)
+	require.NoError(t, ga.Alloc(g))
+	ga = nil
+	be = nil
+	for range 3 {
+		runtime.GC()
+	}
+	m.fill(t)
+	be2, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be2.Close()
+	require.NoError(t, be2.Compute(context.Background(), g))
+	got, _ := m.y.Float32s()
+	require.Equal(t, referenceMLP(t, runtime.NumCPU()), got)
+	runtime.KeepAlive(wctx)
+	runtime.KeepAlive(ctx)
+	_ = ga
+	_ = be
+}
+
+func TestBackendSupports(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 16 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	a := ctx.NewTensor1D(TypeF16, 256)
+	require.True(t, be.Supports(ctx.Cpy(a, ctx.NewTensor1D(TypeQ4_0, 256))))
+	require.False(t, be.Supports(ctx.Cpy(a, ctx.NewTensor1D(TypeIQ2_XXS, 256))), "no quantizer without an importance matrix")
+	require.True(t, be.Supports(ctx.MulMat(ctx.NewTensor2D(TypeQ4_K, 256, 4), ctx.NewTensor2D(TypeF32, 256, 2))))
+}
+
+func TestLoadGGUFInto(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.gguf")
+	src, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer src.Close()
+	w1 := src.NewTensor2D(TypeF32, 8, 3).SetName("w1")
+	require.NoError(t, w1.SetFloat32s(ramp(24, 5)))
+	q := src.NewTensor1D(TypeQ8_0, 64).SetName("q")
+	require.NoError(t, q.SetFloat32s(ramp(64, 6)))
+	wr, err := gguf.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, AddTensorToGGUF(wr, w1))
+	require.NoError(t, AddTensorToGGUF(wr, q))
+	require.NoError(t, wr.Close())
+
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 8 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	ts, buf, err := ctx.LoadGGUFInto(f, be)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NotNil(t, buf)
+	require.Equal(t, w1.Bytes(), ts["w1"].Bytes())
+	require.Equal(t, q.Bytes(), ts["q"].Bytes())
+	require.Same(t, buf, ts["q"].Buffer())
+
+	alloc, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer alloc.Close()
+	f2, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f2.Close()
+	_, _, err = alloc.LoadGGUFInto(f2, be)
+	require.Error(t, err, "needs a NoAlloc context")
+	_ = os.Remove(path)
+}
+
+func TestBackendErrorsAreNotPanicsOfC(t *testing.T) {
+	quietLog(t)
+	// every misuse above ends in a Go error or panic value, never in the
+	// C abort: make sure a C assertion through a GG_DEF wrapper is reported
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	var oe *OpError
+	_, err = CPUBufferType().NewBuffer(1 << 62)
+	require.Error(t, err)
+	require.False(t, errors.As(err, &oe))
+}
