@@ -98,3 +98,36 @@ func equalIDs(a, b []int32) bool {
 	}
 	return true
 }
+
+// TestVocabSaveLoad: a model saved with each shared vocabulary tokenizes the
+// test strings as the original file does.
+func TestVocabSaveLoad(t *testing.T) {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			v := loadTestVocab(t, name)
+			m, err := NewModel(Hparams{NEmbd: 16, NLayer: 1, NHead: 2, NFF: 32, NCtxTrain: 64}, v, ModelOptions{Tied: true, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := m.Save(path, "vocab-test"); err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
+			m2, err := Load(path, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m2.Close()
+			texts, want := readVectors(t, filepath.Join(vocabDir(), name))
+			for i, text := range texts {
+				if got := m2.Vocab.Tokenize(text, false, false); !equalIDs(got, want[i]) {
+					t.Errorf("%q: got %v want %v", text, got, want[i])
+				}
+			}
+			if m2.Vocab.BOS != v.BOS || m2.Vocab.EOS != v.EOS || m2.Vocab.AddBOS != v.AddBOS {
+				t.Errorf("special tokens: %d %d %v, want %d %d %v", m2.Vocab.BOS, m2.Vocab.EOS, m2.Vocab.AddBOS, v.BOS, v.EOS, v.AddBOS)
+			}
+		})
+	}
+}
