@@ -289,3 +289,69 @@ func TestUnsupportedWeightType(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestFusedWeights: the three ways of loading (fused into a backend buffer,
+// apart, in place in the mapping) give the same logits; a fused model saves
+// its original tensors; Train refuses fused matrices.
+func TestFusedWeights(t *testing.T) {
+	path := smallModel(t, Hparams{NEmbd: 64, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 96, NCtxTrain: 32}, false)
+	q8 := filepath.Join(t.TempDir(), "q8.gguf")
+	if _, err := QuantizeFile(path, q8, QuantizeOptions{Type: ggml.TypeQ8_0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{path, q8} {
+		var ref []float32
+		for _, o := range []LoadOptions{{}, {NoFuse: true}, {Mmap: true}} {
+			m, err := Load(file, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fused := m.Layers[0].Wqkv != nil && m.Layers[0].WGateUp != nil; fused != (o == LoadOptions{}) {
+				t.Errorf("%+v: fused %v", o, fused)
+			}
+			s, err := m.NewSession(SessionOptions{Threads: 2, Context: 16, Batch: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := s.EvalAll(context.Background(), []int32{1, 5, 7, 9, 11, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := s.Eval(context.Background(), []int32{4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, l...)
+			if ref == nil {
+				ref = all
+			} else if d := maxAbsDiff(ref, all); d > 1e-5 {
+				t.Errorf("%s %+v: logits differ from the fused load by %g", filepath.Base(file), o, d)
+			}
+			if o == (LoadOptions{}) && file == path {
+				if err := Train(context.Background(), m, []int32{1, 2, 3, 4, 5, 6, 7}, TrainOptions{Seq: 2, Batch: 1, Steps: 1}); err == nil {
+					t.Error("Train accepted fused matrices")
+				}
+				out := filepath.Join(t.TempDir(), "resaved.gguf")
+				if err := m.Save(out, "resaved"); err != nil {
+					t.Fatal(err)
+				}
+				a, _ := gguf.Open(path)
+				b, _ := gguf.Open(out)
+				if len(a.Tensors()) != len(b.Tensors()) {
+					t.Errorf("resaved %d tensors, original %d", len(b.Tensors()), len(a.Tensors()))
+				}
+				for _, info := range a.Tensors() {
+					da, _ := a.TensorData(info.Name)
+					db, err := b.TensorData(info.Name)
+					if err != nil || string(da) != string(db) {
+						t.Errorf("resaved %s differs (%v)", info.Name, err)
+					}
+				}
+				a.Close()
+				b.Close()
+			}
+			s.Close()
+			m.Close()
+		}
+	}
+}

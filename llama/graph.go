@@ -57,9 +57,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	x := ctx.GetRows(m.TokEmbd, b.tokens)
 	for il, L := range m.Layers {
 		cur := ctx.Mul(ctx.RMSNorm(x, h.RMSEps), L.AttnNorm)
-		q := ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wq, cur), hd, h.NHead, n), b.pos, m.RopeFreqs, rope)
-		k := ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), b.pos, m.RopeFreqs, rope)
-		v := ctx.MulMat(L.Wv, cur)
+		q, k, v := m.projectQKV(ctx, &L, cur, b.pos, rope)
 
 		// append this batch's K and V to the cache
 		kc, vc := kv.k[il], kv.v[il]
@@ -72,7 +70,11 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 		kq = ctx.SoftMaxExt(kq, b.mask, scale, 0)                                // causal
 		vAll := ctx.View3D(vc, nkv, hd, h.NHeadKV, es*kv.nCtx, es*kv.nCtx*hd, 0) // [nkv, hd, nHeadKV]
 		kqv := ctx.MulMat(vAll, kq)                                              // [hd, n, nHead]
-		cur = ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), h.NEmbd, n)
+		if n == 1 {
+			cur = ctx.Reshape2D(kqv, h.NEmbd, 1) // one token: the heads are already in order
+		} else {
+			cur = ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), h.NEmbd, n)
+		}
 		cur = ctx.MulMat(L.Wo, cur)
 
 		if il == len(m.Layers)-1 && nOut < n {
@@ -91,11 +93,42 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	return b
 }
 
+// projectQKV computes the rotated queries [hd, nHead, n] and keys
+// [hd, nHeadKV, n] and the values [NEmbdGQA, n] of the normed input cur:
+// with a fused [Wq; Wk; Wv] one mul_mat, and one rope for the queries and
+// keys (adjacent in each row of the product), else three and two.
+func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, rope ggml.RopeParams) (q, k, v *ggml.Tensor) {
+	h := m.Hparams
+	hd, n := h.HeadDim, cur.Ne()[1]
+	if L.Wqkv == nil {
+		q = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wq, cur), hd, h.NHead, n), pos, m.RopeFreqs, rope)
+		k = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), pos, m.RopeFreqs, rope)
+		return q, k, ctx.MulMat(L.Wv, cur)
+	}
+	const f = 4 // bytes of an f32
+	qkv := ctx.MulMat(L.Wqkv, cur) // [NEmbd + 2 NEmbdGQA, n]
+	row := qkv.Nb()[1]
+	heads := h.NHead + h.NHeadKV
+	qk := ctx.RopeExt(ctx.View3D(qkv, hd, heads, n, hd*f, row, 0), pos, m.RopeFreqs, rope) // [hd, heads, n]
+	q = ctx.View3D(qk, hd, h.NHead, n, hd*f, heads*hd*f, 0)
+	k = ctx.View3D(qk, hd, h.NHeadKV, n, hd*f, heads*hd*f, h.NHead*hd*f)
+	v = ctx.View2D(qkv, h.NEmbdGQA(), n, row, (h.NEmbd+h.NEmbdGQA())*f)
+	return q, k, v
+}
+
 // feedForward is the second half of a block: RMS norm, SwiGLU, residual.
 func (m *Model) feedForward(ctx *ggml.Context, L *Layer, in *ggml.Tensor) *ggml.Tensor {
 	cur := ctx.Mul(ctx.RMSNorm(in, m.RMSEps), L.FFNNorm)
-	gate := ctx.Silu(ctx.MulMat(L.WGate, cur))
-	cur = ctx.MulMat(L.WDown, ctx.Mul(gate, ctx.MulMat(L.WUp, cur)))
+	var gate, up *ggml.Tensor
+	if L.WGateUp != nil {
+		gu := ctx.MulMat(L.WGateUp, cur) // [2 NFF, n]: gate rows, then up rows
+		n, row := gu.Ne()[1], gu.Nb()[1]
+		gate = ctx.View2D(gu, m.NFF, n, row, 0)
+		up = ctx.View2D(gu, m.NFF, n, row, m.NFF*4)
+	} else {
+		gate, up = ctx.MulMat(L.WGate, cur), ctx.MulMat(L.WUp, cur)
+	}
+	cur = ctx.MulMat(L.WDown, ctx.Mul(ctx.Silu(gate), up))
 	return ctx.Add(cur, in)
 }
 

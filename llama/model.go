@@ -46,6 +46,9 @@ func (h Hparams) NEmbdGQA() int { return h.HeadDim * h.NHeadKV }
 type Layer struct {
 	AttnNorm, Wq, Wk, Wv, Wo   *ggml.Tensor
 	FFNNorm, WGate, WUp, WDown *ggml.Tensor
+	// Wqkv and WGateUp, when not nil, hold [Wq; Wk; Wv] and [WGate; WUp]
+	// as one matrix each (Wq ... WUp are then views of them).
+	Wqkv, WGateUp *ggml.Tensor
 }
 
 // Model is a loaded model: weights, hyperparameters and tokenizer. It is
@@ -62,6 +65,7 @@ type Model struct {
 	weights *ggml.Context
 	buf     *ggml.Buffer // the backend buffer of the weights (nil with Mmap or NewModel)
 	tensors map[string]*ggml.Tensor
+	fused   map[string]*ggml.Tensor // the fused matrices of the layers, by made-up name
 }
 
 // LoadOptions configure Load.
@@ -70,6 +74,10 @@ type LoadOptions struct {
 	// copied; the pages are read as they are first used) instead of
 	// copying them into a backend buffer.
 	Mmap bool
+	// NoFuse keeps each layer's Q, K, V (and gate, up) matrices apart in
+	// memory; by default a layer's matrices of one type are stored as one
+	// (see Layer.Wqkv), which Train does not accept.
+	NoFuse bool
 }
 
 // Load reads a llama-architecture GGUF model: its weights, in the type the
@@ -101,16 +109,21 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	if m.Vocab, err = LoadVocab(f); err != nil {
 		return nil, err
 	}
-	if m.weights, err = ggml.NewContext(ggml.ContextOptions{MemSize: ggml.GGUFContextSize(f, false) + 1<<10, NoAlloc: true}); err != nil {
+	size := ggml.GGUFContextSize(f, false) + 2*m.NLayer*ggml.TensorOverhead() + 1<<12
+	if m.weights, err = ggml.NewContext(ggml.ContextOptions{MemSize: size, NoAlloc: true}); err != nil {
 		return nil, err
 	}
+	m.fused = map[string]*ggml.Tensor{}
 	if opts.Mmap {
 		m.tensors, err = m.weights.LoadGGUF(f, false)
 	} else {
-		m.tensors, m.buf, err = m.weights.LoadGGUFInto(f, ggml.CPUBufferType())
+		err = m.loadWeights(f, !opts.NoFuse)
 	}
 	if err == nil {
 		err = m.bind()
+	}
+	if err == nil {
+		m.bindFused()
 	}
 	if err != nil {
 		m.file = nil // the caller closes it

@@ -152,6 +152,11 @@ func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err err
 			return errors.New("llama: Train: the weights must be f32 in writable memory (NewModel, or Load without Mmap)")
 		}
 	}
+	for _, L := range m.Layers {
+		if L.Wqkv != nil || L.WGateUp != nil {
+			return errors.New("llama: Train: the model's matrices are fused (Load it with NoFuse)")
+		}
+	}
 	if o.LR == 0 {
 		o.LR = 1e-3
 	}
