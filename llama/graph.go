@@ -105,7 +105,8 @@ func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, r
 		k = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), pos, m.RopeFreqs, rope)
 		return q, k, ctx.MulMat(L.Wv, cur)
 	}
-	const f = 4                    // bytes of an f32
+	const f = 4 // bytes of an f32
+
 	qkv := ctx.MulMat(L.Wqkv, cur) // [NEmbd + 2 NEmbdGQA, n]
 	row := qkv.Nb()[1]
 	heads := h.NHead + h.NHeadKV
