@@ -110,10 +110,14 @@ arm64() {
   python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   rm -f "$out"/*.o
   for f in csrc/*.c; do "$XCC" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" & done; wait
-  for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul}; do
+  for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul test-batch-invariance}; do
     "$XCC" -std=gnu11 -O2 -pthread -Icsrc "tests/c/$name.c" "$out"/*.o -lm -o "$out/$name"
     local args=""
-    [ "$name" = test-matmul ] && args=3 # the NEON level only: the scalar one is covered natively
+    case "$name" in
+      test-matmul|test-batch-invariance) args=3 ;; # the NEON level only: the scalar one is covered natively
+      test-quants)  args="$SCRATCH/lm-quant-parity" ;;
+      test-iquants) args="$PARITY/quant" ;;
+    esac
     $QEMU "$out/$name" $args >"$out/$name.log" 2>&1 || { echo "FAIL $name (arm64)"; tail -20 "$out/$name.log"; return 1; }
     echo "ok   $name (arm64): $(tail -1 "$out/$name.log")"
   done

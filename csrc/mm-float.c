@@ -21,7 +21,9 @@ static inline float ld1(const void * p, int64_t k, enum mm_xtype xt) {
     }
 }
 
-static inline float dot_scalar(int64_t K, const void * x, enum mm_xtype xt, const float * y) {
+// One function computes every (row, column) pair of the scalar level, so a
+// pair's bits cannot depend on the kernel (tile or mat-vec) that asked.
+__attribute__((noinline)) static float dot_scalar(int64_t K, const void * x, enum mm_xtype xt, const float * y) {
     float s[4] = { 0, 0, 0, 0 };
     int64_t k = 0;
     for (; k + 4 <= K; k += 4) {
@@ -71,7 +73,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) float hsum8(__m256 v
 #define AVX2_ROW(r) { const __m256 a = ld8(x##r, k, xt); \
     c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); }
 #define AVX2_OUT(r) { float s0 = hsum8(c##r##0), s1 = hsum8(c##r##1); \
-    for (int64_t k = K8; k < K; k++) { const float a = ld1(x##r, k, xt); s0 += a * y0[k]; s1 += a * y1[k]; } \
+    for (int64_t k = K8; k < K; k++) { const float a = ld1(x##r, k, xt); s0 = __builtin_fmaf(a, y0[k], s0); s1 = __builtin_fmaf(a, y1[k], s1); } \
     out[r * MM_TILE_C + h] = s0; out[r * MM_TILE_C + h + 1] = s1; }
 
 LM_TARGET_AVX2 static LM_INLINE void tile_avx2(int64_t K, const void * const * x, const float * const * y, float * out,
@@ -101,10 +103,77 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
     const __m256 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
         float s = hsum8(cs[r]);
-        for (int64_t k = K8; k < K; k++) s += ld1(x[r], k, xt) * y[k];
+        for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
         out[r] = s;
     }
 }
+
+// Blocked GEMM: 4x3 tiles (12 accumulators, as many as AVX2's registers
+// allow next to the operands) run over K in blocks of MM_FB_KB so that a
+// tile's rows and columns stay in L1 while the row tile meets every column
+// tile. The 8-lane accumulators are kept in acc between K blocks (stores
+// are exact), and each pair ends as the mat-vec kernel ends: hsum8, then
+// the tail with FMAs, so a pair's bits are the mat-vec kernel's.
+#define MM_FB_KB 256
+#define FB_R 4
+#define FB_C 3
+
+#define FB_ROW(r) { const __m256 a = ld8(x##r, k, xt); \
+    c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); c##r##2 = _mm256_fmadd_ps(a, b2, c##r##2); }
+
+LM_TARGET_AVX2 static LM_INLINE void fb_tile(int64_t k0, int64_t k1, const void * const * x, const float * const * y,
+                                             __m256 * acc, bool first, enum mm_xtype xt) {
+    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3];
+    const float * y0 = y[0], * y1 = y[1], * y2 = y[2];
+    __m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
+    if (first) {
+        c00 = c01 = c02 = c10 = c11 = c12 = c20 = c21 = c22 = c30 = c31 = c32 = _mm256_setzero_ps();
+    } else {
+        c00 = acc[0]; c01 = acc[1]; c02 = acc[2]; c10 = acc[3]; c11 = acc[4]; c12 = acc[5];
+        c20 = acc[6]; c21 = acc[7]; c22 = acc[8]; c30 = acc[9]; c31 = acc[10]; c32 = acc[11];
+    }
+    for (int64_t k = k0; k < k1; k += 8) {
+        const __m256 b0 = _mm256_loadu_ps(y0 + k), b1 = _mm256_loadu_ps(y1 + k), b2 = _mm256_loadu_ps(y2 + k);
+        FB_ROW(0) FB_ROW(1) FB_ROW(2) FB_ROW(3)
+    }
+    acc[0] = c00; acc[1] = c01; acc[2] = c02; acc[3] = c10; acc[4] = c11; acc[5] = c12;
+    acc[6] = c20; acc[7] = c21; acc[8] = c22; acc[9] = c30; acc[10] = c31; acc[11] = c32;
+}
+
+LM_TARGET_AVX2 static LM_INLINE void fb_gemm(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
+                                             float * const * dcol, int ncol, void * scratch, enum mm_xtype xt) {
+    const int64_t K8 = K & ~(int64_t) 7;
+    const int nct = (ncol + FB_C - 1) / FB_C;
+    __m256 * accs = (__m256 *)(((uintptr_t) scratch + 31) & ~(uintptr_t) 31); // one row tile's sums, all column tiles
+    const void * xs[FB_R];
+    const float * ys[FB_C];
+    for (int64_t r = 0; r < nrows; r += FB_R) {
+        for (int i = 0; i < FB_R; i++) xs[i] = x + LM_GGML_MIN(r + i, nrows - 1) * xrs;
+        // the row tile's K block stays in L1 while it meets every column tile
+        for (int64_t k0 = 0; k0 < K8 || k0 == 0; k0 += MM_FB_KB) {
+            const int64_t k1 = LM_GGML_MIN(k0 + MM_FB_KB, K8);
+            for (int ct = 0; ct < nct; ct++) {
+                for (int j = 0; j < FB_C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(ct * FB_C + j, ncol - 1)];
+                fb_tile(k0, k1, xs, ys, accs + (size_t) ct * FB_R * FB_C, k0 == 0, xt);
+            }
+        }
+        for (int ct = 0; ct < nct; ct++) {
+            const __m256 * acc = accs + (size_t) ct * FB_R * FB_C;
+            for (int i = 0; i < FB_R && r + i < nrows; i++) {
+                for (int j = 0; j < FB_C && ct * FB_C + j < ncol; j++) {
+                    const float * y = (const float *) ycol[ct * FB_C + j];
+                    float s = hsum8(acc[i * FB_C + j]);
+                    for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(xs[i], k, xt), y[k], s);
+                    dcol[ct * FB_C + j][r + i] = s;
+                }
+            }
+        }
+    }
+}
+
+LM_TARGET_AVX2 static void fb_gemm_f32(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F32); }
+LM_TARGET_AVX2 static void fb_gemm_f16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F16); }
+LM_TARGET_AVX2 static void fb_gemm_bf16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_BF16); }
 
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 ld16(const void * p, int64_t k, enum mm_xtype xt) {
     switch (xt) {
@@ -135,7 +204,7 @@ LM_TARGET_AVX512 static LM_INLINE void tile_avx512(int64_t K, const void * const
     for (int r = 0; r < 4; r++) {
         for (int c = 0; c < 4; c++) {
             float s = _mm512_reduce_add_ps(cs[r * 4 + c]);
-            for (int64_t k = K16; k < K; k++) s += ld1(x[r], k, xt) * y[c][k];
+            for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[c][k], s);
             out[r * MM_TILE_C + c] = s;
         }
     }
@@ -153,7 +222,7 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
         float s = _mm512_reduce_add_ps(cs[r]);
-        for (int64_t k = K16; k < K; k++) s += ld1(x[r], k, xt) * y[k];
+        for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
         out[r] = s;
     }
 }
@@ -197,7 +266,7 @@ static void tile_neon_##SUF(int64_t K, const void * const * x, const float * con
     for (int r = 0; r < 4; r++) { \
         for (int c = 0; c < 4; c++) { \
             float s = vaddvq_f32(acc[r][c]); \
-            for (int64_t k = K4; k < K; k++) s += ld1(x[r], k, XT) * y[c][k]; \
+            for (int64_t k = K4; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, XT), y[c][k], s); \
             out[r * MM_TILE_C + c] = s; \
         } \
     } \
@@ -212,7 +281,7 @@ static void mv_neon_##SUF(int64_t K, const void * const * x, const float * y, fl
     } \
     for (int r = 0; r < MM_MV_R; r++) { \
         float s = vaddvq_f32(acc[r]); \
-        for (int64_t k = K4; k < K; k++) s += ld1(x[r], k, XT) * y[k]; \
+        for (int64_t k = K4; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, XT), y[k], s); \
         out[r] = s; \
     } \
 }
@@ -256,6 +325,21 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
     if (lv == LM_CPU_LEVEL_NEON) return neon[xt];
 #endif
     return scalar[xt];
+}
+
+mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
+#if defined(LM_X86)
+    static const mm_gemm_fn avx2[3] = { fb_gemm_f32, fb_gemm_f16, fb_gemm_bf16 };
+    if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
+#endif
+    (void) xt;
+    return NULL;
+}
+
+size_t mm_gemm_scratch(enum mm_xtype xt, int64_t ncol) {
+    if (mm_get_gemm(xt) == NULL || ncol < 2) return 0;
+    const int64_t nct = (LM_GGML_MIN(ncol, MM_MAX_COLS_FLOAT) + 2) / 3; // column tiles of FB_C (AVX2: 3)
+    return (size_t) nct * 4 * 3 * 32 + 32;                              // one row tile's 8-lane sums, aligned
 }
 
 // ---------------------------------------------------------------- plain dots (type traits)

@@ -19,6 +19,17 @@ typedef void (*mm_tile_fn)(int64_t K, const void * const * x, const float * cons
 // out[r] = dot(x[r], y) for r < MM_MV_R.
 typedef void (*mm_mv_fn)(int64_t K, const void * const * x, const float * y, float * out);
 
+// Blocked GEMM of rows [0, nrows) of x (xrs bytes apart) against ncol
+// (at most MM_MAX_COLS_FLOAT) f32 columns, with the mat-vec kernel's bits
+// per pair; scratch: MM_GEMM_SCRATCH bytes. NULL where the level has none
+// (the tiles then serve).
+#define MM_MAX_COLS_FLOAT 64
+typedef void (*mm_gemm_fn)(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
+                           float * const * dcol, int ncol, void * scratch);
+mm_gemm_fn mm_get_gemm(enum mm_xtype xt);
+// scratch bytes mm_get_gemm's kernel needs for up to ncol columns (0: none)
+size_t     mm_gemm_scratch(enum mm_xtype xt, int64_t ncol);
+
 mm_tile_fn mm_get_tile(enum mm_xtype xt);
 mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
 
@@ -39,11 +50,28 @@ lm_ggml_from_float_t mm_act_quantizer(enum lm_ggml_type vec_dot_type); // q8_0, 
 // dequantizing both sides); what lm_ggml_get_type_traits_cpu reports.
 lm_ggml_vec_dot_t    mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type);
 
+// Quantized GEMM: dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1)
+// and c < ncol (at most MM_QGEMM_MAX_COLS), the columns quantized to the
+// type's activation format; weight blocks are decoded once for all columns.
+// scratch: MM_QGEMM_SCRATCH bytes per thread. mm_qgemm returns the kernel of
+// the current level, or NULL where the level has none (the per-pair dots of
+// mm_quant_dot then serve).
+#define MM_QGEMM_MAX_COLS 64
+#define MM_QGEMM_SCRATCH  (18 * 1024)
+typedef void (*mm_qgemm_fn)(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol,
+                            float * const * dcol, int ncol, void * scratch);
+mm_qgemm_fn mm_qgemm(enum lm_ggml_type type);
+
 // SIMD integer dots (mm-quant-x86.c: AVX2; mm-quant-neon.c: NEON): the
 // kernel for a weight type, or NULL where there is none; the activation type
 // is the scalar kernel's.
 #if defined(LM_X86)
 lm_ggml_vec_dot_t mm_quant_dot_avx2(enum lm_ggml_type type);
+mm_qgemm_fn       mm_qgemm_avx2(enum lm_ggml_type type); // mm-qgemm-x86.c
+// 8 rows x 1 column in the GEMM's form: acc/accm (8 floats, the rows) take
+// nb blocks of rows[r] against the column y.
+typedef void (*mm_qmv_fn)(int64_t nb, const char * const * rows, const void * y, float * acc, float * accm);
+mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type);

@@ -332,6 +332,15 @@ static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
     return NULL;
 }
 
+mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
+#if defined(LM_X86)
+    const enum lm_cpu_level lv = lm_cpu_level();
+    if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_qgemm_avx2(type);
+#endif
+    (void) type;
+    return NULL;
+}
+
 lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
     const lm_ggml_vec_dot_t k = scalar_dot_kernel(type, vdt);
     const lm_ggml_vec_dot_t v = k ? simd_dot_kernel(type) : NULL;

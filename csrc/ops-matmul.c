@@ -110,30 +110,14 @@ enum mm_path {
 };
 
 #define MM_ALIGN    64
+#define MM_PF_ROW   2048 // mat-vec rows up to this many bytes are prefetched a group ahead
 #define MM_DEQ_ROWS 16  // rows dequantized at once (a multiple of MM_TILE_R and MM_MV_R)
-#define MM_MAX_COLS 64  // columns per block (at most)
-// From this many columns per src0 batch, quantized weights are dequantized
-// to f32 blocks and multiplied with the float tiles: the dequantization is
-// shared by all columns, while the integer path makes one pass over the
-// weights per column. Where the two cross depends on how fast the type
-// dequantizes; the figures were measured on x86-64 (AVX-512 level, 4096x4096
-// weights, 1 thread; tests/c/bench-matmul.c) and are used everywhere.
-static int64_t mm_deq_min_cols(enum lm_ggml_type t) {
-    switch (t) {
-        case LM_GGML_TYPE_Q4_0: return 4;
-        case LM_GGML_TYPE_Q6_K: return 8;
-        case LM_GGML_TYPE_Q8_0: return 12;
-        case LM_GGML_TYPE_Q5_K: return 14;
-        case LM_GGML_TYPE_Q4_K: return 20;
-        case LM_GGML_TYPE_Q3_K: return 24;
-        default:                return 32; // scalar dequantizers: the integer path wins longer
-    }
-}
-
+#define MM_MAX_COLS MM_QGEMM_MAX_COLS // columns per block (at most)
 struct mm_plan {
     enum mm_path      path;
     enum mm_xtype     xt;
     lm_ggml_vec_dot_t vd;
+    mm_qgemm_fn       qg;  // MM_QUANT: the level's GEMM, else per-pair dots vd
     enum lm_ggml_type vdt;
     int64_t K;
     bool    convert;      // src1 is rewritten into the work buffer
@@ -144,28 +128,33 @@ struct mm_plan {
 
 static size_t mm_pad(size_t n) { return (n + MM_ALIGN - 1) & ~(size_t)(MM_ALIGN - 1); }
 
-static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggml_tensor * src1, struct mm_plan * p) {
+static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggml_tensor * src1, bool mul_mat_id, struct mm_plan * p) {
     memset(p, 0, sizeof(*p));
     p->K = src0->ne[0];
     const int64_t ncols = src1->ne[1] * src1->ne[2] * src1->ne[3];
+    const int64_t ncols_blk = mul_mat_id ? MM_MAX_COLS : src1->ne[1]; // columns a block can hold
     switch (src0->type) {
         case LM_GGML_TYPE_F32:  p->path = MM_FLOAT; p->xt = MM_X_F32;  break;
         case LM_GGML_TYPE_F16:  p->path = MM_FLOAT; p->xt = MM_X_F16;  break;
         case LM_GGML_TYPE_BF16: p->path = MM_FLOAT; p->xt = MM_X_BF16; break;
         default:
             p->vd = mm_quant_dot(src0->type, &p->vdt);
-            p->path = p->vd != NULL && src1->ne[1] < mm_deq_min_cols(src0->type) ? MM_QUANT : MM_DEQ;
+            p->path = p->vd != NULL ? MM_QUANT : MM_DEQ;
+            p->qg = p->vd != NULL ? mm_qgemm(src0->type) : NULL;
             p->xt = MM_X_F32;
             break;
     }
     if (p->path == MM_QUANT) {
         p->convert  = true;
         p->col_size = lm_ggml_row_size(p->vdt, p->K);
-        p->scratch  = mm_pad((size_t) p->K * sizeof(float)); // staging of non-f32 / strided columns
+        // staging of non-f32 / strided columns (phase 1), then the GEMM's panels (phase 2)
+        p->scratch  = mm_pad(LM_GGML_MAX((size_t) p->K * sizeof(float), p->qg ? (size_t) MM_QGEMM_SCRATCH : 0));
     } else {
         p->convert  = !(src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float));
         p->col_size = (size_t) p->K * sizeof(float);
-        p->scratch  = p->path == MM_DEQ ? mm_pad((size_t) MM_DEQ_ROWS * p->K * sizeof(float)) : 0;
+        // dequantized rows (MM_DEQ), then the accumulators of the blocked GEMM
+        p->scratch  = (p->path == MM_DEQ ? mm_pad((size_t) MM_DEQ_ROWS * p->K * sizeof(float)) : 0) +
+                      mm_pad(mm_gemm_scratch(p->xt, ncols_blk));
     }
     p->conv_bytes = p->convert ? mm_pad(p->col_size * (size_t) ncols) : 0;
 }
@@ -232,61 +221,66 @@ static void mm_convert_src1(const struct lm_ggml_compute_params * params, const 
 
 // ---------------------------------------------------------------- blocks
 
-// dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
-// x rows are xrs bytes apart with elements of xes bytes; columns are f32.
-// Tiles run over K in blocks of MM_KB so that a 4-row slice of x and the
-// block's columns stay in L1 while every (row tile, column tile) pair uses
-// them; partial sums accumulate in dst.
-#define MM_KB 256
-
-static void mm_float_block(mm_tile_fn tile, mm_mv_fn mv, int64_t K, const char * x, size_t xrs, size_t xes,
-                           int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol) {
-    const void * xs[MM_MV_R];
-    float out[MM_TILE_R * MM_TILE_C];
-    const int ntc = ncol > 1 ? ncol : 0; // columns done by tiles; a lone column goes to the mv kernel
-    // (k0 == 0 runs even for K == 0, so that empty dots write their zeros)
-    for (int64_t k0 = 0; ntc > 0 && (k0 < K || k0 == 0); k0 += MM_KB) {
-        const int64_t kb = LM_GGML_MIN(MM_KB, K - k0);
-        for (int64_t r = r0; r < r1; r += MM_TILE_R) {
-            const int nr = (int) LM_GGML_MIN(MM_TILE_R, r1 - r);
-            for (int i = 0; i < MM_TILE_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + k0 * xes;
-            for (int c = 0; c < ntc; c += MM_TILE_C) {
-                const float * ys[MM_TILE_C];
-                const int nc = LM_GGML_MIN(MM_TILE_C, ntc - c);
-                for (int j = 0; j < MM_TILE_C; j++) ys[j] = (const float *) ycol[c + LM_GGML_MIN(j, nc - 1)] + k0;
-                tile(kb, xs, ys, out);
-                if (k0 == 0) {
-                    for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] = out[i * MM_TILE_C + j];
-                } else {
-                    for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] += out[i * MM_TILE_C + j];
-                }
-            }
-        }
-    }
-    if (ntc == 0 && ncol == 1) { // matrix-vector: stream the rows once
-        for (int64_t r = r0; r < r1; r += MM_MV_R) {
-            const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
-            for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
-            mv(K, xs, (const float *) ycol[0], out);
-            for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
-        }
-    }
-}
-
 struct mm_kern {
     const struct mm_plan * p;
     mm_tile_fn tile;
     mm_mv_fn   mv;
+    mm_gemm_fn gemm;  // blocked float GEMM of the level, or NULL
+    size_t     xes;   // bytes per element of the rows the float kernels read
     lm_ggml_to_float_t deq;
-    size_t xes;     // bytes per element of the rows the float tiles read
 };
 
 static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_ggml_type t0) {
     k->p = p;
     k->tile = mm_get_tile(p->xt);
     k->mv = mm_get_mv(p->xt);
-    k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
+    k->gemm = mm_get_gemm(p->xt);
     k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
+    k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
+}
+
+// dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
+// x rows are xrs bytes apart; columns are f32.
+// Every pair is one dot over the whole of K in the kernels' fixed order (the
+// tile and the mat-vec kernel of a level sum alike), so a column's bits do
+// not depend on which kernel, tile position or thread computed it.
+static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
+                           int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol, void * scratch) {
+    const int64_t K = k->p->K;
+    const void * xs[MM_MV_R];
+    float out[MM_TILE_R * MM_TILE_C];
+    if (ncol == 1) { // matrix-vector: stream the rows once
+        const size_t rowb = (size_t) K * k->xes;
+        for (int64_t r = r0; r < r1; r += MM_MV_R) {
+            const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
+            for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
+            // short rows run out before the hardware prefetchers catch up: ask for the next group
+            for (int64_t i = r + MM_MV_R; rowb <= MM_PF_ROW && i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
+                for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
+            }
+            k->mv(K, xs, (const float *) ycol[0], out);
+            for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
+        }
+        return;
+    }
+    if (k->gemm) {
+        float * dshift[MM_MAX_COLS];
+        for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r0;
+        k->gemm(K, x + r0 * xrs, xrs, r1 - r0, ycol, dshift, ncol, scratch);
+        return;
+    }
+    const mm_tile_fn tile = k->tile;
+    for (int64_t r = r0; r < r1; r += MM_TILE_R) {
+        const int nr = (int) LM_GGML_MIN(MM_TILE_R, r1 - r);
+        for (int i = 0; i < MM_TILE_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
+        for (int c = 0; c < ncol; c += MM_TILE_C) {
+            const float * ys[MM_TILE_C];
+            const int nc = LM_GGML_MIN(MM_TILE_C, ncol - c);
+            for (int j = 0; j < MM_TILE_C; j++) ys[j] = (const float *) ycol[c + LM_GGML_MIN(j, nc - 1)];
+            tile(K, xs, ys, out);
+            for (int i = 0; i < nr; i++) for (int j = 0; j < nc; j++) dcol[c + j][r + i] = out[i * MM_TILE_C + j];
+        }
+    }
 }
 
 static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1,
@@ -294,9 +288,13 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
     const int64_t K = k->p->K;
     switch (k->p->path) {
         case MM_FLOAT:
-            mm_float_block(k->tile, k->mv, K, x, xrs, k->xes, r0, r1, ycol, dcol, ncol);
+            mm_float_block(k, x, xrs, r0, r1, ycol, dcol, ncol, scratch);
             break;
         case MM_QUANT:
+            if (k->p->qg) {
+                k->p->qg(K, x, xrs, r0, r1, ycol, dcol, ncol, scratch);
+                break;
+            }
             for (int c = 0; c < ncol; c++) {
                 float * d = dcol[c];
                 for (int64_t r = r0; r < r1; r++) k->p->vd((int) K, d + r, 0, x + r * xrs, 0, ycol[c], 0, 1);
@@ -308,8 +306,8 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
                 for (int64_t i = 0; i < n; i++) k->deq(x + (r + i) * xrs, scratch + i * K, K);
                 float * dshift[MM_MAX_COLS];
                 for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r;
-                mm_float_block(k->tile, k->mv, K, (const char *) scratch, (size_t) K * sizeof(float), sizeof(float), 0, n,
-                               ycol, dshift, ncol);
+                mm_float_block(k, (const char *) scratch, (size_t) K * sizeof(float), 0, n, ycol, dshift, ncol,
+                               (char *) scratch + mm_pad((size_t) MM_DEQ_ROWS * K * sizeof(float)));
             }
             break;
     }
@@ -326,7 +324,7 @@ static int64_t mm_rows_per_block(int64_t nrows, int64_t nblocks_other, int nth) 
 
 static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
-    mm_make_plan(node->src[0], node->src[1], &p);
+    mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads);
 }
 
@@ -334,7 +332,7 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     struct mm_plan p;
-    mm_make_plan(src0, src1, &p);
+    mm_make_plan(src0, src1, false, &p);
     struct mm_kern kern;
     mm_kern_init(&kern, &p, src0->type);
 
@@ -345,7 +343,7 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1], ne12 = src1->ne[2], ne13 = src1->ne[3];
     const int64_t r2 = ne12 / src0->ne[2], r3 = ne13 / src0->ne[3];
     const int64_t nbatch = ne12 * ne13;
-    const int64_t bc = LM_GGML_MIN(p.path == MM_DEQ ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
+    const int64_t bc = LM_GGML_MIN(p.path != MM_QUANT || p.qg ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
     const int64_t ncb = (ne11 + bc - 1) / bc;
     const int64_t br = mm_rows_per_block(ne01, nbatch * ncb, params->nth);
     const int64_t nrb = (ne01 + br - 1) / br;
@@ -389,7 +387,7 @@ static size_t mmid_extra_size(const struct lm_ggml_tensor * node) {
 
 static size_t ws_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
-    mm_make_plan(node->src[0], node->src[1], &p);
+    mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads) + mmid_extra_size(node);
 }
 
@@ -398,7 +396,7 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
     const struct lm_ggml_tensor * b   = dst->src[1];
     const struct lm_ggml_tensor * ids = dst->src[2];
     struct mm_plan p;
-    mm_make_plan(as, b, &p);
+    mm_make_plan(as, b, true, &p);
     struct mm_kern kern;
     mm_kern_init(&kern, &p, as->type);
 

@@ -4,6 +4,7 @@
 //	ggml info              build and CPU capabilities
 //	ggml gguf inspect FILE keys and tensors of a GGUF file
 //	ggml gguf dump --json FILE
+//	ggml bench [-t N] [-runs N] [-only RE]  speed figures (conversions, mat-vec, GEMM, model)
 //	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model
 //	ggml quantize IN.gguf OUT.gguf TYPE     convert a model's weight matrices
 //	ggml train-llama [-o OUT.gguf]          train a small llama model on a shipped text
@@ -28,6 +29,7 @@ var commands = map[string]command{
 	"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N", runCmd},
 	"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
 	"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
+	"bench":       {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
 }
 
 func usage() {

@@ -376,7 +376,7 @@ int main(int argc, char ** argv) {
                 test_mul_mat(t, LM_GGML_TYPE_F32, K1, 5, 4, 1, 1, 2, 1, 2, nth);
                 test_mul_mat(t, LM_GGML_TYPE_F16, K1, 6, 5, 1, 1, 1, 1, 0, nth);
                 test_mul_mat(t, LM_GGML_TYPE_BF16, K1, 6, 3, 1, 1, 1, 1, 2, nth);
-                test_mul_mat(t, LM_GGML_TYPE_F32, K1, 5, 33, 1, 1, 1, 1, 0, nth); // the dequantizing path of every type
+                test_mul_mat(t, LM_GGML_TYPE_F32, K1, 5, 33, 1, 1, 1, 1, 0, nth); // many columns in one call
                 test_mul_mat_id(t, K1, 11, 4, 3, 1, 5, nth);
                 test_mul_mat_id(t, K2, 17, 6, 2, 2, 9, nth);
             }

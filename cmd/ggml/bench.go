@@ -1,0 +1,282 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/ggml-go/ggml"
+)
+
+// benchCmd prints the speed figures the project tracks (conversions,
+// quantization, mat-vec, GEMM, a llama-shaped model, graph overhead): for
+// each, the median time of several runs, its spread, and a rate.
+func benchCmd(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	threads := fs.Int("t", 1, "threads")
+	runs := fs.Int("runs", 15, "timed runs per figure (after one warm-up run)")
+	only := fs.String("only", "", "run only the figures whose name matches this regexp")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	re, err := regexp.Compile(*only)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ggml bench: %d thread(s), %d runs, SIMD level %v\n", *threads, *runs, ggml.CurrentCPULevel())
+	fmt.Printf("%-44s %10s %10s %10s  %s\n", "figure", "median ms", "min ms", "max ms", "rate (at the median)")
+	b := &bencher{threads: *threads, runs: *runs, only: re}
+	defer b.close()
+	if err := b.open(); err != nil {
+		return err
+	}
+	for _, f := range benchFigures() {
+		if !re.MatchString(f.name) {
+			continue
+		}
+		if err := f.run(b, f.name); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+type bencher struct {
+	threads, runs int
+	only          *regexp.Regexp
+	tp            *ggml.Threadpool
+}
+
+func (b *bencher) open() error {
+	tp, err := ggml.NewThreadpool(ggml.DefaultThreadpoolParams(b.threads))
+	b.tp = tp
+	return err
+}
+
+func (b *bencher) close() {
+	if b.tp != nil {
+		b.tp.Close()
+	}
+}
+
+// time runs f once to warm up, then b.runs times, and prints the figure.
+func (b *bencher) time(name string, f func() error, amount float64, unit string) error {
+	if err := f(); err != nil {
+		return err
+	}
+	ts := make([]float64, b.runs)
+	for i := range ts {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return err
+		}
+		ts[i] = time.Since(t0).Seconds()
+	}
+	slices.Sort(ts)
+	med := ts[len(ts)/2]
+	fmt.Printf("%-44s %10.4f %10.4f %10.4f  %.2f %s\n", name, med*1e3, ts[0]*1e3, ts[len(ts)-1]*1e3, amount/med, unit)
+	return nil
+}
+
+type benchFigure struct {
+	name string
+	run  func(b *bencher, name string) error
+}
+
+func benchFigures() []benchFigure {
+	figs := []benchFigure{
+		{"fp16->fp32 row (4M)", benchConvert(false)},
+		{"bf16->fp32 row (4M)", benchConvert(true)},
+		{"dequantize q4_0 (4M)", benchDequantize(ggml.TypeQ4_0)},
+		{"dequantize q6_K (4M)", benchDequantize(ggml.TypeQ6_K)},
+		{"quantize q4_0 (4M, f32 in)", benchQuantize(ggml.TypeQ4_0)},
+	}
+	mm := func(t ggml.Type, k, m, n int) benchFigure {
+		return benchFigure{fmt.Sprintf("mul_mat %v K=%d M=%d N=%d", t, k, m, n), benchMulMat(t, k, m, n)}
+	}
+	for _, t := range []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeQ4_0, ggml.TypeQ8_0, ggml.TypeQ4_K} {
+		figs = append(figs, mm(t, 4096, 4096, 1))
+	}
+	for _, t := range []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeQ4_0, ggml.TypeQ4_K} {
+		figs = append(figs, mm(t, 1024, 1024, 256))
+	}
+	for _, n := range []int{12, 16, 24, 32} {
+		figs = append(figs, mm(ggml.TypeQ8_0, 4096, 4096, n))
+	}
+	figs = append(figs, mm(ggml.TypeF32, 288, 32000, 1),
+		benchFigure{"llama 24M f32, decode 1 token (ctx 32)", benchLlama(ggml.TypeF32, 1, 32)},
+		benchFigure{"llama 24M q8_0, prompt of 32 tokens", benchLlama(ggml.TypeQ8_0, 32, 0)},
+		benchFigure{"graph of 2000 tiny adds", benchTinyAdds})
+	return figs
+}
+
+func randFloats(r *rand.Rand, n int, scale float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() * scale)
+	}
+	return v
+}
+
+const convN = 1 << 22
+
+func benchConvert(bf16 bool) func(b *bencher, name string) error {
+	return func(b *bencher, name string) error {
+		src := randFloats(rand.New(rand.NewPCG(1, 2)), convN, 3)
+		h := make([]uint16, convN)
+		dst := make([]float32, convN)
+		if bf16 {
+			ggml.FP32ToBF16Row(h, src)
+			return b.time(name, func() error { ggml.BF16ToFP32Row(dst, h); return nil }, convN*4/1e9, "GB/s out")
+		}
+		ggml.FP32ToFP16Row(h, src)
+		return b.time(name, func() error { ggml.FP16ToFP32Row(dst, h); return nil }, convN*4/1e9, "GB/s out")
+	}
+}
+
+func benchDequantize(t ggml.Type) func(b *bencher, name string) error {
+	return func(b *bencher, name string) error {
+		src := randFloats(rand.New(rand.NewPCG(1, 3)), convN, 1)
+		q, err := ggml.Quantize(t, src, 4096, nil)
+		if err != nil {
+			return err
+		}
+		dst := make([]float32, convN)
+		return b.time(name, func() error { return ggml.DequantizeInto(dst, t, q) }, convN*4/1e9, "GB/s out")
+	}
+}
+
+func benchQuantize(t ggml.Type) func(b *bencher, name string) error {
+	return func(b *bencher, name string) error {
+		src := randFloats(rand.New(rand.NewPCG(1, 4)), convN, 1)
+		q, err := ggml.Quantize(t, src, 4096, nil)
+		if err != nil {
+			return err
+		}
+		return b.time(name, func() error { return ggml.QuantizeInto(q, t, src, 4096, nil) }, convN*4/1e6, "MB/s in")
+	}
+}
+
+// setWeights fills t (f32, f16 or quantized) from random values.
+func setWeights(t *ggml.Tensor, r *rand.Rand, scale float64) error {
+	return t.SetFloat32s(randFloats(r, t.NElements(), scale))
+}
+
+func benchMulMat(t ggml.Type, k, m, n int) func(b *bencher, name string) error {
+	return func(b *bencher, name string) error {
+		ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: k*m*4 + k*n*4 + m*n*4 + 1<<20})
+		if err != nil {
+			return err
+		}
+		defer ctx.Close()
+		r := rand.New(rand.NewPCG(uint64(k), uint64(m*n)))
+		w := ctx.NewTensor2D(t, k, m)
+		x := ctx.NewTensor2D(ggml.TypeF32, k, n)
+		if err := setWeights(w, r, 1); err != nil {
+			return err
+		}
+		if err := setWeights(x, r, 1); err != nil {
+			return err
+		}
+		g := ctx.NewGraph().BuildForward(ctx.MulMat(w, x))
+		return b.time(name, func() error { return g.ComputeWith(b.tp) }, 2*float64(k*m*n)/1e9, "GFLOP/s")
+	}
+}
+
+func benchTinyAdds(b *bencher, name string) error {
+	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	a := ctx.NewTensor1D(ggml.TypeF32, 64)
+	if err := a.SetFloat32s(make([]float32, 64)); err != nil {
+		return err
+	}
+	c := a
+	for range 2000 {
+		c = ctx.Add(c, a)
+	}
+	g := ctx.NewGraphCustom(4096, false).BuildForward(c)
+	return b.time(name, func() error { return g.ComputeWith(b.tp) }, 2000/1e6, "M nodes/s")
+}
+
+// llamaShape is the stories15M shape: about 24M parameters.
+var llamaShape = struct{ embd, layers, heads, ff, vocab int }{288, 6, 6, 768, 32000}
+
+// benchLlama times one forward pass of a llama-shaped model with random
+// weights (matrices of type wt, norms and embeddings f32) over n tokens that
+// follow past cached positions: RMS norms, rotary embeddings, causal
+// attention through a KV cache, a SiLU-gated FFN and the output logits.
+func benchLlama(wt ggml.Type, n, past int) func(b *bencher, name string) error {
+	return func(b *bencher, name string) error {
+		s := llamaShape
+		hd, nctx := s.embd/s.heads, past+n
+		ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 400 << 20})
+		if err != nil {
+			return err
+		}
+		defer ctx.Close()
+		r := rand.New(rand.NewPCG(5, uint64(n)))
+		var ferr error
+		mat := func(wtype ggml.Type, ne0, ne1 int, scale float64) *ggml.Tensor {
+			t := ctx.NewTensor2D(wtype, ne0, ne1)
+			if err := setWeights(t, r, scale); err != nil && ferr == nil {
+				ferr = err
+			}
+			return t
+		}
+		norm := func() *ggml.Tensor { return mat(ggml.TypeF32, s.embd, 1, 0.1) }
+		ids := ctx.NewTensor1D(ggml.TypeI32, n)
+		pos := ctx.NewTensor1D(ggml.TypeI32, n)
+		iv, pv := make([]int32, n), make([]int32, n)
+		for i := range n {
+			iv[i], pv[i] = int32(r.IntN(s.vocab)), int32(past+i)
+		}
+		if err := ids.SetInt32s(iv); err != nil {
+			return err
+		}
+		if err := pos.SetInt32s(pv); err != nil {
+			return err
+		}
+		x := ctx.GetRows(mat(ggml.TypeF32, s.embd, s.vocab, 1), ids)
+		g := ctx.NewGraphCustom(4096, false)
+		rope := ggml.DefaultRopeParams(hd, 0)
+		scale := 1 / math.Sqrt(float64(hd))
+		for range s.layers {
+			wq, wk := mat(wt, s.embd, s.embd, scale), mat(wt, s.embd, s.embd, scale)
+			wv, wo := mat(wt, s.embd, s.embd, scale), mat(wt, s.embd, s.embd, scale)
+			w1, w3 := mat(wt, s.embd, s.ff, scale), mat(wt, s.embd, s.ff, scale)
+			w2 := mat(wt, s.ff, s.embd, 1/math.Sqrt(float64(s.ff)))
+			kc := mat(ggml.TypeF32, hd*s.heads, nctx, 1)
+			vc := mat(ggml.TypeF32, hd*s.heads, nctx, 1)
+
+			h := ctx.Mul(ctx.RMSNorm(x, 1e-5), norm())
+			q := ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(wq, h), hd, s.heads, n), pos, nil, rope)
+			k := ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(wk, h), hd, s.heads, n), pos, nil, rope)
+			v := ctx.MulMat(wv, h)
+			row := hd * s.heads * 4
+			// the new positions go into the caches before attention reads them
+			g.BuildForward(ctx.Cpy(k, ctx.View3D(kc, hd, s.heads, n, hd*4, row, past*row)))
+			g.BuildForward(ctx.Cpy(ctx.Reshape3D(v, hd, s.heads, n), ctx.View3D(vc, hd, s.heads, n, hd*4, row, past*row)))
+			keys := ctx.Permute(ctx.View3D(kc, hd, s.heads, nctx, hd*4, row, 0), 0, 2, 1, 3)           // [hd, nctx, heads]
+			vals := ctx.Cont(ctx.Permute(ctx.View3D(vc, hd, s.heads, nctx, hd*4, row, 0), 1, 2, 0, 3)) // [nctx, hd, heads]
+			kq := ctx.MulMat(keys, ctx.Permute(q, 0, 2, 1, 3))                                         // [nctx, n, heads]
+			kq = ctx.SoftMaxExt(ctx.DiagMaskInf(kq, past), nil, float32(scale), 0)
+			o := ctx.Cont(ctx.Permute(ctx.MulMat(vals, kq), 0, 2, 1, 3)) // [hd, heads, n]
+			x = ctx.Add(x, ctx.MulMat(wo, ctx.Reshape2D(o, s.embd, n)))
+			h = ctx.Mul(ctx.RMSNorm(x, 1e-5), norm())
+			x = ctx.Add(x, ctx.MulMat(w2, ctx.Mul(ctx.Silu(ctx.MulMat(w1, h)), ctx.MulMat(w3, h))))
+		}
+		logits := ctx.MulMat(mat(wt, s.embd, s.vocab, 0.05), ctx.Mul(ctx.RMSNorm(x, 1e-5), norm()))
+		g.BuildForward(logits)
+		if ferr != nil {
+			return ferr
+		}
+		return b.time(name, func() error { return g.ComputeWith(b.tp) }, float64(n), "tokens/s")
+	}
+}

@@ -1,0 +1,494 @@
+// mm-qgemm-x86.c - quantized GEMM for AVX2: weights against q8-quantized
+// activations, with each weight block decoded once for all the columns of a
+// call (x86-64 only).
+//
+// A panel holds 8 rows of weights, decoded for a stretch of K into one of
+// two forms: 32-quant blocks (int8 quants, f32 scale and min) or 256-quant
+// super-blocks (unsigned quants, int16 sub-block scales, bias and min
+// factors, f32 scales). One micro-kernel per form then runs each column
+// over the panel.
+//
+// Batch invariance: for each (row, column) pair the kernels compute the
+// exact integer dot of every block (any order of integer additions gives
+// the same sum), then accumulate the blocks in order with one FMA each:
+//   acc  = fma(fl(d_x * d_y), (float) isum_b, acc)
+//   accm = fma(fl(m_x * s_y), 1, ...) / fma(fl(dmin_x * d_y), (float) msum_b, accm)
+// and finish with acc + accm (q4_1, q5_1) or acc - accm (K-quants with
+// mins); types without a min keep accm = +0. The 8 rows of a panel are the 8
+// lanes of a vector, so a pair's result is the same scalar sequence
+// whatever the number of columns, the panel position or the thread.
+#include "mm-kernels.h"
+
+#if defined(LM_X86)
+#include "ggml-common.h"
+#include "ggml-quants.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "mm-quant-x86.h"
+
+#define H2F(x) _cvtsh_ss(x)
+#define QG_R   8   // rows per panel: the lanes of a float vector
+#define QG_KC  16  // 32-quant blocks decoded per panel stretch (1024 quants)
+#define QG_KCS 2   // super-blocks decoded per panel stretch (1024 quants)
+#define QG_MV_COLS 1 // up to this many columns, no panel: mm_qmv_avx2 per column
+
+// 32-quant blocks, 8 rows. q4_1/q5_1 keep unsigned quants in w.
+struct qg_pa {
+    int8_t  w[QG_R][32];
+    uint8_t aw[QG_R][32]; // |w| (the sign trick of the signed forms)
+    float   d[QG_R];
+    float   m[QG_R];
+};
+
+// 256-quant super-blocks, 8 rows: quants unsigned (iq4_xs: signed, with aw),
+// sc[r][g] the int16 scales of group g's 32 quants (lanes 0-7 the first 16,
+// 8-15 the second), bias[r] and mn[r] per 16 quants against the
+// activations' block sums (bias: folded into the integer dot; mn: the mins).
+struct qg_pk {
+    uint8_t w[QG_R][256];
+    uint8_t aw[QG_R][256];
+    int16_t sc[QG_R][8][16];
+    int16_t bias[QG_R][16];
+    int16_t mn[QG_R][16];
+    float   d[QG_R];
+    float   dmin[QG_R];
+};
+
+_Static_assert(sizeof(struct qg_pa) % 64 == 0 && sizeof(struct qg_pk) % 64 == 0, "panel blocks keep 64-byte alignment");
+_Static_assert(QG_KC * sizeof(struct qg_pa) + 2 * MM_QGEMM_MAX_COLS * QG_R * sizeof(float) <= MM_QGEMM_SCRATCH, "scratch");
+_Static_assert(QG_KCS * sizeof(struct qg_pk) + 2 * MM_QGEMM_MAX_COLS * QG_R * sizeof(float) <= MM_QGEMM_SCRATCH, "scratch");
+
+// ---------------------------------------------------------------- decoders: row r of a panel, n blocks
+
+#define LD(p)     _mm256_loadu_si256((const __m256i *)(p))
+#define ST(p, v)  _mm256_store_si256((__m256i *)(p), v)
+
+LM_TARGET_AVX2 static inline void pa_put(struct qg_pa * p, int r, __m256i w, float d, float m) {
+    ST(p->w[r], w);
+    ST(p->aw[r], _mm256_sign_epi8(w, w));
+    p->d[r] = d;
+    p->m[r] = m;
+}
+
+LM_TARGET_AVX2 static void dec_q4_0(const void * vx, int n, int r, void * vp) {
+    const block_q4_0 * x = vx; struct qg_pa * p = vp;
+    for (int i = 0; i < n; i++) pa_put(p + i, r, _mm256_sub_epi8(nibbles32(x[i].qs), _mm256_set1_epi8(8)), H2F(x[i].d), 0.0f);
+}
+
+LM_TARGET_AVX2 static void dec_q4_1(const void * vx, int n, int r, void * vp) {
+    const block_q4_1 * x = vx; struct qg_pa * p = vp;
+    for (int i = 0; i < n; i++) {
+        ST(p[i].w[r], nibbles32(x[i].qs));
+        p[i].d[r] = H2F(x[i].d);
+        p[i].m[r] = H2F(x[i].m);
+    }
+}
+
+LM_TARGET_AVX2 static void dec_q5_0(const void * vx, int n, int r, void * vp) {
+    const block_q5_0 * x = vx; struct qg_pa * p = vp;
+    for (int i = 0; i < n; i++) {
+        // (nibble | bit << 4) - 16 = nibble - 16 where the bit is clear
+        const __m256i w = _mm256_sub_epi8(nibbles32(x[i].qs), _mm256_andnot_si256(bits_to_bytes(x[i].qh), _mm256_set1_epi8(0x10)));
+        pa_put(p + i, r, w, H2F(x[i].d), 0.0f);
+    }
+}
+
+LM_TARGET_AVX2 static void dec_q5_1(const void * vx, int n, int r, void * vp) {
+    const block_q5_1 * x = vx; struct qg_pa * p = vp;
+    for (int i = 0; i < n; i++) {
+        ST(p[i].w[r], _mm256_or_si256(nibbles32(x[i].qs), _mm256_and_si256(bits_to_bytes(x[i].qh), _mm256_set1_epi8(0x10))));
+        p[i].d[r] = H2F(x[i].d);
+        p[i].m[r] = H2F(x[i].m);
+    }
+}
+
+LM_TARGET_AVX2 static void dec_q8_0(const void * vx, int n, int r, void * vp) {
+    const block_q8_0 * x = vx; struct qg_pa * p = vp;
+    for (int i = 0; i < n; i++) pa_put(p + i, r, LD(x[i].qs), H2F(x[i].d), 0.0f);
+}
+
+LM_TARGET_AVX2 static void dec_iq4_nl(const void * vx, int n, int r, void * vp) {
+    const block_iq4_nl * x = vx; struct qg_pa * p = vp;
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
+    for (int i = 0; i < n; i++) pa_put(p + i, r, _mm256_shuffle_epi8(tbl, nibbles32(x[i].qs)), H2F(x[i].d), 0.0f);
+}
+
+// Scales of a super-block: 16 int16 per 16 quants -> sc[r][g] (group g takes
+// entries 2g and 2g+1), and bias = -b * scale.
+LM_TARGET_AVX2 static inline void pk_scales16(struct qg_pk * p, int r, __m256i s16, int b) {
+    const __m128i lo = _mm256_castsi256_si128(s16), hi = _mm256_extracti128_si256(s16, 1);
+    for (int g = 0; g < 8; g++) {
+        const __m128i h = g < 4 ? lo : hi;
+        const int e = 2 * (g & 3);
+        const __m128i a = _mm_shuffle_epi8(h, _mm_set1_epi16((short)((2 * e) | (2 * e + 1) << 8)));
+        const __m128i c = _mm_shuffle_epi8(h, _mm_set1_epi16((short)((2 * e + 2) | (2 * e + 3) << 8)));
+        ST(p->sc[r][g], _mm256_set_m128i(c, a));
+    }
+    ST(p->bias[r], _mm256_mullo_epi16(s16, _mm256_set1_epi16((short) -b)));
+}
+
+// 8 scales per 32 quants (bytes) -> the same scale for both halves of group g.
+LM_TARGET_AVX2 static inline void pk_scales8(struct qg_pk * p, int r, const uint8_t * sc8, const int8_t * ssc8) {
+    for (int g = 0; g < 8; g++) ST(p->sc[r][g], _mm256_set1_epi16(sc8 ? (short) sc8[g] : (short) ssc8[g]));
+    ST(p->bias[r], _mm256_setzero_si256());
+}
+
+LM_TARGET_AVX2 static inline void pk_mins8(struct qg_pk * p, int r, __m128i mn8) {
+    // mins per 32 quants, each repeated for the two block sums of 16 it covers
+    const __m128i dup = _mm_unpacklo_epi8(mn8, mn8);
+    ST(p->mn[r], _mm256_cvtepu8_epi16(dup));
+}
+
+LM_TARGET_AVX2 static void dec_q4_K(const void * vx, int n, int r, void * vp) {
+    const block_q4_K * x = vx; struct qg_pk * p = vp;
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    for (int i = 0; i < n; i++) {
+        const __m128i sm = k4_scales_mins(x[i].scales); // bytes 0-7 scales, 8-15 mins
+        uint8_t s8[16];
+        _mm_storeu_si128((__m128i *) s8, sm);
+        pk_scales8(p + i, r, s8, NULL);
+        pk_mins8(p + i, r, _mm_srli_si128(sm, 8));
+        for (int j = 0; j < 4; j++) {
+            const __m256i q = LD(x[i].qs + 32 * j);
+            ST(p[i].w[r] + 64 * j, _mm256_and_si256(q, m4));
+            ST(p[i].w[r] + 64 * j + 32, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+        }
+        p[i].d[r] = H2F(x[i].d);
+        p[i].dmin[r] = H2F(x[i].dmin);
+    }
+}
+
+LM_TARGET_AVX2 static void dec_q5_K(const void * vx, int n, int r, void * vp) {
+    const block_q5_K * x = vx; struct qg_pk * p = vp;
+    const __m256i m4 = _mm256_set1_epi8(0xF), b4 = _mm256_set1_epi8(0x10);
+    for (int i = 0; i < n; i++) {
+        const __m128i sm = k4_scales_mins(x[i].scales);
+        uint8_t s8[16];
+        _mm_storeu_si128((__m128i *) s8, sm);
+        pk_scales8(p + i, r, s8, NULL);
+        pk_mins8(p + i, r, _mm_srli_si128(sm, 8));
+        // qh bits 2j and 2j+1 of byte l are the fifth bits of quants 64j+l and 64j+32+l
+        __m256i hb = LD(x[i].qh);
+        for (int j = 0; j < 4; j++) {
+            const __m256i q = LD(x[i].qs + 32 * j);
+            ST(p[i].w[r] + 64 * j, _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), b4)));
+            ST(p[i].w[r] + 64 * j + 32,
+               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_and_si256(_mm256_slli_epi16(hb, 3), b4)));
+            hb = _mm256_srli_epi16(hb, 2);
+        }
+        p[i].d[r] = H2F(x[i].d);
+        p[i].dmin[r] = H2F(x[i].dmin);
+    }
+}
+
+// q6_K: quants 0..63 (value + 32), the -32 through the bias.
+LM_TARGET_AVX2 static void dec_q6_K(const void * vx, int n, int r, void * vp) {
+    const block_q6_K * x = vx; struct qg_pk * p = vp;
+    const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
+    for (int i = 0; i < n; i++) {
+        pk_scales16(p + i, r, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x[i].scales)), 32);
+        _mm256_store_si256((__m256i *) p[i].mn[r], _mm256_setzero_si256());
+        for (int h = 0; h < 2; h++) {
+            const uint8_t * ql = x[i].ql + 64 * h;
+            const __m256i l0 = LD(ql), l1 = LD(ql + 32), hb = LD(x[i].qh + 32 * h);
+            uint8_t * w = p[i].w[r] + 128 * h;
+            ST(w,      _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)));
+            ST(w + 32, _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)));
+            ST(w + 64, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)));
+            ST(w + 96, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)));
+        }
+        p[i].d[r] = H2F(x[i].d);
+        p[i].dmin[r] = 0.0f;
+    }
+}
+
+// q3_K: quants 0..7 (2 low bits | high bit << 2 = value + 4), the -4 through the bias.
+LM_TARGET_AVX2 static void dec_q3_K(const void * vx, int n, int r, void * vp) {
+    const block_q3_K * x = vx; struct qg_pk * p = vp;
+    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
+    for (int i = 0; i < n; i++) {
+        pk_scales16(p + i, r, _mm256_cvtepi8_epi16(q3k_scales8(x[i].scales)), 4);
+        _mm256_store_si256((__m256i *) p[i].mn[r], _mm256_setzero_si256());
+        __m256i hm = LD(x[i].hmask);
+        uint8_t * w = p[i].w[r];
+        for (int h = 0; h < 2; h++) {
+            __m256i q = LD(x[i].qs + 32 * h);
+            for (int k = 0; k < 4; k++, w += 32) {
+                ST(w, _mm256_or_si256(_mm256_and_si256(q, m3), _mm256_slli_epi16(_mm256_and_si256(hm, m1), 2)));
+                q = _mm256_srli_epi16(q, 2);
+                hm = _mm256_srli_epi16(hm, 1);
+            }
+        }
+        p[i].d[r] = H2F(x[i].d);
+        p[i].dmin[r] = 0.0f;
+    }
+}
+
+LM_TARGET_AVX2 static void dec_q2_K(const void * vx, int n, int r, void * vp) {
+    const block_q2_K * x = vx; struct qg_pk * p = vp;
+    const __m256i m3 = _mm256_set1_epi8(3);
+    const __m128i m4 = _mm_set1_epi8(0xF);
+    for (int i = 0; i < n; i++) {
+        const __m128i sm = _mm_loadu_si128((const __m128i *) x[i].scales);
+        pk_scales16(p + i, r, _mm256_cvtepu8_epi16(_mm_and_si128(sm, m4)), 0);
+        ST(p[i].mn[r], _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4)));
+        uint8_t * w = p[i].w[r];
+        for (int h = 0; h < 2; h++) {
+            __m256i q = LD(x[i].qs + 32 * h);
+            for (int k = 0; k < 4; k++, w += 32) {
+                ST(w, _mm256_and_si256(q, m3));
+                q = _mm256_srli_epi16(q, 2);
+            }
+        }
+        p[i].d[r] = H2F(x[i].d);
+        p[i].dmin[r] = H2F(x[i].dmin);
+    }
+}
+
+// iq4_xs: signed codebook values (kept with |w| for the sign trick).
+LM_TARGET_AVX2 static void dec_iq4_xs(const void * vx, int n, int r, void * vp) {
+    const block_iq4_xs * x = vx; struct qg_pk * p = vp;
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    for (int i = 0; i < n; i++) {
+        int8_t ls[8];
+        for (int ib = 0; ib < 8; ib++) {
+            ls[ib] = (int8_t)((((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | ((x[i].scales_h >> (2 * ib)) & 3) << 4) - 32);
+        }
+        pk_scales8(p + i, r, NULL, ls);
+        _mm256_store_si256((__m256i *) p[i].mn[r], _mm256_setzero_si256());
+        for (int ib = 0; ib < 8; ib += 2) {
+            const __m256i q = LD(x[i].qs + 16 * ib);
+            const __m256i lo = _mm256_shuffle_epi8(tbl, _mm256_and_si256(q, m4));
+            const __m256i hi = _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+            const __m256i w0 = _mm256_permute2x128_si256(lo, hi, 0x20), w1 = _mm256_permute2x128_si256(lo, hi, 0x31);
+            ST(p[i].w[r] + 32 * ib, w0);
+            ST(p[i].w[r] + 32 * ib + 32, w1);
+            ST(p[i].aw[r] + 32 * ib, _mm256_sign_epi8(w0, w0));
+            ST(p[i].aw[r] + 32 * ib + 32, _mm256_sign_epi8(w1, w1));
+        }
+        p[i].d[r] = H2F(x[i].d);
+        p[i].dmin[r] = 0.0f;
+    }
+}
+
+// ---------------------------------------------------------------- micro-kernels: one column over a panel
+
+// lane i = the sum of the 8 int32 lanes of v[i]
+LM_TARGET_AVX2 static inline __m256i reduce8(__m256i v0, __m256i v1, __m256i v2, __m256i v3,
+                                             __m256i v4, __m256i v5, __m256i v6, __m256i v7) {
+    const __m256i u0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    const __m256i u1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v4, v5), _mm256_hadd_epi32(v6, v7));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+}
+
+#define LDA(p) _mm256_load_si256((const __m256i *)(p))
+
+// signed quants x q8_0
+LM_TARGET_AVX2 static void mk_s8(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    (void) accm;
+    const struct qg_pa * p = vp; const block_q8_0 * y = vy;
+    const __m256i one = _mm256_set1_epi16(1);
+    __m256 a = _mm256_load_ps(acc);
+    for (int i = 0; i < n; i++) {
+        const __m256i yv = LD(y[i].qs);
+#define DOT(r) _mm256_madd_epi16(_mm256_maddubs_epi16(LDA(p[i].aw[r]), _mm256_sign_epi8(yv, LDA(p[i].w[r]))), one)
+        const __m256i s = reduce8(DOT(0), DOT(1), DOT(2), DOT(3), DOT(4), DOT(5), DOT(6), DOT(7));
+#undef DOT
+        const __m256 d = _mm256_mul_ps(_mm256_load_ps(p[i].d), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s), a);
+    }
+    _mm256_store_ps(acc, a);
+}
+
+// unsigned quants x q8_1, plus m_x * s_y
+LM_TARGET_AVX2 static void mk_u8m(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    const struct qg_pa * p = vp; const block_q8_1 * y = vy;
+    const __m256i one = _mm256_set1_epi16(1);
+    __m256 a = _mm256_load_ps(acc), am = _mm256_load_ps(accm);
+    for (int i = 0; i < n; i++) {
+        const __m256i yv = LD(y[i].qs);
+#define DOT(r) _mm256_madd_epi16(_mm256_maddubs_epi16(LDA(p[i].w[r]), yv), one)
+        const __m256i s = reduce8(DOT(0), DOT(1), DOT(2), DOT(3), DOT(4), DOT(5), DOT(6), DOT(7));
+#undef DOT
+        const __m256 d = _mm256_mul_ps(_mm256_load_ps(p[i].d), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s), a);
+        am = _mm256_fmadd_ps(_mm256_load_ps(p[i].m), _mm256_set1_ps(H2F(y[i].s)), am);
+    }
+    _mm256_store_ps(acc, a);
+    _mm256_store_ps(accm, am);
+}
+
+// super-blocks x q8_K. SGN: signed quants (sign trick); MIN: mins present.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void mk_k(const struct qg_pk * p, int n, const block_q8_K * y,
+                                                                     float * acc, float * accm, const bool sgn, const bool min) {
+    __m256 a = _mm256_load_ps(acc), am = _mm256_load_ps(accm);
+    for (int i = 0; i < n; i++) {
+        const __m256i bs = LD(y[i].bsums);
+        const __m256 dy = _mm256_set1_ps(y[i].d);
+        if (min) {
+#define MD(r) _mm256_madd_epi16(LDA(p[i].mn[r]), bs)
+            const __m256i ms = reduce8(MD(0), MD(1), MD(2), MD(3), MD(4), MD(5), MD(6), MD(7));
+#undef MD
+            am = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(p[i].dmin), dy), _mm256_cvtepi32_ps(ms), am);
+        }
+        __m256i s0, s1, s2, s3, s4, s5, s6, s7;
+        if (sgn) {
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = _mm256_setzero_si256();
+        } else {
+            s0 = _mm256_madd_epi16(LDA(p[i].bias[0]), bs); s1 = _mm256_madd_epi16(LDA(p[i].bias[1]), bs);
+            s2 = _mm256_madd_epi16(LDA(p[i].bias[2]), bs); s3 = _mm256_madd_epi16(LDA(p[i].bias[3]), bs);
+            s4 = _mm256_madd_epi16(LDA(p[i].bias[4]), bs); s5 = _mm256_madd_epi16(LDA(p[i].bias[5]), bs);
+            s6 = _mm256_madd_epi16(LDA(p[i].bias[6]), bs); s7 = _mm256_madd_epi16(LDA(p[i].bias[7]), bs);
+        }
+        for (int g = 0; g < 8; g++) {
+            const __m256i yg = LD(y[i].qs + 32 * g);
+#define G(r) s##r = _mm256_add_epi32(s##r, _mm256_madd_epi16(sgn \
+            ? _mm256_maddubs_epi16(LDA(p[i].aw[r] + 32 * g), _mm256_sign_epi8(yg, LDA(p[i].w[r] + 32 * g))) \
+            : _mm256_maddubs_epi16(LDA(p[i].w[r] + 32 * g), yg), LDA(p[i].sc[r][g])));
+            G(0) G(1) G(2) G(3) G(4) G(5) G(6) G(7)
+#undef G
+        }
+        const __m256i s = reduce8(s0, s1, s2, s3, s4, s5, s6, s7);
+        a = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(p[i].d), dy), _mm256_cvtepi32_ps(s), a);
+    }
+    _mm256_store_ps(acc, a);
+    _mm256_store_ps(accm, am);
+}
+
+LM_TARGET_AVX2 static void mk_k_u(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    mk_k(vp, n, vy, acc, accm, false, false);
+}
+LM_TARGET_AVX2 static void mk_k_um(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    mk_k(vp, n, vy, acc, accm, false, true);
+}
+LM_TARGET_AVX2 static void mk_k_s(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    mk_k(vp, n, vy, acc, accm, true, false);
+}
+
+// ---------------------------------------------------------------- driver
+
+typedef void (*qg_dec_fn)(const void * x, int n, int r, void * panel);
+typedef void (*qg_mk_fn)(const void * panel, int n, const void * y, float * acc, float * accm);
+
+enum qg_fin { FIN_ACC, FIN_ADD, FIN_SUB }; // result: acc, acc + accm, acc - accm
+
+struct qg_type {
+    qg_dec_fn dec;
+    qg_mk_fn  mk;
+    int       bk;      // quants per block
+    int       kc;      // blocks per panel stretch
+    size_t    pbytes;  // bytes per panel block
+    enum qg_fin fin;
+};
+
+static const struct qg_type * qg_lookup(enum lm_ggml_type t) {
+#define PA(dec, mk, fin) { dec, mk, 32, QG_KC, sizeof(struct qg_pa), fin }
+#define PK(dec, mk, fin) { dec, mk, 256, QG_KCS, sizeof(struct qg_pk), fin }
+    static const struct qg_type q4_0 = PA(dec_q4_0, mk_s8, FIN_ACC), q4_1 = PA(dec_q4_1, mk_u8m, FIN_ADD);
+    static const struct qg_type q5_0 = PA(dec_q5_0, mk_s8, FIN_ACC), q5_1 = PA(dec_q5_1, mk_u8m, FIN_ADD);
+    static const struct qg_type q8_0 = PA(dec_q8_0, mk_s8, FIN_ACC), iq4_nl = PA(dec_iq4_nl, mk_s8, FIN_ACC);
+    static const struct qg_type q2_K = PK(dec_q2_K, mk_k_um, FIN_SUB), q3_K = PK(dec_q3_K, mk_k_u, FIN_ACC);
+    static const struct qg_type q4_K = PK(dec_q4_K, mk_k_um, FIN_SUB), q5_K = PK(dec_q5_K, mk_k_um, FIN_SUB);
+    static const struct qg_type q6_K = PK(dec_q6_K, mk_k_u, FIN_ACC), iq4_xs = PK(dec_iq4_xs, mk_k_s, FIN_ACC);
+#undef PA
+#undef PK
+    switch (t) {
+        case LM_GGML_TYPE_Q4_0:   return &q4_0;
+        case LM_GGML_TYPE_Q4_1:   return &q4_1;
+        case LM_GGML_TYPE_Q5_0:   return &q5_0;
+        case LM_GGML_TYPE_Q5_1:   return &q5_1;
+        case LM_GGML_TYPE_Q8_0:   return &q8_0;
+        case LM_GGML_TYPE_IQ4_NL: return &iq4_nl;
+        case LM_GGML_TYPE_Q2_K:   return &q2_K;
+        case LM_GGML_TYPE_Q3_K:   return &q3_K;
+        case LM_GGML_TYPE_Q4_K:   return &q4_K;
+        case LM_GGML_TYPE_Q5_K:   return &q5_K;
+        case LM_GGML_TYPE_Q6_K:   return &q6_K;
+        case LM_GGML_TYPE_IQ4_XS: return &iq4_xs;
+        default:                  return NULL;
+    }
+}
+
+static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K, const char * x,
+                      size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol,
+                      void * scratch) {
+    const int64_t nb = K / qt->bk;
+    const size_t xbs = lm_ggml_type_size(t), ybs = lm_ggml_type_size(vdt);
+    char * panel = (char *)(((uintptr_t) scratch + 63) & ~(uintptr_t) 63);
+    float * acc  = (float *)(panel + (size_t) qt->kc * qt->pbytes);
+    float * accm = acc + MM_QGEMM_MAX_COLS * QG_R;
+    // a lone column: decoding into a panel would not pay; the mat-vec kernel sums alike
+    const mm_qmv_fn mv = ncol <= QG_MV_COLS ? mm_qmv_avx2(t) : NULL;
+    for (int64_t r = r0; r < r1; r += QG_R) {
+        const int nr = (int) LM_GGML_MIN(QG_R, r1 - r);
+        memset(acc, 0, (size_t) ncol * QG_R * sizeof(float));
+        memset(accm, 0, (size_t) ncol * QG_R * sizeof(float));
+        if (mv) {
+            const char * rows[QG_R];
+            for (int i = 0; i < QG_R; i++) rows[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
+            for (int c = 0; c < ncol; c++) mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R);
+        }
+        for (int64_t b0 = 0; !mv && b0 < nb; b0 += qt->kc) {
+            const int n = (int) LM_GGML_MIN(qt->kc, nb - b0);
+            // rows past the end repeat the last one: their lanes are not stored
+            for (int i = 0; i < QG_R; i++) qt->dec(x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + b0 * xbs, n, i, panel);
+            for (int c = 0; c < ncol; c++) {
+                qt->mk(panel, n, (const char *) ycol[c] + b0 * ybs, acc + c * QG_R, accm + c * QG_R);
+            }
+        }
+        for (int c = 0; c < ncol; c++) {
+            const float * a = acc + c * QG_R, * m = accm + c * QG_R;
+            float * d = dcol[c] + r;
+            switch (qt->fin) {
+                case FIN_ACC: for (int i = 0; i < nr; i++) d[i] = a[i]; break;
+                case FIN_ADD: for (int i = 0; i < nr; i++) d[i] = a[i] + m[i]; break;
+                case FIN_SUB: for (int i = 0; i < nr; i++) d[i] = a[i] - m[i]; break;
+            }
+        }
+    }
+}
+
+#define QG_ENTRY(T, VDT)                                                                                          \
+static void qgemm_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
+                      float * const * dcol, int ncol, void * scratch) {                                          \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol, dcol,   \
+              ncol, scratch);                                                                                     \
+}
+QG_ENTRY(Q4_0, Q8_0)
+QG_ENTRY(Q4_1, Q8_1)
+QG_ENTRY(Q5_0, Q8_0)
+QG_ENTRY(Q5_1, Q8_1)
+QG_ENTRY(Q8_0, Q8_0)
+QG_ENTRY(IQ4_NL, Q8_0)
+QG_ENTRY(Q2_K, Q8_K)
+QG_ENTRY(Q3_K, Q8_K)
+QG_ENTRY(Q4_K, Q8_K)
+QG_ENTRY(Q5_K, Q8_K)
+QG_ENTRY(Q6_K, Q8_K)
+QG_ENTRY(IQ4_XS, Q8_K)
+
+mm_qgemm_fn mm_qgemm_avx2(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q4_0:   return qgemm_Q4_0;
+        case LM_GGML_TYPE_Q4_1:   return qgemm_Q4_1;
+        case LM_GGML_TYPE_Q5_0:   return qgemm_Q5_0;
+        case LM_GGML_TYPE_Q5_1:   return qgemm_Q5_1;
+        case LM_GGML_TYPE_Q8_0:   return qgemm_Q8_0;
+        case LM_GGML_TYPE_IQ4_NL: return qgemm_IQ4_NL;
+        case LM_GGML_TYPE_Q2_K:   return qgemm_Q2_K;
+        case LM_GGML_TYPE_Q3_K:   return qgemm_Q3_K;
+        case LM_GGML_TYPE_Q4_K:   return qgemm_Q4_K;
+        case LM_GGML_TYPE_Q5_K:   return qgemm_Q5_K;
+        case LM_GGML_TYPE_Q6_K:   return qgemm_Q6_K;
+        case LM_GGML_TYPE_IQ4_XS: return qgemm_IQ4_XS;
+        default:                  return NULL;
+    }
+}
+#else
+typedef int mm_qgemm_x86_unused; // ISO C forbids an empty translation unit
+#endif

@@ -1,0 +1,190 @@
+// test-batch-invariance.c - a column's mul_mat result must not depend on how
+// many columns share the call or on the thread count: for every weight type
+// with a mul_mat path and every SIMD level the CPU has, column j of an
+// N-column product (N = 1 ... 512, 1-3 threads) must be bit-identical to the
+// product of the weights with column j alone (1 thread). Also mul_mat_id,
+// whose columns are grouped per expert.
+//
+// build: cc -O2 -pthread -Icsrc tests/c/test-batch-invariance.c csrc/*.c -lm
+// usage: test-batch-invariance [level]  (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON; default all)
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "ggml-cpu-impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
+static float frand(void) { // uniform [-1, 1)
+    g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
+    return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static int g_fail, g_checks;
+
+// with an importance matrix: some i-quants require one
+static void quantize(enum lm_ggml_type t, const float * src, void * dst, int64_t nrows, int64_t K) {
+    float * imat = malloc((size_t) K * sizeof(float));
+    for (int64_t i = 0; i < K; i++) imat[i] = 1.0f + 0.5f * frand();
+    lm_ggml_quantize_chunk(t, src, dst, 0, nrows, K, imat);
+    free(imat);
+}
+
+#define NMAX 512
+
+// dst = a x b[:, c0:c0+n] with nth threads; returns the [M, n] result (malloc'd).
+static float * mul_cols(const struct lm_ggml_tensor * a_src, const float * bv, int64_t K, int64_t c0, int64_t n, int nth) {
+    const int64_t M = a_src->ne[1];
+    const size_t mem = lm_ggml_nbytes(a_src) + (size_t)(K + M) * n * sizeof(float) + 4 * 1024 * 1024;
+    struct lm_ggml_init_params ip = { mem, NULL, false };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, a_src->type, K, M);
+    memcpy(a->data, a_src->data, lm_ggml_nbytes(a));
+    struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, K, n);
+    memcpy(b->data, bv + c0 * K, (size_t)(K * n) * sizeof(float));
+    struct lm_ggml_tensor * d = lm_ggml_mul_mat(ctx, a, b);
+    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, d);
+    lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
+    float * out = malloc((size_t)(M * n) * sizeof(float));
+    memcpy(out, d->data, (size_t)(M * n) * sizeof(float));
+    lm_ggml_free(ctx);
+    return out;
+}
+
+static void test_type(enum lm_ggml_type t, int64_t K, int64_t M) {
+    struct lm_ggml_init_params ip = { lm_ggml_row_size(t, K) * M + 1024 * 1024, NULL, false };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, t, K, M);
+    float * av = malloc((size_t)(K * M) * sizeof(float));
+    for (int64_t i = 0; i < K * M; i++) av[i] = frand();
+    if (t == LM_GGML_TYPE_F32) memcpy(a->data, av, (size_t)(K * M) * sizeof(float));
+    else if (t == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(av, a->data, K * M);
+    else if (t == LM_GGML_TYPE_BF16) lm_ggml_fp32_to_bf16_row_ref(av, a->data, K * M);
+    else quantize(t, av, a->data, M, K);
+    // activations of varied scale per column, so q8 block scales differ
+    float * bv = malloc((size_t)(K * NMAX) * sizeof(float));
+    for (int64_t j = 0; j < NMAX; j++) {
+        const float s = 0.01f + (float)(j % 7) * 0.7f;
+        for (int64_t k = 0; k < K; k++) bv[j * K + k] = s * frand();
+    }
+    // each column alone, 1 thread: the reference bits
+    float * single = malloc((size_t)(M * NMAX) * sizeof(float));
+    for (int64_t j = 0; j < NMAX; j++) {
+        float * o = mul_cols(a, bv, K, j, 1, 1);
+        memcpy(single + j * M, o, (size_t) M * sizeof(float));
+        free(o);
+    }
+    static const int64_t ns[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64, 512 };
+    int bad = 0;
+    for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+        for (int nth = 1; nth <= 3; nth++) {
+            const int64_t n = ns[ni];
+            // different column windows for different N, so every column is seen at several positions
+            const int64_t c0 = n == NMAX ? 0 : (n * 37 + nth * 11) % (NMAX - n + 1);
+            float * o = mul_cols(a, bv, K, c0, n, nth);
+            g_checks++;
+            for (int64_t j = 0; j < n; j++) {
+                if (memcmp(o + j * M, single + (c0 + j) * M, (size_t) M * sizeof(float)) != 0) {
+                    int64_t i = 0;
+                    while (i < M && memcmp(&o[j * M + i], &single[(c0 + j) * M + i], sizeof(float)) == 0) i++;
+                    if (bad++ < 3) {
+                        printf("FAIL %s K=%lld M=%lld level=%d: N=%lld threads=%d column %lld row %lld: %.9g, alone %.9g\n",
+                               lm_ggml_type_name(t), (long long) K, (long long) M, (int) lm_cpu_level(), (long long) n, nth,
+                               (long long)(c0 + j), (long long) i, o[j * M + i], single[(c0 + j) * M + i]);
+                    }
+                    g_fail++;
+                    break;
+                }
+            }
+            free(o);
+        }
+    }
+    free(single); free(bv); free(av);
+    lm_ggml_free(ctx);
+}
+
+// mul_mat_id: a token's output for an expert equals mul_mat of that expert
+// with the token's column alone, however many tokens chose the expert.
+static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
+    const int64_t n_as = 3, n_used = 2, n_tok = 37;
+    struct lm_ggml_init_params ip = { 64 * 1024 * 1024, NULL, false };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * as = lm_ggml_new_tensor_3d(ctx, t, K, M, n_as);
+    float * av = malloc((size_t)(K * M * n_as) * sizeof(float));
+    for (int64_t i = 0; i < K * M * n_as; i++) av[i] = frand();
+    if (t == LM_GGML_TYPE_F32) memcpy(as->data, av, (size_t)(K * M * n_as) * sizeof(float));
+    else if (t == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(av, as->data, K * M * n_as);
+    else if (t == LM_GGML_TYPE_BF16) lm_ggml_fp32_to_bf16_row_ref(av, as->data, K * M * n_as);
+    else quantize(t, av, as->data, M * n_as, K);
+    struct lm_ggml_tensor * b = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, K, 1, n_tok);
+    float * bv = b->data;
+    for (int64_t i = 0; i < K * n_tok; i++) bv[i] = frand();
+    struct lm_ggml_tensor * ids = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_I32, n_used, n_tok);
+    int32_t * id = ids->data;
+    for (int64_t tk = 0; tk < n_tok; tk++)
+        for (int64_t e = 0; e < n_used; e++) id[tk * n_used + e] = (int32_t)((tk * 5 + e * 2 + tk / 7) % n_as);
+    struct lm_ggml_tensor * d = lm_ggml_mul_mat_id(ctx, as, b, ids);
+    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, d);
+    for (int nth = 1; nth <= 3; nth++) {
+        lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
+        g_checks++;
+        int bad = 0;
+        for (int64_t tk = 0; tk < n_tok && !bad; tk++) {
+            for (int64_t e = 0; e < n_used && !bad; e++) {
+                struct lm_ggml_tensor ex = *as; // a 2-d view of expert id
+                ex.ne[2] = 1;
+                ex.data = (char *) as->data + id[tk * n_used + e] * as->nb[2];
+                float * o = mul_cols(&ex, bv, K, tk, 1, 1);
+                const float * got = (const float *)((const char *) d->data + e * d->nb[1] + tk * d->nb[2]);
+                if (memcmp(o, got, (size_t) M * sizeof(float)) != 0) {
+                    printf("FAIL mul_mat_id %s level=%d threads=%d token %lld slot %lld differs from mul_mat alone\n",
+                           lm_ggml_type_name(t), (int) lm_cpu_level(), nth, (long long) tk, (long long) e);
+                    g_fail++;
+                    bad = 1;
+                }
+                free(o);
+            }
+        }
+    }
+    free(av);
+    lm_ggml_free(ctx);
+}
+
+int main(int argc, char ** argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const int only_level = argc > 1 ? atoi(argv[1]) : -1;
+    lm_ggml_cpu_init();
+    // every weight type mul_mat takes (the repacked layouts have no mul_mat path)
+    int ntypes = 0;
+    enum lm_ggml_type types[LM_GGML_TYPE_COUNT];
+    for (int t = 0; t < LM_GGML_TYPE_COUNT; t++) {
+        const enum lm_ggml_type ty = (enum lm_ggml_type) t;
+        if (lm_ggml_type_size(ty) == 0 || ty == LM_GGML_TYPE_Q8_1 || ty == LM_GGML_TYPE_Q8_K) continue;
+        if (ty == LM_GGML_TYPE_Q4_0_4_4 || ty == LM_GGML_TYPE_Q4_0_4_8 || ty == LM_GGML_TYPE_Q4_0_8_8 ||
+            ty == LM_GGML_TYPE_IQ4_NL_4_4) continue;
+        if (ty != LM_GGML_TYPE_F32 && ty != LM_GGML_TYPE_F16 && ty != LM_GGML_TYPE_BF16 && !lm_ggml_is_quantized(ty)) continue;
+        if (lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
+        types[ntypes++] = ty;
+    }
+    for (int level = 0; level <= 3; level++) {
+        if (only_level >= 0 && level != only_level) continue;
+        if (!lm_cpu_force_level(level)) { printf("level %d not available here: skipped\n", level); continue; }
+        for (int i = 0; i < ntypes; i++) {
+            const enum lm_ggml_type t = types[i];
+            const int64_t bk = lm_ggml_blck_size(t);
+            // float rows: a K with a tail past every SIMD width; quantized: two super-blocks
+            const int64_t K = bk == 1 ? 300 : 512;
+            const int before = g_fail;
+            test_type(t, K, 37);
+            if (bk == 1) test_type(t, 4096 + 3, 9); // long rows: any blocking over K shows here
+            test_mul_mat_id(t, K, 21);
+            printf("%s level %d: %s\n", lm_ggml_type_name(t), level, g_fail == before ? "ok" : "FAILED");
+        }
+    }
+    lm_cpu_force_level(-1);
+    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
+    return g_fail ? 1 : 0;
+}
