@@ -84,7 +84,7 @@ type Context struct {
 	pinner  *runtime.Pinner
 	charged int64                 // arena bytes charged to cmem (0 for a caller's Buffer)
 	deps    map[*Context]struct{} // contexts whose tensors this one's ops reference
-	errs    *C.gg_err             // where ops report assertions (C memory, reused)
+	errs    C.gg_err              // where ops report assertions (reused)
 	keep    []any                 // what its tensors' data lives in: mapped GGUF files, backend buffers, graph allocators
 	cleanup runtime.Cleanup
 }
@@ -103,13 +103,11 @@ type ctxHandle struct {
 	c       *C.struct_lm_ggml_context
 	pinner  *runtime.Pinner
 	charged int64
-	errs    *C.gg_err
 }
 
 // free releases the context; byGC tells a cleanup from Close.
 func (h ctxHandle) free(byGC bool) {
 	C.lm_ggml_free(h.c)
-	C.free(unsafe.Pointer(h.errs))
 	if h.pinner != nil {
 		h.pinner.Unpin()
 	}
@@ -121,13 +119,13 @@ func (h ctxHandle) free(byGC bool) {
 }
 
 // errBuf returns the context's error record, cleared. Ops report
-// assertions through it; one record per context (which is not used
-// concurrently) instead of a Go allocation per op keeps graph building
-// free of garbage.
+// assertions through it: one record per context (which is not used
+// concurrently) instead of one escaping to the heap per op keeps graph
+// building free of garbage.
 func (ctx *Context) errBuf() *C.gg_err {
 	ctx.ptr()
 	ctx.errs.failed = 0
-	return ctx.errs
+	return &ctx.errs
 }
 
 // NewContext creates a context. The arena is freed by Close, or when the
@@ -161,14 +159,6 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		}
 		return nil, fmt.Errorf("ggml: cannot allocate a context of %d bytes", size)
 	}
-	errs := (*C.gg_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gg_err{}))))
-	if errs == nil {
-		C.lm_ggml_free(c)
-		if pinner != nil {
-			pinner.Unpin()
-		}
-		return nil, errors.New("ggml: out of memory")
-	}
 	// The arena is C memory the collector cannot see: charge it, so that
 	// unclosed contexts are collected before they pile up.
 	var charged int64
@@ -176,8 +166,8 @@ func NewContext(opts ContextOptions) (*Context, error) {
 		charged = int64(size)
 		cmem.Charge(charged)
 	}
-	h := ctxHandle{c, pinner, charged, errs}
-	ctx := &Context{c: c, pinner: pinner, charged: charged, errs: errs}
+	h := ctxHandle{c, pinner, charged}
+	ctx := &Context{c: c, pinner: pinner, charged: charged}
 	ctx.cleanup = runtime.AddCleanup(ctx, func(h ctxHandle) { h.free(true) }, h)
 	return ctx, nil
 }
@@ -189,10 +179,9 @@ func (ctx *Context) Close() error {
 		return nil
 	}
 	ctx.cleanup.Stop()
-	ctxHandle{ctx.c, ctx.pinner, ctx.charged, ctx.errs}.free(false)
+	ctxHandle{ctx.c, ctx.pinner, ctx.charged}.free(false)
 	ctx.c = nil
 	ctx.pinner = nil
-	ctx.errs = nil
 	ctx.deps = nil
 	ctx.keep = nil
 	return nil
