@@ -259,6 +259,10 @@ func TestContextBasics(t *testing.T) {
 	v, err = tr.Float32s()
 	require.NoError(t, err)
 	require.Equal(t, []float32{1, -1, 2, 5, 3, 6}, v)
+	into := make([]float32, 6)
+	require.NoError(t, tr.Float32sInto(into))
+	require.Equal(t, v, into)
+	require.Error(t, tr.Float32sInto(into[:5]))
 
 	// f16 tensors convert on the way in and out
 	h := ctx.NewTensor1D(TypeF16, 3)

@@ -25,6 +25,7 @@ CC="${CC:-cc}"
 # (several checkouts of the project may build at once on one machine).
 SCRATCH="${GGML_SCRATCH:-${TMPDIR:-/tmp}/ggml-$(basename "$PWD")}"
 mkdir -p "$SCRATCH"
+export GGML_SCRATCH="$SCRATCH" # tests cache what they build here (llama: the C runner)
 
 # staticcheck, pinned: the version the Go module proxy serves that we checked.
 STATICCHECK_VERSION=v0.8.2

@@ -165,6 +165,26 @@ func (t *Tensor) Float32s() ([]float32, error) {
 	return out, nil
 }
 
+// Float32sInto is Float32s writing into dst, which must hold exactly
+// NElements values (reading a result every step without allocating).
+func (t *Tensor) Float32sInto(dst []float32) error {
+	t.requireData("Float32sInto")
+	if len(dst) != t.NElements() {
+		return fmt.Errorf("ggml: Float32sInto: tensor %q has %d elements, dst %d", t.Name(), t.NElements(), len(dst))
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	var rc C.int
+	t.withData("Float32sInto", false, func(p *C.struct_lm_ggml_tensor) {
+		rc = C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&dst[0])))
+	})
+	if rc != 0 {
+		return fmt.Errorf("ggml: Float32sInto: no conversion from %s to f32", t.Type())
+	}
+	return nil
+}
+
 // SetFloat32s sets the tensor's elements from v in element order, converting
 // to the tensor's type (quantizing with the reference quantizer if needed).
 func (t *Tensor) SetFloat32s(v []float32) error {

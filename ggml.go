@@ -87,7 +87,8 @@ type ContextOptions struct {
 type Context struct {
 	c       *C.struct_lm_ggml_context // set once; freed by Close or the cleanup
 	pinner  *runtime.Pinner
-	charged int64 // arena bytes charged to cmem (0 for a caller's Buffer)
+	charged int64    // arena bytes charged to cmem (0 for a caller's Buffer)
+	errs    C.gg_err // where ops report assertions (reused, see errBuf)
 	cleanup runtime.Cleanup
 	hold    *ctxHold
 	life    ctxLife // see lifetime.go
@@ -148,6 +149,16 @@ func (h ctxHandle) free(byGC bool) {
 	for _, r := range rel {
 		r()
 	}
+}
+
+// errBuf returns the context's error record, cleared. Ops report
+// assertions through it: one record per context (which is not used
+// concurrently) instead of one escaping to the heap per op keeps graph
+// building free of garbage.
+func (ctx *Context) errBuf() *C.gg_err {
+	ctx.ptr()
+	ctx.errs.failed = 0
+	return &ctx.errs
 }
 
 // NewContext creates a context. The arena is freed by Close, or when the
@@ -300,17 +311,17 @@ func (ctx *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int) *Tensor {
 
 // DupTensor creates a tensor with the type and shape of src (not its data).
 func (ctx *Context) DupTensor(src *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_dup_tensor(&e, ctx.ptr(), src.use(ctx))
-	check("DupTensor", &e)
+	e := ctx.errBuf()
+	r := C.gg_dup_tensor(e, ctx.ptr(), src.use(ctx))
+	check("DupTensor", e)
 	return ctx.wrap(r)
 }
 
 // ViewTensor creates a view of the whole of src.
 func (ctx *Context) ViewTensor(src *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_view_tensor(&e, ctx.ptr(), src.use(ctx))
-	check("ViewTensor", &e)
+	e := ctx.errBuf()
+	r := C.gg_view_tensor(e, ctx.ptr(), src.use(ctx))
+	check("ViewTensor", e)
 	return ctx.wrap(r)
 }
 
@@ -496,41 +507,41 @@ func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset 
 
 // Reshape views the contiguous tensor a with the shape of b.
 func (ctx *Context) Reshape(a, b *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape(&e, ctx.ptr(), a.use(ctx), b.use(ctx))
-	check("Reshape", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape(e, ctx.ptr(), a.use(ctx), b.use(ctx))
+	check("Reshape", e)
 	return ctx.wrap(r)
 }
 
 // Reshape1D views the contiguous tensor a as a vector.
 func (ctx *Context) Reshape1D(a *Tensor, ne0 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
-	check("Reshape1D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
+	check("Reshape1D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape2D views the contiguous tensor a as a matrix.
 func (ctx *Context) Reshape2D(a *Tensor, ne0, ne1 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
-	check("Reshape2D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
+	check("Reshape2D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape3D views the contiguous tensor a with 3 dimensions.
 func (ctx *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
-	check("Reshape3D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
+	check("Reshape3D", e)
 	return ctx.wrap(r)
 }
 
 // Reshape4D views the contiguous tensor a with 4 dimensions.
 func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
-	var e C.gg_err
-	r := C.gg_reshape_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
-	check("Reshape4D", &e)
+	e := ctx.errBuf()
+	r := C.gg_reshape_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
+	check("Reshape4D", e)
 	return ctx.wrap(r)
 }
 
@@ -544,8 +555,8 @@ func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
 
 // Transpose views a with dimensions 0 and 1 swapped.
 func (ctx *Context) Transpose(a *Tensor) *Tensor {
-	var e C.gg_err
-	r := C.gg_transpose(&e, ctx.ptr(), a.use(ctx))
-	check("Transpose", &e)
+	e := ctx.errBuf()
+	r := C.gg_transpose(e, ctx.ptr(), a.use(ctx))
+	check("Transpose", e)
 	return ctx.wrap(r)
 }

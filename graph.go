@@ -116,9 +116,9 @@ func (ctx *Context) NewGraphCustom(size int, grads bool) *Graph {
 	if size <= 0 {
 		panic(&OpError{Op: "NewGraphCustom", Msg: fmt.Sprintf("graph size must be positive, got %d", size)})
 	}
-	var e C.gg_err
-	g := C.gg_new_graph_custom(&e, ctx.ptr(), C.size_t(size), C.bool(grads))
-	check("NewGraphCustom", &e)
+	e := ctx.errBuf()
+	g := C.gg_new_graph_custom(e, ctx.ptr(), C.size_t(size), C.bool(grads))
+	check("NewGraphCustom", e)
 	return &Graph{ctx: ctx, g: g}
 }
 

@@ -71,9 +71,9 @@ func needTensors(op string, ts ...*Tensor) {
 // which may be nil, are passed to the C function but not listed in required.
 func (ctx *Context) build(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_tensor, required ...*Tensor) *Tensor {
 	needTensors(op, required...)
-	var ce C.gg_err
-	res := call(&ce)
-	check(op, &ce)
+	ce := ctx.errBuf()
+	res := call(ce)
+	check(op, ce)
 	return ctx.wrap(res)
 }
 

@@ -1,0 +1,138 @@
+// Package llamacli is the command line of the llama runner, shared by
+// examples/llama and `ggml run`.
+package llamacli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ggml-go/ggml/llama"
+)
+
+// Run parses args (without the program name) and runs the model: it prints
+// the prompt and the generated text to stdout as it goes, and the speeds to
+// stderr.
+func Run(name string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("m", "", "model file (GGUF, llama architecture)")
+	prompt := fs.String("p", "Once upon a time", "prompt")
+	ids := fs.String("ids", "", "prompt as comma-separated token ids (instead of -p)")
+	n := fs.Int("n", 64, "tokens to generate")
+	threads := fs.Int("t", 0, "threads (0: all CPUs)")
+	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
+	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", 0.95, "top-p sampling (1: off)")
+	seed := fs.Uint64("seed", 0, "random seed (0: random)")
+	nCtx := fs.Int("c", 0, "context size (0: the model's, at most 2048)")
+	batch := fs.Int("b", 512, "prompt batch size")
+	kvF32 := fs.Bool("kv-f32", false, "keep the KV cache in f32 (default f16)")
+	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
+	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
+	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		fs.Usage()
+		return errors.New("no model (-m)")
+	}
+	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	if m.Vocab.PreApprox {
+		fmt.Fprintf(stderr, "warning: pre-tokenizer %q is not implemented; the text is split as GPT-2 does\n", m.Vocab.Pre)
+	}
+	var toks []int32
+	if *ids != "" {
+		for _, f := range strings.Split(*ids, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("-ids: %v", err)
+			}
+			toks = append(toks, int32(v))
+		}
+	} else {
+		if m.Vocab.Model == llama.TokenizerNone {
+			return errors.New("the model has no tokenizer: give the prompt as -ids")
+		}
+		toks = m.Tokenize(*prompt, true)
+	}
+	if len(toks) == 0 {
+		return errors.New("empty prompt")
+	}
+	ctxSize := *nCtx
+	if ctxSize <= 0 {
+		// the training context (at most 2048), or more if prompt and
+		// generation need it (the model then runs beyond what it was trained on)
+		ctxSize = max(min(m.NCtxTrain, 2048), len(toks)+*n)
+	}
+	s, err := m.NewSession(llama.SessionOptions{Threads: *threads, Context: ctxSize, Batch: *batch, F32KV: *kvF32})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	kvBytes, computeBytes := s.Memory()
+	fmt.Fprintf(stderr, "memory: weights %.1f MiB, KV cache %.1f MiB (%d positions), compute buffer %.1f MiB\n",
+		mib(m.WeightBytes()), mib(kvBytes), ctxSize, mib(computeBytes))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if !*quiet {
+		if m.Vocab.Model == llama.TokenizerNone {
+			fmt.Fprint(out, toks)
+		} else {
+			fmt.Fprint(out, m.Detokenize(toks))
+		}
+		out.Flush()
+	}
+	smp := llama.SamplerOptions{Temp: float32(*temp), TopK: *topK, TopP: float32(*topP), Seed: *seed}
+	if *seed == 0 {
+		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(*prompt))
+	}
+	st, err := s.Generate(ctx, toks, llama.GenerateOptions{
+		MaxTokens: *n,
+		Sampler:   smp,
+		IgnoreEOG: *ignoreEOS,
+		OnToken: func(id int32) error {
+			if m.Vocab.Model == llama.TokenizerNone {
+				fmt.Fprintf(out, " %d", id)
+			} else {
+				out.WriteString(m.Piece(id))
+			}
+			return out.Flush()
+		},
+	})
+	fmt.Fprintln(out)
+	out.Flush()
+	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms)\n",
+		st.PromptTokens, ms(st.PromptTime), st.PromptTokensPerSecond(), ms(st.PromptCPU))
+	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms, %d threads)\n",
+		st.GenEvals, ms(st.GenTime), st.GenTokensPerSecond(), ms(st.GenCPU), s.Threads())
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
+
+func mib(n int) float64 { return float64(n) / (1 << 20) }

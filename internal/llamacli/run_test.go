@@ -1,0 +1,49 @@
+package llamacli
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ggml-go/ggml/llama"
+)
+
+func TestRun(t *testing.T) {
+	v, err := llama.TrainVocab("the quick brown fox jumps over the lazy dog", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llama.NewModel(llama.Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 64, NCtxTrain: 64}, v, llama.ModelOptions{Seed: 1, Std: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := m.Save(path, "cli-test"); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	var out, errb bytes.Buffer
+	err = Run("llama", []string{"-m", path, "-p", "the lazy", "-n", "8", "-t", "1", "--temp", "0", "--ignore-eos"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "the lazy") || len(out.String()) <= len("the lazy\n") {
+		t.Errorf("stdout %q", out.String())
+	}
+	if !strings.Contains(errb.String(), "prompt: 10 tokens") || !strings.Contains(errb.String(), "generation: 7 tokens") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	// sampling flags, token ids
+	out.Reset()
+	errb.Reset()
+	err = Run("llama", []string{"-m", path, "-ids", "1,5,6", "-n", "4", "--temp", "0.7", "--top-k", "5", "--top-p", "0.9", "--seed", "3", "-q"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	for _, bad := range [][]string{{}, {"-m", path, "-ids", "1,x"}, {"-m", filepath.Join(t.TempDir(), "none.gguf")}, {"-m", path, "-ids", "99999"}} {
+		if err := Run("llama", bad, &out, &errb); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

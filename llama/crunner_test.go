@@ -1,0 +1,182 @@
+package llama
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The C runner: ../shared/tools/llama_run.c (a llama forward pass written
+// against the C API) built against this module's csrc/, as the numerical
+// reference of the Go runner. The build is cached in the scratch directory,
+// keyed by a hash of the sources.
+
+// sharedDir is ../shared (next to GGML_PARITY_DIR when build.sh sets it).
+func sharedDir() string {
+	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
+		return filepath.Dir(d)
+	}
+	return filepath.Join("..", "..", "shared")
+}
+
+var (
+	crunOnce sync.Once
+	crunPath string
+	crunErr  error
+)
+
+// cRunner returns the path of llama_run built against csrc, or skips the test.
+func cRunner(t *testing.T) string {
+	t.Helper()
+	crunOnce.Do(func() { crunPath, crunErr = buildCRunner() })
+	if crunErr != nil {
+		t.Skipf("C runner not available: %v", crunErr)
+	}
+	return crunPath
+}
+
+func buildCRunner() (string, error) {
+	src, err := filepath.Abs(filepath.Join(sharedDir(), "tools", "llama_run.c"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(src); err != nil {
+		return "", err
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		return "", fmt.Errorf("no C compiler: %v", err)
+	}
+	csrc, err := filepath.Abs(filepath.Join("..", "csrc"))
+	if err != nil {
+		return "", err
+	}
+	files, _ := filepath.Glob(filepath.Join(csrc, "*.[ch]"))
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range append(files, src) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	scratch := os.Getenv("GGML_SCRATCH")
+	if scratch == "" {
+		scratch = filepath.Join(os.TempDir(), "ggml-llama-test")
+	}
+	dir := filepath.Join(scratch, "llama_run-"+hex.EncodeToString(h.Sum(nil))[:16])
+	exe := filepath.Join(dir, "llama_run")
+	if _, err := os.Stat(exe); err == nil {
+		return exe, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// build in a private directory (another test process may be building
+	// the same sources), then move the program into place
+	work, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	var cfiles []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".c") {
+			cfiles = append(cfiles, f)
+		}
+	}
+	cfiles = append(cfiles, src)
+	objs := make([]string, len(cfiles))
+	errs := make([]error, len(cfiles))
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, f := range cfiles {
+		objs[i] = filepath.Join(work, strings.TrimSuffix(filepath.Base(f), ".c")+".o")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out, err := exec.Command(cc, "-std=gnu11", "-O2", "-pthread", "-I"+csrc, "-c", f, "-o", objs[i]).CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %v\n%s", filepath.Base(f), err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return "", e
+		}
+	}
+	tmp := filepath.Join(work, "llama_run")
+	args := append([]string{"-pthread", "-o", tmp}, objs...)
+	if out, err := exec.Command(cc, append(args, "-lm")...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("link: %v\n%s", err, out)
+	}
+	return exe, os.Rename(tmp, exe)
+}
+
+// cRun is what llama_run reports.
+type cRun struct {
+	gen    []int32
+	logits []float32 // last prompt position
+}
+
+// runC runs llama_run on model with the prompt ids, greedy, f32 KV cache.
+func runC(t *testing.T, exe, model string, prompt []int32, nGen int) cRun {
+	t.Helper()
+	ids := make([]string, len(prompt))
+	for i, id := range prompt {
+		ids[i] = strconv.Itoa(int(id))
+	}
+	logitsFile := filepath.Join(t.TempDir(), "last.txt")
+	cmd := exec.Command(exe, model, "-ids", strings.Join(ids, ","), "-n", strconv.Itoa(nGen), "-kv", "f32", "-t", "2", "-o", logitsFile)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("llama_run: %v\n%s", err, out)
+	}
+	var r cRun
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "gen ("); ok {
+			_, list, _ := strings.Cut(rest, ":")
+			for _, f := range strings.Fields(list) {
+				v, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatalf("llama_run gen line %q: %v", line, err)
+				}
+				r.gen = append(r.gen, int32(v))
+			}
+		}
+	}
+	b, err := os.ReadFile(logitsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		v, err := strconv.ParseFloat(f, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.logits = append(r.logits, float32(v))
+	}
+	return r
+}

@@ -1,0 +1,167 @@
+package llama
+
+import (
+	"math"
+
+	"github.com/ggml-go/ggml"
+)
+
+// The forward graph of a batch of tokens, as llama.cpp's llama builds it:
+// per layer RMS norm, Q/K/V projections, rope, attention over the KV cache
+// (K stored a row per position, V transposed: a row per channel), output
+// projection, residual, RMS norm, SwiGLU feed-forward, residual; then the
+// final norm and the vocabulary projection of the rows whose logits are
+// wanted (only the last one while generating, which also skips the last
+// layer's feed-forward for the other rows).
+
+// batchGraph is a built graph and its input and output tensors.
+type batchGraph struct {
+	g      *ggml.Graph
+	tokens *ggml.Tensor // i32 [n]
+	pos    *ggml.Tensor // i32 [n]
+	mask   *ggml.Tensor // f32 [nKV, n] (nil when n == 1: nothing to hide)
+	logits *ggml.Tensor // f32 [n_vocab, nOut]
+	n      int
+	nPast  int
+	nOut   int
+}
+
+// graphSize is the node capacity a graph of the model needs.
+func (m *Model) graphSize() int { return 40*m.NLayer + 64 }
+
+// ropeParams are the rope parameters of the model.
+func (m *Model) ropeParams() ggml.RopeParams {
+	p := ggml.DefaultRopeParams(m.NRot, ggml.RopeTypeNorm)
+	p.NCtxOrig = m.NCtxTrain
+	p.FreqBase = m.RopeFreqBase
+	p.FreqScale = m.RopeFreqScale
+	return p
+}
+
+// build adds to ctx the graph of n tokens at positions nPast.. writing their
+// K and V into kv; nOut is 1 (logits of the last token) or n (of every token).
+func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batchGraph {
+	h := m.Hparams
+	hd, nkv, gqa := h.HeadDim, nPast+n, h.NEmbdGQA()
+	b := &batchGraph{n: n, nPast: nPast, nOut: nOut}
+	b.g = ctx.NewGraphCustom(m.graphSize(), false)
+	b.tokens = ctx.NewTensor1D(ggml.TypeI32, n).SetName("inp_tokens").SetInput()
+	b.pos = ctx.NewTensor1D(ggml.TypeI32, n).SetName("inp_pos").SetInput()
+	if n > 1 {
+		b.mask = ctx.NewTensor2D(ggml.TypeF32, nkv, n).SetName("inp_mask").SetInput()
+	}
+	rope := m.ropeParams()
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	es := kv.k[0].ElementSize()
+
+	x := ctx.GetRows(m.TokEmbd, b.tokens)
+	for il, L := range m.Layers {
+		cur := ctx.Mul(ctx.RMSNorm(x, h.RMSEps), L.AttnNorm)
+		q, k, v := m.projectQKV(ctx, &L, cur, b.pos, rope)
+
+		// append this batch's K and V to the cache
+		kc, vc := kv.k[il], kv.v[il]
+		b.g.BuildForward(ctx.Cpy(k, ctx.View1D(kc, n*gqa, es*gqa*nPast)))
+		b.g.BuildForward(ctx.Cpy(ctx.Transpose(v), ctx.View2D(vc, n, gqa, es*kv.nCtx, es*nPast)))
+
+		// attention over positions 0..nkv of the cache
+		kAll := ctx.View3D(kc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0)             // [hd, nkv, nHeadKV]
+		kq := ctx.MulMat(kAll, ctx.Permute(q, 0, 2, 1, 3))                       // [nkv, n, nHead]
+		kq = ctx.SoftMaxExt(kq, b.mask, scale, 0)                                // causal
+		vAll := ctx.View3D(vc, nkv, hd, h.NHeadKV, es*kv.nCtx, es*kv.nCtx*hd, 0) // [nkv, hd, nHeadKV]
+		kqv := ctx.MulMat(vAll, kq)                                              // [hd, n, nHead]
+		if n == 1 {
+			cur = ctx.Reshape2D(kqv, h.NEmbd, 1) // one token: the heads are already in order
+		} else {
+			cur = ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), h.NEmbd, n)
+		}
+		cur = ctx.MulMat(L.Wo, cur)
+
+		if il == len(m.Layers)-1 && nOut < n {
+			// only the last rows go on: the rest of the graph is per row
+			cur = lastRows(ctx, cur, nOut)
+			x = lastRows(ctx, x, nOut)
+		}
+		x = m.feedForward(ctx, &L, ctx.Add(cur, x))
+	}
+	if len(m.Layers) == 0 && nOut < n {
+		x = lastRows(ctx, x, nOut)
+	}
+	x = ctx.Mul(ctx.RMSNorm(x, h.RMSEps), m.OutNorm)
+	b.logits = ctx.MulMat(m.Output, x).SetName("logits").SetOutput()
+	b.g.BuildForward(b.logits)
+	return b
+}
+
+// projectQKV computes the rotated queries [hd, nHead, n] and keys
+// [hd, nHeadKV, n] and the values [NEmbdGQA, n] of the normed input cur:
+// with a fused [Wq; Wk; Wv] one mul_mat, and one rope for the queries and
+// keys (adjacent in each row of the product), else three and two.
+func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, rope ggml.RopeParams) (q, k, v *ggml.Tensor) {
+	h := m.Hparams
+	hd, n := h.HeadDim, cur.Ne()[1]
+	if L.Wqkv == nil {
+		q = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wq, cur), hd, h.NHead, n), pos, m.RopeFreqs, rope)
+		k = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), pos, m.RopeFreqs, rope)
+		return q, k, ctx.MulMat(L.Wv, cur)
+	}
+	const f = 4 // bytes of an f32
+
+	qkv := ctx.MulMat(L.Wqkv, cur) // [NEmbd + 2 NEmbdGQA, n]
+	row := qkv.Nb()[1]
+	heads := h.NHead + h.NHeadKV
+	qk := ctx.RopeExt(ctx.View3D(qkv, hd, heads, n, hd*f, row, 0), pos, m.RopeFreqs, rope) // [hd, heads, n]
+	q = ctx.View3D(qk, hd, h.NHead, n, hd*f, heads*hd*f, 0)
+	k = ctx.View3D(qk, hd, h.NHeadKV, n, hd*f, heads*hd*f, h.NHead*hd*f)
+	v = ctx.View2D(qkv, h.NEmbdGQA(), n, row, (h.NEmbd+h.NEmbdGQA())*f)
+	return q, k, v
+}
+
+// feedForward is the second half of a block: RMS norm, SwiGLU, residual.
+func (m *Model) feedForward(ctx *ggml.Context, L *Layer, in *ggml.Tensor) *ggml.Tensor {
+	cur := ctx.Mul(ctx.RMSNorm(in, m.RMSEps), L.FFNNorm)
+	var gate, up *ggml.Tensor
+	if L.WGateUp != nil {
+		gu := ctx.MulMat(L.WGateUp, cur) // [2 NFF, n]: gate rows, then up rows
+		n, row := gu.Ne()[1], gu.Nb()[1]
+		gate = ctx.View2D(gu, m.NFF, n, row, 0)
+		up = ctx.View2D(gu, m.NFF, n, row, m.NFF*4)
+	} else {
+		gate, up = ctx.MulMat(L.WGate, cur), ctx.MulMat(L.WUp, cur)
+	}
+	cur = ctx.MulMat(L.WDown, ctx.Mul(ctx.Silu(gate), up))
+	return ctx.Add(cur, in)
+}
+
+// lastRows is a view of the last k columns of the 2-D tensor t.
+func lastRows(ctx *ggml.Context, t *ggml.Tensor, k int) *ggml.Tensor {
+	ne, nb := t.Ne(), t.Nb()
+	return ctx.View2D(t, ne[0], k, nb[1], (ne[1]-k)*nb[1])
+}
+
+// setInputs writes the token ids, their positions and the causal mask.
+func (b *batchGraph) setInputs(tokens []int32) error {
+	if err := b.tokens.SetInt32s(tokens); err != nil {
+		return err
+	}
+	pos := make([]int32, b.n)
+	for i := range pos {
+		pos[i] = int32(b.nPast + i)
+	}
+	if err := b.pos.SetInt32s(pos); err != nil {
+		return err
+	}
+	if b.mask == nil {
+		return nil
+	}
+	nkv := b.nPast + b.n
+	mask := make([]float32, nkv*b.n)
+	inf := float32(math.Inf(-1))
+	for i := range b.n {
+		row := mask[i*nkv : (i+1)*nkv]
+		for j := b.nPast + i + 1; j < nkv; j++ {
+			row[j] = inf
+		}
+	}
+	return b.mask.SetFloat32s(mask)
+}

@@ -1,0 +1,110 @@
+package llama
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+)
+
+// ReadImatrix reads an importance matrix file as llama.cpp's imatrix tool
+// writes it (the binary .dat format): a count, then per tensor its name, the
+// number of calls and the values (sums over calls), optionally followed by
+// the last call number and the data set name. The values come back divided
+// by the number of calls, as llama-quantize uses them.
+func ReadImatrix(path string) (map[string][]float32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := parseImatrix(f)
+	if err != nil {
+		return nil, fmt.Errorf("llama: imatrix %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func parseImatrix(r io.Reader) (map[string][]float32, error) {
+	var n int32
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
+		return nil, err
+	}
+	if n <= 0 || n > 1<<20 {
+		return nil, fmt.Errorf("bad entry count %d", n)
+	}
+	out := make(map[string][]float32, n)
+	for i := range int(n) {
+		var ln int32
+		if err := binary.Read(r, binary.LittleEndian, &ln); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		if ln <= 0 || ln > 4096 {
+			return nil, fmt.Errorf("entry %d: bad name length %d", i, ln)
+		}
+		name := make([]byte, ln)
+		if _, err := io.ReadFull(r, name); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		var hdr [2]int32 // ncall, nval
+		if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
+			return nil, fmt.Errorf("entry %q: %w", name, err)
+		}
+		ncall, nval := hdr[0], hdr[1]
+		if nval <= 0 || nval > 1<<24 {
+			return nil, fmt.Errorf("entry %q: bad value count %d", name, nval)
+		}
+		v := make([]float32, nval)
+		if err := binary.Read(r, binary.LittleEndian, v); err != nil {
+			return nil, fmt.Errorf("entry %q: %w", name, err)
+		}
+		for j := range v {
+			if ncall > 0 {
+				v[j] /= float32(ncall)
+			}
+			if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) || v[j] < 0 {
+				return nil, fmt.Errorf("entry %q: value %d is %g", name, j, v[j])
+			}
+		}
+		if _, dup := out[string(name)]; dup {
+			return nil, errors.New("duplicate entry " + string(name))
+		}
+		out[string(name)] = v
+	}
+	return out, nil // a trailing call count and data set name are not needed
+}
+
+// WriteImatrix writes importance values (already averaged: ncall 1) in the
+// format ReadImatrix reads.
+func WriteImatrix(path string, m map[string][]float32) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := func(v any) {
+		if err == nil {
+			err = binary.Write(f, binary.LittleEndian, v)
+		}
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	w(int32(len(m)))
+	for _, name := range names {
+		v := m[name]
+		w(int32(len(name)))
+		w([]byte(name))
+		w([2]int32{1, int32(len(v))})
+		w(v)
+	}
+	w(int32(1)) // last call
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,136 @@
+package llama
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// Loading the weights into a CPU backend buffer. Where a layer's Q, K and V
+// matrices have one type (and so do its gate and up matrices) they are
+// stored one after the other as one matrix, [q; k; v] and [gate; up]: one
+// mul_mat then computes all of them, which halves the graph nodes (and
+// thread barriers) of the projections, quantizes the activations once, and
+// gives the threads bigger pieces of work. Each output element is the same
+// dot product as with separate matrices. The original names stay as views
+// of the fused matrices (Model.Tensor, Save and training see them).
+
+// fuseGroup is a set of matrices stored as one.
+type fuseGroup struct {
+	name  string   // of the fused tensor
+	parts []string // in row order
+}
+
+// fusable returns the groups of f that can be fused: every part present,
+// two-dimensional, of one type and row length.
+func fusable(f *gguf.File, nLayer int) []fuseGroup {
+	var out []fuseGroup
+	for i := range nLayer {
+		p := "blk." + strconv.Itoa(i) + "."
+		for _, g := range []fuseGroup{
+			{p + "attn_qkv.weight", []string{p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}},
+			{p + "ffn_gate_up.weight", []string{p + "ffn_gate.weight", p + "ffn_up.weight"}},
+		} {
+			ok := true
+			var first gguf.TensorInfo
+			for j, name := range g.parts {
+				info, found := f.Tensor(name)
+				if !found || len(info.Shape) != 2 || (j > 0 && (info.Type != first.Type || info.Shape[0] != first.Shape[0])) {
+					ok = false
+					break
+				}
+				if j == 0 {
+					first = info
+				}
+			}
+			if _, taken := f.Tensor(g.name); ok && !taken {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// loadWeights creates the tensors of f in m.weights (a NoAlloc context),
+// fusing what can be, allocates them in one CPU buffer and copies their
+// data from f.
+func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
+	defer recoverOp(&err)
+	infos := f.Tensors()
+	var groups []fuseGroup
+	if fuse {
+		groups = fusable(f, m.NLayer)
+	}
+	inGroup := map[string]bool{}
+	for _, g := range groups {
+		for _, p := range g.parts {
+			inGroup[p] = true
+		}
+	}
+	info := map[string]gguf.TensorInfo{}
+	for _, t := range infos {
+		info[t.Name] = t
+	}
+	shape := func(s []int64) []int {
+		out := make([]int, len(s))
+		for i, d := range s {
+			out[i] = int(d)
+		}
+		return out
+	}
+	ctx := m.weights
+	m.tensors = map[string]*ggml.Tensor{}
+	for _, t := range infos {
+		if !inGroup[t.Name] {
+			m.tensors[t.Name] = ctx.NewTensor(ggml.Type(t.Type), shape(t.Shape)...).SetName(t.Name)
+		}
+	}
+	fused := make([]*ggml.Tensor, len(groups))
+	for i, g := range groups {
+		first := info[g.parts[0]]
+		rows := 0
+		for _, p := range g.parts {
+			rows += int(info[p].Shape[1])
+		}
+		fused[i] = ctx.NewTensor(ggml.Type(first.Type), int(first.Shape[0]), rows).SetName(g.name)
+	}
+	if m.buf, err = ctx.AllocTensors(ggml.CPUBufferType()); err != nil {
+		if errors.Is(err, ggml.ErrNothingToAllocate) {
+			return nil // no tensors: bind names the missing ones
+		}
+		return err
+	}
+	// the parts: views of consecutive rows of their fused matrix
+	for i, g := range groups {
+		nb1 := fused[i].Nb()[1]
+		row := 0
+		for _, p := range g.parts {
+			t := info[p]
+			v := ctx.View2D(fused[i], int(t.Shape[0]), int(t.Shape[1]), nb1, row*nb1).SetName(p)
+			m.tensors[p] = v
+			row += int(t.Shape[1])
+		}
+		m.fused[g.name] = fused[i]
+	}
+	for _, t := range infos {
+		data, err := f.TensorData(t.Name)
+		if err != nil {
+			return err
+		}
+		if err := m.tensors[t.Name].SetBytes(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindFused points the layers at their fused matrices.
+func (m *Model) bindFused() {
+	for i := range m.Layers {
+		p := "blk." + strconv.Itoa(i) + "."
+		m.Layers[i].Wqkv = m.fused[p+"attn_qkv.weight"]
+		m.Layers[i].WGateUp = m.fused[p+"ffn_gate_up.weight"]
+	}
+}

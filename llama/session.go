@@ -1,0 +1,196 @@
+package llama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/ggml-go/ggml"
+)
+
+// SessionOptions configure NewSession.
+type SessionOptions struct {
+	Threads int  // compute threads; 0: runtime.NumCPU()
+	Context int  // positions the KV cache holds; 0: min(the training context, 2048)
+	Batch   int  // prompt tokens evaluated per graph; 0: 512
+	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
+}
+
+// Session is one conversation with a model: a KV cache holding the tokens
+// evaluated so far, and the memory and threads to evaluate more. A Session
+// is not safe for concurrent use; several sessions may share a Model.
+type Session struct {
+	m      *Model
+	opts   SessionOptions
+	kv     *kvCache
+	eng    engine
+	nPast  int
+	logits []float32 // what Eval returns
+}
+
+// NewSession creates a session with an empty KV cache.
+func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
+	if m.weights == nil || m.weights.Closed() {
+		return nil, errors.New("llama: NewSession: the model is closed")
+	}
+	if opts.Threads <= 0 {
+		opts.Threads = runtime.NumCPU()
+	}
+	opts.Threads = min(opts.Threads, ggml.MaxThreads)
+	if opts.Context <= 0 {
+		opts.Context = min(m.NCtxTrain, 2048)
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 512
+	}
+	opts.Batch = min(opts.Batch, opts.Context)
+	typ := ggml.TypeF16
+	if opts.F32KV {
+		typ = ggml.TypeF32
+	}
+	s := &Session{m: m, opts: opts, logits: make([]float32, m.NVocab)}
+	var err error
+	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ); err != nil {
+		return nil, err
+	}
+	eng, err := newBackendEngine(m, s.kv, opts.Batch, opts.Threads)
+	if err != nil {
+		s.kv.close()
+		return nil, err
+	}
+	s.eng = eng
+	return s, nil
+}
+
+// Model returns the session's model.
+func (s *Session) Model() *Model { return s.m }
+
+// Pos is the number of tokens in the KV cache.
+func (s *Session) Pos() int { return s.nPast }
+
+// Memory reports the bytes the session holds: the KV cache and the compute
+// buffer (reserved once, for the largest graph).
+func (s *Session) Memory() (kvCache, compute int) {
+	if s.eng == nil {
+		return 0, 0
+	}
+	return s.kv.buf.Size(), s.eng.(*backendEngine).computeBytes()
+}
+
+// Threads is the number of compute threads.
+func (s *Session) Threads() int { return s.opts.Threads }
+
+// ContextSize is the number of positions of the KV cache.
+func (s *Session) ContextSize() int { return s.opts.Context }
+
+// Rewind forgets the tokens from position pos on (0 clears the session).
+func (s *Session) Rewind(pos int) error {
+	if pos < 0 || pos > s.nPast {
+		return fmt.Errorf("llama: Rewind(%d): the session holds %d tokens", pos, s.nPast)
+	}
+	s.nPast = pos
+	return nil
+}
+
+// ErrContextFull is returned by Eval when the tokens do not fit in the KV cache.
+var ErrContextFull = errors.New("llama: the context is full")
+
+// Eval appends tokens to the session and returns the logits (NVocab
+// values) the model gives for the token after the last one. The slice is
+// the session's own buffer: it is valid until the next Eval or EvalAll
+// (copy it to keep it). Prompts are evaluated in batches of
+// SessionOptions.Batch; ctx is checked between them.
+func (s *Session) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
+	if err := s.check(tokens); err != nil {
+		return nil, err
+	}
+	for start := 0; start < len(tokens); start += s.opts.Batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+s.opts.Batch, len(tokens))
+		nOut := 0
+		if end == len(tokens) {
+			nOut = 1
+		}
+		if err := s.evalBatch(ctx, tokens[start:end], nOut, s.logits); err != nil {
+			return nil, err
+		}
+	}
+	return s.logits, nil
+}
+
+// EvalAll is Eval returning the logits after every token: len(tokens)
+// rows of NVocab values, in a new slice.
+func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
+	if err := s.check(tokens); err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(tokens)*s.m.NVocab)
+	for start := 0; start < len(tokens); start += s.opts.Batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+s.opts.Batch, len(tokens))
+		if err := s.evalBatch(ctx, tokens[start:end], end-start, out[start*s.m.NVocab:end*s.m.NVocab]); err != nil {
+			return nil, err
+		}
+	}
+	copy(s.logits, out[len(out)-s.m.NVocab:])
+	return out, nil
+}
+
+// check validates tokens before an evaluation.
+func (s *Session) check(tokens []int32) error {
+	if s.eng == nil {
+		return errors.New("llama: Eval: the session is closed")
+	}
+	if s.m.weights == nil || s.m.weights.Closed() {
+		return errors.New("llama: Eval: the model is closed")
+	}
+	if len(tokens) == 0 {
+		return errors.New("llama: Eval: no tokens")
+	}
+	if s.nPast+len(tokens) > s.opts.Context {
+		return fmt.Errorf("%w: %d tokens held, %d more do not fit in %d", ErrContextFull, s.nPast, len(tokens), s.opts.Context)
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= s.m.NVocab {
+			return fmt.Errorf("llama: Eval: token id %d out of range [0, %d)", t, s.m.NVocab)
+		}
+	}
+	return nil
+}
+
+// evalBatch computes one graph and reads nOut rows of logits into out (at
+// least one row is computed: the graph needs an output).
+func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out []float32) (err error) {
+	defer recoverOp(&err)
+	gctx, err := s.eng.context()
+	if err != nil {
+		return err
+	}
+	b := s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
+	if err := s.eng.run(ctx, b, tokens); err != nil {
+		return err
+	}
+	s.nPast += len(tokens)
+	if nOut == 0 {
+		return nil
+	}
+	return b.logits.Float32sInto(out[:nOut*s.m.NVocab])
+}
+
+// Close frees the KV cache, the compute memory and the threads.
+func (s *Session) Close() error {
+	if s.eng != nil {
+		s.eng.close()
+		s.eng = nil
+	}
+	if s.kv != nil {
+		s.kv.close()
+		s.kv = nil
+	}
+	return nil
+}

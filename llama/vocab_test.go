@@ -1,0 +1,133 @@
+package llama
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ggml-go/ggml/gguf"
+)
+
+// vocabDir is where the tokenizer oracles live (../shared/vocab, or
+// $GGML_VOCAB_DIR).
+func vocabDir() string {
+	if d := os.Getenv("GGML_VOCAB_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "shared", "vocab")
+}
+
+// readVectors reads the test strings (.inp, separated by
+// "\n__ggml_vocab_test__\n") and the expected ids (.out, a line each).
+func readVectors(t *testing.T, base string) ([]string, [][]int32) {
+	inp, err := os.ReadFile(base + ".inp")
+	if err != nil {
+		t.Skipf("tokenizer vectors not available: %v", err)
+	}
+	outb, err := os.ReadFile(base + ".out")
+	if err != nil {
+		t.Skipf("tokenizer vectors not available: %v", err)
+	}
+	texts := strings.Split(string(inp), "\n__ggml_vocab_test__\n")
+	if texts[len(texts)-1] == "" {
+		texts = texts[:len(texts)-1]
+	}
+	lines := strings.Split(strings.TrimSuffix(string(outb), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("%s: %d strings but %d expected lines", base, len(texts), len(lines))
+	}
+	want := make([][]int32, len(lines))
+	for i, l := range lines {
+		for _, f := range strings.Fields(l) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s.out line %d: %v", base, i+1, err)
+			}
+			want[i] = append(want[i], int32(n))
+		}
+	}
+	return texts, want
+}
+
+func loadTestVocab(t testing.TB, name string) *Vocab {
+	path := filepath.Join(vocabDir(), name)
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Skipf("vocabulary not available: %v", err)
+	}
+	defer f.Close()
+	v, err := LoadVocab(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestTokenizerVectors(t *testing.T) {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			v := loadTestVocab(t, name)
+			texts, want := readVectors(t, filepath.Join(vocabDir(), name))
+			bad := 0
+			for i, text := range texts {
+				got := v.Tokenize(text, false, false)
+				if !equalIDs(got, want[i]) {
+					bad++
+					t.Errorf("%q:\n got  %v\n want %v", text, got, want[i])
+				}
+				// round trip (the vectors are valid UTF-8 text)
+				if back := v.Detokenize(got); back != text && !(v.Model == TokenizerSPM && back == strings.TrimPrefix(text, " ")) {
+					t.Errorf("detokenize %q: got %q", text, back)
+				}
+			}
+			t.Logf("%s: %d/%d vectors match", name, len(texts)-bad, len(texts))
+		})
+	}
+}
+
+func equalIDs(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestVocabSaveLoad: a model saved with each shared vocabulary tokenizes the
+// test strings as the original file does.
+func TestVocabSaveLoad(t *testing.T) {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			v := loadTestVocab(t, name)
+			m, err := NewModel(Hparams{NEmbd: 16, NLayer: 1, NHead: 2, NFF: 32, NCtxTrain: 64}, v, ModelOptions{Tied: true, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := m.Save(path, "vocab-test"); err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
+			m2, err := Load(path, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m2.Close()
+			texts, want := readVectors(t, filepath.Join(vocabDir(), name))
+			for i, text := range texts {
+				if got := m2.Vocab.Tokenize(text, false, false); !equalIDs(got, want[i]) {
+					t.Errorf("%q: got %v want %v", text, got, want[i])
+				}
+			}
+			if m2.Vocab.BOS != v.BOS || m2.Vocab.EOS != v.EOS || m2.Vocab.AddBOS != v.AddBOS {
+				t.Errorf("special tokens: %d %d %v, want %d %d %v", m2.Vocab.BOS, m2.Vocab.EOS, m2.Vocab.AddBOS, v.BOS, v.EOS, v.AddBOS)
+			}
+		})
+	}
+}
