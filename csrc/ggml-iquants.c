@@ -8,6 +8,8 @@
 // output are kept on purpose; each is marked "quirk".
 #include "ggml-iquants.h"
 #include "ggml-impl.h"
+#include "ggml-cpu-impl.h"
+#include "quantize-simd.h"
 
 // Fused multiply-adds would change the bits (the reference rounds every
 // product), and compilers contract a*b + c by default on FMA targets such as
@@ -237,8 +239,28 @@ typedef struct {
     int        maxlev; // largest level a quantizer produces
     uint8_t  * lev;    // n*dim levels
     int32_t  * map;    // code -> index >= 0, or -(1 + offset of its list in nbr)
-    uint16_t * nbr;    // lists: length, then grid indices
+    uint16_t * nbr;    // lists: a header of LAT_HDR slots (the length first), then
+                       // the grid indices, padded to a multiple of LAT_GROUP
+                       // slots with copies of the last one
+    uint8_t  * tlev;   // dim bytes per slot of nbr: the levels of the candidates
+                       // in groups of LAT_GROUP, coordinate-major (group g of a
+                       // list: dim rows of LAT_GROUP levels), for SIMD searches
 } iq_lattice;
+
+enum { LAT_HDR = 8, LAT_GROUP = 8 };
+
+// A candidate list: count grid indices (idx) and their transposed levels.
+typedef struct {
+    int              count;
+    const uint16_t * idx;
+    const uint8_t  * tlev;
+} iq_list;
+
+static inline iq_list lat_list(const iq_lattice * lat, int32_t m) {
+    const size_t o = (size_t) (-(int64_t) m - 1);
+    const iq_list l = { lat->nbr[o], lat->nbr + o + LAT_HDR, lat->tlev + (o + LAT_HDR)*(size_t) lat->dim };
+    return l;
+}
 
 static const struct {
     int n, dim, bits, maxlev, nwant;
@@ -288,6 +310,7 @@ static bool lat_build(int id, iq_lattice * L) {
     int * d2 = malloc(sizeof(int)*n);
     size_t cap = 1 << 16, used = 0;
     L->nbr = malloc(sizeof(uint16_t)*cap);
+    L->tlev = NULL;
     if (!L->lev || !L->map || !d2 || !L->nbr) goto fail;
 
     lat_levels(id, L->lev);
@@ -322,28 +345,44 @@ static bool lat_build(int id, iq_lattice * L) {
         for (int s = 0; s < 256 && have < nwant; ++s) {
             if (hist[s]) { limit = s; have++; count += hist[s]; }
         }
-        if (used + count + 1 > cap) {
-            while (used + count + 1 > cap) cap *= 2;
+        const size_t slots = LAT_HDR + (size_t) (count + LAT_GROUP - 1)/LAT_GROUP*LAT_GROUP;
+        if (used + slots > cap) {
+            while (used + slots > cap) cap *= 2;
             uint16_t * p = realloc(L->nbr, sizeof(uint16_t)*cap);
             if (!p) goto fail;
             L->nbr = p;
         }
         L->map[c] = -(int32_t) (used + 1);
+        memset(L->nbr + used, 0, sizeof(uint16_t)*LAT_HDR);
         L->nbr[used] = (uint16_t) count;
         // counting sort by distance; indices stay ascending within a distance
         int start[256];
         for (int s = 0, acc = 0; s <= limit; ++s) { start[s] = acc; acc += hist[s]; }
-        uint16_t * out = L->nbr + used + 1;
+        uint16_t * out = L->nbr + used + LAT_HDR;
         for (int j = 0; j < n; ++j) {
             if (d2[j] <= limit) out[start[d2[j]]++] = (uint16_t) j;
         }
-        used += count + 1;
+        for (size_t k = (size_t) count; k < slots - LAT_HDR; ++k) out[k] = out[count - 1];
+        used += slots;
+    }
+    // the transposed levels of every list
+    L->tlev = malloc((size_t) dim*used);
+    if (!L->tlev) goto fail;
+    for (size_t o = 0; o < used; ) {
+        const size_t slots = LAT_HDR + (size_t) (L->nbr[o] + LAT_GROUP - 1)/LAT_GROUP*LAT_GROUP;
+        for (size_t g = o + LAT_HDR; g < o + slots; g += LAT_GROUP) {
+            uint8_t * t = L->tlev + g*dim;
+            for (int i = 0; i < dim; ++i) {
+                for (int k = 0; k < LAT_GROUP; ++k) t[i*LAT_GROUP + k] = L->lev[L->nbr[g + k]*dim + i];
+            }
+        }
+        o += slots;
     }
     free(d2);
     return true;
 fail:
     free(d2);
-    free(L->lev); free(L->map); free(L->nbr);
+    free(L->lev); free(L->map); free(L->nbr); free(L->tlev);
     memset(L, 0, sizeof(*L));
     return false;
 }
@@ -384,7 +423,7 @@ void lm_ggml_iquants_free(void) {
     for (int id = 0; id < LAT_COUNT; ++id) {
         if (!atomic_load_explicit(&lat_ready[id], memory_order_relaxed)) continue;
         atomic_store_explicit(&lat_ready[id], 0, memory_order_release);
-        free(lat_tab[id].lev); free(lat_tab[id].map); free(lat_tab[id].nbr);
+        free(lat_tab[id].lev); free(lat_tab[id].map); free(lat_tab[id].nbr); free(lat_tab[id].tlev);
         memset(&lat_tab[id], 0, sizeof(lat_tab[id]));
     }
     pthread_mutex_unlock(&lat_lock);
@@ -415,7 +454,7 @@ static int lat_index(const iq_lattice * lat, int8_t * l) {
     for (int i = 0; i < lat->dim; ++i) l[i] = (int8_t) (l[i] < 0 ? 0 : l[i] > lat->maxlev ? lat->maxlev : l[i]);
     const int32_t m = lat->map[lat_code(lat, l)];
     if (m >= 0) return m;
-    const int g = lat->nbr[-m - 1 + 1];
+    const int g = lat_list(lat, m).idx[0];
     memcpy(l, lat->lev + g*lat->dim, lat->dim);
     return g;
 }
@@ -433,6 +472,60 @@ static inline int iq_nearest_int(float fval) {
 
 static inline int iq_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+static inline bool iq_use_avx2(void) {
+#if defined(LM_X86)
+    const enum lm_cpu_level lv = lm_cpu_level();
+    return lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512;
+#else
+    return false;
+#endif
+}
+
+// The candidate of an off-grid code with the least error sum(w*(scale*q - x)^2)
+// (summed in coordinate order; q[v] is the value of level v, 8 readable
+// entries), the first in list order on ties; NaN errors keep the first
+// candidate (the reference aborts). Returns its grid index.
+static int lat_best(const iq_lattice * lat, iq_list list, const float * x, const float * w, float scale, const float * q) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) return list.idx[lm_lat_best_avx2(x, w, scale, q, lat->dim, list.tlev, list.count)];
+#endif
+    const int dim = lat->dim, nlev = lat->maxlev + 1;
+    float best = FLT_MAX;
+    int g = list.idx[0];
+    if (list.count <= nlev) {
+        for (int c = 0; c < list.count; ++c) {
+            const uint8_t * p = lat->lev + list.idx[c]*dim;
+            float e = 0;
+            for (int i = 0; i < dim; ++i) {
+                const float diff = scale*q[p[i]] - x[i];
+                e += w[i]*diff*diff;
+            }
+            if (e < best) { best = e; g = list.idx[c]; }
+        }
+    } else {
+        // Long lists: the terms w*(scale*q - x)^2 depend only on (coordinate,
+        // level), so tabulate them; each candidate is then a sum in coordinate
+        // order, the same floats as computing them in place.
+        float t[8][8];
+        for (int i = 0; i < dim; ++i) {
+            for (int v = 0; v < nlev; ++v) {
+                const float diff = scale*q[v] - x[i];
+                t[i][v] = w[i]*diff*diff;
+            }
+        }
+        for (int c = 0; c < list.count; ++c) {
+            const uint8_t * p = lat->lev + list.idx[c]*dim;
+            float e = 0;
+            for (int i = 0; i < dim; ++i) e += t[i][p[i]];
+            if (e < best) { best = e; g = list.idx[c]; }
+        }
+    }
+    return g;
+}
+
+// Values q = 2*level + 1 of the iq2/iq3 levels.
+static const float iq_odd[8] = { 1, 3, 5, 7, 9, 11, 13, 15 };
+
 // Rounds dim magnitudes x at inverse scale id to levels in [0, maxlev]. If the
 // point is not on the grid, takes the candidate with the least weighted error
 // sum(sw*(scale*q - x)^2), q = 2*level + 1 (first one on ties). Levels of the
@@ -449,38 +542,7 @@ static int lat_snap(const iq_lattice * lat, const float * x, const float * sw, f
         return m;
     }
     *on_grid = false;
-    const uint16_t * cand = lat->nbr + (-m - 1);
-    const int nlev = lat->maxlev + 1;
-    float best = FLT_MAX;
-    int g = cand[1]; // NaN errors keep the first candidate (the reference aborts)
-    if (cand[0] <= nlev) {
-        for (int c = 1; c <= cand[0]; ++c) {
-            const uint8_t * p = lat->lev + cand[c]*dim;
-            float e = 0;
-            for (int i = 0; i < dim; ++i) {
-                const float diff = scale*(float) (2*p[i] + 1) - x[i];
-                e += sw[i]*diff*diff;
-            }
-            if (e < best) { best = e; g = cand[c]; }
-        }
-    } else {
-        // Long lists: the terms sw*(scale*q - x)^2 depend only on (coordinate,
-        // level), so tabulate them; each candidate is then a sum in coordinate
-        // order, the same floats as computing them in place.
-        float t[8][8];
-        for (int i = 0; i < dim; ++i) {
-            for (int v = 0; v < nlev; ++v) {
-                const float diff = scale*(float) (2*v + 1) - x[i];
-                t[i][v] = sw[i]*diff*diff;
-            }
-        }
-        for (int c = 1; c <= cand[0]; ++c) {
-            const uint8_t * p = lat->lev + cand[c]*dim;
-            float e = 0;
-            for (int i = 0; i < dim; ++i) e += t[i][p[i]];
-            if (e < best) { best = e; g = cand[c]; }
-        }
-    }
+    const int g = lat_best(lat, lat_list(lat, m), x, sw, scale, iq_odd);
     memcpy(l, lat->lev + g*dim, dim);
     return g;
 }
@@ -935,29 +997,13 @@ static void iq1_sort(iq1_pair * p, int n) {
     }
 }
 
-// The candidate of an off-grid code with the least sum(w*(scale*xg[level] - x)^2).
+// Snaps an octet of levels l to the grid: its index if on the grid, else the
+// candidate with the least sum(w*(scale*xg[level] - x)^2) (levels to l).
 static int iq1_snap(const iq_lattice * lat, int8_t * l, const float * x, const float * w, float scale, const float * xg) {
     const int32_t m = lat->map[lat_code(lat, l)];
     if (m >= 0) return m;
-    float t[8][3];
-    for (int i = 0; i < 8; ++i) {
-        for (int v = 0; v < 3; ++v) {
-            const float diff = scale*xg[v] - x[i];
-            t[i][v] = w[i]*diff*diff;
-        }
-    }
-    const uint16_t * cand = lat->nbr + (-m - 1);
-    float best = FLT_MAX;
-    int g = cand[1];
-    for (int c = 1; c <= cand[0]; ++c) {
-        const uint8_t * p = lat->lev + cand[c]*8;
-        float e = 0;
-        for (int i = 0; i < 8; ++i) e += t[i][p[i]];
-        if (e < best) {
-            best = e;
-            g = cand[c];
-        }
-    }
+    const float q[8] = { xg[0], xg[1], xg[2] };
+    const int g = lat_best(lat, lat_list(lat, m), x, w, scale, q);
     memcpy(l, lat->lev + g*8, 8);
     return g;
 }

@@ -30,3 +30,13 @@ void lm_q3_lanes_avx2(int nl, int n, int nmax, const float * x, int8_t * L, floa
 // L[i] = clamp(nearest_int((x[i] + m) / d), lo, hi) + bias for i < n (a
 // multiple of 8); without add_m, nearest_int(x[i] / d). Levels must fit a byte.
 void lm_requantize_avx2(const float * x, int n, float d, float m, bool add_m, int lo, int hi, int bias, uint8_t * L);
+
+// ---------------------------------------------------------------- iquantize-x86.c (AVX2)
+
+// The i-quant lattice search (lat_best of ggml-iquants.c): the position in a
+// candidate list of the candidate with the least sum over its dim coordinates,
+// in order, of w[i]*(scale*q[level] - x[i])^2, first on ties, 0 if none is
+// below FLT_MAX. tlev: the candidates' levels in groups of 8, each group dim
+// rows of 8 bytes; count candidates (the last group padded with copies of the
+// last candidate). q: 8 level values.
+int lm_lat_best_avx2(const float * x, const float * w, float scale, const float * q, int dim, const uint8_t * tlev, int count);
