@@ -232,22 +232,9 @@ void lm_dequantize_row_iq4_xs(const block_iq4_xs * x, float * y, int64_t k) {
 
 enum { LAT_IQ2XXS, LAT_IQ2XS, LAT_IQ2S, LAT_IQ1S, LAT_IQ3XXS, LAT_IQ3S, LAT_COUNT };
 
-typedef struct {
-    int        n;      // grid points
-    int        dim;    // coordinates per point
-    int        bits;   // bits per coordinate in a code
-    int        maxlev; // largest level a quantizer produces
-    uint8_t  * lev;    // n*dim levels
-    int32_t  * map;    // code -> index >= 0, or -(1 + offset of its list in nbr)
-    uint16_t * nbr;    // lists: a header of LAT_HDR slots (the length first), then
-                       // the grid indices, padded to a multiple of LAT_GROUP
-                       // slots with copies of the last one
-    uint8_t  * tlev;   // dim bytes per slot of nbr: the levels of the candidates
-                       // in groups of LAT_GROUP, coordinate-major (group g of a
-                       // list: dim rows of LAT_GROUP levels), for SIMD searches
-} iq_lattice;
+typedef lm_iq_lattice iq_lattice; // quantize-simd.h
 
-enum { LAT_HDR = 8, LAT_GROUP = 8 };
+enum { LAT_HDR = LM_LAT_HDR, LAT_GROUP = LM_LAT_GROUP };
 
 // A candidate list: count grid indices (idx) and their transposed levels.
 typedef struct {
@@ -677,27 +664,47 @@ typedef struct {
     enum iq_refine refine;
 } iq_search;
 
+enum { IQ_MAX_TRIALS = 32 };
+
+// Every trial of a search: for inverse scale ids[t], the levels of the snapped
+// sub-vectors (Lt + 32*t), their on-grid flags (on + 8*t) and the sums
+// sum(w*x*q), sum(w*q*q) of the fit. Lt holds 32*IQ_MAX_TRIALS + 4 bytes.
+static void iq_trials(const iq_search * s, const float * xv, const float * w, const float * sw, const float * ids,
+                      int ntrial, int8_t * Lt, bool * on, float * sqx, float * sq2) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq_trials_avx2(s->lat, s->n, xv, w, sw, ids, ntrial, Lt, on, sqx, sq2);
+        return;
+    }
+#endif
+    const int dim = s->lat->dim, nsub = s->n / dim;
+    for (int t = 0; t < ntrial; ++t) {
+        const float this_scale = 1/ids[t];
+        for (int k = 0; k < nsub; ++k) {
+            lat_snap(s->lat, xv + dim*k, sw + dim*k, ids[t], this_scale, Lt + 32*t + dim*k, on + 8*t + k);
+        }
+        iq_sums(s->n, w, xv, Lt + 32*t, sqx + t, sq2 + t);
+    }
+}
+
 // L and on_grid carry state between blocks, as in the reference: a block whose
 // fits all fail keeps the previous block's levels (quirk).
 static float iq_search_scale(const iq_search * s, const float * xv, const float * w, const float * sw,
                              float ref, float scale, int8_t * L, bool * on_grid) {
-    const int dim = s->lat->dim, nsub = s->n / dim;
-    int8_t Laux[32];
-    bool on_aux[8];
+    const int dim = s->lat->dim, nsub = s->n / dim, ntrial = 2*s->nis + 1;
+    float ids[IQ_MAX_TRIALS], sqx[IQ_MAX_TRIALS], sq2[IQ_MAX_TRIALS];
+    int8_t Lt[32*IQ_MAX_TRIALS + 4];
+    bool on[8*IQ_MAX_TRIALS];
+    LM_GGML_ASSERT(ntrial <= IQ_MAX_TRIALS);
+    for (int t = 0; t < ntrial; ++t) ids[t] = (s->base + (float) (t - s->nis)*s->step)/ref;
+    iq_trials(s, xv, w, sw, ids, ntrial, Lt, on, sqx, sq2);
     float best = 0;
-    for (int is = -s->nis; is <= s->nis; ++is) {
-        const float id = (s->base + (float) is*s->step)/ref;
-        const float this_scale = 1/id;
-        for (int k = 0; k < nsub; ++k) {
-            lat_snap(s->lat, xv + dim*k, sw + dim*k, id, this_scale, Laux + dim*k, &on_aux[k]);
-        }
-        float sumqx, sumq2;
-        iq_sums(s->n, w, xv, Laux, &sumqx, &sumq2);
-        if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
-            scale = sumqx/sumq2;
-            best = scale*sumqx;
-            memcpy(L, Laux, s->n);
-            memcpy(on_grid, on_aux, nsub);
+    for (int t = 0; t < ntrial; ++t) {
+        if (sq2[t] > 0 && sqx[t]*sqx[t] > best*sq2[t]) {
+            scale = sqx[t]/sq2[t];
+            best = scale*sqx[t];
+            memcpy(L, Lt + 32*t, s->n);
+            memcpy(on_grid, on + 8*t, nsub);
         }
     }
     int n_off = 0;
@@ -1293,12 +1300,59 @@ static inline int iq4_nearest(float x) {
     return x - v[hi - 1] < v[hi] - x ? hi - 1 : hi;
 }
 
+// L[j] = iq4_nearest(id*x[j]) for j < n (a multiple of 8).
+static void iq4_levels_of(const float * x, int n, float id, uint8_t * L) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq4_levels_avx2(x, n, id, iq4_levels, L);
+        return;
+    }
+#endif
+    for (int j = 0; j < n; ++j) L[j] = (uint8_t) iq4_nearest(id*x[j]);
+}
+
+// The scale of one block of 32 (weights w, max the value of largest
+// magnitude): a least-squares fit on the levels at d0 = -+max/values[0]
+// (those levels go to Lb), then the trial scales (itry + values[0])/max for
+// itry in [-ntry, ntry], each fitted and kept if better.
+static float iq4_search(const float * xb, const float * w, float max, int ntry, uint8_t * Lb) {
+    const int8_t * values = lm_kvalues_iq4nl;
+    const float d0 = ntry > 0 ? -max/values[0] : max/values[0];
+#if defined(LM_X86)
+    if (iq_use_avx2()) return lm_iq4_search_avx2(xb, w, max, d0, ntry, iq4_levels, Lb);
+#endif
+    float id = 1/d0;
+    float sumqx = 0, sumq2 = 0;
+    for (int j = 0; j < 32; ++j) {
+        const int l = iq4_nearest(id*xb[j]);
+        Lb[j] = (uint8_t) l;
+        const float q = values[l];
+        sumqx += w[j]*q*xb[j];
+        sumq2 += w[j]*q*q;
+    }
+    float d = sumqx/sumq2;
+    float best = d*sumqx;
+    for (int itry = -ntry; itry <= ntry; ++itry) {
+        id = (float) (itry + values[0])/max;
+        sumqx = sumq2 = 0;
+        for (int j = 0; j < 32; ++j) {
+            const float q = values[iq4_nearest(id*xb[j])];
+            sumqx += w[j]*q*xb[j];
+            sumq2 += w[j]*q*q;
+        }
+        if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
+            d = sumqx/sumq2;
+            best = d*sumqx;
+        }
+    }
+    return d;
+}
+
 // One super-block of sbs values in blocks of 32 (sbs == 32: iq4_nl). qw is the
 // super-block's slice of the imatrix or NULL; ntry < 0 skips the scale search
 // (the reference's from_float_ref). L persists across calls (quirk, see below).
 static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, uint8_t * q4,
                                uint16_t * scales_h, uint8_t * scales_l, const float * qw, int ntry, uint8_t * L) {
-    const int8_t * values = lm_kvalues_iq4nl;
     const int nb = sbs/32;
     float scales[QK_K/32];
     float w[32];
@@ -1325,31 +1379,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
             scales[ib] = 0;
             continue;
         }
-        float d = ntry > 0 ? -max/values[0] : max/values[0];
-        float id = 1/d;
-        float sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < 32; ++j) {
-            const int l = iq4_nearest(id*xb[j]);
-            Lb[j] = (uint8_t) l;
-            const float q = values[l];
-            sumqx += w[j]*q*xb[j];
-            sumq2 += w[j]*q*q;
-        }
-        d = sumqx/sumq2;
-        float best = d*sumqx;
-        for (int itry = -ntry; itry <= ntry; ++itry) {
-            id = (float) (itry + values[0])/max;
-            sumqx = sumq2 = 0;
-            for (int j = 0; j < 32; ++j) {
-                const float q = values[iq4_nearest(id*xb[j])];
-                sumqx += w[j]*q*xb[j];
-                sumq2 += w[j]*q*q;
-            }
-            if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
-                d = sumqx/sumq2;
-                best = d*sumqx;
-            }
-        }
+        const float d = iq4_search(xb, w, max, ntry, Lb);
         scales[ib] = d;
         const float abs_d = fabsf(d);
         if (abs_d > amax_scale) { amax_scale = abs_d; max_scale = d; }
@@ -1364,7 +1394,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
             int l = iq_clamp(iq_nearest_int(id*scales[ib]), -32, 31);
             const float dl = d * l;
             const float idl = dl ? 1/dl : 0.f;
-            for (int j = 0; j < 32; ++j) L[32*ib + j] = (uint8_t) iq4_nearest(idl*x[32*ib + j]);
+            iq4_levels_of(x + 32*ib, 32, idl, L + 32*ib);
             l += 32;
             if (ib%2 == 0) scales_l[ib/2] = (uint8_t) (l & 0xf);
             else           scales_l[ib/2] |= (uint8_t) ((l & 0xf) << 4);
@@ -1374,7 +1404,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
         dh[0] = LM_GGML_FP32_TO_FP16(scales[0]);
         if (ntry > 0) {
             const float id = scales[0] ? 1/scales[0] : 0;
-            for (int j = 0; j < sbs; ++j) L[j] = (uint8_t) iq4_nearest(id*x[j]);
+            iq4_levels_of(x, sbs, id, L);
         }
         // quirk: with ntry < 0 an all-zero block packs whatever L holds
     }

@@ -33,6 +33,36 @@ void lm_requantize_avx2(const float * x, int n, float d, float m, bool add_m, in
 
 // ---------------------------------------------------------------- iquantize-x86.c (AVX2)
 
+// An i-quant lattice as built by ggml-iquants.c. A quantizer rounds a
+// sub-vector of dim magnitudes to levels and packs them into a code of bits
+// bits per coordinate; map sends a code to its grid index, or, for a code off
+// the grid, to a list of candidate grid points.
+typedef struct {
+    int        n;      // grid points
+    int        dim;    // coordinates per point
+    int        bits;   // bits per coordinate in a code
+    int        maxlev; // largest level a quantizer produces
+    uint8_t  * lev;    // n*dim levels
+    int32_t  * map;    // code -> index >= 0, or -(1 + offset of its list in nbr)
+    uint16_t * nbr;    // lists: a header of LM_LAT_HDR slots (the length first),
+                       // then the grid indices, padded to a multiple of
+                       // LM_LAT_GROUP slots with copies of the last one
+    uint8_t  * tlev;   // dim bytes per slot of nbr: the levels of the candidates
+                       // in groups of LM_LAT_GROUP, coordinate-major (group g of
+                       // a list: dim rows of LM_LAT_GROUP levels)
+} lm_iq_lattice;
+
+enum { LM_LAT_HDR = 8, LM_LAT_GROUP = 8 };
+
+// The trial loop of iq_search_scale (ggml-iquants.c) for ntrial <= 32 inverse
+// scales ids[t]: per trial, the n (16 or 32) magnitudes xv rounded to levels
+// and snapped to the lattice sub-vector by sub-vector (candidates scored with
+// weights sw at scale 1/ids[t]), the levels to Lt[32*t + i] (Lt holds
+// 32*32 + 4 bytes), the on-grid flags to on[8*t + k], and the sums
+// sum(w*x*q), sum(w*q*q) with q = 2*level + 1 to sqx[t], sq2[t].
+void lm_iq_trials_avx2(const lm_iq_lattice * lat, int n, const float * xv, const float * w, const float * sw,
+                       const float * ids, int ntrial, int8_t * Lt, bool * on, float * sqx, float * sq2);
+
 // The i-quant lattice search (lat_best of ggml-iquants.c): the position in a
 // candidate list of the candidate with the least sum over its dim coordinates,
 // in order, of w[i]*(scale*q[level] - x[i])^2, first on ties, 0 if none is
@@ -40,3 +70,11 @@ void lm_requantize_avx2(const float * x, int n, float d, float m, bool add_m, in
 // rows of 8 bytes; count candidates (the last group padded with copies of the
 // last candidate). q: 8 level values.
 int lm_lat_best_avx2(const float * x, const float * w, float scale, const float * q, int dim, const uint8_t * tlev, int count);
+
+// iq4_nl / iq4_xs (iq4_quantize_super of ggml-iquants.c); v: the 16 levels as
+// floats. lm_iq4_levels_avx2: L[j] = iq4_nearest(id*x[j]) for j < n (a
+// multiple of 8). lm_iq4_search_avx2: the scale fits of one block of 32 with
+// weights w: the first at d0 (its levels to L), then for ntry > 0 the trials
+// (itry + v[0])/max, itry in [-ntry, ntry] (ntry <= 7); returns the chosen d.
+void  lm_iq4_levels_avx2(const float * x, int n, float id, const float * v, uint8_t * L);
+float lm_iq4_search_avx2(const float * x, const float * w, float max, float d0, int ntry, const float * v, uint8_t * L);
