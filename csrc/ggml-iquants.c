@@ -1015,6 +1015,35 @@ static int iq1_snap(const iq_lattice * lat, int8_t * l, const float * x, const f
     return g;
 }
 
+// The best 3-way split of the 32 sorted values of an iq1_s block: positions
+// [0, i1) take level 0, [i1, i2) level 1, [i2, 32) level 2, with the level
+// values of variant v (0: x_p, 1: x_m); sumx/sumw are the prefix sums of w*x
+// and w over the sorted values. Splits are tried in the order (i1, i2, v);
+// one is kept if its fit beats the best so far.
+static void iq1s_split(const float * sumx, const float * sumw, const float * x_p, const float * x_m, lm_iq1_split * r) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq1s_split_avx2(sumx, sumw, x_p, x_m, r);
+        return;
+    }
+#endif
+    enum { BS = 32 };
+    for (int i1 = 0; i1 <= BS; ++i1) {
+        for (int i2 = i1; i2 <= BS; ++i2) {
+            for (int t = 0; t < 2; ++t) {
+                const float * v = t == 0 ? x_p : x_m;
+                const float sumqx = (sumx[i1] - sumx[0])*v[0] + (sumx[i2] - sumx[i1])*v[1] + (sumx[BS] - sumx[i2])*v[2];
+                const float sumq2 = (sumw[i1] - sumw[0])*v[0]*v[0] + (sumw[i2] - sumw[i1])*v[1]*v[1] + (sumw[BS] - sumw[i2])*v[2]*v[2];
+                if (sumq2 > 0 && sumqx*sumqx > r->best*sumq2) {
+                    r->scale = sumqx/sumq2;
+                    r->best = r->scale*sumqx;
+                    r->i1 = i1; r->i2 = i2; r->v = t;
+                }
+            }
+        }
+    }
+}
+
 // Levels 0/1/2 of the sorted positions [0, i1), [i1, i2), [i2, n).
 static void iq1_assign(int8_t * L, const iq1_pair * p, int n, int i1, int i2) {
     for (int j = 0; j < n; ++j) L[p[j].i] = (int8_t) (j < i1 ? 0 : j < i2 ? 1 : 2);
@@ -1046,28 +1075,15 @@ static void quantize_row_iq1_s(const float * x, block_iq1_s * y, int64_t n, cons
             iq1_pair p[BS];
             for (int j = 0; j < BS; ++j) { p[j].x = xb[j]; p[j].i = j; }
             iq1_sort(p, BS);
-            float sumx[BS + 1], sumw[BS + 1];
-            sumx[0] = sumw[0] = 0;
+            float sumx[BS + 8] = { 0 }, sumw[BS + 8] = { 0 }; // padded for the SIMD loads
             for (int j = 0; j < BS; ++j) {
                 sumx[j + 1] = sumx[j] + w[p[j].i]*xb[p[j].i];
                 sumw[j + 1] = sumw[j] + w[p[j].i];
             }
-            float best = -FLT_MIN, scale = max;
-            int bi1 = -1, bi2 = -1, shift = 0;
-            for (int i1 = 0; i1 <= BS; ++i1) {
-                for (int i2 = i1; i2 <= BS; ++i2) {
-                    for (int t = 0; t < 2; ++t) {
-                        const float * v = t == 0 ? x_p : x_m;
-                        const float sumqx = (sumx[i1] - sumx[0])*v[0] + (sumx[i2] - sumx[i1])*v[1] + (sumx[BS] - sumx[i2])*v[2];
-                        const float sumq2 = (sumw[i1] - sumw[0])*v[0]*v[0] + (sumw[i2] - sumw[i1])*v[1]*v[1] + (sumw[BS] - sumw[i2])*v[2]*v[2];
-                        if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
-                            scale = sumqx/sumq2;
-                            best = scale*sumqx;
-                            bi1 = i1; bi2 = i2; shift = t == 0 ? 1 : -1;
-                        }
-                    }
-                }
-            }
+            lm_iq1_split sp = { -FLT_MIN, max, -1, -1, 0 };
+            iq1s_split(sumx, sumw, x_p, x_m, &sp);
+            float scale = sp.scale;
+            int bi1 = sp.i1, bi2 = sp.i2, shift = sp.v == 0 ? 1 : -1;
             if (bi1 < 0) { bi1 = 0; bi2 = BS; shift = 1; } // only with zero weights (the reference aborts)
             int8_t L[BS];
             iq1_assign(L, p, BS, bi1, bi2);
@@ -1124,6 +1140,45 @@ static inline const float * iq1m_shift(int k, int octet, const float * x_p, cons
     return (octet == 0 ? k < 2 : k % 2 == 0) ? x_p : x_m;
 }
 
+// The best split of the 16 sorted values of an iq1_m block, over the splits
+// (i1, i2) and the four shift variants k, in that order. t holds the terms
+// per (position, segment) as w*q*x for k = 0..3, then w*q*q for k = 0..3; the
+// sums of each split run over the positions in order (shared prefixes kept).
+static void iq1m_split(const float * t, lm_iq1_split * r) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq1m_split_avx2(t, r);
+        return;
+    }
+#endif
+    enum { BS = 16 };
+    float a0[8] = { 0 };
+    for (int i1 = 0; i1 <= BS; ++i1) {
+        if (i1 > 0) {
+            for (int k = 0; k < 8; ++k) a0[k] += t[((i1 - 1)*3 + 0)*8 + k];
+        }
+        float a1[8];
+        memcpy(a1, a0, sizeof(a1));
+        for (int i2 = i1; i2 <= BS; ++i2) {
+            if (i2 > i1) {
+                for (int k = 0; k < 8; ++k) a1[k] += t[((i2 - 1)*3 + 1)*8 + k];
+            }
+            float sq[8];
+            memcpy(sq, a1, sizeof(sq));
+            for (int j = i2; j < BS; ++j) {
+                for (int k = 0; k < 8; ++k) sq[k] += t[(j*3 + 2)*8 + k];
+            }
+            for (int k = 0; k < 4; ++k) {
+                if (sq[4 + k] > 0 && sq[k]*sq[k] > r->best*sq[4 + k]) {
+                    r->scale = sq[k]/sq[4 + k];
+                    r->best = r->scale*sq[k];
+                    r->i1 = i1; r->i2 = i2; r->v = k;
+                }
+            }
+        }
+    }
+}
+
 static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, const float * qw_row, int8_t * shifts) {
     const iq_lattice * lat = lat_get(LAT_IQ1S);
     const float x_p[3] = { -1 + LM_IQ1M_DELTA,  LM_IQ1M_DELTA, 1 + LM_IQ1M_DELTA };
@@ -1156,7 +1211,7 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
             // The sums of each split run over the sorted positions in order;
             // tabulate their terms per (position, segment, variant) and reuse
             // the partial sums of the common prefixes.
-            float tqx[BS][3][4], tq2[BS][3][4];
+            float t[BS][3][8]; // [position][segment][w*q*x of variants 0-3, w*q*q of 0-3]
             for (int j = 0; j < BS; ++j) {
                 const int i = p[j].i;
                 for (int sg = 0; sg < 3; ++sg) {
@@ -1164,40 +1219,15 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
                     const float q2p = w[i]*x_p[sg]*x_p[sg], q2m = w[i]*x_m[sg]*x_m[sg];
                     for (int k = 0; k < 4; ++k) {
                         const bool plus = iq1m_shift(k, i < BS/2 ? 0 : 1, x_p, x_m) == x_p;
-                        tqx[j][sg][k] = plus ? qxp : qxm;
-                        tq2[j][sg][k] = plus ? q2p : q2m;
+                        t[j][sg][k]     = plus ? qxp : qxm;
+                        t[j][sg][4 + k] = plus ? q2p : q2m;
                     }
                 }
             }
-            float best = -FLT_MIN, scale = max;
-            int bi1 = -1, bi2 = -1, best_k = -1;
-            float a0[4] = { 0 }, b0[4] = { 0 };
-            for (int i1 = 0; i1 <= BS; ++i1) {
-                if (i1 > 0) {
-                    for (int k = 0; k < 4; ++k) { a0[k] += tqx[i1 - 1][0][k]; b0[k] += tq2[i1 - 1][0][k]; }
-                }
-                float a1[4], b1[4];
-                memcpy(a1, a0, sizeof(a1));
-                memcpy(b1, b0, sizeof(b1));
-                for (int i2 = i1; i2 <= BS; ++i2) {
-                    if (i2 > i1) {
-                        for (int k = 0; k < 4; ++k) { a1[k] += tqx[i2 - 1][1][k]; b1[k] += tq2[i2 - 1][1][k]; }
-                    }
-                    float sqx[4], sq2[4];
-                    memcpy(sqx, a1, sizeof(sqx));
-                    memcpy(sq2, b1, sizeof(sq2));
-                    for (int j = i2; j < BS; ++j) {
-                        for (int k = 0; k < 4; ++k) { sqx[k] += tqx[j][2][k]; sq2[k] += tq2[j][2][k]; }
-                    }
-                    for (int k = 0; k < 4; ++k) {
-                        if (sq2[k] > 0 && sqx[k]*sqx[k] > best*sq2[k]) {
-                            scale = sqx[k]/sq2[k];
-                            best = scale*sqx[k];
-                            bi1 = i1; bi2 = i2; best_k = k;
-                        }
-                    }
-                }
-            }
+            lm_iq1_split sp = { -FLT_MIN, max, -1, -1, -1 };
+            iq1m_split(&t[0][0][0], &sp);
+            float scale = sp.scale;
+            int bi1 = sp.i1, bi2 = sp.i2, best_k = sp.v;
             if (bi1 < 0) { bi1 = 0; bi2 = BS; best_k = 0; } // only with zero weights (the reference aborts)
             int8_t L[BS];
             iq1_assign(L, p, BS, bi1, bi2);

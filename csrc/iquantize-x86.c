@@ -143,6 +143,85 @@ LM_TARGET_AVX2 void lm_iq_trials_avx2(const lm_iq_lattice * lat, int n, const fl
     }
 }
 
+// ---------------------------------------------------------------- iq1_s / iq1_m split searches
+//
+// The fits of many splits at once; a vector whose fits all fail against the
+// best so far is skipped, otherwise its fits are compared one by one in the
+// scalar order (each against the best as it stands then). The fits' sums
+// are the scalar expressions, evaluated the same way per lane.
+
+LM_TARGET_AVX2 void lm_iq1s_split_avx2(const float * sumx, const float * sumw, const float * x_p, const float * x_m, lm_iq1_split * r) {
+    enum { BS = 32 };
+    const float * vs[2] = { x_p, x_m };
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 zero = _mm256_setzero_ps();
+    for (int i1 = 0; i1 <= BS; ++i1) {
+        const float ax = sumx[i1] - sumx[0], aw = sumw[i1] - sumw[0];
+        for (int g = i1; g <= BS; g += 8) {
+            const __m256 X2 = _mm256_loadu_ps(sumx + g), W2 = _mm256_loadu_ps(sumw + g);
+            const __m256 bx = _mm256_sub_ps(X2, _mm256_set1_ps(sumx[i1])), cx = _mm256_sub_ps(_mm256_set1_ps(sumx[BS]), X2);
+            const __m256 bw = _mm256_sub_ps(W2, _mm256_set1_ps(sumw[i1])), cw = _mm256_sub_ps(_mm256_set1_ps(sumw[BS]), W2);
+            const __m256 valid = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(BS - g + 1), lane));
+            __m256 qx[2], q2[2];
+            int any = 0;
+            for (int t = 0; t < 2; ++t) {
+                const float * v = vs[t];
+                const __m256 v1 = _mm256_set1_ps(v[1]), v2 = _mm256_set1_ps(v[2]);
+                qx[t] = _mm256_add_ps(_mm256_add_ps(_mm256_set1_ps(ax*v[0]), _mm256_mul_ps(bx, v1)), _mm256_mul_ps(cx, v2));
+                q2[t] = _mm256_add_ps(_mm256_add_ps(_mm256_set1_ps(aw*v[0]*v[0]), _mm256_mul_ps(_mm256_mul_ps(bw, v1), v1)),
+                                      _mm256_mul_ps(_mm256_mul_ps(cw, v2), v2));
+                const __m256 pass = _mm256_and_ps(_mm256_cmp_ps(q2[t], zero, _CMP_GT_OQ),
+                                                  _mm256_cmp_ps(_mm256_mul_ps(qx[t], qx[t]), _mm256_mul_ps(_mm256_set1_ps(r->best), q2[t]), _CMP_GT_OQ));
+                any |= _mm256_movemask_ps(_mm256_and_ps(pass, valid));
+            }
+            if (!any) continue;
+            float fx[2][8], f2[2][8];
+            for (int t = 0; t < 2; ++t) {
+                _mm256_storeu_ps(fx[t], qx[t]);
+                _mm256_storeu_ps(f2[t], q2[t]);
+            }
+            for (int l = 0; l < 8 && g + l <= BS; ++l) {
+                for (int t = 0; t < 2; ++t) {
+                    if (f2[t][l] > 0 && fx[t][l]*fx[t][l] > r->best*f2[t][l]) {
+                        r->scale = fx[t][l]/f2[t][l];
+                        r->best = r->scale*fx[t][l];
+                        r->i1 = i1; r->i2 = g + l; r->v = t;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// One split per vector: lanes 0-3 hold the w*q*x sums of the four variants,
+// lanes 4-7 the w*q*q sums, so each split costs one add per value.
+LM_TARGET_AVX2 void lm_iq1m_split_avx2(const float * t, lm_iq1_split * r) {
+    enum { BS = 16 };
+    __m256 a0 = _mm256_setzero_ps();
+    for (int i1 = 0; i1 <= BS; ++i1) {
+        if (i1 > 0) a0 = _mm256_add_ps(a0, _mm256_loadu_ps(t + ((i1 - 1)*3 + 0)*8));
+        __m256 a1 = a0;
+        for (int i2 = i1; i2 <= BS; ++i2) {
+            if (i2 > i1) a1 = _mm256_add_ps(a1, _mm256_loadu_ps(t + ((i2 - 1)*3 + 1)*8));
+            __m256 s = a1;
+            for (int j = i2; j < BS; ++j) s = _mm256_add_ps(s, _mm256_loadu_ps(t + (j*3 + 2)*8));
+            const __m128 qx = _mm256_castps256_ps128(s), q2 = _mm256_extractf128_ps(s, 1);
+            const __m128 pass = _mm_and_ps(_mm_cmpgt_ps(q2, _mm_setzero_ps()),
+                                           _mm_cmpgt_ps(_mm_mul_ps(qx, qx), _mm_mul_ps(_mm_set1_ps(r->best), q2)));
+            if (!_mm_movemask_ps(pass)) continue;
+            float f[8];
+            _mm256_storeu_ps(f, s);
+            for (int k = 0; k < 4; ++k) {
+                if (f[4 + k] > 0 && f[k]*f[k] > r->best*f[4 + k]) {
+                    r->scale = f[k]/f[4 + k];
+                    r->best = r->scale*f[k];
+                    r->i1 = i1; r->i2 = i2; r->v = k;
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------- iq4_nl / iq4_xs
 
 // v[idx] for 16 sorted levels held in two vectors (lo: 0..7, hi: 8..15).

@@ -78,3 +78,16 @@ int lm_lat_best_avx2(const float * x, const float * w, float scale, const float 
 // (itry + v[0])/max, itry in [-ntry, ntry] (ntry <= 7); returns the chosen d.
 void  lm_iq4_levels_avx2(const float * x, int n, float id, const float * v, uint8_t * L);
 float lm_iq4_search_avx2(const float * x, const float * w, float max, float d0, int ntry, const float * v, uint8_t * L);
+
+// iq1_s / iq1_m split searches (iq1s_split, iq1m_split of ggml-iquants.c):
+// the best fit so far and where it was found, updated in place.
+typedef struct {
+    float best, scale;
+    int   i1, i2, v; // the split and the variant of the level values
+} lm_iq1_split;
+
+// sumx, sumw: 33 prefix sums, readable (zero) up to index 39.
+void lm_iq1s_split_avx2(const float * sumx, const float * sumw, const float * x_p, const float * x_m, lm_iq1_split * r);
+// t: the terms of the 16 sorted values, t[(j*3 + segment)*8 + k] the w*q*x of
+// variant k (k < 4) and t[... + 4 + k] its w*q*q.
+void lm_iq1m_split_avx2(const float * t, lm_iq1_split * r);
