@@ -23,7 +23,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -1572,31 +1571,15 @@ size_t lm_quantize_iq4_nl_4x4(const float * LM_GGML_RESTRICT src, void * LM_GGML
 
 // ================================================================ public API
 
-static pthread_mutex_t quant_init_mutex = PTHREAD_MUTEX_INITIALIZER;
-
+// Only the i-quants have tables. They are built once, on first use, under the
+// lock of ggml-iquants.c; once built, looking them up takes no lock, so this
+// may be called before every quantization from any thread.
 void lm_ggml_quantize_init(enum lm_ggml_type type) {
-    // only the i-quants have tables; they build them once, under this lock
-    switch (type) {
-        case LM_GGML_TYPE_IQ2_XXS:
-        case LM_GGML_TYPE_IQ2_XS:
-        case LM_GGML_TYPE_IQ2_S:
-        case LM_GGML_TYPE_IQ1_S:
-        case LM_GGML_TYPE_IQ1_M:
-        case LM_GGML_TYPE_IQ3_XXS:
-        case LM_GGML_TYPE_IQ3_S:
-            pthread_mutex_lock(&quant_init_mutex);
-            lm_ggml_iquants_init(type);
-            pthread_mutex_unlock(&quant_init_mutex);
-            break;
-        default:
-            break;
-    }
+    lm_ggml_iquants_init(type);
 }
 
 void lm_ggml_quantize_free(void) {
-    pthread_mutex_lock(&quant_init_mutex);
     lm_ggml_iquants_free();
-    pthread_mutex_unlock(&quant_init_mutex);
 }
 
 bool lm_ggml_quantize_requires_imatrix(enum lm_ggml_type type) {

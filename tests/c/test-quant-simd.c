@@ -19,6 +19,7 @@
 #include "ggml-cpu-impl.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,52 @@ static void test_type(enum lm_ggml_type type, const float * x, int nrows, int np
     free(b);
 }
 
+// Cold start from several threads at once: the lattice tables are built by
+// whichever thread comes first, the others wait for them; all must get the
+// bytes of a warm single-threaded run.
+enum { N_THREADS = 4 };
+
+struct cold_job {
+    enum lm_ggml_type type;
+    const float * x, * im;
+    int nrows, npr;
+    unsigned char * out;
+};
+
+static void * cold_run(void * p) {
+    const struct cold_job * j = p;
+    lm_ggml_quantize_chunk(j->type, j->x, j->out, 0, j->nrows, j->npr, j->im);
+    return NULL;
+}
+
+static void test_cold_start(const float * x, const float * im) {
+    static const enum lm_ggml_type types[] = {LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_IQ3_S, LM_GGML_TYPE_IQ1_S};
+    const int nrows = 4, npr = 512;
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t) {
+        const size_t bytes = lm_ggml_row_size(types[t], npr) * (size_t) nrows;
+        unsigned char * want = malloc(bytes);
+        unsigned char * got[N_THREADS];
+        lm_ggml_quantize_chunk(types[t], x, want, 0, nrows, npr, im);
+        lm_ggml_quantize_free();
+        pthread_t th[N_THREADS];
+        struct cold_job jobs[N_THREADS];
+        for (int i = 0; i < N_THREADS; ++i) {
+            got[i] = malloc(bytes);
+            jobs[i] = (struct cold_job) {types[t], x, im, nrows, npr, got[i]};
+            pthread_create(&th[i], NULL, cold_run, &jobs[i]);
+        }
+        int ok = 1;
+        for (int i = 0; i < N_THREADS; ++i) {
+            pthread_join(th[i], NULL);
+            ok &= memcmp(want, got[i], bytes) == 0;
+            free(got[i]);
+        }
+        free(want);
+        if (ok) n_pass++; else n_fail++;
+        printf("  %-8s %-26s %s\n", lm_ggml_type_name(types[t]), "cold start, 4 threads", ok ? "ok" : "FAIL");
+    }
+}
+
 int main(int argc, char ** argv) {
     const int nrows = argc > 1 ? atoi(argv[1]) : 48;
     const int npr = 512;
@@ -146,6 +193,7 @@ int main(int argc, char ** argv) {
     static const enum lm_ggml_type legacy[] = {LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1,
                                                LM_GGML_TYPE_IQ4_NL};
     for (size_t t = 0; t < sizeof(legacy) / sizeof(legacy[0]); ++t) test_type(legacy[t], x, nrows, 96, im);
+    test_cold_start(x, im);
     free(x);
     free(im);
     printf("%d passed, %d failed\n", n_pass, n_fail);
