@@ -484,15 +484,13 @@ static void make_q3_quants_lanes(int nl, int n, int nmax, const float * x, int8_
 // (|diff| with use_mad, else diff^2) is lower. The min is never positive
 // (zero is always representable). Levels to L + l*n, mins[l] = -min,
 // scales[l] = scale.
-static void make_qkx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT weights,
-                                  uint8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT mins, float * LM_GGML_RESTRICT scales,
-                                  float rmin, float rdelta, int nstep, bool use_mad) {
-#if defined(LM_X86)
-    if (use_avx2()) {
-        lm_qkx_lanes_avx2(nl, n, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, use_mad);
-        return;
-    }
-#endif
+// Inlined into each caller: specialized for its constant group shape, the
+// lane loops vectorize with the baseline SIMD (SSE2, NEON).
+#define LM_LANES_INLINE static inline __attribute__((always_inline))
+
+static void qkx_lanes_c(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT weights,
+                        uint8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT mins, float * LM_GGML_RESTRICT scales,
+                        float rmin, float rdelta, int nstep, bool use_mad) {
     enum { S = LM_MAX_LANES };
     float xt[LM_MAX_GROUP * S], wt[LM_MAX_GROUP * S];
     uint8_t Lt[LM_MAX_GROUP * S], La[LM_MAX_GROUP * S];
@@ -596,14 +594,8 @@ static void make_qkx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML
 
 // make_qx_quants(n, nmax, x, L, 1, qw) for nl groups of n values at x + l*n
 // (qw likewise, or NULL for x^2 weights); levels to L + l*n.
-static void make_qx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT qw,
-                                 int8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT scales) {
-#if defined(LM_X86)
-    if (use_avx2()) {
-        lm_qx_lanes_avx2(nl, n, nmax, x, qw, L, scales);
-        return;
-    }
-#endif
+LM_LANES_INLINE void qx_lanes_c(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT qw,
+                            int8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT scales) {
     enum { S = LM_MAX_LANES };
     float xt[LM_MAX_GROUP * S], wt[LM_MAX_GROUP * S];
     int8_t Lt[LM_MAX_GROUP * S], La[LM_MAX_GROUP * S];
@@ -670,6 +662,29 @@ static void make_qx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_
         for (int i = 0; i < n; ++i) L[l * n + i] = Lt[i * S + l];
         scales[l] = sc[l];
     }
+}
+
+// The searches at the best level of this CPU (kept apart from the C
+// versions so that those stay specialized for their constant arguments).
+LM_LANES_INLINE void make_qkx_quants_lanes(int nl, int n, int nmax, const float * x, const float * weights, uint8_t * L,
+                                         float * mins, float * scales, float rmin, float rdelta, int nstep, bool use_mad) {
+#if defined(LM_X86)
+    if (use_avx2()) {
+        lm_qkx_lanes_avx2(nl, n, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, use_mad);
+        return;
+    }
+#endif
+    qkx_lanes_c(nl, n, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, use_mad);
+}
+
+LM_LANES_INLINE void make_qx_quants_lanes(int nl, int n, int nmax, const float * x, const float * qw, int8_t * L, float * scales) {
+#if defined(LM_X86)
+    if (use_avx2()) {
+        lm_qx_lanes_avx2(nl, n, nmax, x, qw, L, scales);
+        return;
+    }
+#endif
+    qx_lanes_c(nl, n, nmax, x, qw, L, scales);
 }
 
 // ================================================================ K-quants: packing helpers
