@@ -8,6 +8,8 @@
 // output are kept on purpose; each is marked "quirk".
 #include "ggml-iquants.h"
 #include "ggml-impl.h"
+#include "ggml-cpu-impl.h"
+#include "quantize-simd.h"
 
 // Fused multiply-adds would change the bits (the reference rounds every
 // product), and compilers contract a*b + c by default on FMA targets such as
@@ -230,15 +232,22 @@ void lm_dequantize_row_iq4_xs(const block_iq4_xs * x, float * y, int64_t k) {
 
 enum { LAT_IQ2XXS, LAT_IQ2XS, LAT_IQ2S, LAT_IQ1S, LAT_IQ3XXS, LAT_IQ3S, LAT_COUNT };
 
+typedef lm_iq_lattice iq_lattice; // quantize-simd.h
+
+enum { LAT_HDR = LM_LAT_HDR, LAT_GROUP = LM_LAT_GROUP };
+
+// A candidate list: count grid indices (idx) and their transposed levels.
 typedef struct {
-    int        n;      // grid points
-    int        dim;    // coordinates per point
-    int        bits;   // bits per coordinate in a code
-    int        maxlev; // largest level a quantizer produces
-    uint8_t  * lev;    // n*dim levels
-    int32_t  * map;    // code -> index >= 0, or -(1 + offset of its list in nbr)
-    uint16_t * nbr;    // lists: length, then grid indices
-} iq_lattice;
+    int              count;
+    const uint16_t * idx;
+    const uint8_t  * tlev;
+} iq_list;
+
+static inline iq_list lat_list(const iq_lattice * lat, int32_t m) {
+    const size_t o = (size_t) (-(int64_t) m - 1);
+    const iq_list l = { lat->nbr[o], lat->nbr + o + LAT_HDR, lat->tlev + (o + LAT_HDR)*(size_t) lat->dim };
+    return l;
+}
 
 static const struct {
     int n, dim, bits, maxlev, nwant;
@@ -288,6 +297,7 @@ static bool lat_build(int id, iq_lattice * L) {
     int * d2 = malloc(sizeof(int)*n);
     size_t cap = 1 << 16, used = 0;
     L->nbr = malloc(sizeof(uint16_t)*cap);
+    L->tlev = NULL;
     if (!L->lev || !L->map || !d2 || !L->nbr) goto fail;
 
     lat_levels(id, L->lev);
@@ -322,28 +332,44 @@ static bool lat_build(int id, iq_lattice * L) {
         for (int s = 0; s < 256 && have < nwant; ++s) {
             if (hist[s]) { limit = s; have++; count += hist[s]; }
         }
-        if (used + count + 1 > cap) {
-            while (used + count + 1 > cap) cap *= 2;
+        const size_t slots = LAT_HDR + (size_t) (count + LAT_GROUP - 1)/LAT_GROUP*LAT_GROUP;
+        if (used + slots > cap) {
+            while (used + slots > cap) cap *= 2;
             uint16_t * p = realloc(L->nbr, sizeof(uint16_t)*cap);
             if (!p) goto fail;
             L->nbr = p;
         }
         L->map[c] = -(int32_t) (used + 1);
+        memset(L->nbr + used, 0, sizeof(uint16_t)*LAT_HDR);
         L->nbr[used] = (uint16_t) count;
         // counting sort by distance; indices stay ascending within a distance
         int start[256];
         for (int s = 0, acc = 0; s <= limit; ++s) { start[s] = acc; acc += hist[s]; }
-        uint16_t * out = L->nbr + used + 1;
+        uint16_t * out = L->nbr + used + LAT_HDR;
         for (int j = 0; j < n; ++j) {
             if (d2[j] <= limit) out[start[d2[j]]++] = (uint16_t) j;
         }
-        used += count + 1;
+        for (size_t k = (size_t) count; k < slots - LAT_HDR; ++k) out[k] = out[count - 1];
+        used += slots;
+    }
+    // the transposed levels of every list
+    L->tlev = malloc((size_t) dim*used);
+    if (!L->tlev) goto fail;
+    for (size_t o = 0; o < used; ) {
+        const size_t slots = LAT_HDR + (size_t) (L->nbr[o] + LAT_GROUP - 1)/LAT_GROUP*LAT_GROUP;
+        for (size_t g = o + LAT_HDR; g < o + slots; g += LAT_GROUP) {
+            uint8_t * t = L->tlev + g*dim;
+            for (int i = 0; i < dim; ++i) {
+                for (int k = 0; k < LAT_GROUP; ++k) t[i*LAT_GROUP + k] = L->lev[L->nbr[g + k]*dim + i];
+            }
+        }
+        o += slots;
     }
     free(d2);
     return true;
 fail:
     free(d2);
-    free(L->lev); free(L->map); free(L->nbr);
+    free(L->lev); free(L->map); free(L->nbr); free(L->tlev);
     memset(L, 0, sizeof(*L));
     return false;
 }
@@ -384,7 +410,7 @@ void lm_ggml_iquants_free(void) {
     for (int id = 0; id < LAT_COUNT; ++id) {
         if (!atomic_load_explicit(&lat_ready[id], memory_order_relaxed)) continue;
         atomic_store_explicit(&lat_ready[id], 0, memory_order_release);
-        free(lat_tab[id].lev); free(lat_tab[id].map); free(lat_tab[id].nbr);
+        free(lat_tab[id].lev); free(lat_tab[id].map); free(lat_tab[id].nbr); free(lat_tab[id].tlev);
         memset(&lat_tab[id], 0, sizeof(lat_tab[id]));
     }
     pthread_mutex_unlock(&lat_lock);
@@ -415,7 +441,7 @@ static int lat_index(const iq_lattice * lat, int8_t * l) {
     for (int i = 0; i < lat->dim; ++i) l[i] = (int8_t) (l[i] < 0 ? 0 : l[i] > lat->maxlev ? lat->maxlev : l[i]);
     const int32_t m = lat->map[lat_code(lat, l)];
     if (m >= 0) return m;
-    const int g = lat->nbr[-m - 1 + 1];
+    const int g = lat_list(lat, m).idx[0];
     memcpy(l, lat->lev + g*lat->dim, lat->dim);
     return g;
 }
@@ -433,6 +459,60 @@ static inline int iq_nearest_int(float fval) {
 
 static inline int iq_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+static inline bool iq_use_avx2(void) {
+#if defined(LM_X86)
+    const enum lm_cpu_level lv = lm_cpu_level();
+    return lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512;
+#else
+    return false;
+#endif
+}
+
+// The candidate of an off-grid code with the least error sum(w*(scale*q - x)^2)
+// (summed in coordinate order; q[v] is the value of level v, 8 readable
+// entries), the first in list order on ties; NaN errors keep the first
+// candidate (the reference aborts). Returns its grid index.
+static int lat_best(const iq_lattice * lat, iq_list list, const float * x, const float * w, float scale, const float * q) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) return list.idx[lm_lat_best_avx2(x, w, scale, q, lat->dim, list.tlev, list.count)];
+#endif
+    const int dim = lat->dim, nlev = lat->maxlev + 1;
+    float best = FLT_MAX;
+    int g = list.idx[0];
+    if (list.count <= nlev) {
+        for (int c = 0; c < list.count; ++c) {
+            const uint8_t * p = lat->lev + list.idx[c]*dim;
+            float e = 0;
+            for (int i = 0; i < dim; ++i) {
+                const float diff = scale*q[p[i]] - x[i];
+                e += w[i]*diff*diff;
+            }
+            if (e < best) { best = e; g = list.idx[c]; }
+        }
+    } else {
+        // Long lists: the terms w*(scale*q - x)^2 depend only on (coordinate,
+        // level), so tabulate them; each candidate is then a sum in coordinate
+        // order, the same floats as computing them in place.
+        float t[8][8];
+        for (int i = 0; i < dim; ++i) {
+            for (int v = 0; v < nlev; ++v) {
+                const float diff = scale*q[v] - x[i];
+                t[i][v] = w[i]*diff*diff;
+            }
+        }
+        for (int c = 0; c < list.count; ++c) {
+            const uint8_t * p = lat->lev + list.idx[c]*dim;
+            float e = 0;
+            for (int i = 0; i < dim; ++i) e += t[i][p[i]];
+            if (e < best) { best = e; g = list.idx[c]; }
+        }
+    }
+    return g;
+}
+
+// Values q = 2*level + 1 of the iq2/iq3 levels.
+static const float iq_odd[8] = { 1, 3, 5, 7, 9, 11, 13, 15 };
+
 // Rounds dim magnitudes x at inverse scale id to levels in [0, maxlev]. If the
 // point is not on the grid, takes the candidate with the least weighted error
 // sum(sw*(scale*q - x)^2), q = 2*level + 1 (first one on ties). Levels of the
@@ -449,38 +529,7 @@ static int lat_snap(const iq_lattice * lat, const float * x, const float * sw, f
         return m;
     }
     *on_grid = false;
-    const uint16_t * cand = lat->nbr + (-m - 1);
-    const int nlev = lat->maxlev + 1;
-    float best = FLT_MAX;
-    int g = cand[1]; // NaN errors keep the first candidate (the reference aborts)
-    if (cand[0] <= nlev) {
-        for (int c = 1; c <= cand[0]; ++c) {
-            const uint8_t * p = lat->lev + cand[c]*dim;
-            float e = 0;
-            for (int i = 0; i < dim; ++i) {
-                const float diff = scale*(float) (2*p[i] + 1) - x[i];
-                e += sw[i]*diff*diff;
-            }
-            if (e < best) { best = e; g = cand[c]; }
-        }
-    } else {
-        // Long lists: the terms sw*(scale*q - x)^2 depend only on (coordinate,
-        // level), so tabulate them; each candidate is then a sum in coordinate
-        // order, the same floats as computing them in place.
-        float t[8][8];
-        for (int i = 0; i < dim; ++i) {
-            for (int v = 0; v < nlev; ++v) {
-                const float diff = scale*(float) (2*v + 1) - x[i];
-                t[i][v] = sw[i]*diff*diff;
-            }
-        }
-        for (int c = 1; c <= cand[0]; ++c) {
-            const uint8_t * p = lat->lev + cand[c]*dim;
-            float e = 0;
-            for (int i = 0; i < dim; ++i) e += t[i][p[i]];
-            if (e < best) { best = e; g = cand[c]; }
-        }
-    }
+    const int g = lat_best(lat, lat_list(lat, m), x, sw, scale, iq_odd);
     memcpy(l, lat->lev + g*dim, dim);
     return g;
 }
@@ -615,27 +664,47 @@ typedef struct {
     enum iq_refine refine;
 } iq_search;
 
+enum { IQ_MAX_TRIALS = 32 };
+
+// Every trial of a search: for inverse scale ids[t], the levels of the snapped
+// sub-vectors (Lt + 32*t), their on-grid flags (on + 8*t) and the sums
+// sum(w*x*q), sum(w*q*q) of the fit. Lt holds 32*IQ_MAX_TRIALS + 4 bytes.
+static void iq_trials(const iq_search * s, const float * xv, const float * w, const float * sw, const float * ids,
+                      int ntrial, int8_t * Lt, bool * on, float * sqx, float * sq2) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq_trials_avx2(s->lat, s->n, xv, w, sw, ids, ntrial, Lt, on, sqx, sq2);
+        return;
+    }
+#endif
+    const int dim = s->lat->dim, nsub = s->n / dim;
+    for (int t = 0; t < ntrial; ++t) {
+        const float this_scale = 1/ids[t];
+        for (int k = 0; k < nsub; ++k) {
+            lat_snap(s->lat, xv + dim*k, sw + dim*k, ids[t], this_scale, Lt + 32*t + dim*k, on + 8*t + k);
+        }
+        iq_sums(s->n, w, xv, Lt + 32*t, sqx + t, sq2 + t);
+    }
+}
+
 // L and on_grid carry state between blocks, as in the reference: a block whose
 // fits all fail keeps the previous block's levels (quirk).
 static float iq_search_scale(const iq_search * s, const float * xv, const float * w, const float * sw,
                              float ref, float scale, int8_t * L, bool * on_grid) {
-    const int dim = s->lat->dim, nsub = s->n / dim;
-    int8_t Laux[32];
-    bool on_aux[8];
+    const int dim = s->lat->dim, nsub = s->n / dim, ntrial = 2*s->nis + 1;
+    float ids[IQ_MAX_TRIALS], sqx[IQ_MAX_TRIALS], sq2[IQ_MAX_TRIALS];
+    int8_t Lt[32*IQ_MAX_TRIALS + 4];
+    bool on[8*IQ_MAX_TRIALS];
+    LM_GGML_ASSERT(ntrial <= IQ_MAX_TRIALS);
+    for (int t = 0; t < ntrial; ++t) ids[t] = (s->base + (float) (t - s->nis)*s->step)/ref;
+    iq_trials(s, xv, w, sw, ids, ntrial, Lt, on, sqx, sq2);
     float best = 0;
-    for (int is = -s->nis; is <= s->nis; ++is) {
-        const float id = (s->base + (float) is*s->step)/ref;
-        const float this_scale = 1/id;
-        for (int k = 0; k < nsub; ++k) {
-            lat_snap(s->lat, xv + dim*k, sw + dim*k, id, this_scale, Laux + dim*k, &on_aux[k]);
-        }
-        float sumqx, sumq2;
-        iq_sums(s->n, w, xv, Laux, &sumqx, &sumq2);
-        if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
-            scale = sumqx/sumq2;
-            best = scale*sumqx;
-            memcpy(L, Laux, s->n);
-            memcpy(on_grid, on_aux, nsub);
+    for (int t = 0; t < ntrial; ++t) {
+        if (sq2[t] > 0 && sqx[t]*sqx[t] > best*sq2[t]) {
+            scale = sqx[t]/sq2[t];
+            best = scale*sqx[t];
+            memcpy(L, Lt + 32*t, s->n);
+            memcpy(on_grid, on + 8*t, nsub);
         }
     }
     int n_off = 0;
@@ -935,31 +1004,44 @@ static void iq1_sort(iq1_pair * p, int n) {
     }
 }
 
-// The candidate of an off-grid code with the least sum(w*(scale*xg[level] - x)^2).
+// Snaps an octet of levels l to the grid: its index if on the grid, else the
+// candidate with the least sum(w*(scale*xg[level] - x)^2) (levels to l).
 static int iq1_snap(const iq_lattice * lat, int8_t * l, const float * x, const float * w, float scale, const float * xg) {
     const int32_t m = lat->map[lat_code(lat, l)];
     if (m >= 0) return m;
-    float t[8][3];
-    for (int i = 0; i < 8; ++i) {
-        for (int v = 0; v < 3; ++v) {
-            const float diff = scale*xg[v] - x[i];
-            t[i][v] = w[i]*diff*diff;
-        }
-    }
-    const uint16_t * cand = lat->nbr + (-m - 1);
-    float best = FLT_MAX;
-    int g = cand[1];
-    for (int c = 1; c <= cand[0]; ++c) {
-        const uint8_t * p = lat->lev + cand[c]*8;
-        float e = 0;
-        for (int i = 0; i < 8; ++i) e += t[i][p[i]];
-        if (e < best) {
-            best = e;
-            g = cand[c];
-        }
-    }
+    const float q[8] = { xg[0], xg[1], xg[2] };
+    const int g = lat_best(lat, lat_list(lat, m), x, w, scale, q);
     memcpy(l, lat->lev + g*8, 8);
     return g;
+}
+
+// The best 3-way split of the 32 sorted values of an iq1_s block: positions
+// [0, i1) take level 0, [i1, i2) level 1, [i2, 32) level 2, with the level
+// values of variant v (0: x_p, 1: x_m); sumx/sumw are the prefix sums of w*x
+// and w over the sorted values. Splits are tried in the order (i1, i2, v);
+// one is kept if its fit beats the best so far.
+static void iq1s_split(const float * sumx, const float * sumw, const float * x_p, const float * x_m, lm_iq1_split * r) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq1s_split_avx2(sumx, sumw, x_p, x_m, r);
+        return;
+    }
+#endif
+    enum { BS = 32 };
+    for (int i1 = 0; i1 <= BS; ++i1) {
+        for (int i2 = i1; i2 <= BS; ++i2) {
+            for (int t = 0; t < 2; ++t) {
+                const float * v = t == 0 ? x_p : x_m;
+                const float sumqx = (sumx[i1] - sumx[0])*v[0] + (sumx[i2] - sumx[i1])*v[1] + (sumx[BS] - sumx[i2])*v[2];
+                const float sumq2 = (sumw[i1] - sumw[0])*v[0]*v[0] + (sumw[i2] - sumw[i1])*v[1]*v[1] + (sumw[BS] - sumw[i2])*v[2]*v[2];
+                if (sumq2 > 0 && sumqx*sumqx > r->best*sumq2) {
+                    r->scale = sumqx/sumq2;
+                    r->best = r->scale*sumqx;
+                    r->i1 = i1; r->i2 = i2; r->v = t;
+                }
+            }
+        }
+    }
 }
 
 // Levels 0/1/2 of the sorted positions [0, i1), [i1, i2), [i2, n).
@@ -993,28 +1075,15 @@ static void quantize_row_iq1_s(const float * x, block_iq1_s * y, int64_t n, cons
             iq1_pair p[BS];
             for (int j = 0; j < BS; ++j) { p[j].x = xb[j]; p[j].i = j; }
             iq1_sort(p, BS);
-            float sumx[BS + 1], sumw[BS + 1];
-            sumx[0] = sumw[0] = 0;
+            float sumx[BS + 8] = { 0 }, sumw[BS + 8] = { 0 }; // padded for the SIMD loads
             for (int j = 0; j < BS; ++j) {
                 sumx[j + 1] = sumx[j] + w[p[j].i]*xb[p[j].i];
                 sumw[j + 1] = sumw[j] + w[p[j].i];
             }
-            float best = -FLT_MIN, scale = max;
-            int bi1 = -1, bi2 = -1, shift = 0;
-            for (int i1 = 0; i1 <= BS; ++i1) {
-                for (int i2 = i1; i2 <= BS; ++i2) {
-                    for (int t = 0; t < 2; ++t) {
-                        const float * v = t == 0 ? x_p : x_m;
-                        const float sumqx = (sumx[i1] - sumx[0])*v[0] + (sumx[i2] - sumx[i1])*v[1] + (sumx[BS] - sumx[i2])*v[2];
-                        const float sumq2 = (sumw[i1] - sumw[0])*v[0]*v[0] + (sumw[i2] - sumw[i1])*v[1]*v[1] + (sumw[BS] - sumw[i2])*v[2]*v[2];
-                        if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
-                            scale = sumqx/sumq2;
-                            best = scale*sumqx;
-                            bi1 = i1; bi2 = i2; shift = t == 0 ? 1 : -1;
-                        }
-                    }
-                }
-            }
+            lm_iq1_split sp = { -FLT_MIN, max, -1, -1, 0 };
+            iq1s_split(sumx, sumw, x_p, x_m, &sp);
+            float scale = sp.scale;
+            int bi1 = sp.i1, bi2 = sp.i2, shift = sp.v == 0 ? 1 : -1;
             if (bi1 < 0) { bi1 = 0; bi2 = BS; shift = 1; } // only with zero weights (the reference aborts)
             int8_t L[BS];
             iq1_assign(L, p, BS, bi1, bi2);
@@ -1071,6 +1140,45 @@ static inline const float * iq1m_shift(int k, int octet, const float * x_p, cons
     return (octet == 0 ? k < 2 : k % 2 == 0) ? x_p : x_m;
 }
 
+// The best split of the 16 sorted values of an iq1_m block, over the splits
+// (i1, i2) and the four shift variants k, in that order. t holds the terms
+// per (position, segment) as w*q*x for k = 0..3, then w*q*q for k = 0..3; the
+// sums of each split run over the positions in order (shared prefixes kept).
+static void iq1m_split(const float * t, lm_iq1_split * r) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq1m_split_avx2(t, r);
+        return;
+    }
+#endif
+    enum { BS = 16 };
+    float a0[8] = { 0 };
+    for (int i1 = 0; i1 <= BS; ++i1) {
+        if (i1 > 0) {
+            for (int k = 0; k < 8; ++k) a0[k] += t[((i1 - 1)*3 + 0)*8 + k];
+        }
+        float a1[8];
+        memcpy(a1, a0, sizeof(a1));
+        for (int i2 = i1; i2 <= BS; ++i2) {
+            if (i2 > i1) {
+                for (int k = 0; k < 8; ++k) a1[k] += t[((i2 - 1)*3 + 1)*8 + k];
+            }
+            float sq[8];
+            memcpy(sq, a1, sizeof(sq));
+            for (int j = i2; j < BS; ++j) {
+                for (int k = 0; k < 8; ++k) sq[k] += t[(j*3 + 2)*8 + k];
+            }
+            for (int k = 0; k < 4; ++k) {
+                if (sq[4 + k] > 0 && sq[k]*sq[k] > r->best*sq[4 + k]) {
+                    r->scale = sq[k]/sq[4 + k];
+                    r->best = r->scale*sq[k];
+                    r->i1 = i1; r->i2 = i2; r->v = k;
+                }
+            }
+        }
+    }
+}
+
 static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, const float * qw_row, int8_t * shifts) {
     const iq_lattice * lat = lat_get(LAT_IQ1S);
     const float x_p[3] = { -1 + LM_IQ1M_DELTA,  LM_IQ1M_DELTA, 1 + LM_IQ1M_DELTA };
@@ -1103,7 +1211,7 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
             // The sums of each split run over the sorted positions in order;
             // tabulate their terms per (position, segment, variant) and reuse
             // the partial sums of the common prefixes.
-            float tqx[BS][3][4], tq2[BS][3][4];
+            float t[BS][3][8]; // [position][segment][w*q*x of variants 0-3, w*q*q of 0-3]
             for (int j = 0; j < BS; ++j) {
                 const int i = p[j].i;
                 for (int sg = 0; sg < 3; ++sg) {
@@ -1111,40 +1219,15 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
                     const float q2p = w[i]*x_p[sg]*x_p[sg], q2m = w[i]*x_m[sg]*x_m[sg];
                     for (int k = 0; k < 4; ++k) {
                         const bool plus = iq1m_shift(k, i < BS/2 ? 0 : 1, x_p, x_m) == x_p;
-                        tqx[j][sg][k] = plus ? qxp : qxm;
-                        tq2[j][sg][k] = plus ? q2p : q2m;
+                        t[j][sg][k]     = plus ? qxp : qxm;
+                        t[j][sg][4 + k] = plus ? q2p : q2m;
                     }
                 }
             }
-            float best = -FLT_MIN, scale = max;
-            int bi1 = -1, bi2 = -1, best_k = -1;
-            float a0[4] = { 0 }, b0[4] = { 0 };
-            for (int i1 = 0; i1 <= BS; ++i1) {
-                if (i1 > 0) {
-                    for (int k = 0; k < 4; ++k) { a0[k] += tqx[i1 - 1][0][k]; b0[k] += tq2[i1 - 1][0][k]; }
-                }
-                float a1[4], b1[4];
-                memcpy(a1, a0, sizeof(a1));
-                memcpy(b1, b0, sizeof(b1));
-                for (int i2 = i1; i2 <= BS; ++i2) {
-                    if (i2 > i1) {
-                        for (int k = 0; k < 4; ++k) { a1[k] += tqx[i2 - 1][1][k]; b1[k] += tq2[i2 - 1][1][k]; }
-                    }
-                    float sqx[4], sq2[4];
-                    memcpy(sqx, a1, sizeof(sqx));
-                    memcpy(sq2, b1, sizeof(sq2));
-                    for (int j = i2; j < BS; ++j) {
-                        for (int k = 0; k < 4; ++k) { sqx[k] += tqx[j][2][k]; sq2[k] += tq2[j][2][k]; }
-                    }
-                    for (int k = 0; k < 4; ++k) {
-                        if (sq2[k] > 0 && sqx[k]*sqx[k] > best*sq2[k]) {
-                            scale = sqx[k]/sq2[k];
-                            best = scale*sqx[k];
-                            bi1 = i1; bi2 = i2; best_k = k;
-                        }
-                    }
-                }
-            }
+            lm_iq1_split sp = { -FLT_MIN, max, -1, -1, -1 };
+            iq1m_split(&t[0][0][0], &sp);
+            float scale = sp.scale;
+            int bi1 = sp.i1, bi2 = sp.i2, best_k = sp.v;
             if (bi1 < 0) { bi1 = 0; bi2 = BS; best_k = 0; } // only with zero weights (the reference aborts)
             int8_t L[BS];
             iq1_assign(L, p, BS, bi1, bi2);
@@ -1247,12 +1330,59 @@ static inline int iq4_nearest(float x) {
     return x - v[hi - 1] < v[hi] - x ? hi - 1 : hi;
 }
 
+// L[j] = iq4_nearest(id*x[j]) for j < n (a multiple of 8).
+static void iq4_levels_of(const float * x, int n, float id, uint8_t * L) {
+#if defined(LM_X86)
+    if (iq_use_avx2()) {
+        lm_iq4_levels_avx2(x, n, id, iq4_levels, L);
+        return;
+    }
+#endif
+    for (int j = 0; j < n; ++j) L[j] = (uint8_t) iq4_nearest(id*x[j]);
+}
+
+// The scale of one block of 32 (weights w, max the value of largest
+// magnitude): a least-squares fit on the levels at d0 = -+max/values[0]
+// (those levels go to Lb), then the trial scales (itry + values[0])/max for
+// itry in [-ntry, ntry], each fitted and kept if better.
+static float iq4_search(const float * xb, const float * w, float max, int ntry, uint8_t * Lb) {
+    const int8_t * values = lm_kvalues_iq4nl;
+    const float d0 = ntry > 0 ? -max/values[0] : max/values[0];
+#if defined(LM_X86)
+    if (iq_use_avx2()) return lm_iq4_search_avx2(xb, w, max, d0, ntry, iq4_levels, Lb);
+#endif
+    float id = 1/d0;
+    float sumqx = 0, sumq2 = 0;
+    for (int j = 0; j < 32; ++j) {
+        const int l = iq4_nearest(id*xb[j]);
+        Lb[j] = (uint8_t) l;
+        const float q = values[l];
+        sumqx += w[j]*q*xb[j];
+        sumq2 += w[j]*q*q;
+    }
+    float d = sumqx/sumq2;
+    float best = d*sumqx;
+    for (int itry = -ntry; itry <= ntry; ++itry) {
+        id = (float) (itry + values[0])/max;
+        sumqx = sumq2 = 0;
+        for (int j = 0; j < 32; ++j) {
+            const float q = values[iq4_nearest(id*xb[j])];
+            sumqx += w[j]*q*xb[j];
+            sumq2 += w[j]*q*q;
+        }
+        if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
+            d = sumqx/sumq2;
+            best = d*sumqx;
+        }
+    }
+    return d;
+}
+
 // One super-block of sbs values in blocks of 32 (sbs == 32: iq4_nl). qw is the
 // super-block's slice of the imatrix or NULL; ntry < 0 skips the scale search
 // (the reference's from_float_ref). L persists across calls (quirk, see below).
 static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, uint8_t * q4,
                                uint16_t * scales_h, uint8_t * scales_l, const float * qw, int ntry, uint8_t * L) {
-    const int8_t * values = lm_kvalues_iq4nl;
     const int nb = sbs/32;
     float scales[QK_K/32];
     float w[32];
@@ -1279,31 +1409,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
             scales[ib] = 0;
             continue;
         }
-        float d = ntry > 0 ? -max/values[0] : max/values[0];
-        float id = 1/d;
-        float sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < 32; ++j) {
-            const int l = iq4_nearest(id*xb[j]);
-            Lb[j] = (uint8_t) l;
-            const float q = values[l];
-            sumqx += w[j]*q*xb[j];
-            sumq2 += w[j]*q*q;
-        }
-        d = sumqx/sumq2;
-        float best = d*sumqx;
-        for (int itry = -ntry; itry <= ntry; ++itry) {
-            id = (float) (itry + values[0])/max;
-            sumqx = sumq2 = 0;
-            for (int j = 0; j < 32; ++j) {
-                const float q = values[iq4_nearest(id*xb[j])];
-                sumqx += w[j]*q*xb[j];
-                sumq2 += w[j]*q*q;
-            }
-            if (sumq2 > 0 && sumqx*sumqx > best*sumq2) {
-                d = sumqx/sumq2;
-                best = d*sumqx;
-            }
-        }
+        const float d = iq4_search(xb, w, max, ntry, Lb);
         scales[ib] = d;
         const float abs_d = fabsf(d);
         if (abs_d > amax_scale) { amax_scale = abs_d; max_scale = d; }
@@ -1318,7 +1424,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
             int l = iq_clamp(iq_nearest_int(id*scales[ib]), -32, 31);
             const float dl = d * l;
             const float idl = dl ? 1/dl : 0.f;
-            for (int j = 0; j < 32; ++j) L[32*ib + j] = (uint8_t) iq4_nearest(idl*x[32*ib + j]);
+            iq4_levels_of(x + 32*ib, 32, idl, L + 32*ib);
             l += 32;
             if (ib%2 == 0) scales_l[ib/2] = (uint8_t) (l & 0xf);
             else           scales_l[ib/2] |= (uint8_t) ((l & 0xf) << 4);
@@ -1328,7 +1434,7 @@ static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, ui
         dh[0] = LM_GGML_FP32_TO_FP16(scales[0]);
         if (ntry > 0) {
             const float id = scales[0] ? 1/scales[0] : 0;
-            for (int j = 0; j < sbs; ++j) L[j] = (uint8_t) iq4_nearest(id*x[j]);
+            iq4_levels_of(x, sbs, id, L);
         }
         // quirk: with ntry < 0 an all-zero block packs whatever L holds
     }

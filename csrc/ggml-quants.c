@@ -19,10 +19,10 @@
 
 #include "ggml-quants.h"
 #include "ggml-cpu-impl.h"
+#include "quantize-simd.h"
 
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -90,6 +90,7 @@ static inline void min_max(const float * x, int n, float * mn, float * mx) {
 
 void lm_quantize_row_q4_0_ref(const float * LM_GGML_RESTRICT x, block_q4_0 * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK4_0;
+    TRY_AVX2(lm_quantize_row_q4_0_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i, x += LM_QK4_0) {
         // the extreme value maps to -8, using the full negative range
         const float d  = signed_absmax(x, LM_QK4_0, NULL) / -8;
@@ -107,6 +108,7 @@ void lm_quantize_row_q4_0_ref(const float * LM_GGML_RESTRICT x, block_q4_0 * LM_
 
 void lm_quantize_row_q4_1_ref(const float * LM_GGML_RESTRICT x, block_q4_1 * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK4_1;
+    TRY_AVX2(lm_quantize_row_q4_1_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i, x += LM_QK4_1) {
         float mn, mx;
         min_max(x, LM_QK4_1, &mn, &mx);
@@ -137,6 +139,7 @@ static inline void pack_q5(const uint8_t * L, uint8_t * qs, uint8_t * qh_out) {
 
 void lm_quantize_row_q5_0_ref(const float * LM_GGML_RESTRICT x, block_q5_0 * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK5_0;
+    TRY_AVX2(lm_quantize_row_q5_0_avx2, x, y, nb);
     uint8_t L[LM_QK5_0];
     for (int64_t i = 0; i < nb; ++i, x += LM_QK5_0) {
         const float d  = signed_absmax(x, LM_QK5_0, NULL) / -16;
@@ -151,6 +154,7 @@ void lm_quantize_row_q5_0_ref(const float * LM_GGML_RESTRICT x, block_q5_0 * LM_
 
 void lm_quantize_row_q5_1_ref(const float * LM_GGML_RESTRICT x, block_q5_1 * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK5_1;
+    TRY_AVX2(lm_quantize_row_q5_1_avx2, x, y, nb);
     uint8_t L[LM_QK5_1];
     for (int64_t i = 0; i < nb; ++i, x += LM_QK5_1) {
         float mn, mx;
@@ -383,82 +387,6 @@ static float make_q3_quants(int n, int nmax, const float * LM_GGML_RESTRICT x, i
     return sumlx / suml2;
 }
 
-// Asymmetric quantization x ~ scale * L - the_min with L in [0, nmax]: a first
-// guess from the range, then nstep+1 trial scales (rmin + rdelta*is + nmax
-// levels over the range), each followed by a weighted least-squares fit of
-// scale and min. Weights default to x^2. The min is never positive (zero is
-// always representable).
-static float make_qkx_quants(int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT weights,
-                             uint8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT the_min, uint8_t * LM_GGML_RESTRICT Laux,
-                             float rmin, float rdelta, int nstep, bool use_mad) {
-    float min = x[0], max = x[0];
-    float sum_w = weights ? weights[0] : x[0] * x[0];
-    float sum_x = sum_w * x[0];
-    for (int i = 1; i < n; ++i) {
-        if (x[i] < min) min = x[i];
-        if (x[i] > max) max = x[i];
-        const float w = weights ? weights[i] : x[i] * x[i];
-        sum_w += w;
-        sum_x = MAD(w, x[i], sum_x);
-    }
-    if (min > 0) min = 0;
-    if (!(max > min)) {
-        memset(L, 0, (size_t) n);
-        *the_min = -min;
-        return 0.0f;
-    }
-    float iscale = nmax / (max - min);
-    float scale  = 1 / iscale;
-    float best_mad = 0;
-    for (int i = 0; i < n; ++i) {
-        L[i] = (uint8_t) clampi(nearest_int(iscale * (x[i] - min)), 0, nmax);
-        float diff = MAD(scale, (float) L[i], min) - x[i];
-        diff = use_mad ? fabsf(diff) : diff * diff;
-        const float w = weights ? weights[i] : x[i] * x[i];
-        best_mad = MAD(w, diff, best_mad);
-    }
-    if (nstep < 1) {
-        *the_min = -min;
-        return scale;
-    }
-    for (int is = 0; is <= nstep; ++is) {
-        iscale = (MAD(rdelta, (float) is, rmin) + nmax) / (max - min);
-        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-        for (int i = 0; i < n; ++i) {
-            const int l = clampi(nearest_int(iscale * (x[i] - min)), 0, nmax);
-            Laux[i] = (uint8_t) l;
-            const float w = weights ? weights[i] : x[i] * x[i];
-            sum_l  = MAD(w, (float) l, sum_l);
-            sum_l2 = MAD(w * l, (float) l, sum_l2);
-            sum_xl = MAD(w * l, x[i], sum_xl);
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-            float this_min   = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-            if (this_min > 0) {
-                this_min   = 0;
-                this_scale = sum_xl / sum_l2;
-            }
-            float mad = 0;
-            for (int i = 0; i < n; ++i) {
-                float diff = MAD(this_scale, (float) Laux[i], this_min) - x[i];
-                diff = use_mad ? fabsf(diff) : diff * diff;
-                const float w = weights ? weights[i] : x[i] * x[i];
-                mad = MAD(w, diff, mad);
-            }
-            if (mad < best_mad) {
-                memcpy(L, Laux, (size_t) n);
-                best_mad = mad;
-                scale    = this_scale;
-                min      = this_min;
-            }
-        }
-    }
-    *the_min = -min;
-    return scale;
-}
-
 // Non-negative values x (scales or mins of sub-blocks) to levels [0, nmax]
 // under weights qw: a scale search, then per-element refinement.
 static float make_qp_quants(int n, int nmax, const float * LM_GGML_RESTRICT x, uint8_t * LM_GGML_RESTRICT L,
@@ -524,23 +452,45 @@ static float make_qp_quants(int n, int nmax, const float * LM_GGML_RESTRICT x, u
     return sumlx / suml2;
 }
 
+// make_q3_quants(n, nmax, x + l*n, L + l*n, true) for nl groups.
+static void make_q3_quants_lanes(int nl, int n, int nmax, const float * x, int8_t * L, float * scales) {
+#if defined(LM_X86)
+    if (use_avx2()) {
+        lm_q3_lanes_avx2(nl, n, nmax, x, L, scales);
+        return;
+    }
+#endif
+    for (int l = 0; l < nl; ++l) scales[l] = make_q3_quants(n, nmax, x + l * n, L + l * n, true);
+}
+
 // ================================================================ the same searches over several groups at once
 //
-// The searches above are chains of dependent float additions (the sums must
-// be formed in index order to give the reference's bits), so one group at a
+// The searches are chains of dependent float additions (the sums must be
+// formed in index order to give the reference's bits), so one group at a
 // time leaves the CPU idle. The *_lanes versions run nl independent groups
 // side by side, lane l holding group l: per lane the operations and their
-// order are exactly those of the single-group function, so the results are
-// the same bits, but the lanes' chains overlap (and vectorize).
+// order are exactly those of the reference's single-group function, so the
+// results are the same bits, but the lanes' chains overlap (and vectorize;
+// quantize-x86.c has them eight lanes to an AVX2 vector).
 
 #define LM_MAX_LANES 16
 #define LM_MAX_GROUP 32
 
-// make_qkx_quants for nl groups of n values at x + l*n (weights likewise, or
-// NULL for x^2); levels to L + l*n, mins[l] = -min, scales[l] = scale.
-static void make_qkx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT weights,
-                                  uint8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT mins, float * LM_GGML_RESTRICT scales,
-                                  float rmin, float rdelta, int nstep, bool use_mad) {
+// Asymmetric quantization x ~ scale * L - min with L in [0, nmax] (the
+// reference's make_qkx_quants) for nl groups of n values at x + l*n, weights
+// likewise (NULL: x^2): a first guess from the range, then nstep+1 trial
+// scales (rmin + rdelta*is + nmax levels over the range), each followed by a
+// weighted least-squares fit of scale and min, kept if its weighted error
+// (|diff| with use_mad, else diff^2) is lower. The min is never positive
+// (zero is always representable). Levels to L + l*n, mins[l] = -min,
+// scales[l] = scale.
+// Inlined into each caller: specialized for its constant group shape, the
+// lane loops vectorize with the baseline SIMD (SSE2, NEON).
+#define LM_LANES_INLINE static inline __attribute__((always_inline))
+
+static void qkx_lanes_c(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT weights,
+                        uint8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT mins, float * LM_GGML_RESTRICT scales,
+                        float rmin, float rdelta, int nstep, bool use_mad) {
     enum { S = LM_MAX_LANES };
     float xt[LM_MAX_GROUP * S], wt[LM_MAX_GROUP * S];
     uint8_t Lt[LM_MAX_GROUP * S], La[LM_MAX_GROUP * S];
@@ -644,8 +594,8 @@ static void make_qkx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML
 
 // make_qx_quants(n, nmax, x, L, 1, qw) for nl groups of n values at x + l*n
 // (qw likewise, or NULL for x^2 weights); levels to L + l*n.
-static void make_qx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT qw,
-                                 int8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT scales) {
+LM_LANES_INLINE void qx_lanes_c(int nl, int n, int nmax, const float * LM_GGML_RESTRICT x, const float * LM_GGML_RESTRICT qw,
+                            int8_t * LM_GGML_RESTRICT L, float * LM_GGML_RESTRICT scales) {
     enum { S = LM_MAX_LANES };
     float xt[LM_MAX_GROUP * S], wt[LM_MAX_GROUP * S];
     int8_t Lt[LM_MAX_GROUP * S], La[LM_MAX_GROUP * S];
@@ -714,6 +664,29 @@ static void make_qx_quants_lanes(int nl, int n, int nmax, const float * LM_GGML_
     }
 }
 
+// The searches at the best level of this CPU (kept apart from the C
+// versions so that those stay specialized for their constant arguments).
+LM_LANES_INLINE void make_qkx_quants_lanes(int nl, int n, int nmax, const float * x, const float * weights, uint8_t * L,
+                                         float * mins, float * scales, float rmin, float rdelta, int nstep, bool use_mad) {
+#if defined(LM_X86)
+    if (use_avx2()) {
+        lm_qkx_lanes_avx2(nl, n, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, use_mad);
+        return;
+    }
+#endif
+    qkx_lanes_c(nl, n, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, use_mad);
+}
+
+LM_LANES_INLINE void make_qx_quants_lanes(int nl, int n, int nmax, const float * x, const float * qw, int8_t * L, float * scales) {
+#if defined(LM_X86)
+    if (use_avx2()) {
+        lm_qx_lanes_avx2(nl, n, nmax, x, qw, L, scales);
+        return;
+    }
+#endif
+    qx_lanes_c(nl, n, nmax, x, qw, L, scales);
+}
+
 // ================================================================ K-quants: packing helpers
 
 // Packs 2-bit levels: byte l of each 32-byte group holds elements l, l+32,
@@ -761,6 +734,21 @@ static inline int get_scale_q3k(int j, const uint8_t * s) {
     return (lo | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
 }
 
+// The last step of every K-quant: the levels from the stored (rounded)
+// scales, L[i] = clamp(nearest_int((x[i] + m) / d), lo, hi) + bias, or
+// nearest_int(x[i] / d) without add_m.
+static void requant_levels(const float * x, int n, float d, float m, bool add_m, int lo, int hi, int bias, uint8_t * L) {
+#if defined(LM_X86)
+    if (use_avx2()) {
+        lm_requantize_avx2(x, n, d, m, add_m, lo, hi, bias, L);
+        return;
+    }
+#endif
+    for (int i = 0; i < n; ++i) {
+        L[i] = (uint8_t) (clampi(nearest_int((add_m ? x[i] + m : x[i]) / d), lo, hi) + bias);
+    }
+}
+
 // ================================================================ q2_K
 
 // Final levels for 16-element sub-blocks, given the stored scales and mins.
@@ -769,9 +757,7 @@ static void requantize_q2k(const float * x, const block_q2_K * y, uint8_t * L) {
         const float d = F16(y->d) * (y->scales[j] & 0xF);
         if (!d) continue;
         const float dm = F16(y->dmin) * (y->scales[j] >> 4);
-        for (int ii = 0; ii < 16; ++ii) {
-            L[16 * j + ii] = (uint8_t) clampi(nearest_int((x[16 * j + ii] + dm) / d), 0, 3);
-        }
+        requant_levels(x + 16 * j, 16, d, dm, true, 0, 3, 0, L + 16 * j);
     }
 }
 
@@ -864,9 +850,7 @@ static void finish_q3k(const float * x, block_q3_K * y, int8_t * L) {
     for (int j = 0; j < LM_QK_K / 16; ++j) {
         const float d = F16(y->d) * get_scale_q3k(j, y->scales);
         if (!d) continue;
-        for (int ii = 0; ii < 16; ++ii) {
-            L[16 * j + ii] = (int8_t) (clampi(nearest_int(x[16 * j + ii] / d), -4, 3) + 4);
-        }
+        requant_levels(x + 16 * j, 16, d, 0, false, -4, 3, 4, (uint8_t *) L + 16 * j);
     }
     memset(y->hmask, 0, sizeof(y->hmask));
     int m = 0;
@@ -891,8 +875,8 @@ void lm_quantize_row_q3_K_ref(const float * LM_GGML_RESTRICT x, block_q3_K * LM_
 
     for (int64_t i = 0; i < nb; ++i, x += LM_QK_K) {
         float max_scale = 0, amax = 0;
+        make_q3_quants_lanes(LM_QK_K / 16, 16, 4, x, L, scales);
         for (int j = 0; j < LM_QK_K / 16; ++j) {
-            scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j, true);
             const float s = fabsf(scales[j]);
             if (s > amax) {
                 amax = s;
@@ -981,9 +965,7 @@ static void requantize_k4(const float * x, lm_ggml_half dh, lm_ggml_half mh, con
         const float d = F16(dh) * sc;
         if (!d) continue;
         const float dm = F16(mh) * m;
-        for (int ii = 0; ii < 32; ++ii) {
-            L[32 * j + ii] = (uint8_t) clampi(nearest_int((x[32 * j + ii] + dm) / d), 0, nmax);
-        }
+        requant_levels(x + 32 * j, 32, d, dm, true, 0, nmax, 0, L + 32 * j);
     }
 }
 
@@ -1163,9 +1145,7 @@ static void finish_q6k(const float * x, block_q6_K * y, int8_t * L, const float 
     for (int j = 0; j < LM_QK_K / 16; ++j) {
         const float d = F16(y->d) * y->scales[j];
         if (!d) continue;
-        for (int ii = 0; ii < 16; ++ii) {
-            L[16 * j + ii] = (int8_t) (clampi(nearest_int(x[16 * j + ii] / d), -32, 31) + 32);
-        }
+        requant_levels(x + 16 * j, 16, d, 0, false, -32, 31, 32, (uint8_t *) L + 16 * j);
     }
     uint8_t * ql = y->ql;
     uint8_t * qh = y->qh;
@@ -1416,55 +1396,73 @@ static void legacy_weights(const float * xb, const float * qw, float sigma2, flo
     for (int j = 0; j < n; ++j) w[j] = qw[j] * sqrtf(MAD(xb[j], xb[j], sigma2));
 }
 
+// The blocks of a row are independent searches: run LM_MAX_LANES at a time
+// through the lanes versions (same bits as one at a time).
 static void quantize_row_q4_0_impl(const float * x, block_q4_0 * y, int64_t n_per_row, const float * qw) {
-    float weight[LM_QK4_0];
-    int8_t L[LM_QK4_0];
+    float weight[LM_MAX_LANES * LM_QK4_0], scales[LM_MAX_LANES];
+    int8_t L[LM_MAX_LANES * LM_QK4_0];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / LM_QK4_0; ++ib) {
-        const float * xb = x + LM_QK4_0 * ib;
-        legacy_weights(xb, qw + LM_QK4_0 * ib, sigma2, weight, LM_QK4_0);
-        y[ib].d = TO_F16(make_qx_quants(LM_QK4_0, 8, xb, L, 1, weight));
-        for (int j = 0; j < 16; ++j) y[ib].qs[j] = (uint8_t) (L[j] | (L[j + 16] << 4));
+    const int64_t nb = n_per_row / LM_QK4_0;
+    for (int64_t ib = 0; ib < nb; ib += LM_MAX_LANES) {
+        const int nl = (int) LM_GGML_MIN(LM_MAX_LANES, nb - ib);
+        legacy_weights(x + LM_QK4_0 * ib, qw + LM_QK4_0 * ib, sigma2, weight, nl * LM_QK4_0);
+        make_qx_quants_lanes(nl, LM_QK4_0, 8, x + LM_QK4_0 * ib, weight, L, scales);
+        for (int l = 0; l < nl; ++l) {
+            const int8_t * Lb = L + LM_QK4_0 * l;
+            y[ib + l].d = TO_F16(scales[l]);
+            for (int j = 0; j < 16; ++j) y[ib + l].qs[j] = (uint8_t) (Lb[j] | (Lb[j + 16] << 4));
+        }
     }
 }
 
 static void quantize_row_q4_1_impl(const float * x, block_q4_1 * y, int64_t n_per_row, const float * qw) {
-    float weight[LM_QK4_1], min;
-    uint8_t L[LM_QK4_1], Laux[LM_QK4_1];
+    float weight[LM_MAX_LANES * LM_QK4_1], scales[LM_MAX_LANES], mins[LM_MAX_LANES];
+    uint8_t L[LM_MAX_LANES * LM_QK4_1];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / LM_QK4_1; ++ib) {
-        const float * xb = x + LM_QK4_1 * ib;
-        legacy_weights(xb, qw + LM_QK4_1 * ib, sigma2, weight, LM_QK4_1);
-        const float d = make_qkx_quants(LM_QK4_1, 15, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
-        y[ib].d = TO_F16(d);
-        y[ib].m = TO_F16(-min);
-        for (int j = 0; j < 16; ++j) y[ib].qs[j] = (uint8_t) (L[j] | (L[j + 16] << 4));
+    const int64_t nb = n_per_row / LM_QK4_1;
+    for (int64_t ib = 0; ib < nb; ib += LM_MAX_LANES) {
+        const int nl = (int) LM_GGML_MIN(LM_MAX_LANES, nb - ib);
+        legacy_weights(x + LM_QK4_1 * ib, qw + LM_QK4_1 * ib, sigma2, weight, nl * LM_QK4_1);
+        make_qkx_quants_lanes(nl, LM_QK4_1, 15, x + LM_QK4_1 * ib, weight, L, mins, scales, -0.9f, 0.05f, 36, false);
+        for (int l = 0; l < nl; ++l) {
+            const uint8_t * Lb = L + LM_QK4_1 * l;
+            y[ib + l].d = TO_F16(scales[l]);
+            y[ib + l].m = TO_F16(-mins[l]);
+            for (int j = 0; j < 16; ++j) y[ib + l].qs[j] = (uint8_t) (Lb[j] | (Lb[j + 16] << 4));
+        }
     }
 }
 
 static void quantize_row_q5_0_impl(const float * x, block_q5_0 * y, int64_t n_per_row, const float * qw) {
-    float weight[LM_QK5_0];
-    int8_t L[LM_QK5_0];
+    float weight[LM_MAX_LANES * LM_QK5_0], scales[LM_MAX_LANES];
+    int8_t L[LM_MAX_LANES * LM_QK5_0];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / LM_QK5_0; ++ib) {
-        const float * xb = x + LM_QK5_0 * ib;
-        legacy_weights(xb, qw + LM_QK5_0 * ib, sigma2, weight, LM_QK5_0);
-        y[ib].d = TO_F16(make_qx_quants(LM_QK5_0, 16, xb, L, 1, weight));
-        pack_q5((const uint8_t *) L, y[ib].qs, y[ib].qh);
+    const int64_t nb = n_per_row / LM_QK5_0;
+    for (int64_t ib = 0; ib < nb; ib += LM_MAX_LANES) {
+        const int nl = (int) LM_GGML_MIN(LM_MAX_LANES, nb - ib);
+        legacy_weights(x + LM_QK5_0 * ib, qw + LM_QK5_0 * ib, sigma2, weight, nl * LM_QK5_0);
+        make_qx_quants_lanes(nl, LM_QK5_0, 16, x + LM_QK5_0 * ib, weight, L, scales);
+        for (int l = 0; l < nl; ++l) {
+            y[ib + l].d = TO_F16(scales[l]);
+            pack_q5((const uint8_t *) L + LM_QK5_0 * l, y[ib + l].qs, y[ib + l].qh);
+        }
     }
 }
 
 static void quantize_row_q5_1_impl(const float * x, block_q5_1 * y, int64_t n_per_row, const float * qw) {
-    float weight[LM_QK5_1], min;
-    uint8_t L[LM_QK5_1], Laux[LM_QK5_1];
+    float weight[LM_MAX_LANES * LM_QK5_1], scales[LM_MAX_LANES], mins[LM_MAX_LANES];
+    uint8_t L[LM_MAX_LANES * LM_QK5_1];
     const float sigma2 = row_sigma2(x, n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / LM_QK5_1; ++ib) {
-        const float * xb = x + LM_QK5_1 * ib;
-        legacy_weights(xb, qw + LM_QK5_1 * ib, sigma2, weight, LM_QK5_1);
-        const float d = make_qkx_quants(LM_QK5_1, 31, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
-        y[ib].d = TO_F16(d);
-        y[ib].m = TO_F16(-min);
-        pack_q5(L, y[ib].qs, y[ib].qh);
+    const int64_t nb = n_per_row / LM_QK5_1;
+    for (int64_t ib = 0; ib < nb; ib += LM_MAX_LANES) {
+        const int nl = (int) LM_GGML_MIN(LM_MAX_LANES, nb - ib);
+        legacy_weights(x + LM_QK5_1 * ib, qw + LM_QK5_1 * ib, sigma2, weight, nl * LM_QK5_1);
+        make_qkx_quants_lanes(nl, LM_QK5_1, 31, x + LM_QK5_1 * ib, weight, L, mins, scales, -0.9f, 0.05f, 36, false);
+        for (int l = 0; l < nl; ++l) {
+            y[ib + l].d = TO_F16(scales[l]);
+            y[ib + l].m = TO_F16(-mins[l]);
+            pack_q5(L + LM_QK5_1 * l, y[ib + l].qs, y[ib + l].qh);
+        }
     }
 }
 
@@ -1588,31 +1586,15 @@ size_t lm_quantize_iq4_nl_4x4(const float * LM_GGML_RESTRICT src, void * LM_GGML
 
 // ================================================================ public API
 
-static pthread_mutex_t quant_init_mutex = PTHREAD_MUTEX_INITIALIZER;
-
+// Only the i-quants have tables. They are built once, on first use, under the
+// lock of ggml-iquants.c; once built, looking them up takes no lock, so this
+// may be called before every quantization from any thread.
 void lm_ggml_quantize_init(enum lm_ggml_type type) {
-    // only the i-quants have tables; they build them once, under this lock
-    switch (type) {
-        case LM_GGML_TYPE_IQ2_XXS:
-        case LM_GGML_TYPE_IQ2_XS:
-        case LM_GGML_TYPE_IQ2_S:
-        case LM_GGML_TYPE_IQ1_S:
-        case LM_GGML_TYPE_IQ1_M:
-        case LM_GGML_TYPE_IQ3_XXS:
-        case LM_GGML_TYPE_IQ3_S:
-            pthread_mutex_lock(&quant_init_mutex);
-            lm_ggml_iquants_init(type);
-            pthread_mutex_unlock(&quant_init_mutex);
-            break;
-        default:
-            break;
-    }
+    lm_ggml_iquants_init(type);
 }
 
 void lm_ggml_quantize_free(void) {
-    pthread_mutex_lock(&quant_init_mutex);
     lm_ggml_iquants_free();
-    pthread_mutex_unlock(&quant_init_mutex);
 }
 
 bool lm_ggml_quantize_requires_imatrix(enum lm_ggml_type type) {
