@@ -6,6 +6,9 @@
 //	ggml gguf dump --json FILE
 //	ggml bench [-t N] [-runs N] [-only RE]  speed figures (conversions, mat-vec, GEMM, model)
 //	ggml rpc-server --host 127.0.0.1 --port 50052 --mem MiB
+//	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model
+//	ggml quantize IN.gguf OUT.gguf TYPE     convert a model's weight matrices
+//	ggml train-llama [-o OUT.gguf]          train a small llama model on a shipped text
 package main
 
 import (
@@ -20,12 +23,15 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":       {"build and compute graphs on several threads, print results", demoCmd},
-	"info":       {"print the build and the CPU capabilities", infoCmd},
-	"gguf":       {"inspect a GGUF file or dump it as JSON", ggufCmd},
-	"train":      {"train a small MLP with AdamW on generated data", trainCmd},
-	"rpc-server": {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
-	"bench":      {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
+	"demo":        {"build and compute graphs on several threads, print results", demoCmd},
+	"info":        {"print the build and the CPU capabilities", infoCmd},
+	"gguf":        {"inspect a GGUF file or dump it as JSON", ggufCmd},
+	"train":       {"train a small MLP with AdamW on generated data", trainCmd},
+	"rpc-server":  {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
+	"bench":       {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
+	"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N", runCmd},
+	"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
+	"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
 }
 
 func usage() {
@@ -36,7 +42,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-11s %s\n", n, commands[n].summary)
 	}
 }
 
