@@ -311,6 +311,7 @@ func (ctx *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int) *Tensor {
 
 // DupTensor creates a tensor with the type and shape of src (not its data).
 func (ctx *Context) DupTensor(src *Tensor) *Tensor {
+	needTensors("DupTensor", src)
 	e := ctx.errBuf()
 	r := C.gg_dup_tensor(e, ctx.ptr(), src.use(ctx))
 	check("DupTensor", e)
@@ -319,6 +320,7 @@ func (ctx *Context) DupTensor(src *Tensor) *Tensor {
 
 // ViewTensor creates a view of the whole of src.
 func (ctx *Context) ViewTensor(src *Tensor) *Tensor {
+	needTensors("ViewTensor", src)
 	e := ctx.errBuf()
 	r := C.gg_view_tensor(e, ctx.ptr(), src.use(ctx))
 	check("ViewTensor", e)
@@ -454,10 +456,16 @@ func (t *Tensor) IsPermuted() bool { return bool(C.lm_ggml_is_permuted(t.ptr()))
 func (t *Tensor) IsEmpty() bool { return bool(C.lm_ggml_is_empty(t.ptr())) }
 
 // SameShape reports whether t and u have the same shape.
-func (t *Tensor) SameShape(u *Tensor) bool { return bool(C.lm_ggml_are_same_shape(t.ptr(), u.ptr())) }
+func (t *Tensor) SameShape(u *Tensor) bool {
+	needTensors("SameShape", t, u)
+	return bool(C.lm_ggml_are_same_shape(t.ptr(), u.ptr()))
+}
 
 // CanRepeat reports whether t can be broadcast (repeated) to u's shape.
-func (t *Tensor) CanRepeat(u *Tensor) bool { return bool(C.lm_ggml_can_repeat(t.ptr(), u.ptr())) }
+func (t *Tensor) CanRepeat(u *Tensor) bool {
+	needTensors("CanRepeat", t, u)
+	return bool(C.lm_ggml_can_repeat(t.ptr(), u.ptr()))
+}
 
 func (t *Tensor) String() string {
 	if t == nil {
@@ -473,6 +481,7 @@ func (t *Tensor) String() string {
 
 // View1D is a view of ne0 elements of a starting at byte offset.
 func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
+	needTensors("View1D", a)
 	var e C.gg_err
 	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), csize("View1D", offset))
 	check("View1D", &e)
@@ -481,6 +490,7 @@ func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 
 // View2D is a view of ne1 rows of ne0 elements, rows nb1 bytes apart.
 func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
+	needTensors("View2D", a)
 	var e C.gg_err
 	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), csize("View2D", nb1), csize("View2D", offset))
 	check("View2D", &e)
@@ -489,6 +499,7 @@ func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 
 // View3D is a 3-dimensional view with strides nb1, nb2 in bytes.
 func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tensor {
+	needTensors("View3D", a)
 	var e C.gg_err
 	r := C.gg_view_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
 		csize("View3D", nb1), csize("View3D", nb2), csize("View3D", offset))
@@ -498,6 +509,7 @@ func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tens
 
 // View4D is a 4-dimensional view with strides nb1, nb2, nb3 in bytes.
 func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int) *Tensor {
+	needTensors("View4D", a)
 	var e C.gg_err
 	r := C.gg_view_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
 		csize("View4D", nb1), csize("View4D", nb2), csize("View4D", nb3), csize("View4D", offset))
@@ -507,6 +519,7 @@ func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset 
 
 // Reshape views the contiguous tensor a with the shape of b.
 func (ctx *Context) Reshape(a, b *Tensor) *Tensor {
+	needTensors("Reshape", a, b)
 	e := ctx.errBuf()
 	r := C.gg_reshape(e, ctx.ptr(), a.use(ctx), b.use(ctx))
 	check("Reshape", e)
@@ -515,6 +528,7 @@ func (ctx *Context) Reshape(a, b *Tensor) *Tensor {
 
 // Reshape1D views the contiguous tensor a as a vector.
 func (ctx *Context) Reshape1D(a *Tensor, ne0 int) *Tensor {
+	needTensors("Reshape1D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
 	check("Reshape1D", e)
@@ -523,6 +537,7 @@ func (ctx *Context) Reshape1D(a *Tensor, ne0 int) *Tensor {
 
 // Reshape2D views the contiguous tensor a as a matrix.
 func (ctx *Context) Reshape2D(a *Tensor, ne0, ne1 int) *Tensor {
+	needTensors("Reshape2D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
 	check("Reshape2D", e)
@@ -531,6 +546,7 @@ func (ctx *Context) Reshape2D(a *Tensor, ne0, ne1 int) *Tensor {
 
 // Reshape3D views the contiguous tensor a with 3 dimensions.
 func (ctx *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
+	needTensors("Reshape3D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
 	check("Reshape3D", e)
@@ -539,6 +555,7 @@ func (ctx *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
 
 // Reshape4D views the contiguous tensor a with 4 dimensions.
 func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
+	needTensors("Reshape4D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
 	check("Reshape4D", e)
@@ -547,6 +564,7 @@ func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 
 // Permute views a with dimension i moved to position axes[i].
 func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
+	needTensors("Permute", a)
 	var e C.gg_err
 	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), cint("Permute", axis0), cint("Permute", axis1), cint("Permute", axis2), cint("Permute", axis3))
 	check("Permute", &e)
@@ -555,6 +573,7 @@ func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
 
 // Transpose views a with dimensions 0 and 1 swapped.
 func (ctx *Context) Transpose(a *Tensor) *Tensor {
+	needTensors("Transpose", a)
 	e := ctx.errBuf()
 	r := C.gg_transpose(e, ctx.ptr(), a.use(ctx))
 	check("Transpose", e)
