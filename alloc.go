@@ -33,6 +33,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // GraphAllocator places the tensors of graphs in buffers it owns, reusing
@@ -51,8 +53,9 @@ type GraphAllocator struct {
 	life    memLife
 	ga      C.lm_ggml_gallocr_t
 	bts     []*BufferType
-	mem     memRanges  // the buffers of the last allocation
-	users   contextSet // contexts whose tensors live in mem
+	mem     memRanges     // the buffers of the last allocation
+	users   contextSet    // contexts whose tensors live in mem
+	held    *cmem.Holding // its host buffers, counted by the garbage collector
 	cleanup runtime.Cleanup
 }
 
@@ -78,9 +81,29 @@ func NewGraphAllocator(bts ...*BufferType) (*GraphAllocator, error) {
 	if ga == nil {
 		return nil, errors.New("ggml: NewGraphAllocator: cannot create the allocator")
 	}
-	a := &GraphAllocator{ga: ga, bts: append([]*BufferType(nil), bts...)}
-	a.cleanup = runtime.AddCleanup(a, func(p C.lm_ggml_gallocr_t) { C.lm_ggml_gallocr_free(p) }, ga)
+	a := &GraphAllocator{ga: ga, bts: append([]*BufferType(nil), bts...), held: new(cmem.Holding)}
+	a.cleanup = runtime.AddCleanup(a, func(h gallocrHandle) {
+		C.lm_ggml_gallocr_free(h.ga)
+		h.held.Collected()
+	}, gallocrHandle{ga, a.held})
 	return a, nil
+}
+
+type gallocrHandle struct {
+	ga   C.lm_ggml_gallocr_t
+	held *cmem.Holding
+}
+
+// account tells the garbage collector how much host memory the buffers
+// hold now (they grow when a bigger graph is placed), under a.mu.
+func (a *GraphAllocator) account() {
+	var n int64
+	for i, bt := range a.bts {
+		if C.lm_ggml_backend_buft_is_host(bt.bt) {
+			n += int64(C.lm_ggml_gallocr_get_buffer_size(a.ga, C.int(i)))
+		}
+	}
+	a.held.Set(n)
 }
 
 func (a *GraphAllocator) ptr() C.lm_ggml_gallocr_t {
@@ -105,6 +128,7 @@ func (a *GraphAllocator) Close() error {
 	a.detachAll()
 	a.cleanup.Stop()
 	C.lm_ggml_gallocr_free(a.ga)
+	a.held.Release()
 	a.ga = nil
 	return nil
 }
@@ -131,11 +155,10 @@ func pinGraphMemory(g *Graph) ([]memOwner, error) {
 	n := int(C.gg_graph_buffers(g.g, &bufs[0], C.int(len(bufs))))
 	var pins []memOwner
 	for _, b := range bufs[:n] {
-		o, ok := owners.m.Load(b)
-		if !ok {
+		owner := owners.get(b)
+		if owner == nil {
 			continue
 		}
-		owner := o.(memOwner)
 		dup := false
 		for _, p := range pins {
 			dup = dup || p == owner
@@ -190,6 +213,7 @@ func (a *GraphAllocator) Reserve(g *Graph, ids ...[]int) error {
 		return errors.New("ggml: Reserve: give no buffer ids, or node ids and leaf ids")
 	}
 	runtime.KeepAlive(g)
+	a.account()
 	if err := cError("Reserve", &e); err != nil {
 		return err
 	}
@@ -241,7 +265,7 @@ func (a *GraphAllocator) Alloc(g *Graph) error {
 	var bufs [64]*C.struct_lm_ggml_backend_buffer
 	n := int(C.gg_graph_buffers(g.g, &bufs[0], C.int(len(bufs))))
 	for _, b := range bufs[:n] {
-		if _, known := owners.m.Load(b); !known {
+		if owners.get(b) == nil {
 			a.mem.add(b) // the allocator's own (others belong to Buffers)
 		}
 	}
@@ -250,6 +274,7 @@ func (a *GraphAllocator) Alloc(g *Graph) error {
 		a.track(c)
 	}
 	runtime.KeepAlive(g)
+	a.account()
 	if err := cError("Alloc", &e); err != nil {
 		return err
 	}

@@ -119,8 +119,10 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // ---------------------------------------------------------------- backends
@@ -456,6 +458,7 @@ type Buffer struct {
 	bt      *BufferType
 	mem     memRanges // its memory (the parts of a multi-buffer)
 	users   contextSet
+	charged int64 // host bytes charged to cmem (0 for memory elsewhere, e.g. on an RPC server)
 	cleanup runtime.Cleanup
 }
 
@@ -465,9 +468,23 @@ func newBuffer(b *C.struct_lm_ggml_backend_buffer, bt *BufferType, parts []*C.st
 	for _, p := range parts {
 		buf.mem.add(p)
 	}
-	buf.cleanup = runtime.AddCleanup(buf, func(p *C.struct_lm_ggml_backend_buffer) { C.lm_ggml_backend_buffer_free(p) }, b)
+	if C.lm_ggml_backend_buffer_is_host(b) {
+		// the garbage collector counts it, so that forgetting Close cannot
+		// run a program out of memory
+		buf.charged = int64(C.lm_ggml_backend_buffer_get_size(b))
+		cmem.Charge(buf.charged)
+	}
+	buf.cleanup = runtime.AddCleanup(buf, func(h bufferHandle) {
+		C.lm_ggml_backend_buffer_free(h.b)
+		cmem.Collected(h.charged)
+	}, bufferHandle{b, buf.charged})
 	owners.add(buf.mem.bufs, buf)
 	return buf
+}
+
+type bufferHandle struct {
+	b       *C.struct_lm_ggml_backend_buffer
+	charged int64
 }
 
 func (b *Buffer) ptr() *C.struct_lm_ggml_backend_buffer {
@@ -493,6 +510,7 @@ func (b *Buffer) Close() error {
 	owners.remove(b.mem.bufs)
 	b.cleanup.Stop()
 	C.lm_ggml_backend_buffer_free(b.b)
+	cmem.Release(b.charged)
 	b.b = nil
 	return nil
 }
@@ -548,16 +566,16 @@ func (m *memRanges) add(b *C.struct_lm_ggml_backend_buffer) {
 // memory: when the memory goes, their tensors are detached.
 type contextSet struct {
 	mu   sync.Mutex
-	ctxs map[*Context]struct{}
+	ctxs map[weak.Pointer[Context]]struct{} // weak: a context's cleanup holds what it keeps, its owners among them
 }
 
 func (s *contextSet) add(ctx *Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctxs == nil {
-		s.ctxs = map[*Context]struct{}{}
+		s.ctxs = map[weak.Pointer[Context]]struct{}{}
 	}
-	s.ctxs[ctx] = struct{}{}
+	s.ctxs[weak.Make(ctx)] = struct{}{}
 }
 
 // detach clears the data of the tensors in m of every open context of s,
@@ -569,8 +587,10 @@ func (s *contextSet) detach(m *memRanges) {
 		s.ctxs = nil
 		return
 	}
-	for ctx := range s.ctxs {
-		if !ctx.Closed() { // a closed context's tensors are unreachable (and its arena may be freed)
+	for w := range s.ctxs {
+		// a collected or closed context's tensors are unreachable (and its
+		// arena may be freed)
+		if ctx := w.Value(); ctx != nil && !ctx.Closed() {
 			C.gg_detach(ctx.c, &m.bufs[0], &m.base[0], &m.size[0], C.int(len(m.bufs)))
 		}
 	}
@@ -653,22 +673,62 @@ func ownerOf(t *C.struct_lm_ggml_tensor) memOwner {
 	if b == nil {
 		return nil
 	}
-	if o, ok := owners.m.Load(b); ok {
-		return o.(memOwner)
-	}
-	return nil
+	return owners.get(b)
 }
 
 // owners maps the C buffers of live owners to them, so that a view made in
-// any context of a tensor in backend memory is detached with it.
+// any context of a tensor in backend memory is detached with it. It holds
+// them weakly: an owner nobody uses is collected (and its cleanup frees its
+// memory) even though the map still names it.
 var owners ownerMap
 
-type ownerMap struct{ m sync.Map }
+type ownerMap struct{ m sync.Map } // C buffer -> *ownerRef
+
+type ownerRef struct{ get func() memOwner }
+
+// weakOwner is a reference to p that does not keep it alive.
+func weakOwner[T any, P interface {
+	*T
+	memOwner
+}](p P) func() memOwner {
+	w := weak.Make((*T)(p))
+	return func() memOwner {
+		if v := w.Value(); v != nil {
+			return P(v)
+		}
+		return nil
+	}
+}
 
 func (o *ownerMap) add(bufs []*C.struct_lm_ggml_backend_buffer, owner memOwner) {
-	for _, b := range bufs {
-		o.m.Store(b, owner)
+	ref := new(ownerRef)
+	switch v := owner.(type) {
+	case *Buffer:
+		ref.get = weakOwner(v)
+	case *GraphAllocator:
+		ref.get = weakOwner(v)
+	case *Scheduler:
+		ref.get = weakOwner(v)
+	default:
+		panic(fmt.Sprintf("ggml: unknown memory owner %T", owner))
 	}
+	for _, b := range bufs {
+		o.m.Store(b, ref)
+	}
+}
+
+// get is the live owner of b, or nil (an entry of a collected owner is
+// dropped).
+func (o *ownerMap) get(b *C.struct_lm_ggml_backend_buffer) memOwner {
+	v, ok := o.m.Load(b)
+	if !ok {
+		return nil
+	}
+	if owner := v.(*ownerRef).get(); owner != nil {
+		return owner
+	}
+	o.m.CompareAndDelete(b, v)
+	return nil
 }
 
 func (o *ownerMap) remove(bufs []*C.struct_lm_ggml_backend_buffer) {
@@ -687,8 +747,8 @@ func trackBackendView(ctx *Context, t *C.struct_lm_ggml_tensor) {
 	if b == nil {
 		return
 	}
-	if owner, ok := owners.m.Load(b); ok {
-		owner.(memOwner).track(ctx)
+	if owner := owners.get(b); owner != nil {
+		owner.track(ctx)
 	}
 }
 
@@ -793,10 +853,8 @@ func (t *Tensor) Buffer() *Buffer {
 	if b == nil {
 		return nil
 	}
-	if o, ok := owners.m.Load(b); ok {
-		if buf, ok := o.(*Buffer); ok {
-			return buf
-		}
+	if buf, ok := owners.get(b).(*Buffer); ok {
+		return buf
 	}
 	return nil
 }

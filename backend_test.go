@@ -94,7 +94,7 @@ func TestBackendCPUComputeMatchesGraphCompute(t *testing.T) {
 	for _, nt := range []int{1, 3} {
 		require.NoError(t, be.SetThreads(nt))
 		m, g, wctx, ctx, wbuf := backendMLP(t, be)
-		require.Equal(t, 1, len(wctx.hold.keep), "the weights context keeps its buffer")
+		require.Equal(t, 1, len(wctx.keep), "the weights context keeps its buffer")
 		require.Same(t, wbuf, m.w1.Buffer())
 		ga, err := NewGraphAllocator(be.BufferType())
 		require.NoError(t, err)

@@ -3,6 +3,7 @@ package ggml
 // One test per rule of the Contract in doc.go, named after the rule.
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"go/ast"
@@ -228,6 +229,37 @@ func TestContractRSSBoundedUnclosedArenas(t *testing.T) {
 		peak = max(peak, procStat(t, "rss")-start)
 	}
 	t.Logf("RSS growth peak %d MiB for %d unclosed contexts of %d MiB", peak>>20, n, size>>20)
+	require.Less(t, peak, int64(512<<20))
+}
+
+// Unclosed backend buffers and graph allocators, each filled, with no
+// runtime.GC of the program: resident memory stays bounded as well.
+func TestContractRSSBoundedUnclosedBackendMemory(t *testing.T) {
+	const elems, n = 8 << 20, 48 // 32 MiB per buffer and per compute buffer
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	settle()
+	start := procStat(t, "rss")
+	peak := int64(0)
+	for range n {
+		wctx, err := NewContext(ContextOptions{MemSize: 16 * TensorOverhead(), NoAlloc: true})
+		require.NoError(t, err)
+		w := wctx.NewTensor1D(TypeF32, elems)
+		buf, err := wctx.AllocTensors(be)
+		require.NoError(t, err)
+		require.NoError(t, buf.Clear(1)) // touches every page
+		gctx, err := NewContext(ContextOptions{MemSize: 1 << 20, NoAlloc: true})
+		require.NoError(t, err)
+		y := gctx.Scale(w, 2).SetOutput()
+		g := gctx.NewGraph().BuildForward(y)
+		ga, err := NewGraphAllocator()
+		require.NoError(t, err)
+		require.NoError(t, ga.Alloc(g))
+		require.NoError(t, be.Compute(context.Background(), g)) // writes every page of the compute buffer
+		peak = max(peak, procStat(t, "rss")-start)
+	}
+	t.Logf("RSS growth peak %d MiB for %d unclosed buffers and allocators of %d MiB each", peak>>20, n, elems*4>>20)
 	require.Less(t, peak, int64(512<<20))
 }
 

@@ -89,6 +89,8 @@ type Context struct {
 	pinner  *runtime.Pinner
 	charged int64    // arena bytes charged to cmem (0 for a caller's Buffer)
 	errs    C.gg_err // where ops report assertions (reused, see errBuf)
+	keepMu  sync.Mutex
+	keep    []any // what its tensors' data lives in: backend buffers, graph allocators, schedulers
 	cleanup runtime.Cleanup
 	hold    *ctxHold
 	life    ctxLife // see lifetime.go
@@ -97,7 +99,17 @@ type Context struct {
 func (ctx *Context) handle() ctxHandle { return ctxHandle{ctx.c, ctx.pinner, ctx.charged, ctx.hold} }
 
 // keepAlive makes the context keep x (a Buffer or GraphAllocator) reachable.
-func (ctx *Context) keepAlive(x any) { ctx.hold.keepAlive(x) }
+//
+// What it keeps is a field of the Context, not of its cleanup's argument:
+// an owner reachable from a pending cleanup would survive the collection
+// that finds the context unreachable and wait for the next one.
+func (ctx *Context) keepAlive(x any) {
+	ctx.keepMu.Lock()
+	defer ctx.keepMu.Unlock()
+	if !slices.Contains(ctx.keep, x) {
+		ctx.keep = append(ctx.keep, x)
+	}
+}
 
 // ctxHandle is what freeing a context needs (the cleanup's argument, so it
 // must not reference the Context).
@@ -114,21 +126,12 @@ type ctxHandle struct {
 type ctxHold struct {
 	mu       sync.Mutex
 	releases []func()
-	keep     []any
 }
 
 func (h *ctxHold) add(release func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.releases = append(h.releases, release)
-}
-
-func (h *ctxHold) keepAlive(x any) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !slices.Contains(h.keep, x) {
-		h.keep = append(h.keep, x)
-	}
 }
 
 // free releases the context; byGC tells a cleanup from Close.
@@ -144,7 +147,7 @@ func (h ctxHandle) free(byGC bool) {
 	}
 	h.hold.mu.Lock()
 	rel := h.hold.releases
-	h.hold.releases, h.hold.keep = nil, nil
+	h.hold.releases = nil
 	h.hold.mu.Unlock()
 	for _, r := range rel {
 		r()

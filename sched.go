@@ -107,6 +107,8 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/internal/cmem"
 )
 
 // Scheduler computes graphs over several backends (lm_ggml_backend_sched):
@@ -131,11 +133,12 @@ type Scheduler struct {
 	cbs      []C.lm_ggml_backend_t // their C backends (fixed for the scheduler's life)
 	stop     *C.gg_sched_stop
 	eval     func(t *Tensor, ask bool) bool
-	placed   *Graph     // the graph placed last: computed again without a new split
-	placedN  [2]int     // its node and leaf counts then (a graph extended since is placed again)
-	mem      memRanges  // the compute buffers of the last placement
-	users    contextSet // contexts whose tensors live in mem
-	life     memLife    // data accesses in flight to mem
+	placed   *Graph        // the graph placed last: computed again without a new split
+	placedN  [2]int        // its node and leaf counts then (a graph extended since is placed again)
+	mem      memRanges     // the compute buffers of the last placement
+	users    contextSet    // contexts whose tensors live in mem
+	life     memLife       // data accesses in flight to mem
+	held     *cmem.Holding // its host compute buffers, counted by the garbage collector
 	cleanup  runtime.Cleanup
 }
 
@@ -146,11 +149,15 @@ type schedHandle struct {
 	s        C.lm_ggml_backend_sched_t
 	stop     *C.gg_sched_stop
 	backends []*Backend // alive until the scheduler is freed
+	held     *cmem.Holding
 }
 
 func freeScheduler(h schedHandle) {
 	C.lm_ggml_backend_sched_free(h.s)
 	C.free(unsafe.Pointer(h.stop))
+	if h.held != nil {
+		h.held.Collected()
+	}
 }
 
 // NewScheduler creates a scheduler over backends, in priority order (the
@@ -195,8 +202,8 @@ func NewScheduler(backends []*Backend, graphSize int, parallel bool) (*Scheduler
 		C.free(unsafe.Pointer(stop))
 		return nil, fmt.Errorf("ggml: NewScheduler: %s", C.GoString(&e.msg[0]))
 	}
-	sc := &Scheduler{s: s, backends: bs, cbs: cb, stop: stop}
-	sc.cleanup = runtime.AddCleanup(sc, freeScheduler, schedHandle{s, stop, bs})
+	sc := &Scheduler{s: s, backends: bs, cbs: cb, stop: stop, held: new(cmem.Holding)}
+	sc.cleanup = runtime.AddCleanup(sc, freeScheduler, schedHandle{s, stop, bs, sc.held})
 	return sc, nil
 }
 
@@ -305,7 +312,8 @@ func (sc *Scheduler) Close() error {
 	}
 	sc.release()
 	sc.cleanup.Stop()
-	freeScheduler(schedHandle{sc.s, sc.stop, nil})
+	freeScheduler(schedHandle{sc.s, sc.stop, nil, nil})
+	sc.held.Release()
 	sc.s, sc.stop, sc.placed = nil, nil, nil
 	runtime.KeepAlive(sc.backends)
 	sc.backends, sc.cbs = nil, nil
@@ -336,7 +344,7 @@ func (sc *Scheduler) record(g *Graph) {
 	var bufs [64]*C.struct_lm_ggml_backend_buffer
 	n := int(C.gg_sched_buffers(g.g, &bufs[0], C.int(len(bufs))))
 	for _, b := range bufs[:n] {
-		if _, known := owners.m.Load(b); !known {
+		if owners.get(b) == nil {
 			sc.mem.add(b)
 		}
 	}
@@ -346,12 +354,25 @@ func (sc *Scheduler) record(g *Graph) {
 	}
 }
 
+// account tells the garbage collector how much host memory the compute
+// buffers hold now (under sc.mu).
+func (sc *Scheduler) account() {
+	var n int64
+	for _, b := range sc.cbs {
+		if C.lm_ggml_backend_buft_is_host(C.lm_ggml_backend_get_default_buffer_type(b)) {
+			n += int64(C.lm_ggml_backend_sched_get_buffer_size(sc.s, b))
+		}
+	}
+	sc.held.Set(n)
+}
+
 // place splits g and places it (what: 0 reserve, 1 alloc), under the locks.
 func (sc *Scheduler) place(op string, g *Graph, what C.int) error {
 	g.ptr()
 	sc.release()
 	var e C.gg_err
 	ok := C.gg_sched_place(&e, sc.s, g.g, what)
+	sc.account()
 	if what == 1 {
 		sc.record(g) // even after a failure: some tensors may be placed
 	}
