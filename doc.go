@@ -16,8 +16,10 @@
 //	Context            keeps  the Contexts its tensors and graphs use tensors
 //	                          of, and the mapping of the gguf.File its no-copy
 //	                          tensors point into (LoadGGUF without copy), even
-//	                          after that File is closed
-//	backend buffer     keeps  its backend
+//	                          after that File is closed, and the backend
+//	                          Buffers, GraphAllocators and Schedulers its
+//	                          tensors' memory belongs to
+//	backend buffer     keeps  its buffer type
 //	scheduler          keeps  its backends
 //	RPC backend        keeps  its connection
 //
@@ -35,9 +37,12 @@
 // mapping, and are read-only: writing them is an *OpError (or an error from
 // the methods that return one) and computing a node that writes into them
 // fails.
-// Closing a backend closes the buffers allocated from it and the schedulers
-// using it; closing an RPC connection makes its backends and buffers fail
-// with an error.
+// Closing a Buffer, GraphAllocator or Scheduler waits for the computations
+// and data accesses using its memory, then detaches the tensors placed in it
+// (using them is an error until they are placed again). Closing a backend
+// leaves the buffers allocated with it usable (their memory belongs to the
+// buffer type); a scheduler using it panics with ErrClosedBackend when used.
+// When an RPC server goes away, the buffers on it fail with errors.
 //
 // Every resource that lives outside the Go heap (context arenas, the work
 // buffer of a computation, thread pools, GGUF metadata and mappings, backend
