@@ -425,23 +425,78 @@ static bool ensure_hash(lm_ggml_gallocr_t g, const struct lm_ggml_cgraph * graph
 
 struct pkey { size_t size; int32_t start, end, idx; };
 
-static int pkey_cmp(const void * pa, const void * pb) {
-    const struct pkey * a = pa, * b = pb;
-    if (a->size != b->size) return a->size < b->size ? 1 : -1;      // largest first
-    const int64_t la = (int64_t) a->end - a->start, lb = (int64_t) b->end - b->start;
-    if (la != lb) return la < lb ? 1 : -1;                          // then longest lived
+static int64_t pkey_life(const struct pkey * k) { return (int64_t) k->end - k->start; }
+
+static int pkey_tie(const struct pkey * a, const struct pkey * b) {
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-// Packs each arena's blocks again with their lifetimes known: in order of
-// pkey_cmp, each at the lowest offset where it overlaps no block packed so
-// far that is alive at the same time. Keeps the result for an arena where
-// it needs less memory than the walk's packing.
+// largest first, then longest lived
+static int pkey_by_size(const void * pa, const void * pb) {
+    const struct pkey * a = pa, * b = pb;
+    if (a->size != b->size) return a->size < b->size ? 1 : -1;
+    if (pkey_life(a) != pkey_life(b)) return pkey_life(a) < pkey_life(b) ? 1 : -1;
+    return pkey_tie(a, b);
+}
+
+// longest lived first, then largest
+static int pkey_by_life(const void * pa, const void * pb) {
+    const struct pkey * a = pa, * b = pb;
+    if (pkey_life(a) != pkey_life(b)) return pkey_life(a) < pkey_life(b) ? 1 : -1;
+    if (a->size != b->size) return a->size < b->size ? 1 : -1;
+    return pkey_tie(a, b);
+}
+
+// largest area (size times lifetime) first
+static int pkey_by_area(const void * pa, const void * pb) {
+    const struct pkey * a = pa, * b = pb;
+    const double xa = (double) a->size * (double) (pkey_life(a) + 1), xb = (double) b->size * (double) (pkey_life(b) + 1);
+    if (xa != xb) return xa < xb ? 1 : -1;
+    return pkey_by_size(pa, pb);
+}
+
+// Orders tried by repack: none wins on every graph, and trying them costs
+// little next to computing the graph.
+static int (* const pkey_orders[])(const void *, const void *) = { pkey_by_size, pkey_by_life, pkey_by_area };
+
+// Packs each arena's blocks again with their lifetimes known: in each order
+// of pkey_orders, each block at the lowest offset where it overlaps no block
+// packed so far that is alive at the same time. Keeps the packing that needs
+// the least memory, the walk's included.
+// Packs keys[0..m) in their order, each block at the lowest offset where it
+// overlaps no block packed before it that is alive at the same time; sets
+// off[] (by block index) and returns the memory needed. packed[] is scratch.
+static size_t pack_in_order(const lm_ggml_gallocr_t g, const struct pkey * keys, int m, int * packed, size_t * off) {
+    size_t peak = 0;
+    int k = 0; // blocks packed so far, in packed[] by offset
+    for (int q = 0; q < m; q++) {
+        const struct pkey * b = &keys[q];
+        size_t at = 0;
+        int pos = 0; // where b goes in packed
+        for (int j = 0; j < k; j++) {
+            const struct mblock * p = &g->blocks[packed[j]];
+            if (off[packed[j]] < at) pos = j + 1;
+            if (p->end < b->start || b->end < p->start) continue; // never alive together
+            if (off[packed[j]] >= at + b->size) break;             // b fits below p
+            const size_t top = off[packed[j]] + p->size;
+            if (top > at) at = top;
+            pos = j + 1;
+        }
+        while (pos < k && off[packed[pos]] < at) pos++;
+        memmove(packed + pos + 1, packed + pos, (size_t)(k - pos) * sizeof(*packed));
+        packed[pos] = b->idx;
+        k++;
+        off[b->idx] = at;
+        if (at + b->size > peak) peak = at + b->size;
+    }
+    return peak;
+}
+
 static bool repack(lm_ggml_gallocr_t g) {
     const int n = g->n_blocks;
     if (n < 2 || n > REPACK_MAX_BLOCKS) return true;
     struct pkey * keys = malloc((size_t) n * sizeof(*keys));
-    int * packed = malloc((size_t) n * sizeof(*packed)); // by offset
+    int * packed = malloc((size_t) n * sizeof(*packed));
     size_t * off = malloc((size_t) n * sizeof(*off));
     if (keys == NULL || packed == NULL || off == NULL) {
         free(keys); free(packed); free(off);
@@ -454,32 +509,13 @@ static bool repack(lm_ggml_gallocr_t g) {
             if (b->arena == a) keys[m++] = (struct pkey) { b->size, b->start, b->end, i };
         }
         if (m < 2) continue;
-        qsort(keys, (size_t) m, sizeof(*keys), pkey_cmp);
-        size_t peak = 0;
-        int k = 0;
-        for (int q = 0; q < m; q++) {
-            const struct pkey * b = &keys[q];
-            size_t at = 0;
-            int pos = 0; // where b goes in packed
-            for (int j = 0; j < k; j++) {
-                const struct mblock * p = &g->blocks[packed[j]];
-                if (off[packed[j]] < at) pos = j + 1;
-                if (p->end < b->start || b->end < p->start) continue; // never alive together
-                if (off[packed[j]] >= at + b->size) break;             // b fits below p
-                const size_t top = off[packed[j]] + p->size;
-                if (top > at) at = top;
-                pos = j + 1;
+        for (size_t o = 0; o < sizeof(pkey_orders) / sizeof(pkey_orders[0]); o++) {
+            qsort(keys, (size_t) m, sizeof(*keys), pkey_orders[o]);
+            const size_t peak = pack_in_order(g, keys, m, packed, off);
+            if (peak < g->arenas[a].peak) {
+                for (int q = 0; q < m; q++) g->blocks[keys[q].idx].offset = off[keys[q].idx];
+                g->arenas[a].peak = peak;
             }
-            while (pos < k && off[packed[pos]] < at) pos++;
-            memmove(packed + pos + 1, packed + pos, (size_t)(k - pos) * sizeof(*packed));
-            packed[pos] = b->idx;
-            k++;
-            off[b->idx] = at;
-            if (at + b->size > peak) peak = at + b->size;
-        }
-        if (peak < g->arenas[a].peak) {
-            for (int q = 0; q < m; q++) g->blocks[keys[q].idx].offset = off[keys[q].idx];
-            g->arenas[a].peak = peak;
         }
     }
     free(keys); free(packed); free(off);
