@@ -103,7 +103,8 @@ arm64() {
   CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC="$XCC" go test -c -o "$out/ggml.test" .
   CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC="$XCC" go test -c -o "$out/gguf.test" ./gguf
   echo "arm64: Go test binaries built in $((SECONDS-t0))s"; t0=$SECONDS
-  $QEMU "$out/ggml.test" -test.count=1 -test.run "$ARM64_RUN"
+  # tests that re-run the test binary in a subprocess run it under qemu too
+  GGML_TEST_EXEC="$QEMU" $QEMU "$out/ggml.test" -test.count=1 -test.run "$ARM64_RUN"
   (cd gguf && $QEMU "$out/gguf.test" -test.count=1 -test.run 'Test')
   echo "arm64: Go tests under qemu in $((SECONDS-t0))s"; t0=$SECONDS
   # The quantizers and their NEON paths: the C parity programs, bit-exact.

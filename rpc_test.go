@@ -416,7 +416,7 @@ func TestMain(m *testing.M) {
 
 // startRPCProcess runs this test binary as a server process on addr.
 func startRPCProcess(t *testing.T, addr string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := selfCommand("-test.run=^$")
 	cmd.Env = append(os.Environ(), "GGML_TEST_RPC_SERVE="+addr)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)

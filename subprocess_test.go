@@ -22,7 +22,7 @@ func inSubprocess(t *testing.T, timeout time.Duration, body func(t *testing.T)) 
 		body(t)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+strings.ReplaceAll(t.Name(), "/", "$/^")+"$", "-test.v", "-test.count=1")
+	cmd := selfCommand("-test.run=^"+strings.ReplaceAll(t.Name(), "/", "$/^")+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), subprocessEnv+"="+t.Name())
 	done := make(chan struct{})
 	var out []byte
@@ -48,6 +48,15 @@ func inSubprocess(t *testing.T, timeout time.Duration, body func(t *testing.T)) 
 	if !strings.Contains(string(out), "--- PASS") && !strings.Contains(string(out), "PASS") {
 		t.Fatalf("subprocess ran no test:\n%s", tail(out, 4000))
 	}
+}
+
+// selfCommand runs this test binary again with args. GGML_TEST_EXEC is a
+// command prefix for it: under qemu-user (./build.sh arm64) the binary
+// cannot be executed directly.
+func selfCommand(args ...string) *exec.Cmd {
+	prefix := strings.Fields(os.Getenv("GGML_TEST_EXEC"))
+	all := append(append(prefix, os.Args[0]), args...)
+	return exec.Command(all[0], all[1:]...)
 }
 
 func tail(b []byte, n int) string {
