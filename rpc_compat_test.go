@@ -57,6 +57,7 @@ func TestRPCReferenceServer(t *testing.T) {
 	t.Logf("reference server: %d of %d bytes free", free, total)
 	// the reference computes with its own kernels: close, not equal
 	rpcCheckComputeTol(t, b, 1e-5)
+	rpcCheckCommands(t, b)
 	// its layers on the reference server, the rest here
 	rpcCheckSplit(t, []string{addr}, 1e-3)
 }
