@@ -23,7 +23,12 @@ import (
 //	GGML_REF_RPC_CLIENT="/path/test-backend-ops test -b RPC[{endpoint}] -o {op}"
 //	  a reference client (test-backend-ops with an RPC device added for
 //	  $RPC_ENDPOINT): it tests each op of GGML_REF_RPC_OPS (default: the ops
-//	  of a llama block) on our server against the reference CPU backend
+//	  of a llama block) on our server against the reference CPU backend.
+//	  The reference client itself aborts on a quantized tensor whose rows are
+//	  not a multiple of 512 elements (a CUDA padding rule in its init_tensor);
+//	  the test then counts the cases before the abort and says so. For the
+//	  rest (quantized GET_ROWS, MUL_MAT, CPY), build the client with that one
+//	  GGML_ASSERT removed.
 
 func refCommand(t *testing.T, env string, repl ...string) []string {
 	tmpl := os.Getenv(env)
@@ -57,6 +62,7 @@ func TestRPCReferenceServer(t *testing.T) {
 	t.Logf("reference server: %d of %d bytes free", free, total)
 	// the reference computes with its own kernels: close, not equal
 	rpcCheckComputeTol(t, b, 1e-5)
+	rpcCheckCommands(t, b)
 	// its layers on the reference server, the rest here
 	rpcCheckSplit(t, []string{addr}, 1e-3)
 }
@@ -75,8 +81,18 @@ func TestRPCReferenceClient(t *testing.T) {
 		cmd.Env = append(os.Environ(), "RPC_ENDPOINT="+s.endpoint)
 		t0 := time.Now()
 		out, err := cmd.CombinedOutput()
-		t.Logf("%s: %d cases OK in %v", op, strings.Count(string(out), "OK")-2, time.Since(t0).Round(time.Millisecond))
-		require.NoError(t, err, "%s", out)
+		ok := 0
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), op+"(") && strings.Contains(l, "OK") {
+				ok++
+			}
+		}
+		t.Logf("%s: %d cases OK in %v", op, ok, time.Since(t0).Round(time.Millisecond))
 		require.NotContains(t, string(out), "FAIL")
+		if err != nil && strings.Contains(string(out), "unsupported quantized tensor") {
+			t.Logf("%s: the reference client stopped at its own check of quantized rows (ne[0] %% 512) after %d cases", op, ok)
+			continue
+		}
+		require.NoError(t, err, "%s", out)
 	}
 }

@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -109,6 +110,68 @@ func rpcCheckComputeTol(t *testing.T, b *Backend, tol float64) {
 	require.InDeltaSlice(t, local, remote, tol)
 }
 
+// rpcCheckCommands exercises what a graph's compute does not: two buffers on
+// the server, quantized bytes, a strided view written and read row by row
+// (SET/GET_TENSOR at offsets), a memset (offset SET_TENSORs), BUFFER_CLEAR and
+// a copy between the two buffers (COPY_TENSOR).
+func rpcCheckCommands(t *testing.T, b *Backend) {
+	t.Helper()
+	var ctxs [2]*Context
+	var qs, fs [2]*Tensor
+	for i := range ctxs {
+		ctx, err := NewContext(ContextOptions{MemSize: 1 << 20, NoAlloc: true})
+		require.NoError(t, err)
+		defer ctx.Close()
+		ctxs[i], qs[i], fs[i] = ctx, ctx.NewTensor2D(TypeQ8_0, 64, 3), ctx.NewTensor2D(TypeF32, 8, 6)
+	}
+	view := ctxs[0].View2D(fs[0], 4, 3, 8*4, (1*8+2)*4) // rows 1-3, columns 2-5
+	var bufs [2]*Buffer
+	for i, ctx := range ctxs {
+		buf, err := ctx.AllocTensors(b)
+		require.NoError(t, err)
+		defer buf.Close()
+		bufs[i] = buf
+	}
+
+	qb := make([]byte, len(qs[0].Bytes()))
+	for i := range qb {
+		qb[i] = byte(i*13 + 5)
+	}
+	require.NoError(t, qs[0].SetBytes(qb))
+	require.Equal(t, qb, qs[0].Bytes())
+	fv := make([]float32, 48)
+	for i := range fv {
+		fv[i] = float32(i)
+	}
+	require.NoError(t, fs[0].SetFloat32s(fv))
+	require.NoError(t, view.SetFloat32s([]float32{-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12}))
+	for r := 1; r <= 3; r++ {
+		for c := 2; c <= 5; c++ {
+			fv[r*8+c] = -float32((r-1)*4 + c - 1)
+		}
+	}
+	got, err := fs[0].Float32s()
+	require.NoError(t, err)
+	require.Equal(t, fv, got)
+	got, err = view.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12}, got)
+
+	require.NoError(t, bufs[1].Clear(0xab))
+	require.Equal(t, bytes.Repeat([]byte{0xab}, len(qb)), qs[1].Bytes())
+	require.Equal(t, bytes.Repeat([]byte{0xab}, 8*6*4), fs[1].Bytes())
+	require.NoError(t, rawMemset(fs[1], 0x3f, 4, 8))
+	want := bytes.Repeat([]byte{0xab}, 8*6*4)
+	copy(want[4:12], bytes.Repeat([]byte{0x3f}, 8))
+	require.Equal(t, want, fs[1].Bytes())
+	require.NoError(t, rawCopy(qs[0], qs[1]))
+	require.NoError(t, rawCopy(fs[0], fs[1]))
+	require.Equal(t, qb, qs[1].Bytes())
+	got, err = fs[1].Float32s()
+	require.NoError(t, err)
+	require.Equal(t, fv, got)
+}
+
 func TestRPCBackend(t *testing.T) {
 	s := startRPCServer(t, 64<<20)
 	b, err := DialRPC(context.Background(), s.endpoint)
@@ -117,6 +180,7 @@ func TestRPCBackend(t *testing.T) {
 	require.True(t, b.IsRPC())
 	require.Equal(t, "RPC["+s.endpoint+"]", b.Name())
 	rpcCheckCompute(t, b)
+	rpcCheckCommands(t, b)
 
 	free, total, err := RPCDeviceMemory(context.Background(), s.endpoint)
 	require.NoError(t, err)

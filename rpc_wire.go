@@ -109,6 +109,20 @@ static void gg_rpc_raw(gg_err * e, struct lm_ggml_tensor * t, void * data, size_
 	else lm_ggml_backend_tensor_get(t, data, 0, n);
 	lm_ggml_err_pop(&f);
 }
+
+// Backend-level copy and memset of tensors (for the RPC command checks: on
+// RPC buffers they are COPY_TENSOR and offset SET_TENSORs).
+static void gg_rpc_copy_memset(gg_err * e, struct lm_ggml_tensor * src, struct lm_ggml_tensor * dst, uint8_t v, size_t off, size_t n) {
+	struct lm_ggml_err_frame f;
+	if (LM_GGML_TRY(&f)) {
+		e->failed = 1;
+		memcpy(e->msg, f.msg, sizeof(e->msg));
+		return;
+	}
+	if (src != NULL) lm_ggml_backend_tensor_copy(src, dst);
+	else lm_ggml_backend_tensor_memset(dst, v, off, n);
+	lm_ggml_err_pop(&f);
+}
 */
 import "C"
 
@@ -152,4 +166,19 @@ func rawTransfer(t *Tensor, b []byte, write bool) error {
 	}
 	C.gg_rpc_raw(&e, t.ptr(), unsafe.Pointer(&b[0]), C.size_t(len(b)), w)
 	return cError("rawTransfer", &e)
+}
+
+// rawCopy copies src's data into dst's through the backends (dst's buffer
+// copies directly when it can: COPY_TENSOR between buffers of one server).
+func rawCopy(src, dst *Tensor) error {
+	var e C.gg_err
+	C.gg_rpc_copy_memset(&e, src.ptr(), dst.ptr(), 0, 0, 0)
+	return cError("rawCopy", &e)
+}
+
+// rawMemset sets n bytes of t's data from byte off to v through its backend.
+func rawMemset(t *Tensor, v byte, off, n int) error {
+	var e C.gg_err
+	C.gg_rpc_copy_memset(&e, nil, t.ptr(), C.uint8_t(v), C.size_t(off), C.size_t(n))
+	return cError("rawMemset", &e)
 }
