@@ -333,8 +333,11 @@ bool lm_ggml_can_repeat(const struct lm_ggml_tensor * t0, const struct lm_ggml_t
     if (lm_ggml_is_empty(t0)) {
         return lm_ggml_is_empty(t1);
     }
-    return t1->ne[0] % t0->ne[0] == 0 && t1->ne[1] % t0->ne[1] == 0 &&
-           t1->ne[2] % t0->ne[2] == 0 && t1->ne[3] % t0->ne[3] == 0;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        // equal and 1 are the usual cases: they need no division
+        if (t0->ne[i] != t1->ne[i] && t0->ne[i] != 1 && t1->ne[i] % t0->ne[i] != 0) return false;
+    }
+    return true;
 }
 
 void lm_ggml_unravel_index(const struct lm_ggml_tensor * t, int64_t i, int64_t * i0, int64_t * i1, int64_t * i2, int64_t * i3) {
