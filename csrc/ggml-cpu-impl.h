@@ -63,6 +63,11 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
 
 // Rows [*ir0, *ir1) of nr for thread ith of nth.
 static inline void lm_ggml_thread_range(int64_t nr, int ith, int nth, int64_t * ir0, int64_t * ir1) {
+    if (nth == 1) { // one thread: no division (graphs of small nodes feel it)
+        *ir0 = 0;
+        *ir1 = nr;
+        return;
+    }
     const int64_t dr = (nr + nth - 1) / nth;
     *ir0 = dr * ith;
     *ir1 = *ir0 + dr < nr ? *ir0 + dr : nr;

@@ -144,15 +144,23 @@ static void ops_register(void) {
     lm_cpu_register_train(g_ops);
 }
 
+static atomic_bool g_cpu_ready; // set once everything below has run: later calls cost one load
+
 void lm_ggml_cpu_init(void) {
+    if (atomic_load_explicit(&g_cpu_ready, memory_order_acquire)) return;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     lm_ggml_fp16_table_init();
     (void) detected_level();
     pthread_once(&once, ops_register);
+    atomic_store_explicit(&g_cpu_ready, true, memory_order_release);
+}
+
+static inline bool has_no_elements(const struct lm_ggml_tensor * t) {
+    return t->ne[0] == 0 || t->ne[1] == 0 || t->ne[2] == 0 || t->ne[3] == 0;
 }
 
 // Ops that only reinterpret memory: nothing to compute.
-static bool op_is_noop(const struct lm_ggml_tensor * node) {
+static inline bool op_is_noop(const struct lm_ggml_tensor * node) {
     switch (node->op) {
         case LM_GGML_OP_NONE:
         case LM_GGML_OP_RESHAPE:
@@ -161,7 +169,7 @@ static bool op_is_noop(const struct lm_ggml_tensor * node) {
         case LM_GGML_OP_TRANSPOSE:
             return true;
         default:
-            return lm_ggml_is_empty(node);
+            return has_no_elements(node);
     }
 }
 
@@ -554,7 +562,7 @@ static bool node_ready(struct lm_ggml_tensor * node, char * msg, size_t n) {
     if (op_is_noop(node)) return true;
     for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
         struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
-        if (t == NULL || lm_ggml_nelements(t) == 0) continue;
+        if (t == NULL || has_no_elements(t)) continue;
         if (t->data == NULL && t->view_src != NULL && t->view_src->data != NULL) {
             t->data = (char *) t->view_src->data + t->view_offs;
         }

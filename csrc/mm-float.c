@@ -38,7 +38,8 @@ static void tile_scalar_##SUF(int64_t K, const void * const * x, const float * c
     for (int r = 0; r < MM_TILE_R; r++) \
         for (int c = 0; c < MM_TILE_C; c++) out[r * MM_TILE_C + c] = dot_scalar(K, x[r], XT, y[c]); \
 } \
-static void mv_scalar_##SUF(int64_t K, const void * const * x, const float * y, float * out) { \
+static void mv_scalar_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { \
+    (void) pf; \
     for (int r = 0; r < MM_MV_R; r++) out[r] = dot_scalar(K, x[r], XT, y); \
 }
 SCALAR_KERNELS(f32, MM_X_F32)
@@ -91,15 +92,30 @@ LM_TARGET_AVX2 static LM_INLINE void tile_avx2(int64_t K, const void * const * x
     }
 }
 
+// Element size in bytes of the row type.
+static inline int xt_size(enum mm_xtype xt) { return xt == MM_X_F32 ? 4 : 2; }
+
+// The next group (MM_MV_R rows of K elements, contiguous) is prefetched
+// while this one is summed: a step of n elements of every row covers n*MM_MV_R
+// elements of the group, so the prefetches keep pace with the loads.
+#define MV_PF(pf, k, nel, xt) if (pf) { \
+    const char * p_ = (pf) + (k) * MM_MV_R * xt_size(xt); \
+    for (int l_ = 0; l_ < (nel) * MM_MV_R * xt_size(xt); l_ += 64) __builtin_prefetch(p_ + l_); }
+#define MV_PF_TAIL(pf, k0, K, xt) if (pf) { \
+    for (int64_t o_ = (k0) * MM_MV_R * xt_size(xt); o_ < (K) * MM_MV_R * xt_size(xt); o_ += 64) __builtin_prefetch((pf) + o_); }
+
 #define AVX2_MV(r) c##r = _mm256_fmadd_ps(ld8(x##r, k, xt), b, c##r);
-LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, const float * y, float * out, enum mm_xtype xt) {
+LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
+                                             enum mm_xtype xt) {
     const int64_t K8 = K & ~(int64_t) 7;
     const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
     for (int64_t k = 0; k < K8; k += 8) {
+        MV_PF(pf, k, 8, xt)
         const __m256 b = _mm256_loadu_ps(y + k);
         AVX2_MV(0) AVX2_MV(1) AVX2_MV(2) AVX2_MV(3) AVX2_MV(4) AVX2_MV(5) AVX2_MV(6) AVX2_MV(7)
     }
+    MV_PF_TAIL(pf, K8, K, xt)
     const __m256 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
         float s = hsum8(cs[r]);
@@ -211,14 +227,17 @@ LM_TARGET_AVX512 static LM_INLINE void tile_avx512(int64_t K, const void * const
 }
 
 #define AVX512_MV(r) c##r = _mm512_fmadd_ps(ld16(x##r, k, xt), b, c##r);
-LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const * x, const float * y, float * out, enum mm_xtype xt) {
+LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
+                                                 enum mm_xtype xt) {
     const int64_t K16 = K & ~(int64_t) 15;
     const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
     for (int64_t k = 0; k < K16; k += 16) {
+        MV_PF(pf, k, 16, xt)
         const __m512 b = _mm512_loadu_ps(y + k);
         AVX512_MV(0) AVX512_MV(1) AVX512_MV(2) AVX512_MV(3) AVX512_MV(4) AVX512_MV(5) AVX512_MV(6) AVX512_MV(7)
     }
+    MV_PF_TAIL(pf, K16, K, xt)
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
         float s = _mm512_reduce_add_ps(cs[r]);
@@ -229,9 +248,9 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
 
 #define X86_KERNELS(SUF, XT) \
 LM_TARGET_AVX2 static void tile_avx2_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx2(K, x, y, out, XT); } \
-LM_TARGET_AVX2 static void mv_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out) { mv_avx2(K, x, y, out, XT); } \
+LM_TARGET_AVX2 static void mv_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_avx2(K, x, y, out, pf, XT); } \
 LM_TARGET_AVX512 static void tile_avx512_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx512(K, x, y, out, XT); } \
-LM_TARGET_AVX512 static void mv_avx512_##SUF(int64_t K, const void * const * x, const float * y, float * out) { mv_avx512(K, x, y, out, XT); }
+LM_TARGET_AVX512 static void mv_avx512_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_avx512(K, x, y, out, pf, XT); }
 X86_KERNELS(f32, MM_X_F32)
 X86_KERNELS(f16, MM_X_F16)
 X86_KERNELS(bf16, MM_X_BF16)
@@ -271,7 +290,8 @@ static void tile_neon_##SUF(int64_t K, const void * const * x, const float * con
         } \
     } \
 } \
-static void mv_neon_##SUF(int64_t K, const void * const * x, const float * y, float * out) { \
+static void mv_neon_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { \
+    (void) pf; \
     const int64_t K4 = K & ~(int64_t) 3; \
     float32x4_t acc[MM_MV_R]; \
     for (int r = 0; r < MM_MV_R; r++) acc[r] = vdupq_n_f32(0.0f); \
@@ -349,7 +369,7 @@ void mm_vec_dot_f32(int n, float * s, size_t bs, const void * x, size_t bx, cons
     const void * xs[MM_MV_R];
     for (int r = 0; r < MM_MV_R; r++) xs[r] = x;
     float out[MM_MV_R];
-    mm_get_mv(MM_X_F32)(n, xs, (const float *) y, out);
+    mm_get_mv(MM_X_F32)(n, xs, (const float *) y, out, NULL);
     *s = out[0];
 }
 

@@ -16,8 +16,10 @@ enum mm_xtype { MM_X_F32 = 0, MM_X_F16 = 1, MM_X_BF16 = 2 };
 // out[r*MM_TILE_C + c] = dot(x[r], y[c]) over K, for every r < MM_TILE_R and
 // c < MM_TILE_C (callers repeat pointers to fill a partial tile).
 typedef void (*mm_tile_fn)(int64_t K, const void * const * x, const float * const * y, float * out);
-// out[r] = dot(x[r], y) for r < MM_MV_R.
-typedef void (*mm_mv_fn)(int64_t K, const void * const * x, const float * y, float * out);
+// out[r] = dot(x[r], y) for r < MM_MV_R. pf, when not NULL, starts the
+// next MM_MV_R contiguous rows: the kernel prefetches them a few lines per
+// step, so short rows stream from memory without bursts of prefetches.
+typedef void (*mm_mv_fn)(int64_t K, const void * const * x, const float * y, float * out, const char * pf);
 
 // Blocked GEMM of rows [0, nrows) of x (xrs bytes apart) against ncol
 // (at most MM_MAX_COLS_FLOAT) f32 columns, with the mat-vec kernel's bits

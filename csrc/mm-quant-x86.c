@@ -361,8 +361,10 @@ QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0)
 QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
 
 // 32-quant blocks: W decodes a block's quants; SGN: signed (sign trick);
-// MIN: q4_1/q5_1's m_x * s_y.
-#define QMV_32(name, XT, YT, W, SGN, MIN)                                                                \
+// OFF: W gives the quants plus OFF as unsigned bytes, and OFF * sum(y) is
+// taken off once per block for all rows (the same exact integer dot, with
+// two instructions less per row than the sign trick); MIN: q4_1/q5_1's m_x * s_y.
+#define QMV_32(name, XT, YT, W, SGN, OFF, MIN)                                                           \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm) { \
     const YT * y = vy;                                                                                   \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
@@ -370,10 +372,11 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
         const char * bl[8];                                                                              \
         __m256i ai[8];                                                                                   \
         const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
+        const __m256i yoff = OFF ? dot_u8(_mm256_set1_epi8(OFF), yv) : _mm256_setzero_si256();          \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
             const __m256i w = W((const XT *) bl[r]);                                                     \
-            ai[r] = SGN ? dot_s8(w, yv) : dot_u8(w, yv);                                                 \
+            ai[r] = OFF ? _mm256_sub_epi32(dot_u8(w, yv), yoff) : SGN ? dot_s8(w, yv) : dot_u8(w, yv);   \
         }                                                                                                \
         const __m256 d = _mm256_mul_ps(qmv_f16(bl, offsetof(XT, d)), _mm256_set1_ps(H2F(y[i].d)));      \
         a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(qmv_reduce(ai)), a);                                   \
@@ -385,11 +388,7 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
 #define QMV_MIN_0
 #define QMV_MIN_1 am = _mm256_fmadd_ps(qmv_f16(bl, 2), _mm256_set1_ps(H2F(y[i].s)), am); // m follows d
 
-LM_TARGET_AVX2 static inline __m256i w_q4_0(const block_q4_0 * x) { return _mm256_sub_epi8(nibbles32(x->qs), _mm256_set1_epi8(8)); }
 LM_TARGET_AVX2 static inline __m256i w_q4_1(const block_q4_1 * x) { return nibbles32(x->qs); }
-LM_TARGET_AVX2 static inline __m256i w_q5_0(const block_q5_0 * x) {
-    return _mm256_sub_epi8(nibbles32(x->qs), _mm256_andnot_si256(bits_to_bytes(x->qh), _mm256_set1_epi8(0x10)));
-}
 LM_TARGET_AVX2 static inline __m256i w_q5_1(const block_q5_1 * x) {
     return _mm256_or_si256(nibbles32(x->qs), _mm256_and_si256(bits_to_bytes(x->qh), _mm256_set1_epi8(0x10)));
 }
@@ -398,12 +397,17 @@ LM_TARGET_AVX2 static inline __m256i w_iq4_nl(const block_iq4_nl * x) {
     const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
     return _mm256_shuffle_epi8(tbl, nibbles32(x->qs));
 }
-QMV_32(qmv_q4_0,   block_q4_0,   block_q8_0, w_q4_0,   1, 0)
-QMV_32(qmv_q4_1,   block_q4_1,   block_q8_1, w_q4_1,   0, 1)
-QMV_32(qmv_q5_0,   block_q5_0,   block_q8_0, w_q5_0,   1, 0)
-QMV_32(qmv_q5_1,   block_q5_1,   block_q8_1, w_q5_1,   0, 1)
-QMV_32(qmv_q8_0,   block_q8_0,   block_q8_0, w_q8_0,   1, 0)
-QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl, 1, 0)
+// q4_0 and q5_0 as unsigned quants (0..15, 0..31) with their offset
+LM_TARGET_AVX2 static inline __m256i w_q4_0u(const block_q4_0 * x) { return nibbles32(x->qs); }
+LM_TARGET_AVX2 static inline __m256i w_q5_0u(const block_q5_0 * x) {
+    return _mm256_or_si256(nibbles32(x->qs), _mm256_and_si256(bits_to_bytes(x->qh), _mm256_set1_epi8(0x10)));
+}
+QMV_32(qmv_q4_0,   block_q4_0,   block_q8_0, w_q4_0u,  0, 8, 0)
+QMV_32(qmv_q4_1,   block_q4_1,   block_q8_1, w_q4_1,   0, 0, 1)
+QMV_32(qmv_q5_0,   block_q5_0,   block_q8_0, w_q5_0u,  0, 16, 0)
+QMV_32(qmv_q5_1,   block_q5_1,   block_q8_1, w_q5_1,   0, 0, 1)
+QMV_32(qmv_q8_0,   block_q8_0,   block_q8_0, w_q8_0,   1, 0, 0)
+QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl, 1, 0, 0)
 
 mm_qmv_fn mm_qmv_avx2(enum lm_ggml_type type) {
     switch (type) {

@@ -149,7 +149,7 @@ static void lm_compute_binary(const struct lm_ggml_compute_params * params, stru
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     LM_GGML_TENSOR_BINARY_OP_LOCALS
-    if (lm_ggml_is_empty(dst)) return; // also keeps the broadcast modulos away from 0
+    if (dst->ne[0] == 0 || dst->ne[1] == 0 || dst->ne[2] == 0 || dst->ne[3] == 0) return; // also keeps the broadcast modulos away from 0
 
     const bool simd = lm_vec_avx2();
     const bool fast = src0->type == LM_GGML_TYPE_F32 && src1->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
@@ -161,7 +161,7 @@ static void lm_compute_binary(const struct lm_ggml_compute_params * params, stru
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i01, i02, i03;
         lm_row_index(src0, ir, &i01, &i02, &i03);
-        const int64_t i11 = i01 % ne11, i12 = i02 % ne12, i13 = i03 % ne13;
+        const int64_t i11 = lm_bcast(i01, ne11), i12 = lm_bcast(i02, ne12), i13 = lm_bcast(i03, ne13);
 
         char       * d = (char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3;
         const char * x = (const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03;

@@ -244,8 +244,9 @@ static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_g
 // Every pair is one dot over the whole of K in the kernels' fixed order (the
 // tile and the mat-vec kernel of a level sum alike), so a column's bits do
 // not depend on which kernel, tile position or thread computed it.
-static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
-                           int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol, void * scratch) {
+// Rows below rlim (>= r1) exist and may be prefetched.
+static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1, int64_t rlim,
+                           const void * const * ycol, float * const * dcol, int ncol, void * scratch) {
     const int64_t K = k->p->K;
     const void * xs[MM_MV_R];
     float out[MM_TILE_R * MM_TILE_C];
@@ -254,11 +255,17 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
         for (int64_t r = r0; r < r1; r += MM_MV_R) {
             const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
             for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
-            // short rows run out before the hardware prefetchers catch up: ask for the next group
-            for (int64_t i = r + MM_MV_R; rowb <= MM_PF_ROW && i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
-                for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
+            // short rows run out before the hardware prefetchers catch up: the next group is
+            // prefetched, by the kernel in pace with its loads where the rows are contiguous
+            const char * pf = NULL;
+            if (rowb <= MM_PF_ROW && xrs == rowb && r + 2 * MM_MV_R <= rlim) {
+                pf = x + (r + MM_MV_R) * xrs;
+            } else {
+                for (int64_t i = r + MM_MV_R; rowb <= MM_PF_ROW && i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
+                    for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
+                }
             }
-            k->mv(K, xs, (const float *) ycol[0], out);
+            k->mv(K, xs, (const float *) ycol[0], out, pf);
             for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
         }
         return;
@@ -283,12 +290,12 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
     }
 }
 
-static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1,
+static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1, int64_t rlim,
                      const void * const * ycol, float * const * dcol, int ncol, float * scratch) {
     const int64_t K = k->p->K;
     switch (k->p->path) {
         case MM_FLOAT:
-            mm_float_block(k, x, xrs, r0, r1, ycol, dcol, ncol, scratch);
+            mm_float_block(k, x, xrs, r0, r1, rlim, ycol, dcol, ncol, scratch);
             break;
         case MM_QUANT:
             if (k->p->qg) {
@@ -306,7 +313,7 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
                 for (int64_t i = 0; i < n; i++) k->deq(x + (r + i) * xrs, scratch + i * K, K);
                 float * dshift[MM_MAX_COLS];
                 for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + r;
-                mm_float_block(k, (const char *) scratch, (size_t) K * sizeof(float), 0, n, ycol, dshift, ncol,
+                mm_float_block(k, (const char *) scratch, (size_t) K * sizeof(float), 0, n, n, ycol, dshift, ncol,
                                (char *) scratch + mm_pad((size_t) MM_DEQ_ROWS * K * sizeof(float)));
             }
             break;
@@ -367,7 +374,7 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
             dcol[c - c0] = (float *)((char *) dst->data + c * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]);
         }
         const int64_t row0 = rb * br, row1 = LM_GGML_MIN(row0 + br, ne01);
-        mm_block(&kern, x, src0->nb[1], row0, row1, ycol, dcol, (int)(c1 - c0), scratch);
+        mm_block(&kern, x, src0->nb[1], row0, row1, ne01, ycol, dcol, (int)(c1 - c0), scratch);
     }
 }
 
@@ -468,7 +475,7 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
             dcol[i - p0] = (float *)((char *) dst->data + e * dst->nb[1] + t * dst->nb[2]);
         }
         const int64_t row0 = rb * br, row1 = LM_GGML_MIN(row0 + br, N);
-        mm_block(&kern, (const char *) as->data + x * as->nb[2], as->nb[1], row0, row1, ycol, dcol, (int)(p1 - p0), scratch);
+        mm_block(&kern, (const char *) as->data + x * as->nb[2], as->nb[1], row0, row1, N, ycol, dcol, (int)(p1 - p0), scratch);
     }
 }
 

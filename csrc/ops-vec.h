@@ -224,12 +224,22 @@ static inline void lm_store_row_f32(const struct lm_ggml_tensor * t, char * row,
     }
 }
 
+// i % n for broadcasting, without a division when i < n (the usual case).
+static inline int64_t lm_bcast(int64_t i, int64_t n) {
+    return i < n ? i : i % n;
+}
+
 // Elements per chunk when a row goes through f32 scratch on the stack; a
 // multiple of every block size (32 and 256).
 #define LM_ROW_CHUNK 512
 
 // Row-major decomposition of a flat row index of t.
 static inline void lm_row_index(const struct lm_ggml_tensor * t, int64_t ir, int64_t * i1, int64_t * i2, int64_t * i3) {
+    if (ir < t->ne[1]) { // the first matrix: no divisions
+        *i1 = ir;
+        *i2 = *i3 = 0;
+        return;
+    }
     *i3 = ir / (t->ne[2]*t->ne[1]);
     *i2 = (ir - *i3*t->ne[2]*t->ne[1]) / t->ne[1];
     *i1 = ir - *i3*t->ne[2]*t->ne[1] - *i2*t->ne[1];
