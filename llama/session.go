@@ -70,7 +70,8 @@ func (s *Session) Model() *Model { return s.m }
 func (s *Session) Pos() int { return s.nPast }
 
 // Memory reports the bytes the session holds: the KV cache and the compute
-// buffer (reserved once, for the largest graph).
+// memory (reserved once: the buffer of the largest prompt graph and the
+// arena of the one-token graphs).
 func (s *Session) Memory() (kvCache, compute int) {
 	if s.eng == nil {
 		return 0, 0
