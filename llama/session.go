@@ -70,8 +70,7 @@ func (s *Session) Model() *Model { return s.m }
 func (s *Session) Pos() int { return s.nPast }
 
 // Memory reports the bytes the session holds: the KV cache and the compute
-// memory (reserved once: the buffer of the largest prompt graph and the
-// arena of the one-token graphs).
+// buffer (reserved once, for the largest graph).
 func (s *Session) Memory() (kvCache, compute int) {
 	if s.eng == nil {
 		return 0, 0
