@@ -103,7 +103,7 @@ func BenchmarkBuildDecode(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		ctx, err := s.eng.context(1)
+		ctx, err := s.eng.context()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package llama
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"github.com/ggml-go/ggml"
 )
@@ -11,29 +10,24 @@ import (
 // engine is where a graph's tensors get memory and where the graph runs:
 // the one piece of the package that depends on how ggml computes.
 type engine interface {
-	// context returns an empty context for the tensors of one graph of n
-	// tokens; it is valid until the next call.
-	context(n int) (*ggml.Context, error)
+	// context returns an empty context for the tensors of one graph; it is
+	// valid until the next call.
+	context() (*ggml.Context, error)
 	// run gives the graph memory, sets its inputs and computes it; ctx may
 	// stop the computation.
 	run(ctx context.Context, b *batchGraph, tokens []int32) error
 	close()
 }
 
-// backendEngine computes graphs on a CPU backend. Batch graph contexts
-// hold only tensor descriptions (in one small arena, reused); the graph
-// allocator places the tensors' data in its buffer, reserved once for the
-// largest graph of the session and reused for every graph (intermediates
-// share memory once they are dead). One-token graphs instead get their
-// data with their descriptions, in a second arena sized once for the
-// longest one: their shapes change with every position, which would make
-// the graph allocator plan again each token, and all their tensors
-// together are small. Nothing is allocated per token.
+// backendEngine computes graphs on a CPU backend. Graph contexts hold only
+// tensor descriptions (in one small arena, reused); the graph allocator
+// places the tensors' data in its buffer, reserved once for the largest
+// graph of the session and reused for every graph (intermediates share
+// memory once they are dead), so nothing is allocated per token.
 type backendEngine struct {
 	be   *ggml.Backend
 	ga   *ggml.GraphAllocator
-	meta []byte // the arena of the batch graph contexts
-	step []byte // the arena of the one-token graph contexts, data included
+	meta []byte // the arena of the graph contexts
 	ctx  *ggml.Context
 }
 
@@ -56,12 +50,9 @@ func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendE
 	e = &backendEngine{be: be, ga: ga, meta: make([]byte, ggml.GraphOverhead(n, false)+2*n*ggml.TensorOverhead()+4096)}
 	// the largest usual graph: a full batch at the end of the cache, the
 	// logits of its last token (EvalAll's graphs grow the buffer once)
-	ctx, err := e.context(maxBatch)
+	ctx, err := e.context()
 	if err == nil {
 		err = ga.Reserve(m.build(ctx, kv, maxBatch, kv.nCtx-maxBatch, 1).g)
-	}
-	if err == nil {
-		err = e.sizeStep(m, kv)
 	}
 	if err != nil {
 		e.close()
@@ -70,45 +61,18 @@ func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendE
 	return e, nil
 }
 
-// sizeStep makes the arena of the one-token graphs: the descriptions and
-// the data (each padded as the context pads it) of the longest one.
-func (e *backendEngine) sizeStep(m *Model, kv *kvCache) error {
-	ctx, err := e.context(0)
-	if err != nil {
-		return err
-	}
-	m.build(ctx, kv, 1, kv.nCtx-1, 1)
-	const align = 64 // the arena's alignment; the context pads data to 16
-	size := ctx.UsedMem() + 4096
-	for _, t := range ctx.Tensors() {
-		if t.ViewSrc() == nil {
-			size += (t.NBytes() + 15) &^ 15
-		}
-	}
-	buf := make([]byte, size+align)
-	off := int(-uintptr(unsafe.Pointer(&buf[0])) & (align - 1))
-	e.step = buf[off : off+size : off+size]
-	return nil
-}
-
-func (e *backendEngine) context(n int) (*ggml.Context, error) {
+func (e *backendEngine) context() (*ggml.Context, error) {
 	if e.ctx != nil {
 		e.ctx.Close()
 	}
-	opts := ggml.ContextOptions{Buffer: e.meta, NoAlloc: true}
-	if n == 1 && e.step != nil {
-		opts = ggml.ContextOptions{Buffer: e.step}
-	}
 	var err error
-	e.ctx, err = ggml.NewContext(opts)
+	e.ctx, err = ggml.NewContext(ggml.ContextOptions{Buffer: e.meta, NoAlloc: true})
 	return e.ctx, err
 }
 
 func (e *backendEngine) run(ctx context.Context, b *batchGraph, tokens []int32) error {
-	if !b.logits.HasData() { // a batch graph: the allocator places it
-		if err := e.ga.Alloc(b.g); err != nil {
-			return err
-		}
+	if err := e.ga.Alloc(b.g); err != nil {
+		return err
 	}
 	if err := b.setInputs(tokens); err != nil {
 		return err
@@ -122,8 +86,8 @@ func (e *backendEngine) run(ctx context.Context, b *batchGraph, tokens []int32) 
 	return e.be.Compute(ctx, b.g)
 }
 
-// computeBytes is the size of the compute buffer and the one-token arena.
-func (e *backendEngine) computeBytes() int { return e.ga.BufferSize(0) + len(e.step) }
+// computeBytes is the size of the compute buffer.
+func (e *backendEngine) computeBytes() int { return e.ga.BufferSize(0) }
 
 func (e *backendEngine) close() {
 	if e.ctx != nil {

@@ -167,7 +167,7 @@ func (s *Session) check(tokens []int32) error {
 // least one row is computed: the graph needs an output).
 func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out []float32) (err error) {
 	defer recoverOp(&err)
-	gctx, err := s.eng.context(len(tokens))
+	gctx, err := s.eng.context()
 	if err != nil {
 		return err
 	}
