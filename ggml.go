@@ -290,9 +290,9 @@ func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
 // NewTensor creates a tensor of the given type and shape (ne0 first).
 func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
 	n, ne := shapeArgs("NewTensor", shape)
-	var e C.gg_err
-	r := C.gg_new_tensor(&e, ctx.ptr(), uint32(typ), cint("NewTensor", n), &ne[0])
-	check("NewTensor", &e)
+	e := ctx.errBuf()
+	r := C.gg_new_tensor(e, ctx.ptr(), uint32(typ), cint("NewTensor", n), &ne[0])
+	check("NewTensor", e)
 	return ctx.wrap(r)
 }
 
@@ -485,38 +485,38 @@ func (t *Tensor) String() string {
 // View1D is a view of ne0 elements of a starting at byte offset.
 func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 	needTensors("View1D", a)
-	var e C.gg_err
-	r := C.gg_view_1d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), csize("View1D", offset))
-	check("View1D", &e)
+	e := ctx.errBuf()
+	r := C.gg_view_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), csize("View1D", offset))
+	check("View1D", e)
 	return ctx.wrap(r)
 }
 
 // View2D is a view of ne1 rows of ne0 elements, rows nb1 bytes apart.
 func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 	needTensors("View2D", a)
-	var e C.gg_err
-	r := C.gg_view_2d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), csize("View2D", nb1), csize("View2D", offset))
-	check("View2D", &e)
+	e := ctx.errBuf()
+	r := C.gg_view_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), csize("View2D", nb1), csize("View2D", offset))
+	check("View2D", e)
 	return ctx.wrap(r)
 }
 
 // View3D is a 3-dimensional view with strides nb1, nb2 in bytes.
 func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tensor {
 	needTensors("View3D", a)
-	var e C.gg_err
-	r := C.gg_view_3d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
+	e := ctx.errBuf()
+	r := C.gg_view_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
 		csize("View3D", nb1), csize("View3D", nb2), csize("View3D", offset))
-	check("View3D", &e)
+	check("View3D", e)
 	return ctx.wrap(r)
 }
 
 // View4D is a 4-dimensional view with strides nb1, nb2, nb3 in bytes.
 func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int) *Tensor {
 	needTensors("View4D", a)
-	var e C.gg_err
-	r := C.gg_view_4d(&e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
+	e := ctx.errBuf()
+	r := C.gg_view_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
 		csize("View4D", nb1), csize("View4D", nb2), csize("View4D", nb3), csize("View4D", offset))
-	check("View4D", &e)
+	check("View4D", e)
 	return ctx.wrap(r)
 }
 
@@ -568,9 +568,9 @@ func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 // Permute views a with dimension i moved to position axes[i].
 func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
 	needTensors("Permute", a)
-	var e C.gg_err
-	r := C.gg_permute(&e, ctx.ptr(), a.use(ctx), cint("Permute", axis0), cint("Permute", axis1), cint("Permute", axis2), cint("Permute", axis3))
-	check("Permute", &e)
+	e := ctx.errBuf()
+	r := C.gg_permute(e, ctx.ptr(), a.use(ctx), cint("Permute", axis0), cint("Permute", axis1), cint("Permute", axis2), cint("Permute", axis3))
+	check("Permute", e)
 	return ctx.wrap(r)
 }
 

@@ -133,9 +133,10 @@ func (g *Graph) Context() *Context { return g.ctx }
 // BuildForward adds t and every tensor it depends on (not yet in the graph).
 func (g *Graph) BuildForward(t *Tensor) *Graph {
 	needTensors("BuildForward", t)
-	var e C.gg_err
-	C.gg_build_forward_expand(&e, g.ptr(), t.use(g.ctx))
-	check("BuildForward", &e)
+	p := g.ptr()
+	e := g.ctx.errBuf()
+	C.gg_build_forward_expand(e, p, t.use(g.ctx))
+	check("BuildForward", e)
 	return g
 }
 

@@ -57,7 +57,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	x := ctx.GetRows(m.TokEmbd, b.tokens)
 	for il, L := range m.Layers {
 		cur := ctx.Mul(ctx.RMSNorm(x, h.RMSEps), L.AttnNorm)
-		q, k, v := m.projectQKV(ctx, &L, cur, b.pos, rope)
+		q, k, v := m.projectQKV(ctx, &L, cur, b.pos, n, rope)
 
 		// append this batch's K and V to the cache
 		kc, vc := kv.k[il], kv.v[il]
@@ -77,12 +77,14 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 		}
 		cur = ctx.MulMat(L.Wo, cur)
 
+		rows := n
 		if il == len(m.Layers)-1 && nOut < n {
 			// only the last rows go on: the rest of the graph is per row
 			cur = lastRows(ctx, cur, nOut)
 			x = lastRows(ctx, x, nOut)
+			rows = nOut
 		}
-		x = m.feedForward(ctx, &L, ctx.Add(cur, x))
+		x = m.feedForward(ctx, &L, ctx.Add(cur, x), rows)
 	}
 	if len(m.Layers) == 0 && nOut < n {
 		x = lastRows(ctx, x, nOut)
@@ -97,9 +99,9 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 // [hd, nHeadKV, n] and the values [NEmbdGQA, n] of the normed input cur:
 // with a fused [Wq; Wk; Wv] one mul_mat, and one rope for the queries and
 // keys (adjacent in each row of the product), else three and two.
-func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, rope ggml.RopeParams) (q, k, v *ggml.Tensor) {
+func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, n int, rope ggml.RopeParams) (q, k, v *ggml.Tensor) {
 	h := m.Hparams
-	hd, n := h.HeadDim, cur.Ne()[1]
+	hd := h.HeadDim
 	if L.Wqkv == nil {
 		q = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wq, cur), hd, h.NHead, n), pos, m.RopeFreqs, rope)
 		k = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), pos, m.RopeFreqs, rope)
@@ -108,7 +110,7 @@ func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, r
 	const f = 4 // bytes of an f32
 
 	qkv := ctx.MulMat(L.Wqkv, cur) // [NEmbd + 2 NEmbdGQA, n]
-	row := qkv.Nb()[1]
+	row := (h.NEmbd + 2*h.NEmbdGQA()) * f
 	heads := h.NHead + h.NHeadKV
 	qk := ctx.RopeExt(ctx.View3D(qkv, hd, heads, n, hd*f, row, 0), pos, m.RopeFreqs, rope) // [hd, heads, n]
 	q = ctx.View3D(qk, hd, h.NHead, n, hd*f, heads*hd*f, 0)
@@ -117,13 +119,14 @@ func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, r
 	return q, k, v
 }
 
-// feedForward is the second half of a block: RMS norm, SwiGLU, residual.
-func (m *Model) feedForward(ctx *ggml.Context, L *Layer, in *ggml.Tensor) *ggml.Tensor {
+// feedForward is the second half of a block: RMS norm, SwiGLU, residual;
+// in has n rows.
+func (m *Model) feedForward(ctx *ggml.Context, L *Layer, in *ggml.Tensor, n int) *ggml.Tensor {
 	cur := ctx.Mul(ctx.RMSNorm(in, m.RMSEps), L.FFNNorm)
 	var gate, up *ggml.Tensor
 	if L.WGateUp != nil {
 		gu := ctx.MulMat(L.WGateUp, cur) // [2 NFF, n]: gate rows, then up rows
-		n, row := gu.Ne()[1], gu.Nb()[1]
+		row := 2 * m.NFF * 4
 		gate = ctx.View2D(gu, m.NFF, n, row, 0)
 		up = ctx.View2D(gu, m.NFF, n, row, m.NFF*4)
 	} else {

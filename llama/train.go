@@ -270,7 +270,7 @@ func (m *Model) buildTrain(ctx *ggml.Context, seq, batch int) *trainInputs {
 		kqv := ctx.MulMat(vt, kq)                  // [hd, seq, nHead, batch]
 		// cont then reshape: the core has no backward for a reshaping cont
 		cur = ctx.Reshape2D(ctx.Cont(ctx.Permute(kqv, 0, 2, 1, 3)), h.NEmbd, n)
-		x = m.feedForward(ctx, &L, ctx.Add(ctx.MulMat(L.Wo, cur), x))
+		x = m.feedForward(ctx, &L, ctx.Add(ctx.MulMat(L.Wo, cur), x), n)
 	}
 	x = ctx.Mul(ctx.RMSNorm(x, h.RMSEps), m.OutNorm)
 	logits := ctx.MulMat(m.Output, x)
