@@ -77,7 +77,8 @@ static lm_ggml_backend_buffer_t cpu_buft_alloc(lm_ggml_backend_buffer_type_t buf
     // rounded up so that a tensor ending the buffer can be read a SIMD register at a time
     const size_t padded = (size + CPU_BUFFER_ALIGNMENT - 1) & ~(size_t)(CPU_BUFFER_ALIGNMENT - 1);
     void * mem = NULL;
-    if (padded < size || posix_memalign(&mem, CPU_BUFFER_ALIGNMENT, padded) != 0) {
+    // weights and KV caches stream through mat-vec: big buffers get huge pages
+    if (padded < size || lm_big_alloc(&mem, padded) != 0) {
         lm_backend_fail("cannot allocate a CPU buffer of %zu bytes", size);
         return NULL;
     }

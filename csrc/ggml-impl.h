@@ -131,6 +131,12 @@ void lm_ggml_fp16_table_init(void);
 #define LM_GGML_COMPUTE_FP16_TO_FP32(x) lm_ggml_compute_fp16_to_fp32(x)
 #define LM_GGML_COMPUTE_FP32_TO_FP16(x) lm_ggml_compute_fp32_to_fp16(x)
 
+// ---------------------------------------------------------------- big allocations
+
+// posix_memalign for arenas and buffers: from 8 MiB on, 2 MiB aligned with
+// a transparent-huge-page hint on Linux (see ggml.c). Freed with free().
+int lm_big_alloc(void ** p, size_t size);
+
 // ---------------------------------------------------------------- contexts and objects
 
 struct lm_ggml_object {

@@ -372,7 +372,7 @@ _Static_assert(sizeof(struct lm_ggml_object) % LM_GGML_MEM_ALIGN == 0, "object s
 // streaming short f32 rows from memory. Freed with free() as any other.
 #define LM_HUGE_PAGE (2u << 20)
 #define LM_HUGE_MIN  (8u << 20)
-static int lm_big_alloc(void ** p, size_t size) {
+int lm_big_alloc(void ** p, size_t size) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (size >= LM_HUGE_MIN) {
         const int rc = posix_memalign(p, LM_HUGE_PAGE, size);
