@@ -33,7 +33,9 @@ func TestRobustComputeInCallback(t *testing.T) {
 		y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
 			errs <- g.Compute(1)
 			errs <- g.ComputeWith(tp)
-			errs <- ctx.NewGraph().BuildForward(ctx.Scale(x, 2)).Compute(1)
+			if ith == 0 { // a context is not for concurrent use: one task builds in it
+				errs <- ctx.NewGraph().BuildForward(ctx.Scale(x, 2)).Compute(1)
+			}
 			v := panicValue(func() { g.Reset() })
 			errs <- v.(error)
 		}, 2)
@@ -52,7 +54,7 @@ func TestRobustComputeInCallback(t *testing.T) {
 				t.Errorf("unexpected %v", err)
 			}
 		}
-		require.Equal(t, 6, inCallback)
+		require.Equal(t, 5, inCallback)
 		require.Equal(t, 2, opErrors)
 	})
 }
