@@ -88,7 +88,7 @@ func TestBackendCPUComputeMatchesGraphCompute(t *testing.T) {
 	defer be.Close()
 	require.True(t, be.IsCPU())
 	require.Equal(t, "CPU", be.Name())
-	require.GreaterOrEqual(t, be.BufferType().Alignment(), 64)
+	require.GreaterOrEqual(t, be.BufferType().Alignment(), 32)
 	require.True(t, be.BufferType().IsHost())
 
 	for _, nt := range []int{1, 3} {

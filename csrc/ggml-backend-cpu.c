@@ -16,6 +16,11 @@
 
 // Host buffers are aligned for the widest SIMD loads (and cache lines).
 #define CPU_BUFFER_ALIGNMENT 64
+// Tensors in CPU buffers are 32-byte aligned, as in the reference (GGUF
+// only guarantees 32 for mapped data); the kernels load unaligned. Same
+// alignment, same offsets: gallocr's buffers are no larger than the
+// reference's on the same graph.
+#define CPU_TENSOR_ALIGNMENT 32
 
 static struct lm_ggml_backend_device g_cpu_device; // defined with the registry below
 
@@ -70,7 +75,7 @@ static const struct lm_backend_buffer_ops mapped_buffer_ops = {
 };
 
 static const char * cpu_buft_name(lm_ggml_backend_buffer_type_t buft) { return buft->ctx; }
-static size_t cpu_buft_alignment(lm_ggml_backend_buffer_type_t buft) { (void) buft; return CPU_BUFFER_ALIGNMENT; }
+static size_t cpu_buft_alignment(lm_ggml_backend_buffer_type_t buft) { (void) buft; return CPU_TENSOR_ALIGNMENT; }
 static bool cpu_buft_is_host(lm_ggml_backend_buffer_type_t buft) { (void) buft; return true; }
 
 static lm_ggml_backend_buffer_t cpu_buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {

@@ -178,7 +178,7 @@ static void test_buffers(void) {
     lm_ggml_backend_buffer_type_t buft = lm_ggml_backend_cpu_buffer_type();
     const size_t align = lm_ggml_backend_buft_get_alignment(buft);
     check(strcmp(lm_ggml_backend_buft_name(buft), "CPU") == 0, "buft name");
-    check(align >= 64 && (align & (align - 1)) == 0, "alignment is a power of two >= 64");
+    check(align >= 32 && (align & (align - 1)) == 0, "alignment is a power of two >= 32");
     check(lm_ggml_backend_buft_get_max_size(buft) == SIZE_MAX && lm_ggml_backend_buft_is_host(buft), "max size, host");
     check(lm_ggml_backend_buft_get_device(buft) == lm_ggml_backend_dev_by_name("CPU"), "buft device");
 
@@ -312,7 +312,7 @@ static void test_from_ptr_and_tallocr(void) {
     struct lm_ggml_tallocr ta = lm_ggml_tallocr_new(b);
     lm_ggml_tallocr_alloc(&ta, t1);
     lm_ggml_tallocr_alloc(&ta, t2);
-    check(t1->data == (void *) mem && (char *) t2->data == (char *) mem + 64, "tallocr places aligned, in order");
+    check(t1->data == (void *) mem && (char *) t2->data == (char *) mem + 32, "tallocr places aligned (32, as the reference), in order");
     const float v[3] = { 1, 2, 3 };
     lm_ggml_backend_tensor_set(t1, v, 0, sizeof(v));
     check(mem[2] == 3, "set lands in the caller's memory");
@@ -353,7 +353,7 @@ static void test_backend(void) {
     check(!lm_ggml_backend_is_cpu(NULL) && strcmp(lm_ggml_backend_name(NULL), "NULL") == 0, "NULL backend queries");
     check(lm_ggml_guid_matches(lm_ggml_backend_guid(be), lm_ggml_backend_guid(be)) && lm_ggml_backend_guid(NULL) == NULL, "guid");
     check(lm_ggml_backend_get_default_buffer_type(be) == lm_ggml_backend_cpu_buffer_type(), "default buffer type");
-    check(lm_ggml_backend_get_alignment(be) >= 64 && lm_ggml_backend_get_max_size(be) == SIZE_MAX, "alignment, max size");
+    check(lm_ggml_backend_get_alignment(be) >= 32 && lm_ggml_backend_get_max_size(be) == SIZE_MAX, "alignment, max size");
     check(lm_ggml_backend_get_device(be) == lm_ggml_backend_dev_by_name("CPU"), "device");
     check(lm_ggml_backend_supports_buft(be, lm_ggml_backend_cpu_buffer_type()) && !lm_ggml_backend_supports_buft(be, NULL), "supports_buft");
     EXPECT_ABORT("0 threads", "invalid number of threads", lm_ggml_backend_cpu_set_n_threads(be, 0));
