@@ -1,0 +1,5 @@
+//go:build !race
+
+package cmem
+
+const raceEnabled = false
