@@ -310,16 +310,9 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 		b.pool.acquire() // a Close meanwhile stops the threads when this computation ends
 		defer b.pool.release()
 	}
-	// as Graph.Compute: one computation of g at a time, its contexts kept
-	// until it ends, gradients initialized if BuildBackward could not
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	used := g.ctx.acquire()
-	defer release(used)
-	if g.needReset {
-		if err := g.reset(); err != nil {
-			return fmt.Errorf("ggml: Compute: %w", err)
-		}
+	defer g.begin()()
+	if err := g.initGrads(); err != nil {
+		return fmt.Errorf("ggml: Compute: %w", err)
 	}
 	cancellable := false
 	if done := ctx.Done(); done != nil {
@@ -740,14 +733,7 @@ func (o *ownerMap) remove(bufs []*C.struct_lm_ggml_backend_buffer) {
 // trackBackendView registers ctx with the owner of t's memory when t is in
 // backend memory (called for every tensor the package wraps: no cgo call).
 func trackBackendView(ctx *Context, t *C.struct_lm_ggml_tensor) {
-	b := t.buffer
-	if b == nil && t.view_src != nil {
-		b = t.view_src.buffer
-	}
-	if b == nil {
-		return
-	}
-	if owner := owners.get(b); owner != nil {
+	if owner := ownerOf(t); owner != nil {
 		owner.track(ctx)
 	}
 }

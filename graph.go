@@ -295,6 +295,34 @@ func (g *Graph) ComputeWithContext(cctx context.Context, tp *Threadpool) error {
 	return g.compute(cctx, tp.n, p)
 }
 
+// begin starts a computation of g, on any backend: one at a time, its
+// contexts kept (a Close meanwhile frees them when it ends). It panics with
+// ErrClosed (wrapped) if a context is closed. The returned func ends it.
+func (g *Graph) begin() (end func()) {
+	g.mu.Lock()
+	ok := false
+	defer func() {
+		if !ok {
+			g.mu.Unlock()
+		}
+	}()
+	used := g.ctx.acquire()
+	ok = true
+	return func() {
+		release(used)
+		g.mu.Unlock()
+	}
+}
+
+// initGrads initializes the gradients on the first computation after a
+// BuildBackward that could not (g's tensors had no memory yet); under begin.
+func (g *Graph) initGrads() error {
+	if !g.needReset {
+		return nil
+	}
+	return g.reset()
+}
+
 func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml_threadpool) error {
 	if insideCallback() {
 		return ErrInCallback
@@ -302,17 +330,12 @@ func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml
 	if cctx == nil {
 		cctx = context.Background()
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	used := g.ctx.acquire()
-	defer release(used)
+	defer g.begin()()
 	if cctx.Err() != nil {
 		return fmt.Errorf("ggml: compute: %w", context.Cause(cctx))
 	}
-	if g.needReset {
-		if err := g.reset(); err != nil {
-			return fmt.Errorf("ggml: compute: %w", err)
-		}
+	if err := g.initGrads(); err != nil {
+		return fmt.Errorf("ggml: compute: %w", err)
 	}
 	var cancel *C.int
 	if done := cctx.Done(); done != nil {

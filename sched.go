@@ -437,22 +437,14 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// as Graph.Compute: one computation of g at a time, its contexts kept
-	// until it ends, gradients initialized (once placed) if BuildBackward
-	// could not
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	used := g.ctx.acquire()
-	defer release(used)
+	defer g.begin()()
 	if sc.placed != g || sc.placedN != graphCounts(g) {
 		if err := sc.place("Compute", g, 1); err != nil {
 			return err
 		}
 	}
-	if g.needReset {
-		if err := g.reset(); err != nil {
-			return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
-		}
+	if err := g.initGrads(); err != nil { // once placed: the gradients need memory
+		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 	}
 	if done := ctx.Done(); done != nil {
 		C.gg_sched_stop_set(sc.stop, 0)
