@@ -33,6 +33,10 @@
 #define QG_KC  16  // 32-quant blocks decoded per panel stretch (1024 quants)
 #define QG_KCS 2   // super-blocks decoded per panel stretch (1024 quants)
 #define QG_MV_COLS 1 // up to this many columns, no panel: mm_qmv_avx2 per column
+#ifndef QG_PF_AHEAD
+#define QG_PF_AHEAD 2    // mat-vec: groups of rows prefetched ahead
+#endif
+#define QG_PF_ROW   4096 // mat-vec: rows up to this many bytes are prefetched
 
 // 32-quant blocks, 8 rows. q4_1/q5_1 keep unsigned quants in w.
 struct qg_pa {
@@ -431,7 +435,16 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
         if (mv) {
             const char * rows[QG_R];
             for (int i = 0; i < QG_R; i++) rows[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
-            for (int c = 0; c < ncol; c++) mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R);
+            // short rows run out before the hardware prefetchers catch up: the group
+            // QG_PF_AHEAD groups on (contiguous rows) is prefetched in pace with the loads.
+            // It may lie past r1 (the next block, another thread's or past the matrix's
+            // end): a prefetch never faults, and a block of rows is usually followed by the next.
+            const size_t rowb = (size_t) nb * xbs;
+            const bool pf = rowb <= QG_PF_ROW && xrs == rowb;
+            for (int c = 0; c < ncol; c++) {
+                mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R, pf && c == 0 ? x + (r + QG_PF_AHEAD * QG_R) * xrs : NULL,
+                   QG_R * xbs);
+            }
         }
         for (int64_t b0 = 0; !mv && b0 < nb; b0 += qt->kc) {
             const int n = (int) LM_GGML_MIN(qt->kc, nb - b0);

@@ -328,16 +328,29 @@ LM_TARGET_AVX2 static inline __m256i qmv_reduce(const __m256i * v) {
 
 // the fp16 field at byte offset off of block b of each of the 8 rows, as f32
 LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t off) {
+    // built in a register: eight 2-byte stores read back as one vector would
+    // stall on store forwarding
     uint16_t h[8];
     for (int r = 0; r < 8; r++) memcpy(&h[r], rows[r] + off, 2);
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) h));
+    return _mm256_cvtph_ps(_mm_setr_epi16((short) h[0], (short) h[1], (short) h[2], (short) h[3], (short) h[4],
+                                          (short) h[5], (short) h[6], (short) h[7]));
 }
 
+// the lines of pf's share for block i
+#define QMV_PF(i)                                                                                           \
+    if (pf != NULL) {                                                                                      \
+        for (size_t o_ = (size_t) (i) * pfb & ~(size_t) 63; o_ < (size_t) ((i) + 1) * pfb; o_ += 64) {  \
+            __builtin_prefetch(pf + o_);                                                                   \
+        }                                                                                                  \
+    }
+
 #define QMV_K(name, XT, kd, MIN)                                                                         \
-LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm) { \
+LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+                                const char * pf, size_t pfb) { \
     const block_q8_K * y = vy;                                                                           \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
+        QMV_PF(i);                                                                                       \
         const char * bl[8];                                                                              \
         __m256i ai[8], mi[8];                                                                            \
         for (int r = 0; r < 8; r++) {                                                                    \
@@ -365,10 +378,12 @@ QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
 // taken off once per block for all rows (the same exact integer dot, with
 // two instructions less per row than the sign trick); MIN: q4_1/q5_1's m_x * s_y.
 #define QMV_32(name, XT, YT, W, SGN, OFF, MIN)                                                           \
-LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm) { \
+LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+                                const char * pf, size_t pfb) { \
     const YT * y = vy;                                                                                   \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
+        QMV_PF(i);                                                                                       \
         const char * bl[8];                                                                              \
         __m256i ai[8];                                                                                   \
         const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
