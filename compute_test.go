@@ -157,6 +157,12 @@ func BenchmarkFP16Rows(b *testing.B) {
 		src[i] = float32(i) * 0.001
 	}
 	h := make([]uint16, len(src))
+	// a row of 64 MB (bench.c's size): the streaming-store path
+	big := make([]float32, 1<<24)
+	for i := range big {
+		big[i] = float32(math.Sin(float64(i)*0.001)) * 3
+	}
+	bigH := make([]uint16, len(big))
 	for _, l := range SupportedCPULevels() {
 		b.Run("fp32_to_fp16/"+l.String(), func(b *testing.B) {
 			require.NoError(b, ForceCPULevel(l))
@@ -164,6 +170,14 @@ func BenchmarkFP16Rows(b *testing.B) {
 			b.SetBytes(int64(4 * len(src)))
 			for b.Loop() {
 				FP32ToFP16Row(h, src)
+			}
+		})
+		b.Run("fp32_to_fp16_16M/"+l.String(), func(b *testing.B) {
+			require.NoError(b, ForceCPULevel(l))
+			defer ResetCPULevel()
+			b.SetBytes(int64(4 * len(big)))
+			for b.Loop() {
+				FP32ToFP16Row(bigH, big)
 			}
 		})
 		b.Run("fp16_to_fp32/"+l.String(), func(b *testing.B) {
