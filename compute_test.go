@@ -113,6 +113,20 @@ func BenchmarkMulMat(b *testing.B) {
 	}
 }
 
+// The vocabulary projection of a small llama (dim 288, 32000 tokens): rows
+// too short for the hardware prefetchers, a matrix larger than the L2.
+func BenchmarkMulMatShortRows(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run("f32/288x32000x1/t"+itoa(threads), func(b *testing.B) {
+			benchGraph(b, threads, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+				w := randTensor(b, ctx, r, TypeF32, 288, 32000)
+				x := randTensor(b, ctx, r, TypeF32, 288, 1)
+				return ctx.MulMat(w, x), int64(2 * 288 * 32000)
+			})
+		})
+	}
+}
+
 func BenchmarkElementwise(b *testing.B) {
 	ops := map[string]func(ctx *Context, x, y *Tensor) *Tensor{
 		"add":      func(ctx *Context, x, y *Tensor) *Tensor { return ctx.Add(x, y) },

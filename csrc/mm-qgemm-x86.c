@@ -431,7 +431,10 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
         if (mv) {
             const char * rows[QG_R];
             for (int i = 0; i < QG_R; i++) rows[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
-            for (int c = 0; c < ncol; c++) mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R);
+            // the next group, where it is whole and its rows contiguous (prefetches never fault,
+            // but a foreign stride would only fetch lines nobody reads)
+            const char * pf = xrs == (size_t) nb * xbs && r + 2 * QG_R <= r1 ? x + (r + QG_R) * xrs : NULL;
+            for (int c = 0; c < ncol; c++) mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R, pf);
         }
         for (int64_t b0 = 0; !mv && b0 < nb; b0 += qt->kc) {
             const int n = (int) LM_GGML_MIN(qt->kc, nb - b0);
