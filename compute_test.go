@@ -146,6 +146,20 @@ func BenchmarkMulMatVecFromMemory(b *testing.B) {
 	}
 }
 
+// The vocabulary projection of a small llama (dim 288, 32000 tokens): rows
+// too short for the hardware prefetchers, a matrix larger than the L2.
+func BenchmarkMulMatShortRows(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run("f32/288x32000x1/t"+itoa(threads), func(b *testing.B) {
+			benchGraph(b, threads, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+				w := randTensor(b, ctx, r, TypeF32, 288, 32000)
+				x := randTensor(b, ctx, r, TypeF32, 288, 1)
+				return ctx.MulMat(w, x), int64(2 * 288 * 32000)
+			})
+		})
+	}
+}
+
 func BenchmarkElementwise(b *testing.B) {
 	ops := map[string]func(ctx *Context, x, y *Tensor) *Tensor{
 		"add":      func(ctx *Context, x, y *Tensor) *Tensor { return ctx.Add(x, y) },
@@ -190,6 +204,12 @@ func BenchmarkFP16Rows(b *testing.B) {
 		src[i] = float32(i) * 0.001
 	}
 	h := make([]uint16, len(src))
+	// a row of 64 MB (bench.c's size): the streaming-store path
+	big := make([]float32, 1<<24)
+	for i := range big {
+		big[i] = float32(math.Sin(float64(i)*0.001)) * 3
+	}
+	bigH := make([]uint16, len(big))
 	for _, l := range SupportedCPULevels() {
 		b.Run("fp32_to_fp16/"+l.String(), func(b *testing.B) {
 			require.NoError(b, ForceCPULevel(l))
@@ -197,6 +217,14 @@ func BenchmarkFP16Rows(b *testing.B) {
 			b.SetBytes(int64(4 * len(src)))
 			for b.Loop() {
 				FP32ToFP16Row(h, src)
+			}
+		})
+		b.Run("fp32_to_fp16_16M/"+l.String(), func(b *testing.B) {
+			require.NoError(b, ForceCPULevel(l))
+			defer ResetCPULevel()
+			b.SetBytes(int64(4 * len(big)))
+			for b.Loop() {
+				FP32ToFP16Row(bigH, big)
 			}
 		})
 		b.Run("fp16_to_fp32/"+l.String(), func(b *testing.B) {

@@ -250,13 +250,21 @@ struct lm_ggml_threadpool {
     struct lm_cpu_error_slot error; // of the current job (reset before it starts)
 };
 
+// Asked once per process: glibc answers sysconf(_SC_NPROCESSORS_ONLN) by
+// opening and parsing a sysfs file, which cost a few microseconds on every
+// disposable pool (every lm_ggml_graph_compute_with_ctx) before.
 static int online_cpus(void) {
+    static atomic_int cached;
+    int n = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (n > 0) return n;
 #if defined(_SC_NPROCESSORS_ONLN)
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int) n : 1;
+    const long v = sysconf(_SC_NPROCESSORS_ONLN);
+    n = v > 0 ? (int) v : 1;
 #else
-    return 1;
+    n = 1;
 #endif
+    atomic_store_explicit(&cached, n, memory_order_relaxed);
+    return n;
 }
 
 static inline void cpu_relax(void) {

@@ -35,8 +35,37 @@ LM_TARGET_AVX2 static int64_t fp16_to_fp32_avx2(const lm_ggml_fp16_t * x, float 
     }
     return i;
 }
+// Rows whose fp16 output is at least this many bytes are written with
+// non-temporal stores: such a row does not stay in cache for its reader anyway
+// (weights converted at load, whole-tensor copies), and bypassing the cache
+// saves the read-for-ownership of every output line (64 MB in/32 MB out: 4.7 ms
+// -> 4.2 ms on Zen3). Rows of a graph are far smaller and keep the cached path,
+// so their consumer finds them in cache.
+#define FP16_STREAM_MIN_BYTES ((int64_t) 4 << 20)
+
+// 32 floats per step: two 32-byte stores instead of four 16-byte ones, and few
+// enough loop instructions that the loop runs at the same speed wherever the
+// linker places it.
+LM_TARGET_AVX2 static inline __m256i fp32x16_to_fp16_avx2(const float * x) {
+    const __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(x),     _MM_FROUND_TO_NEAREST_INT);
+    const __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(x + 8), _MM_FROUND_TO_NEAREST_INT);
+    return _mm256_set_m128i(hi, lo);
+}
 LM_TARGET_AVX2 static int64_t fp32_to_fp16_avx2(const float * x, lm_ggml_fp16_t * y, int64_t n) {
     int64_t i = 0;
+    if (n * (int64_t) sizeof(lm_ggml_fp16_t) >= FP16_STREAM_MIN_BYTES && ((uintptr_t) y & 1) == 0) {
+        // scalar head up to the first 32-byte boundary of y (streaming stores need it)
+        for (; ((uintptr_t)(y + i) & 31) != 0; i++) y[i] = lm_ggml_compute_fp32_to_fp16(x[i]);
+        for (; i + 32 <= n; i += 32) {
+            _mm256_stream_si256((__m256i *)(y + i),      fp32x16_to_fp16_avx2(x + i));
+            _mm256_stream_si256((__m256i *)(y + i + 16), fp32x16_to_fp16_avx2(x + i + 16));
+        }
+        _mm_sfence(); // order the streamed lines before anything the caller publishes
+    }
+    for (; i + 32 <= n; i += 32) {
+        _mm256_storeu_si256((__m256i *)(y + i),      fp32x16_to_fp16_avx2(x + i));
+        _mm256_storeu_si256((__m256i *)(y + i + 16), fp32x16_to_fp16_avx2(x + i + 16));
+    }
     for (; i + 8 <= n; i += 8) {
         _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
     }

@@ -71,11 +71,11 @@ mm_qgemm_fn mm_qgemm(enum lm_ggml_type type);
 lm_ggml_vec_dot_t mm_quant_dot_avx2(enum lm_ggml_type type);
 mm_qgemm_fn       mm_qgemm_avx2(enum lm_ggml_type type); // mm-qgemm-x86.c
 // 8 rows x 1 column in the GEMM's form: acc/accm (8 floats, the rows) take
-// nb blocks of rows[r] against the column y.
-// pf, when not NULL, is prefetched pfb bytes per block, in pace with the loads
-// (the next rows, for short rows the hardware prefetchers do not catch).
+// nb blocks of rows[r] against the column y. pf, when not NULL, is the start
+// of the next 8 rows (contiguous, 8 * nb blocks): the kernel prefetches them
+// in step with its blocks, as mm_mv_fn does.
 typedef void (*mm_qmv_fn)(int64_t nb, const char * const * rows, const void * y, float * acc, float * accm,
-                          const char * pf, size_t pfb);
+                          const char * pf);
 mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)

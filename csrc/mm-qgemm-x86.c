@@ -436,15 +436,13 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
             const char * rows[QG_R];
             for (int i = 0; i < QG_R; i++) rows[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
             // short rows run out before the hardware prefetchers catch up: the group
-            // QG_PF_AHEAD groups on (contiguous rows) is prefetched in pace with the loads.
-            // It may lie past r1 (the next block, another thread's or past the matrix's
-            // end): a prefetch never faults, and a block of rows is usually followed by the next.
+            // QG_PF_AHEAD groups on (contiguous rows) is prefetched by the kernel in step
+            // with its blocks. It may lie past r1 (the next block of rows, another thread's,
+            // or past the matrix's end): a prefetch never faults, and a thread's next block
+            // usually follows; rows of another stride would only fetch lines nobody reads.
             const size_t rowb = (size_t) nb * xbs;
-            const bool pf = rowb <= QG_PF_ROW && xrs == rowb;
-            for (int c = 0; c < ncol; c++) {
-                mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R, pf && c == 0 ? x + (r + QG_PF_AHEAD * QG_R) * xrs : NULL,
-                   QG_R * xbs);
-            }
+            const char * pf = rowb <= QG_PF_ROW && xrs == rowb ? x + (r + QG_PF_AHEAD * QG_R) * xrs : NULL;
+            for (int c = 0; c < ncol; c++) mv(nb, rows, ycol[c], acc + c * QG_R, accm + c * QG_R, c == 0 ? pf : NULL);
         }
         for (int64_t b0 = 0; !mv && b0 < nb; b0 += qt->kc) {
             const int n = (int) LM_GGML_MIN(qt->kc, nb - b0);

@@ -153,11 +153,20 @@ DOT32_KERNEL(vd_iq4_nl_q8_0_avx2, block_iq4_nl, block_q8_0, blk_iq4_nl)
 // the mins with the block sums in *mi. The 1-row kernels below and the
 // 8-row mat-vec kernels (mm_qmv_avx2) share them.
 
+// byte e of v (the same in both lanes), zero-extended, in every int16 of its lane
+LM_TARGET_AVX2 static inline __m256i bcast8to16(__m256i v, int e) {
+    return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(e | 0x80 << 8)));
+}
+
+// q4_K: the scales stay bytes (both lanes) and each sub-block's is widened by
+// the shuffle that broadcasts it; the mins are widened once for their dot.
 LM_TARGET_AVX2 static inline __m256i kd_q4_K(const block_q4_K * x, const block_q8_K * y, __m256i * mi) {
     const __m256i m4 = _mm256_set1_epi8(0xF);
-    const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(x->scales)); // lane 0 scales, lane 1 mins
-    const __m256i sc = _mm256_permute2x128_si256(sm16, sm16, 0x00);
-    *mi = _mm256_zextsi128_si256(k4_min_dot(sm16, y->bsums));
+    const __m128i sm = k4_scales_mins(x->scales); // bytes 0-7 scales, 8-15 mins
+    const __m256i sc = _mm256_broadcastsi128_si256(sm);
+    const __m256i bs = _mm256_loadu_si256((const __m256i *) y->bsums);
+    const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    *mi = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_unpackhi_epi8(sm, _mm_setzero_si128()), pair));
     __m256i ai = _mm256_setzero_si256();
     for (int j = 0; j < 4; j++) {
         const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
@@ -165,8 +174,8 @@ LM_TARGET_AVX2 static inline __m256i kd_q4_K(const block_q4_K * x, const block_q
         const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j + 32));
         const __m256i p0 = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), y0);
         const __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), y1);
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, bcast16(sc, 2 * j)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, bcast16(sc, 2 * j + 1)));
+        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, bcast8to16(sc, 2 * j)));
+        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, bcast8to16(sc, 2 * j + 1)));
     }
     return ai;
 }
@@ -336,21 +345,22 @@ LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t of
                                           (short) h[5], (short) h[6], (short) h[7]));
 }
 
-// the lines of pf's share for block i
-#define QMV_PF(i)                                                                                           \
-    if (pf != NULL) {                                                                                      \
-        for (size_t o_ = (size_t) (i) * pfb & ~(size_t) 63; o_ < (size_t) ((i) + 1) * pfb; o_ += 64) {  \
-            __builtin_prefetch(pf + o_);                                                                   \
-        }                                                                                                  \
-    }
+// The next group's block i (8 blocks' bytes of the contiguous rows) is
+// prefetched while block i of this group is summed: 8 rows of a few blocks
+// each are too short for the hardware prefetchers to get ahead of. 1 thread,
+// weights from memory, K=4096: q4_K 32768 rows 7.2 -> 5.1 ms, q6_K 16384 rows
+// 4.2 -> 3.5 ms, q4_0 32768 rows 8.2 -> 6.3 ms (reference q4_K: 6.0 ms).
+#define QMV_PF(pf, i, XT) if (pf) {                                                                      \
+    const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
+    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }
 
 #define QMV_K(name, XT, kd, MIN)                                                                         \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
-                                const char * pf, size_t pfb) { \
+                                const char * pf) {                                                       \
     const block_q8_K * y = vy;                                                                           \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
-        QMV_PF(i);                                                                                       \
+        QMV_PF(pf, i, XT)                                                                                \
         const char * bl[8];                                                                              \
         __m256i ai[8], mi[8];                                                                            \
         for (int r = 0; r < 8; r++) {                                                                    \
@@ -379,11 +389,11 @@ QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
 // two instructions less per row than the sign trick); MIN: q4_1/q5_1's m_x * s_y.
 #define QMV_32(name, XT, YT, W, SGN, OFF, MIN)                                                           \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
-                                const char * pf, size_t pfb) { \
+                                const char * pf) {                                                       \
     const YT * y = vy;                                                                                   \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
-        QMV_PF(i);                                                                                       \
+        QMV_PF(pf, i, XT)                                                                                \
         const char * bl[8];                                                                              \
         __m256i ai[8];                                                                                   \
         const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
