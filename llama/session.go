@@ -26,7 +26,8 @@ type Session struct {
 	kv     *kvCache
 	eng    engine
 	nPast  int
-	logits []float32 // what Eval returns
+	logits []float32   // what Eval returns
+	dec    *batchGraph // the one-token graph (in the engine's decode context)
 }
 
 // NewSession creates a session with an empty KV cache.
@@ -167,11 +168,18 @@ func (s *Session) check(tokens []int32) error {
 // least one row is computed: the graph needs an output).
 func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out []float32) (err error) {
 	defer recoverOp(&err)
-	gctx, err := s.eng.context()
-	if err != nil {
-		return err
+	var b *batchGraph
+	if len(tokens) == 1 {
+		if b, err = s.decodeGraph(); err != nil {
+			return err
+		}
+	} else {
+		gctx, err := s.eng.context()
+		if err != nil {
+			return err
+		}
+		b = s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
 	}
-	b := s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
 	if err := s.eng.run(ctx, b, tokens); err != nil {
 		return err
 	}
@@ -182,11 +190,26 @@ func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out [
 	return b.logits.Float32sInto(out[:nOut*s.m.NVocab])
 }
 
+// decodeGraph is the one-token graph at position nPast: the session's,
+// moved there, or a new one when nPast is in another kvPad bucket.
+func (s *Session) decodeGraph() (*batchGraph, error) {
+	if s.dec == nil || s.dec.nKV != decodeKV(s.nPast, s.kv.nCtx) {
+		s.dec = nil
+		gctx, err := s.eng.decodeContext()
+		if err != nil {
+			return nil, err
+		}
+		s.dec = s.m.build(gctx, s.kv, 1, s.nPast, 1)
+	}
+	return s.dec, s.dec.moveTo(s.nPast)
+}
+
 // Close frees the KV cache, the compute memory and the threads.
 func (s *Session) Close() error {
 	if s.eng != nil {
 		s.eng.close()
 		s.eng = nil
+		s.dec = nil
 	}
 	if s.kv != nil {
 		s.kv.close()
