@@ -28,6 +28,7 @@ type Session struct {
 	nPast  int
 	logits []float32   // what Eval returns
 	dec    *batchGraph // the one-token graph (in the engine's decode context)
+	dirty  int         // cache positions from here on hold zeros (Rewind clears them)
 }
 
 // NewSession creates a session with an empty KV cache.
@@ -90,7 +91,10 @@ func (s *Session) Rewind(pos int) error {
 	if pos < 0 || pos > s.nPast {
 		return fmt.Errorf("llama: Rewind(%d): the session holds %d tokens", pos, s.nPast)
 	}
-	s.nPast = pos
+	if err := s.kv.clear(pos, s.dirty); err != nil {
+		return err
+	}
+	s.nPast, s.dirty = pos, pos
 	return nil
 }
 
@@ -180,6 +184,7 @@ func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out [
 		}
 		b = s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
 	}
+	s.dirty = max(s.dirty, s.nPast+len(tokens)) // written even if the computation fails
 	if err := s.eng.run(ctx, b, tokens); err != nil {
 		return err
 	}
