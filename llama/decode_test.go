@@ -3,6 +3,7 @@ package llama
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -108,6 +109,46 @@ func poisonKV(t *testing.T, s *Session, from, to int) {
 			}
 			if err := x.SetFloat32s(vals); err != nil {
 				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// Greedy agrees with a plain scan (first of the largest, NaN skipped, 0 when
+// nothing is above -Inf) on odd lengths, ties, infinities and NaNs.
+func TestGreedy(t *testing.T) {
+	plain := func(l []float32) int32 {
+		best, bv := 0, float32(math.Inf(-1))
+		for i, v := range l {
+			if v > bv {
+				best, bv = i, v
+			}
+		}
+		return int32(best)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for n := range 40 {
+		for range 50 {
+			l := make([]float32, n)
+			for i := range l {
+				switch r.IntN(8) {
+				case 0:
+					l[i] = nan
+				case 1:
+					l[i] = -inf
+				case 2:
+					l[i] = 3 // ties
+				case 3:
+					if r.IntN(4) == 0 {
+						l[i] = inf
+					}
+				default:
+					l[i] = float32(r.NormFloat64())
+				}
+			}
+			if got, want := Greedy(l), plain(l); got != want {
+				t.Fatalf("Greedy(%v) = %d, want %d", l, got, want)
 			}
 		}
 	}
