@@ -10,7 +10,10 @@ GG_DEF(bool, gallocr_reserve, (struct lm_ggml_gallocr * a, gg_g * g), (a, g))
 GG_DEF(bool, gallocr_reserve_n, (struct lm_ggml_gallocr * a, gg_g * g, const int * nid, const int * lid), (a, g, nid, lid))
 GG_DEF(bool, gallocr_alloc_graph, (struct lm_ggml_gallocr * a, gg_g * g), (a, g))
 
-// The buffers the allocator placed g's tensors in (each once).
+// The buffers g's tensors live in (each once). (noescape: out is a Go
+// array on the caller's stack, filled, not kept; nocallback: no Go in it.)
+#cgo noescape gg_graph_buffers
+#cgo nocallback gg_graph_buffers
 static int gg_graph_buffers(gg_g * g, struct lm_ggml_backend_buffer ** out, int cap) {
     int n = 0;
     for (int k = 0; k < g->n_nodes + g->n_leafs; k++) {

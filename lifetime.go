@@ -23,6 +23,7 @@ import "C"
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -153,15 +154,26 @@ func (ctx *Context) depList() []*Context {
 }
 
 // closure lists ctx and every context it depends on, directly or not.
+// (Every computation asks: the usual few contexts are searched in the list
+// itself, a set is made only for many.)
 func (ctx *Context) closure() []*Context {
-	seen := map[*Context]bool{ctx: true}
 	out := []*Context{ctx}
+	var seen map[*Context]bool
 	for i := 0; i < len(out); i++ {
 		for _, d := range out[i].depList() {
-			if !seen[d] {
-				seen[d] = true
-				out = append(out, d)
+			if seen == nil && len(out) >= 16 {
+				seen = make(map[*Context]bool, 2*len(out))
+				for _, c := range out {
+					seen[c] = true
+				}
 			}
+			if (seen != nil && seen[d]) || (seen == nil && slices.Contains(out, d)) {
+				continue
+			}
+			if seen != nil {
+				seen[d] = true
+			}
+			out = append(out, d)
 		}
 	}
 	return out

@@ -622,7 +622,10 @@ static bool has_own_data(lm_ggml_gallocr_t g, const struct lm_ggml_tensor * t) {
 static uint64_t mix_tensor(lm_ggml_gallocr_t g, uint64_t h, const struct lm_ggml_tensor * t) {
     h = mix(h, (uint64_t)(uintptr_t) t);
     h = mix(h, (uint64_t)(uintptr_t) t->view_src);
-    h = mix(h, (uint64_t) t->view_offs);
+    // where a view lies in memory the plan does not manage (a KV cache) does
+    // not change the plan: such a view may move between allocations
+    // (lm_ggml_backend_view_init'ed views follow their offset in assign)
+    if (t->view_src == NULL || !has_own_data(g, t->view_src)) h = mix(h, (uint64_t) t->view_offs);
     h = mix(h, ((uint64_t) t->op << 32) | ((uint64_t) t->type << 8) | ((uint64_t) t->flags << 1) | has_own_data(g, t));
     for (int k = 0; k < LM_GGML_MAX_DIMS; k++) {
         h = mix(h, (uint64_t) t->ne[k]);
@@ -656,18 +659,68 @@ static bool size_buffers(lm_ggml_gallocr_t g) {
         struct arena * ar = &g->arenas[a];
         if (ar->overflow) return lm_backend_fail("the graph needs more than %zu bytes of %s memory", SIZE_MAX / 2, lm_ggml_backend_buft_name(ar->buft));
         if (ar->buffer != NULL && lm_ggml_backend_buffer_get_size(ar->buffer) >= ar->peak) continue;
-        lm_ggml_backend_buffer_free(ar->buffer);
-        ar->buffer = lm_ggml_backend_buft_alloc_buffer(ar->buft, ar->peak);
-        if (ar->buffer == NULL) {
+        lm_ggml_backend_buffer_t nb = lm_ggml_backend_buft_alloc_buffer(ar->buft, ar->peak);
+        if (nb == NULL) {
             return lm_backend_fail("cannot allocate a %s buffer of %zu bytes", lm_ggml_backend_buft_name(ar->buft), ar->peak);
         }
-        lm_ggml_backend_buffer_set_usage(ar->buffer, LM_GGML_BACKEND_BUFFER_USAGE_COMPUTE);
+        lm_ggml_backend_buffer_set_usage(nb, LM_GGML_BACKEND_BUFFER_USAGE_COMPUTE);
+        if (ar->buffer == NULL) {
+            ar->buffer = nb;
+            continue;
+        }
+        // The buffer object keeps its identity and takes the new memory:
+        // tensors an earlier plan placed in the old memory still name this
+        // buffer, so forget() recognizes (and clears) their stale addresses
+        // when a plan meets them again, instead of taking them for memory
+        // of their own. (Buffer objects hold no pointer to themselves.)
+        const struct lm_ggml_backend_buffer old = *ar->buffer;
+        *ar->buffer = *nb;
+        *nb = old;
+        lm_ggml_backend_buffer_free(nb);
     }
     return true;
 }
 
+// Whether b is one of g's buffers.
+static bool is_ours(lm_ggml_gallocr_t g, const struct lm_ggml_backend_buffer * b) {
+    for (int a = 0; a < g->n_arenas && b != NULL; a++) {
+        if (g->arenas[a].buffer == b) return true;
+    }
+    return false;
+}
+
+// Clears the address an earlier plan gave t (and its view source), so that
+// the new plan places it: the plan keeps tensors with data where they are,
+// and an address in g's buffers from another plan overlaps this plan's
+// blocks (or lies in memory a growth replaced). Views of memory g does not
+// manage keep theirs.
+static void forget(lm_ggml_gallocr_t g, struct lm_ggml_tensor * t) {
+    if (t == NULL) return;
+    struct lm_ggml_tensor * s = t->view_src;
+    if (s != NULL) {
+        forget(g, s);
+        if (s->data == NULL || is_ours(g, t->buffer)) {
+            t->data = NULL;
+            t->buffer = NULL;
+        }
+    } else if (t->data != NULL && is_ours(g, t->buffer)) {
+        t->data = NULL;
+        t->buffer = NULL;
+    }
+}
+
+static void forget_graph(lm_ggml_gallocr_t g, struct lm_ggml_cgraph * graph) {
+    for (int i = 0; i < graph->n_leafs; i++) forget(g, graph->leafs[i]);
+    for (int i = 0; i < graph->n_nodes; i++) {
+        struct lm_ggml_tensor * node = graph->nodes[i];
+        for (int j = 0; j < LM_GGML_MAX_SRC; j++) forget(g, node->src[j]);
+        forget(g, node);
+    }
+}
+
 static bool reserve(lm_ggml_gallocr_t g, struct lm_ggml_cgraph * graph, const int * node_ids, const int * leaf_ids) {
     g->planned = false;
+    forget_graph(g, graph);
     if (!plan(g, graph, node_ids, leaf_ids) || !size_buffers(g)) return false;
     g->sig = graph_sig(g, graph);
     g->planned = true;
@@ -696,6 +749,10 @@ bool lm_ggml_gallocr_reserve(lm_ggml_gallocr_t galloc, struct lm_ggml_cgraph * g
 static bool assign(lm_ggml_gallocr_t g, struct lm_ggml_tensor * t) {
     if (t->view_src != NULL) {
         if (!assign(g, t->view_src)) return false;
+        if (t->buffer != NULL && t->view_src->data != NULL && !is_ours(g, t->buffer)) {
+            t->data = (char *) t->view_src->data + t->view_offs; // it may have moved (see mix_tensor)
+            return true;
+        }
         if (t->buffer != NULL || t->view_src->buffer == NULL) return true; // done, or memory not ours
         if (t->data == NULL || t->data == (char *) t->view_src->data + t->view_offs) {
             t->data = NULL;

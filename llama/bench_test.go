@@ -146,3 +146,37 @@ func BenchmarkTokenize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeTiny: one-token evaluations of a model so small (32 wide,
+// one layer, 64-token vocabulary) that the time is the runner's own per
+// token: graph reuse, inputs, the Compute call, reading the logits.
+func BenchmarkDecodeTiny(b *testing.B) {
+	v, err := TrainVocab(corpus.Opticks[:2000], 64, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewModel(Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 64, NCtxTrain: 256}, v, ModelOptions{Seed: 1, Std: 0.05})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewSession(SessionOptions{Threads: benchThreads(), Context: 256, Batch: 64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	tok := []int32{5}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if s.Pos() == s.ContextSize() {
+			b.StopTimer()
+			s.Rewind(0)
+			b.StartTimer()
+		}
+		if _, err := s.Eval(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -13,6 +13,9 @@ type engine interface {
 	// context returns an empty context for the tensors of one graph; it is
 	// valid until the next call.
 	context() (*ggml.Context, error)
+	// decodeContext is context for the one-token graph the session keeps
+	// (another arena: it outlives the batch graphs evaluated meanwhile).
+	decodeContext() (*ggml.Context, error)
 	// run gives the graph memory, sets its inputs and computes it; ctx may
 	// stop the computation.
 	run(ctx context.Context, b *batchGraph, tokens []int32) error
@@ -24,11 +27,18 @@ type engine interface {
 // places the tensors' data in its buffer, reserved once for the largest
 // graph of the session and reused for every graph (intermediates share
 // memory once they are dead), so nothing is allocated per token.
+//
+// A graph computed again (the session's one-token graph) keeps the places
+// the allocator gave its tensors as long as no other graph was allocated
+// since: run allocates only a graph other than the last one allocated.
 type backendEngine struct {
-	be   *ggml.Backend
-	ga   *ggml.GraphAllocator
-	meta []byte // the arena of the graph contexts
-	ctx  *ggml.Context
+	be    *ggml.Backend
+	ga    *ggml.GraphAllocator
+	meta  []byte // the arena of the graph contexts
+	ctx   *ggml.Context
+	dmeta []byte // the arena of the one-token graph's context
+	dctx  *ggml.Context
+	last  *ggml.Graph // the graph whose tensors the allocator placed last
 }
 
 func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendEngine, err error) {
@@ -47,12 +57,14 @@ func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendE
 		return nil, err
 	}
 	n := m.graphSize()
-	e = &backendEngine{be: be, ga: ga, meta: make([]byte, ggml.GraphOverhead(n, false)+2*n*ggml.TensorOverhead()+4096)}
+	arena := ggml.GraphOverhead(n, false) + 2*n*ggml.TensorOverhead() + 4096
+	e = &backendEngine{be: be, ga: ga, meta: make([]byte, arena), dmeta: make([]byte, arena)}
 	// the largest usual graph: a full batch at the end of the cache, the
 	// logits of its last token (EvalAll's graphs grow the buffer once)
 	ctx, err := e.context()
 	if err == nil {
 		err = ga.Reserve(m.build(ctx, kv, maxBatch, kv.nCtx-maxBatch, 1).g)
+		e.last = nil // reserving placed nothing
 	}
 	if err != nil {
 		e.close()
@@ -61,18 +73,31 @@ func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendE
 	return e, nil
 }
 
-func (e *backendEngine) context() (*ggml.Context, error) {
-	if e.ctx != nil {
-		e.ctx.Close()
+func (e *backendEngine) context() (*ggml.Context, error) { return e.renew(&e.ctx, e.meta) }
+
+func (e *backendEngine) decodeContext() (*ggml.Context, error) { return e.renew(&e.dctx, e.dmeta) }
+
+// renew closes *c and makes it a new context over arena.
+func (e *backendEngine) renew(c **ggml.Context, arena []byte) (*ggml.Context, error) {
+	if *c != nil {
+		(*c).Close()
+		*c = nil
 	}
-	var err error
-	e.ctx, err = ggml.NewContext(ggml.ContextOptions{Buffer: e.meta, NoAlloc: true})
-	return e.ctx, err
+	ctx, err := ggml.NewContext(ggml.ContextOptions{Buffer: arena, NoAlloc: true})
+	if err != nil {
+		return nil, err
+	}
+	*c = ctx
+	return ctx, nil
 }
 
 func (e *backendEngine) run(ctx context.Context, b *batchGraph, tokens []int32) error {
-	if err := e.ga.Alloc(b.g); err != nil {
-		return err
+	if b.g != e.last {
+		e.last = nil
+		if err := e.ga.Alloc(b.g); err != nil {
+			return err
+		}
+		e.last = b.g
 	}
 	if err := b.setInputs(tokens); err != nil {
 		return err
@@ -90,10 +115,13 @@ func (e *backendEngine) run(ctx context.Context, b *batchGraph, tokens []int32) 
 func (e *backendEngine) computeBytes() int { return e.ga.BufferSize(0) }
 
 func (e *backendEngine) close() {
-	if e.ctx != nil {
-		e.ctx.Close()
-		e.ctx = nil
+	for _, c := range []**ggml.Context{&e.ctx, &e.dctx} {
+		if *c != nil {
+			(*c).Close()
+			*c = nil
+		}
 	}
+	e.last = nil
 	e.ga.Close()
 	e.be.Close()
 }

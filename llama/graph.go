@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ggml-go/ggml"
@@ -19,11 +20,37 @@ type batchGraph struct {
 	g      *ggml.Graph
 	tokens *ggml.Tensor // i32 [n]
 	pos    *ggml.Tensor // i32 [n]
-	mask   *ggml.Tensor // f32 [nKV, n] (nil when n == 1: nothing to hide)
+	mask   *ggml.Tensor // f32 [nKV, n]
 	logits *ggml.Tensor // f32 [n_vocab, nOut]
 	n      int
 	nPast  int
 	nOut   int
+	nKV    int // cache positions attention reads (padded to kvPad when n == 1)
+
+	// One-token graphs only: the tensors that place this token's K and V in
+	// the cache (per layer: the destination views and the Cpy results, views
+	// of the cache too), moved by moveTo; and the host copies of the inputs.
+	stores  []*ggml.Tensor
+	kvBytes [2]int // bytes per position of the K stores and the V stores
+	inTok   []int32
+	inPos   []int32
+	inMask  []float32
+}
+
+// kvPad is the granularity of the attention length of one-token graphs:
+// such a graph reads the cache up to the next multiple of kvPad (or nCtx),
+// with the positions after the token masked, so that one graph serves
+// kvPad consecutive positions (only its K/V store views move). The masked
+// positions add exact zeros to the attention sums, but the kernels group
+// the sums differently for another length: logits change in the last bits
+// (as llama.cpp's, which pads the same way). 32 keeps the extra attention
+// work small next to the weights' (256 would be a few percent per token on
+// small models).
+const kvPad = 32
+
+// decodeKV is the attention length of the one-token graph at position nPast.
+func decodeKV(nPast, nCtx int) int {
+	return min((nPast/kvPad+1)*kvPad, nCtx)
 }
 
 // graphSize is the node capacity a graph of the model needs.
@@ -43,13 +70,14 @@ func (m *Model) ropeParams() ggml.RopeParams {
 func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batchGraph {
 	h := m.Hparams
 	hd, nkv, gqa := h.HeadDim, nPast+n, h.NEmbdGQA()
-	b := &batchGraph{n: n, nPast: nPast, nOut: nOut}
+	if n == 1 {
+		nkv = decodeKV(nPast, kv.nCtx)
+	}
+	b := &batchGraph{n: n, nPast: nPast, nOut: nOut, nKV: nkv}
 	b.g = ctx.NewGraphCustom(m.graphSize(), false)
 	b.tokens = ctx.NewTensor1D(ggml.TypeI32, n).SetName("inp_tokens").SetInput()
 	b.pos = ctx.NewTensor1D(ggml.TypeI32, n).SetName("inp_pos").SetInput()
-	if n > 1 {
-		b.mask = ctx.NewTensor2D(ggml.TypeF32, nkv, n).SetName("inp_mask").SetInput()
-	}
+	b.mask = ctx.NewTensor2D(ggml.TypeF32, nkv, n).SetName("inp_mask").SetInput()
 	rope := m.ropeParams()
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	es := kv.k[0].ElementSize()
@@ -61,8 +89,13 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 
 		// append this batch's K and V to the cache
 		kc, vc := kv.k[il], kv.v[il]
-		b.g.BuildForward(ctx.Cpy(k, ctx.View1D(kc, n*gqa, es*gqa*nPast)))
-		b.g.BuildForward(ctx.Cpy(ctx.Transpose(v), ctx.View2D(vc, n, gqa, es*kv.nCtx, es*nPast)))
+		kDst, vDst := ctx.View1D(kc, n*gqa, es*gqa*nPast), ctx.View2D(vc, n, gqa, es*kv.nCtx, es*nPast)
+		kCpy, vCpy := ctx.Cpy(k, kDst), ctx.Cpy(ctx.Transpose(v), vDst)
+		b.g.BuildForward(kCpy)
+		b.g.BuildForward(vCpy)
+		if n == 1 {
+			b.stores = append(b.stores, kDst, kCpy, vDst, vCpy)
+		}
 
 		// attention over positions 0..nkv of the cache
 		kAll := ctx.View3D(kc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0)             // [hd, nkv, nHeadKV]
@@ -92,6 +125,10 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	x = ctx.Mul(ctx.RMSNorm(x, h.RMSEps), m.OutNorm)
 	b.logits = ctx.MulMat(m.Output, x).SetName("logits").SetOutput()
 	b.g.BuildForward(b.logits)
+	if n == 1 {
+		b.kvBytes = [2]int{es * gqa, es}
+		b.inTok, b.inPos, b.inMask = make([]int32, 1), make([]int32, 1), make([]float32, nkv)
+	}
 	return b
 }
 
@@ -142,8 +179,26 @@ func lastRows(ctx *ggml.Context, t *ggml.Tensor, k int) *ggml.Tensor {
 	return ctx.View2D(t, ne[0], k, nb[1], (ne[1]-k)*nb[1])
 }
 
+// moveTo makes a one-token graph evaluate the token at position nPast
+// (< nKV): its K and V go to that row of the cache.
+func (b *batchGraph) moveTo(nPast int) error {
+	if b.n != 1 || nPast < 0 || nPast >= b.nKV {
+		return fmt.Errorf("llama: internal error: a graph of %d tokens over %d positions moved to position %d", b.n, b.nKV, nPast)
+	}
+	for i, t := range b.stores {
+		if err := t.SetViewOffset(b.kvBytes[i/2%2] * nPast); err != nil {
+			return err
+		}
+	}
+	b.nPast = nPast
+	return nil
+}
+
 // setInputs writes the token ids, their positions and the causal mask.
 func (b *batchGraph) setInputs(tokens []int32) error {
+	if b.n == 1 {
+		return b.setInput(tokens[0])
+	}
 	if err := b.tokens.SetInt32s(tokens); err != nil {
 		return err
 	}
@@ -154,10 +209,7 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 	if err := b.pos.SetInt32s(pos); err != nil {
 		return err
 	}
-	if b.mask == nil {
-		return nil
-	}
-	nkv := b.nPast + b.n
+	nkv := b.nKV
 	mask := make([]float32, nkv*b.n)
 	inf := float32(math.Inf(-1))
 	for i := range b.n {
@@ -167,4 +219,25 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 		}
 	}
 	return b.mask.SetFloat32s(mask)
+}
+
+// setInput is setInputs of a one-token graph, from the graph's own slices:
+// the mask hides the positions after nPast (the padding).
+func (b *batchGraph) setInput(token int32) error {
+	b.inTok[0], b.inPos[0] = token, int32(b.nPast)
+	inf := float32(math.Inf(-1))
+	for j := range b.inMask {
+		if j <= b.nPast {
+			b.inMask[j] = 0
+		} else {
+			b.inMask[j] = inf
+		}
+	}
+	if err := b.tokens.SetInt32s(b.inTok); err != nil {
+		return err
+	}
+	if err := b.pos.SetInt32s(b.inPos); err != nil {
+		return err
+	}
+	return b.mask.SetFloat32s(b.inMask)
 }

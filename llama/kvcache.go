@@ -49,3 +49,36 @@ func (kv *kvCache) close() {
 	}
 	kv.ctx.Close()
 }
+
+// clear zeroes positions [from, to) of every layer's K and V. The
+// one-token graphs read the cache past the token (masked: weights of
+// exactly 0), so what lies there must be finite: zeros, as the cache
+// starts, not what an earlier sequence left (0 * Inf would be NaN).
+func (kv *kvCache) clear(from, to int) (err error) {
+	if from >= to {
+		return nil
+	}
+	if from == 0 && to >= kv.nCtx {
+		return kv.buf.Clear(0)
+	}
+	defer recoverOp(&err)
+	n := len(kv.k)
+	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 2*n*ggml.TensorOverhead() + 1024, NoAlloc: true})
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	es, gqa := kv.k[0].ElementSize(), kv.k[0].NElements()/kv.nCtx
+	zeros := make([]byte, (to-from)*gqa*es)
+	for il := range n {
+		k := ctx.View1D(kv.k[il], (to-from)*gqa, es*gqa*from)
+		v := ctx.View2D(kv.v[il], to-from, gqa, es*kv.nCtx, es*from)
+		if err := k.SetBytes(zeros); err != nil {
+			return err
+		}
+		if err := v.SetBytes(zeros); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -37,15 +37,49 @@ func NewSampler(opts SamplerOptions) *Sampler {
 	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))}
 }
 
-// Greedy returns the id of the largest logit (the first one on ties).
+// Greedy returns the id of the largest logit (the first one on ties; NaNs
+// are skipped; 0 if no logit is above -Inf).
 func Greedy(logits []float32) int32 {
-	best, bv := 0, float32(math.Inf(-1))
-	for i, v := range logits {
-		if v > bv {
-			best, bv = i, v
+	// It runs once per generated token over the whole vocabulary: four
+	// independent running maxima first, then the first index holding the
+	// largest.
+	inf := float32(math.Inf(-1))
+	m0, m1, m2, m3 := inf, inf, inf, inf
+	i := 0
+	for ; i+4 <= len(logits); i += 4 {
+		x := logits[i : i+4 : i+4]
+		if x[0] > m0 {
+			m0 = x[0]
+		}
+		if x[1] > m1 {
+			m1 = x[1]
+		}
+		if x[2] > m2 {
+			m2 = x[2]
+		}
+		if x[3] > m3 {
+			m3 = x[3]
 		}
 	}
-	return int32(best)
+	for _, v := range logits[i:] {
+		if v > m0 {
+			m0 = v
+		}
+	}
+	for _, v := range [3]float32{m1, m2, m3} {
+		if v > m0 {
+			m0 = v
+		}
+	}
+	if m0 == inf {
+		return 0
+	}
+	for i, v := range logits {
+		if v == m0 {
+			return int32(i)
+		}
+	}
+	return 0
 }
 
 // Sample picks the next token from logits.

@@ -26,7 +26,9 @@ type Session struct {
 	kv     *kvCache
 	eng    engine
 	nPast  int
-	logits []float32 // what Eval returns
+	logits []float32   // what Eval returns
+	dec    *batchGraph // the one-token graph (in the engine's decode context)
+	dirty  int         // cache positions from here on hold zeros (Rewind clears them)
 }
 
 // NewSession creates a session with an empty KV cache.
@@ -89,7 +91,10 @@ func (s *Session) Rewind(pos int) error {
 	if pos < 0 || pos > s.nPast {
 		return fmt.Errorf("llama: Rewind(%d): the session holds %d tokens", pos, s.nPast)
 	}
-	s.nPast = pos
+	if err := s.kv.clear(pos, s.dirty); err != nil {
+		return err
+	}
+	s.nPast, s.dirty = pos, pos
 	return nil
 }
 
@@ -167,11 +172,19 @@ func (s *Session) check(tokens []int32) error {
 // least one row is computed: the graph needs an output).
 func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out []float32) (err error) {
 	defer recoverOp(&err)
-	gctx, err := s.eng.context()
-	if err != nil {
-		return err
+	var b *batchGraph
+	if len(tokens) == 1 {
+		if b, err = s.decodeGraph(); err != nil {
+			return err
+		}
+	} else {
+		gctx, err := s.eng.context()
+		if err != nil {
+			return err
+		}
+		b = s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
 	}
-	b := s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
+	s.dirty = max(s.dirty, s.nPast+len(tokens)) // written even if the computation fails
 	if err := s.eng.run(ctx, b, tokens); err != nil {
 		return err
 	}
@@ -182,11 +195,26 @@ func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out [
 	return b.logits.Float32sInto(out[:nOut*s.m.NVocab])
 }
 
+// decodeGraph is the one-token graph at position nPast: the session's,
+// moved there, or a new one when nPast is in another kvPad bucket.
+func (s *Session) decodeGraph() (*batchGraph, error) {
+	if s.dec == nil || s.dec.nKV != decodeKV(s.nPast, s.kv.nCtx) {
+		s.dec = nil
+		gctx, err := s.eng.decodeContext()
+		if err != nil {
+			return nil, err
+		}
+		s.dec = s.m.build(gctx, s.kv, 1, s.nPast, 1)
+	}
+	return s.dec, s.dec.moveTo(s.nPast)
+}
+
 // Close frees the KV cache, the compute memory and the threads.
 func (s *Session) Close() error {
 	if s.eng != nil {
 		s.eng.close()
 		s.eng = nil
+		s.dec = nil
 	}
 	if s.kv != nil {
 		s.kv.close()

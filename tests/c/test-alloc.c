@@ -5,7 +5,9 @@
 // construction that no tensor's bytes overlap those of another tensor that is
 // live at the same time (except an in-place result taking over an operand
 // that dies at that node). Also: in-place reuse happens, inputs and outputs
-// survive, re-planning on topology change, several buffers, alloc_ctx_tensors
+// survive, re-planning on topology change, a graph allocated again after
+// a bigger one grew the buffer, views into a cache moving between
+// allocations, several buffers, alloc_ctx_tensors
 // with multi-buffers, and the error paths.
 //
 // build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-alloc.c csrc/*.c -lm
@@ -500,6 +502,95 @@ static void test_replan(void) {
     lm_ggml_backend_free(be);
 }
 
+// A graph allocated again after the allocator planned a bigger one (which
+// grew the buffer): its tensors' old addresses are stale and must be
+// replaced, not taken for memory of their own. And a view into memory the
+// allocator does not manage (a cache) may move between allocations.
+static float small_result(lm_ggml_backend_t be, struct lm_ggml_cgraph * g, struct lm_ggml_tensor * out, int n, float k) {
+    float * v = malloc((size_t) n * sizeof(float));
+    for (int i = 0; i < n; i++) v[i] = k * (float) i;
+    lm_ggml_backend_tensor_set(g->nodes[0]->src[0], v, 0, (size_t) n * sizeof(float));
+    free(v);
+    if (lm_ggml_backend_graph_compute(be, g) != LM_GGML_STATUS_SUCCESS) return NAN;
+    float r;
+    lm_ggml_backend_tensor_get(out, &r, 0, sizeof(r));
+    return r;
+}
+
+static double small_want(int n, float k) {
+    double want = 0;
+    for (int i = 0; i < n; i++) {
+        const double x = k * (float) i;
+        want += x * x + cos(x * x);
+    }
+    return want;
+}
+
+static bool in_buffer(const struct lm_ggml_tensor * t, lm_ggml_backend_buffer_t b) {
+    const char * base = lm_ggml_backend_buffer_get_base(b);
+    return t->buffer == b && (const char *) t->data >= base && (const char *) t->data < base + lm_ggml_backend_buffer_get_size(b);
+}
+
+static void test_realloc_after_growth(void) {
+    lm_ggml_backend_t be = lm_ggml_backend_cpu_init();
+    struct lm_ggml_context * c1 = new_ctx(32 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), true);
+    struct lm_ggml_context * c2 = new_ctx(32 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), true);
+    struct lm_ggml_tensor * oa, * ob;
+    struct lm_ggml_cgraph * ga = small_graph(c1, 64, &oa);
+    struct lm_ggml_cgraph * gb = small_graph(c2, 8192, &ob);
+    lm_ggml_gallocr_t al = lm_ggml_gallocr_new(lm_ggml_backend_cpu_buffer_type());
+    for (int round = 0; round < 3; round++) {
+        check(lm_ggml_gallocr_alloc_graph(al, ga), "alloc A");
+        const float ra = small_result(be, ga, oa, 64, 0.01f);
+        check(fabs(ra - small_want(64, 0.01f)) < 1e-3 * fabs(small_want(64, 0.01f)), "A computes right");
+        lm_ggml_backend_buffer_t cur = oa->buffer;
+        bool all = true;
+        for (int i = 0; i < ga->n_nodes; i++) all &= in_buffer(ga->nodes[i], cur);
+        check(all, "A's tensors lie in the allocator's current buffer");
+        const size_t before = lm_ggml_gallocr_get_buffer_size(al, 0);
+        check(lm_ggml_gallocr_alloc_graph(al, gb), "alloc B");
+        if (round == 0) check(lm_ggml_gallocr_get_buffer_size(al, 0) > before, "B grows the buffer");
+        check(ob->buffer == cur, "the grown buffer keeps its identity");
+        const float rb = small_result(be, gb, ob, 8192, 0.001f);
+        check(fabs(rb - small_want(8192, 0.001f)) < 1e-3 * fabs(small_want(8192, 0.001f)), "B computes right");
+    }
+    check(lm_ggml_gallocr_alloc_graph(al, ga), "alloc A once more");
+    const float ra = small_result(be, ga, oa, 64, 0.02f);
+    check(fabs(ra - small_want(64, 0.02f)) < 1e-3 * fabs(small_want(64, 0.02f)), "A computes right after B");
+
+    // a store into a cache through a view that moves
+    struct lm_ggml_context * kc = new_ctx(4 * lm_ggml_tensor_overhead(), true);
+    struct lm_ggml_tensor * cache = lm_ggml_new_tensor_1d(kc, LM_GGML_TYPE_F32, 32);
+    lm_ggml_backend_buffer_t cb = lm_ggml_backend_alloc_ctx_tensors(kc, be);
+    lm_ggml_backend_buffer_clear(cb, 0);
+    struct lm_ggml_context * c3 = new_ctx(16 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), true);
+    struct lm_ggml_tensor * x = lm_ggml_new_tensor_1d(c3, LM_GGML_TYPE_F32, 4);
+    lm_ggml_set_input(x);
+    struct lm_ggml_tensor * dst = lm_ggml_view_1d(c3, cache, 4, 0);
+    struct lm_ggml_tensor * st = lm_ggml_cpy(c3, lm_ggml_scale(c3, x, 2.0f), dst);
+    struct lm_ggml_cgraph * gs = lm_ggml_new_graph(c3);
+    lm_ggml_build_forward_expand(gs, st);
+    for (int p = 0; p < 8; p++) {
+        // moved as a C caller may: the offset only (alloc_graph places the data)
+        dst->view_offs = st->view_offs = (size_t) p * 4 * sizeof(float);
+        check(lm_ggml_gallocr_alloc_graph(al, p % 3 == 2 ? gb : gs) && (p % 3 != 2 || lm_ggml_gallocr_alloc_graph(al, gs)), "alloc the store");
+        check(st->data == (char *) cache->data + st->view_offs && dst->data == st->data, "the moved view's data follows its offset");
+        const float xv[4] = { (float) p, 1, 2, 3 };
+        lm_ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+        check(lm_ggml_backend_graph_compute(be, gs) == LM_GGML_STATUS_SUCCESS, "compute the store");
+    }
+    float cv[32];
+    lm_ggml_backend_tensor_get(cache, cv, 0, sizeof(cv));
+    bool stored = true;
+    for (int p = 0; p < 8; p++) stored &= cv[4*p] == 2.0f * (float) p && cv[4*p + 1] == 2 && cv[4*p + 3] == 6;
+    check(stored, "every store went to its row");
+
+    lm_ggml_gallocr_free(al);
+    lm_ggml_backend_buffer_free(cb);
+    lm_ggml_free(c1); lm_ggml_free(c2); lm_ggml_free(c3); lm_ggml_free(kc);
+    lm_ggml_backend_free(be);
+}
+
 // ---------------------------------------------------------------- alloc_ctx_tensors
 
 static void test_ctx_tensors(void) {
@@ -542,6 +633,7 @@ int main(void) {
     test_inplace_chain();
     test_param_grads_survive();
     test_replan();
+    test_realloc_after_growth();
     test_ctx_tensors();
     printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
     return g_fail ? 1 : 0;

@@ -1,0 +1,155 @@
+package llama
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The kept one-token graph: across kvPad buckets, after batches (which
+// allocate other graphs in between), after Rewind, and with non-finite
+// values left in the cache past the rewind point, its logits are those of
+// a fresh session evaluating the same tokens.
+func TestDecodeGraphReuse(t *testing.T) {
+	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 48, NCtxTrain: 96}, false)
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	toks := make([]int32, 90)
+	for i := range toks {
+		toks[i] = int32(1 + (i*7)%(m.NVocab-1))
+	}
+	newSession := func(f32 bool) *Session {
+		s, err := m.NewSession(SessionOptions{Threads: 1, Context: 90, Batch: 16, F32KV: f32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	for _, f32 := range []bool{false, true} {
+		// reference: every row of a batched evaluation
+		want, err := newSession(f32).EvalAll(ctx, toks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := func(i int) []float32 { return want[i*m.NVocab : (i+1)*m.NVocab] }
+		s := newSession(f32)
+		check := func(what string, i int, got []float32) {
+			t.Helper()
+			for _, v := range got {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("f32 %v %s token %d: non-finite logit", f32, what, i)
+				}
+			}
+			if d := maxAbsDiff(got, row(i)); d > 1e-4 {
+				t.Errorf("f32 %v %s token %d: logits differ by %g", f32, what, i, d)
+			}
+		}
+		// one by one across three buckets, a batch in between
+		for i := 0; i < 70; i++ {
+			if i == 40 {
+				l, err := s.Eval(ctx, toks[40:45])
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("after batch", 44, l)
+				i = 44
+				continue
+			}
+			l, err := s.Eval(ctx, toks[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("one by one", i, l)
+		}
+		// poison what lies past the rewind point, then go on from there
+		poisonKV(t, s, 20, 70)
+		if err := s.Rewind(20); err != nil {
+			t.Fatal(err)
+		}
+		for i := 20; i < 90; i++ {
+			l, err := s.Eval(ctx, toks[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("after rewind", i, l)
+		}
+	}
+}
+
+// poisonKV writes +Inf into positions [from, to) of the cache's K and V.
+func poisonKV(t *testing.T, s *Session, from, to int) {
+	t.Helper()
+	kv := s.kv
+	for il := range kv.k {
+		for _, isK := range []bool{true, false} {
+			x := kv.v[il]
+			if isK {
+				x = kv.k[il]
+			}
+			vals, err := x.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gqa := len(vals) / kv.nCtx
+			inf := float32(math.Inf(1))
+			for p := from; p < to; p++ {
+				for c := range gqa {
+					if isK {
+						vals[p*gqa+c] = inf
+					} else {
+						vals[c*kv.nCtx+p] = inf
+					}
+				}
+			}
+			if err := x.SetFloat32s(vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// Greedy agrees with a plain scan (first of the largest, NaN skipped, 0 when
+// nothing is above -Inf) on odd lengths, ties, infinities and NaNs.
+func TestGreedy(t *testing.T) {
+	plain := func(l []float32) int32 {
+		best, bv := 0, float32(math.Inf(-1))
+		for i, v := range l {
+			if v > bv {
+				best, bv = i, v
+			}
+		}
+		return int32(best)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for n := range 40 {
+		for range 50 {
+			l := make([]float32, n)
+			for i := range l {
+				switch r.IntN(8) {
+				case 0:
+					l[i] = nan
+				case 1:
+					l[i] = -inf
+				case 2:
+					l[i] = 3 // ties
+				case 3:
+					if r.IntN(4) == 0 {
+						l[i] = inf
+					}
+				default:
+					l[i] = float32(r.NormFloat64())
+				}
+			}
+			if got, want := Greedy(l), plain(l); got != want {
+				t.Fatalf("Greedy(%v) = %d, want %d", l, got, want)
+			}
+		}
+	}
+}
