@@ -270,7 +270,8 @@ static void lm_compute_acc(const struct lm_ggml_compute_params * params, struct 
 // The type combinations the kernels handle (the constructors' type checks,
 // for nodes made some other way).
 static bool lm_rows_ok(const struct lm_ggml_tensor * t) {
-    return lm_type_rw(t->type) && (!lm_ggml_is_quantized(t->type) || t->nb[0] == lm_ggml_type_size(t->type));
+    // plain floats first: asked for every node of every graph before it runs
+    return lm_is_plain_float(t->type) || (lm_type_rw(t->type) && t->nb[0] == lm_ggml_type_size(t->type));
 }
 static bool lm_s_binary(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
