@@ -155,10 +155,6 @@ void lm_ggml_cpu_init(void) {
     atomic_store_explicit(&g_cpu_ready, true, memory_order_release);
 }
 
-static inline bool has_no_elements(const struct lm_ggml_tensor * t) {
-    return t->ne[0] == 0 || t->ne[1] == 0 || t->ne[2] == 0 || t->ne[3] == 0;
-}
-
 // Ops that only reinterpret memory: nothing to compute.
 static inline bool op_is_noop(const struct lm_ggml_tensor * node) {
     switch (node->op) {
@@ -169,7 +165,7 @@ static inline bool op_is_noop(const struct lm_ggml_tensor * node) {
         case LM_GGML_OP_TRANSPOSE:
             return true;
         default:
-            return has_no_elements(node);
+            return lm_shape_has_zero(node);
     }
 }
 
@@ -265,7 +261,7 @@ static enum node_state node_ready(struct lm_ggml_tensor * node, lm_ggml_backend_
         struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
         if (t == NULL) continue;
         if (t->data == NULL) {
-            if (has_no_elements(t)) continue;
+            if (lm_shape_has_zero(t)) continue;
             if (t->view_src != NULL && t->view_src->data != NULL) {
                 t->data = (char *) t->view_src->data + t->view_offs;
             } else {
@@ -275,7 +271,7 @@ static enum node_state node_ready(struct lm_ggml_tensor * node, lm_ggml_backend_
             }
         }
         lm_ggml_backend_buffer_t buf = data_owner(t)->buffer;
-        if (buf != NULL && buf != *host && !has_no_elements(t)) {
+        if (buf != NULL && buf != *host && !lm_shape_has_zero(t)) {
             if (!lm_ggml_backend_buffer_is_host(buf)) {
                 snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
                 return NODE_BAD;
