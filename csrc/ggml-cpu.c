@@ -224,17 +224,39 @@ static const struct lm_ggml_tensor * data_owner(const struct lm_ggml_tensor * t)
 // The read-only tensor a node would write into, or NULL: its result, and
 // for the optimizer step the moments it updates in place.
 static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor * node) {
-    const struct lm_ggml_tensor * written[3] = { node, NULL, NULL };
-    if (node->op == LM_GGML_OP_OPT_STEP_ADAMW) {
-        written[1] = node->src[2];
-        written[2] = node->src[3];
-    }
-    for (int i = 0; i < 3; i++) {
-        if (written[i] != NULL && (data_owner(written[i])->flags & LM_TENSOR_FLAG_READONLY)) {
-            return data_owner(written[i]);
-        }
+    const struct lm_ggml_tensor * owner = data_owner(node);
+    if (owner->flags & LM_TENSOR_FLAG_READONLY) return owner;
+    if (node->op != LM_GGML_OP_OPT_STEP_ADAMW) return NULL;
+    for (int j = 2; j <= 3; j++) {
+        if (node->src[j] == NULL) continue;
+        owner = data_owner(node->src[j]);
+        if (owner->flags & LM_TENSOR_FLAG_READONLY) return owner;
     }
     return NULL;
+}
+
+// Whether t (the result when src < 0, else operand src) has memory of this
+// process; see node_ready. Tensors without elements need none; asking that
+// costs four loads, so it is asked only of those that fail the other checks.
+static inline bool tensor_ready(struct lm_ggml_tensor * t, int src, lm_ggml_backend_buffer_t * host, char * msg, size_t n) {
+    if (t->data == NULL) {
+        if (lm_shape_has_zero(t)) return true;
+        if (t->view_src == NULL || t->view_src->data == NULL) {
+            if (src < 0) snprintf(msg, n, "the result has no data (not allocated: a tensor of a no-alloc context that no buffer backs)");
+            else snprintf(msg, n, "operand %s has no data (not allocated: a tensor of a no-alloc context that no buffer backs)", t->name);
+            return false;
+        }
+        t->data = (char *) t->view_src->data + t->view_offs;
+    }
+    lm_ggml_backend_buffer_t buf = data_owner(t)->buffer;
+    if (buf != NULL && buf != *host && !lm_shape_has_zero(t)) {
+        if (!lm_ggml_backend_buffer_is_host(buf)) {
+            snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
+            return false;
+        }
+        *host = buf;
+    }
+    return true;
 }
 
 // Whether node can be computed; if not, why (in msg). A kernel must exist
@@ -255,29 +277,9 @@ static enum node_state node_ready(struct lm_ggml_tensor * node, lm_ggml_backend_
         snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
         return NODE_BAD;
     }
-    // Tensors without elements need nothing; asking that costs four loads,
-    // so it is asked only of those that fail the other checks.
-    for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
-        struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
-        if (t == NULL) continue;
-        if (t->data == NULL) {
-            if (lm_shape_has_zero(t)) continue;
-            if (t->view_src != NULL && t->view_src->data != NULL) {
-                t->data = (char *) t->view_src->data + t->view_offs;
-            } else {
-                if (j < 0) snprintf(msg, n, "the result has no data (not allocated: a tensor of a no-alloc context that no buffer backs)");
-                else snprintf(msg, n, "operand %s has no data (not allocated: a tensor of a no-alloc context that no buffer backs)", t->name);
-                return NODE_BAD;
-            }
-        }
-        lm_ggml_backend_buffer_t buf = data_owner(t)->buffer;
-        if (buf != NULL && buf != *host && !lm_shape_has_zero(t)) {
-            if (!lm_ggml_backend_buffer_is_host(buf)) {
-                snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
-                return NODE_BAD;
-            }
-            *host = buf;
-        }
+    if (!tensor_ready(node, -1, host, msg, n)) return NODE_BAD;
+    for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
+        if (node->src[j] != NULL && !tensor_ready(node->src[j], j, host, msg, n)) return NODE_BAD;
     }
     const struct lm_ggml_tensor * ro = readonly_target(node);
     if (ro != NULL) {
