@@ -158,8 +158,17 @@ static inline bool lm_binary_flat(const struct lm_ggml_compute_params * params, 
     if (!lm_packed_f32(dst) || !lm_packed_f32(a) || !lm_packed_f32(b) || !lm_shape_eq(a, b) || !lm_shape_eq(a, dst)) {
         return false;
     }
-    int64_t i0, i1;
-    lm_ggml_thread_range(dst->ne[0]*dst->ne[1]*dst->ne[2]*dst->ne[3], params->ith, params->nth, &i0, &i1);
+    // Threads take whole blocks of 1024 elements (4 KiB): a small tensor
+    // stays with thread 0, in the cache that wrote its operands, instead of
+    // being shared out a few cache lines per thread.
+    const int64_t n = dst->ne[0]*dst->ne[1]*dst->ne[2]*dst->ne[3];
+    int64_t i0 = 0, i1 = n;
+    if (params->nth > 1) {
+        const int64_t block = 1024;
+        const int64_t per = ((n + params->nth - 1)/params->nth + block - 1)/block*block;
+        i0 = LM_GGML_MIN(n, per*params->ith);
+        i1 = LM_GGML_MIN(n, i0 + per);
+    }
     if (i1 > i0) {
         lm_bin_row(op, lm_vec_avx2(), i1 - i0, (float *) dst->data + i0, (const float *) a->data + i0, (const float *) b->data + i0);
     }
