@@ -44,7 +44,9 @@ typedef size_t (*lm_cpu_wsize_t)(const struct lm_ggml_tensor * node, int n_threa
 typedef int    (*lm_cpu_ntasks_t)(const struct lm_ggml_tensor * node, int n_threads);
 
 // Whether the kernel can compute this node: the type and layout combinations
-// it handles (may be NULL: every node the op's constructor accepts).
+// it handles (may be NULL: every node the op's constructor accepts). Asked
+// for each node just before it runs, on thread 0 while the others wait at a
+// barrier: it must not assert (nothing catches it there) and should be cheap.
 typedef bool   (*lm_cpu_supports_t)(const struct lm_ggml_tensor * node);
 
 struct lm_cpu_op {
@@ -56,7 +58,7 @@ struct lm_cpu_op {
 
 // True if the engine can compute node: its op has a kernel (or needs none)
 // and the kernel handles its types and layout. The CPU backend's supports_op
-// and lm_ggml_graph_compute's check before starting both ask this.
+// asks this; lm_ggml_graph_compute asks the same of each node before it runs.
 bool lm_cpu_node_supported(const struct lm_ggml_tensor * node);
 
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp);

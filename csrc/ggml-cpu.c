@@ -155,10 +155,6 @@ void lm_ggml_cpu_init(void) {
     atomic_store_explicit(&g_cpu_ready, true, memory_order_release);
 }
 
-static inline bool has_no_elements(const struct lm_ggml_tensor * t) {
-    return t->ne[0] == 0 || t->ne[1] == 0 || t->ne[2] == 0 || t->ne[3] == 0;
-}
-
 // Ops that only reinterpret memory: nothing to compute.
 static inline bool op_is_noop(const struct lm_ggml_tensor * node) {
     switch (node->op) {
@@ -169,7 +165,7 @@ static inline bool op_is_noop(const struct lm_ggml_tensor * node) {
         case LM_GGML_OP_TRANSPOSE:
             return true;
         default:
-            return has_no_elements(node);
+            return lm_shape_has_zero(node);
     }
 }
 
@@ -189,10 +185,11 @@ bool lm_cpu_node_supported(const struct lm_ggml_tensor * node) {
 // after the barrier of node i if stop_node <= i. A value set during a later
 // node is not <= i, so threads that are still at an earlier barrier do not
 // leave before the others: all leave after the same node.
+#define CPU_ERROR_MSG_SIZE 400
 struct lm_cpu_error_slot {
     atomic_int state;     // 0: none, 1: being written, 2: set
     atomic_int stop_node; // INT_MAX: run to the end
-    char msg[400];
+    char msg[CPU_ERROR_MSG_SIZE];
 };
 
 static void stop_job_at(struct lm_cpu_error_slot * e, int node) {
@@ -216,6 +213,115 @@ void lm_cpu_error(const struct lm_ggml_compute_params * params, const char * fmt
     va_end(args);
     atomic_store(&e->state, 2);
     stop_job_at(e, params->node_index);
+}
+
+// The memory a node writes belongs to this tensor (the node itself or the
+// tensor it is a view of).
+static const struct lm_ggml_tensor * data_owner(const struct lm_ggml_tensor * t) {
+    return t->view_src != NULL ? t->view_src : t;
+}
+
+// The read-only tensor a node would write into, or NULL: its result, and
+// for the optimizer step the moments it updates in place.
+static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor * node) {
+    const struct lm_ggml_tensor * owner = data_owner(node);
+    if (owner->flags & LM_TENSOR_FLAG_READONLY) return owner;
+    if (node->op != LM_GGML_OP_OPT_STEP_ADAMW) return NULL;
+    for (int j = 2; j <= 3; j++) {
+        if (node->src[j] == NULL) continue;
+        owner = data_owner(node->src[j]);
+        if (owner->flags & LM_TENSOR_FLAG_READONLY) return owner;
+    }
+    return NULL;
+}
+
+// Whether t (the result when src < 0, else operand src) has memory of this
+// process; see node_ready. Tensors without elements need none; asking that
+// costs four loads, so it is asked only of those that fail the other checks.
+static inline bool tensor_ready(struct lm_ggml_tensor * t, int src, lm_ggml_backend_buffer_t * host, char * msg, size_t n) {
+    if (t->data == NULL) {
+        if (lm_shape_has_zero(t)) return true;
+        if (t->view_src == NULL || t->view_src->data == NULL) {
+            if (src < 0) snprintf(msg, n, "the result has no data (not allocated: a tensor of a no-alloc context that no buffer backs)");
+            else snprintf(msg, n, "operand %s has no data (not allocated: a tensor of a no-alloc context that no buffer backs)", t->name);
+            return false;
+        }
+        t->data = (char *) t->view_src->data + t->view_offs;
+    }
+    lm_ggml_backend_buffer_t buf = data_owner(t)->buffer;
+    if (buf != NULL && buf != *host && !lm_shape_has_zero(t)) {
+        if (!lm_ggml_backend_buffer_is_host(buf)) {
+            snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
+            return false;
+        }
+        *host = buf;
+    }
+    return true;
+}
+
+// Whether node can be computed; if not, why (in msg). A kernel must exist
+// for its op and types; every tensor it touches needs memory of this
+// process (a view made before its source got memory gets its address now,
+// where view_init would put it); nothing it writes may be read-only.
+// *host is a buffer already known to be in host memory (graphs use few
+// buffers: asking each tensor's buffer type costs an indirect call per source).
+enum node_state { NODE_BAD, NODE_NOOP, NODE_COMPUTES };
+static enum node_state node_ready(struct lm_ggml_tensor * node, lm_ggml_backend_buffer_t * host, char * msg, size_t n) {
+    if (node == NULL || (int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) {
+        snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
+        return NODE_BAD;
+    }
+    if (op_is_noop(node)) return NODE_NOOP;
+    const struct lm_cpu_op * op = &g_ops[node->op];
+    if (op->compute == NULL || (op->supports != NULL && !op->supports(node))) {
+        snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
+        return NODE_BAD;
+    }
+    if (!tensor_ready(node, -1, host, msg, n)) return NODE_BAD;
+    for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
+        if (node->src[j] != NULL && !tensor_ready(node->src[j], j, host, msg, n)) return NODE_BAD;
+    }
+    const struct lm_ggml_tensor * ro = readonly_target(node);
+    if (ro != NULL) {
+        snprintf(msg, n, "writes into %s, whose memory is read-only (a mapped file)", ro->name);
+        return NODE_BAD;
+    }
+    return NODE_COMPUTES;
+}
+
+// Nodes are checked just before they are computed (by the caller's thread,
+// thread 0, while the others wait at the barrier of the node before), when
+// they are in the cache anyway: a separate pass over a graph of small nodes
+// cost as much as computing it. check_ahead checks the nodes from `from` up
+// to and including the next one that computes something; on a bad node it
+// returns false with its index in *bad and the reason in why.
+static bool check_ahead(struct lm_ggml_tensor ** nodes, int n_nodes, int from, lm_ggml_backend_buffer_t * host,
+                        int * bad, char * why, size_t n) {
+    for (int j = from; j < n_nodes; j++) {
+        const enum node_state st = node_ready(nodes[j], host, why, n);
+        if (st == NODE_BAD) {
+            *bad = j;
+            return false;
+        }
+        if (st == NODE_COMPUTES) return true;
+    }
+    return true;
+}
+
+// The message of a node that cannot be computed: "OP (node NAME): why", as
+// lm_cpu_error words kernel failures.
+static void node_error(char * out, size_t n, const struct lm_ggml_tensor * node, const char * why) {
+    snprintf(out, n, "%s (node %s): %s", node ? lm_ggml_op_desc(node) : "?", node ? node->name : "?", why);
+}
+
+// A bad node found during a job: the job stops after node `at` (the one
+// computed last), as for a kernel error. The first error of the job wins.
+static void job_fail(struct lm_cpu_error_slot * e, int at, const struct lm_ggml_tensor * node, const char * why) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&e->state, &expected, 1)) return;
+    node_error(e->msg, sizeof(e->msg), node, why);
+    atomic_store(&e->state, 2);
+    stop_job_at(e, at);
 }
 
 // ---------------------------------------------------------------- thread pool
@@ -318,23 +424,34 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
     // n_nodes is read once: after the last barrier the caller may free the
     // graph's context while this worker is still leaving the loop.
     const int n_nodes = cgraph->n_nodes;
+    struct lm_ggml_tensor ** nodes = cgraph->nodes;
+    const lm_ggml_abort_callback abort_cb = cplan->abort_callback;
+    void * const abort_data = cplan->abort_callback_data;
+    lm_ggml_backend_buffer_t host = NULL; // see node_ready
+    char why[320];
     for (int i = 0; i < n_nodes; i++) {
-        struct lm_ggml_tensor * node = cgraph->nodes[i];
+        struct lm_ggml_tensor * node = nodes[i];
         if (op_is_noop(node)) continue;
         params.node = node;
         params.node_index = i;
         g_ops[node->op].compute(&params, node);
-        if (ith == 0 && cplan->abort_callback && cplan->abort_callback(cplan->abort_callback_data)) {
-            atomic_store(&tp->abort_gen, gen);
-            stop_job_at(&tp->error, i);
+        if (ith == 0) {
+            if (abort_cb != NULL && abort_cb(abort_data)) {
+                atomic_store(&tp->abort_gen, gen);
+                stop_job_at(&tp->error, i);
+            }
+            int bad;
+            if (!check_ahead(nodes, n_nodes, i + 1, &host, &bad, why, sizeof(why))) {
+                job_fail(&tp->error, i, nodes[bad], why);
+            }
         }
-        lm_ggml_barrier(tp);
-        if (atomic_load(&tp->error.stop_node) <= i) break; // see struct lm_cpu_error_slot
+        if (nth > 1) lm_ggml_barrier(tp);
+        if (atomic_load_explicit(&tp->error.stop_node, memory_order_relaxed) <= i) break; // see struct lm_cpu_error_slot
     }
     // Nobody leaves before everyone has read the job: with a graph of no-op
     // nodes (no barrier above) the caller could otherwise return, and free
     // or reuse the graph, while a late worker is about to read it.
-    lm_ggml_barrier(tp);
+    if (nth > 1) lm_ggml_barrier(tp);
 }
 
 static void * worker_main(void * arg) {
@@ -441,7 +558,9 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
     tp->barrier_sleepers = 0;
-    tp->n_cpus = online_cpus();
+    // only a pool with workers spins; asking costs a read of sysfs (microseconds,
+    // felt by every lm_ggml_graph_compute_with_ctx of one thread)
+    tp->n_cpus = tp->n_threads > 1 ? online_cpus() : 1;
 
     if (tp->n_threads > 1) {
         tp->workers = calloc((size_t) tp->n_threads - 1, sizeof(pthread_t));
@@ -536,79 +655,6 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     return cplan;
 }
 
-// The memory a node writes belongs to this tensor (the node itself or the
-// tensor it is a view of).
-static const struct lm_ggml_tensor * data_owner(const struct lm_ggml_tensor * t) {
-    return t->view_src != NULL ? t->view_src : t;
-}
-
-// The read-only tensor a node would write into, or NULL: its result, and
-// for the optimizer step the moments it updates in place.
-static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor * node) {
-    const struct lm_ggml_tensor * written[3] = { node, NULL, NULL };
-    if (node->op == LM_GGML_OP_OPT_STEP_ADAMW) {
-        written[1] = node->src[2];
-        written[2] = node->src[3];
-    }
-    for (int i = 0; i < 3; i++) {
-        if (written[i] != NULL && (data_owner(written[i])->flags & LM_TENSOR_FLAG_READONLY)) {
-            return data_owner(written[i]);
-        }
-    }
-    return NULL;
-}
-
-// Whether node can be computed; if not, why (in msg). A kernel must exist
-// for its op and types; every tensor it touches needs memory of this
-// process (a view made before its source got memory gets its address now,
-// where view_init would put it); nothing it writes may be read-only.
-static bool node_ready(struct lm_ggml_tensor * node, char * msg, size_t n) {
-    if (!lm_cpu_node_supported(node)) {
-        snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
-        return false;
-    }
-    if (op_is_noop(node)) return true;
-    for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
-        struct lm_ggml_tensor * t = j < 0 ? node : node->src[j];
-        if (t == NULL || has_no_elements(t)) continue;
-        if (t->data == NULL && t->view_src != NULL && t->view_src->data != NULL) {
-            t->data = (char *) t->view_src->data + t->view_offs;
-        }
-        if (t->data == NULL) {
-            if (j < 0) snprintf(msg, n, "the result has no data (not allocated: a tensor of a no-alloc context that no buffer backs)");
-            else snprintf(msg, n, "operand %s has no data (not allocated: a tensor of a no-alloc context that no buffer backs)", t->name);
-            return false;
-        }
-        const struct lm_ggml_tensor * owner = data_owner(t);
-        if (owner->buffer != NULL && !lm_ggml_backend_buffer_is_host(owner->buffer)) {
-            snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
-            return false;
-        }
-    }
-    const struct lm_ggml_tensor * ro = readonly_target(node);
-    if (ro != NULL) {
-        snprintf(msg, n, "writes into %s, whose memory is read-only (a mapped file)", ro->name);
-        return false;
-    }
-    return true;
-}
-
-// Refuses, before any thread starts, a graph with a node that cannot be
-// computed; the reason goes to the caller's error frame (or the log) and to
-// lm_backend_last_error for the backend layer.
-static bool graph_computable(const struct lm_ggml_cgraph * cgraph, struct lm_ggml_err_frame * report) {
-    char why[320];
-    for (int i = 0; i < cgraph->n_nodes; i++) {
-        struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (!node_ready(node, why, sizeof(why))) {
-            lm_backend_fail("%s (node %s): %s", lm_ggml_op_desc(node), node->name, why);
-            lm_ggml_err_report(report, "%s", lm_backend_last_error());
-            return false;
-        }
-    }
-    return true;
-}
-
 enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct lm_ggml_cplan * cplan) {
     lm_ggml_cpu_init();
     LM_GGML_ASSERT(cplan != NULL);
@@ -621,8 +667,20 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     struct lm_ggml_err_frame ** top = lm_ggml_err_top();
     struct lm_ggml_err_frame * saved = *top;
 
-    if (!graph_computable(cgraph, saved)) {
-        return LM_GGML_STATUS_FAILED;
+    // The nodes up to the first that computes are checked before any thread
+    // starts (a graph that fails there has computed nothing); compute_graph_thread
+    // checks the others one by one.
+    {
+        char why[320];
+        lm_ggml_backend_buffer_t host = NULL;
+        int bad;
+        if (!check_ahead(cgraph->nodes, cgraph->n_nodes, 0, &host, &bad, why, sizeof(why))) {
+            char msg[CPU_ERROR_MSG_SIZE];
+            node_error(msg, sizeof(msg), cgraph->nodes[bad], why);
+            lm_backend_fail("%s", msg);
+            lm_ggml_err_report(saved, "%s", msg);
+            return LM_GGML_STATUS_FAILED;
+        }
     }
 
     struct lm_ggml_threadpool * tp = cplan->threadpool;

@@ -164,6 +164,25 @@ struct lm_ggml_object * lm_ggml_new_object(struct lm_ggml_context * ctx, enum lm
 struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_context * ctx, enum lm_ggml_type type, int n_dims,
         const int64_t * ne, struct lm_ggml_tensor * view_src, size_t view_offs);
 
+// Shape tests behind lm_ggml_are_same_shape and lm_ggml_can_repeat, inline for
+// the checks every node goes through each time a graph is computed.
+static inline bool lm_shape_eq(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
+    return t0->ne[0] == t1->ne[0] && t0->ne[1] == t1->ne[1] && t0->ne[2] == t1->ne[2] && t0->ne[3] == t1->ne[3];
+}
+static inline bool lm_shape_has_zero(const struct lm_ggml_tensor * t) {
+    return t->ne[0] == 0 || t->ne[1] == 0 || t->ne[2] == 0 || t->ne[3] == 0;
+}
+// t0 tiles t1: every dimension of t1 is a multiple of t0's (two empty tensors
+// tile each other).
+static inline bool lm_shape_repeats(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
+    if (lm_shape_has_zero(t0)) return lm_shape_has_zero(t1);
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        // equal and 1 are the usual cases: they need no division
+        if (t0->ne[i] != t1->ne[i] && t0->ne[i] != 1 && t1->ne[i] % t0->ne[i] != 0) return false;
+    }
+    return true;
+}
+
 // ---------------------------------------------------------------- checked size arithmetic
 //
 // Sizes that come from callers (shapes, strides, offsets) are combined only

@@ -279,12 +279,7 @@ bool lm_ggml_is_permuted(const struct lm_ggml_tensor * t) {
     return t->nb[0] > t->nb[1] || t->nb[1] > t->nb[2] || t->nb[2] > t->nb[3];
 }
 
-bool lm_ggml_is_empty(const struct lm_ggml_tensor * t) {
-    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
-        if (t->ne[i] == 0) return true;
-    }
-    return false;
-}
+bool lm_ggml_is_empty(const struct lm_ggml_tensor * t) { return lm_shape_has_zero(t); }
 
 bool lm_ggml_is_scalar(const struct lm_ggml_tensor * t) { return t->ne[0] == 1 && t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
 bool lm_ggml_is_vector(const struct lm_ggml_tensor * t) { return t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1; }
@@ -324,24 +319,13 @@ bool lm_ggml_is_contiguous_0(const struct lm_ggml_tensor * t) { return is_contig
 bool lm_ggml_is_contiguous_1(const struct lm_ggml_tensor * t) { return is_contiguous_n(t, 1); }
 bool lm_ggml_is_contiguous_2(const struct lm_ggml_tensor * t) { return is_contiguous_n(t, 2); }
 
-bool lm_ggml_are_same_shape(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
-    return t0->ne[0] == t1->ne[0] && t0->ne[1] == t1->ne[1] && t0->ne[2] == t1->ne[2] && t0->ne[3] == t1->ne[3];
-}
+bool lm_ggml_are_same_shape(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) { return lm_shape_eq(t0, t1); }
 
 bool lm_ggml_are_same_stride(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
     return t0->nb[0] == t1->nb[0] && t0->nb[1] == t1->nb[1] && t0->nb[2] == t1->nb[2] && t0->nb[3] == t1->nb[3];
 }
 
-bool lm_ggml_can_repeat(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) {
-    if (lm_ggml_is_empty(t0)) {
-        return lm_ggml_is_empty(t1);
-    }
-    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
-        // equal and 1 are the usual cases: they need no division
-        if (t0->ne[i] != t1->ne[i] && t0->ne[i] != 1 && t1->ne[i] % t0->ne[i] != 0) return false;
-    }
-    return true;
-}
+bool lm_ggml_can_repeat(const struct lm_ggml_tensor * t0, const struct lm_ggml_tensor * t1) { return lm_shape_repeats(t0, t1); }
 
 void lm_ggml_unravel_index(const struct lm_ggml_tensor * t, int64_t i, int64_t * i0, int64_t * i1, int64_t * i2, int64_t * i3) {
     const int64_t ne0 = t->ne[0], ne1 = t->ne[1], ne2 = t->ne[2];

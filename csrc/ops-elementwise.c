@@ -145,7 +145,38 @@ static void lm_bin_row_scalar(enum lm_bin op, int64_t n, float * z, const float 
     }
 }
 
+// f32 elements that follow one another without gaps.
+static inline bool lm_packed_f32(const struct lm_ggml_tensor * t) {
+    return t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->nb[1] == (size_t) t->ne[0]*sizeof(float) &&
+           t->nb[2] == t->nb[1]*(size_t) t->ne[1] && t->nb[3] == t->nb[2]*(size_t) t->ne[2];
+}
+
+// Three packed f32 tensors of one shape: one run over all elements (a graph
+// of small nodes feels every step of the row walk in lm_compute_binary).
+static inline bool lm_binary_flat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst, enum lm_bin op) {
+    const struct lm_ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    if (!lm_packed_f32(dst) || !lm_packed_f32(a) || !lm_packed_f32(b) || !lm_shape_eq(a, b) || !lm_shape_eq(a, dst)) {
+        return false;
+    }
+    // Threads take whole blocks of 1024 elements (4 KiB): a small tensor
+    // stays with thread 0, in the cache that wrote its operands, instead of
+    // being shared out a few cache lines per thread.
+    const int64_t n = dst->ne[0]*dst->ne[1]*dst->ne[2]*dst->ne[3];
+    int64_t i0 = 0, i1 = n;
+    if (params->nth > 1) {
+        const int64_t block = 1024;
+        const int64_t per = ((n + params->nth - 1)/params->nth + block - 1)/block*block;
+        i0 = LM_GGML_MIN(n, per*params->ith);
+        i1 = LM_GGML_MIN(n, i0 + per);
+    }
+    if (i1 > i0) {
+        lm_bin_row(op, lm_vec_avx2(), i1 - i0, (float *) dst->data + i0, (const float *) a->data + i0, (const float *) b->data + i0);
+    }
+    return true;
+}
+
 static void lm_compute_binary(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst, enum lm_bin op) {
+    if (lm_binary_flat(params, dst, op)) return;
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     LM_GGML_TENSOR_BINARY_OP_LOCALS
@@ -270,12 +301,13 @@ static void lm_compute_acc(const struct lm_ggml_compute_params * params, struct 
 // The type combinations the kernels handle (the constructors' type checks,
 // for nodes made some other way).
 static bool lm_rows_ok(const struct lm_ggml_tensor * t) {
-    return lm_type_rw(t->type) && (!lm_ggml_is_quantized(t->type) || t->nb[0] == lm_ggml_type_size(t->type));
+    // plain floats first: asked for every node of every graph before it runs
+    return lm_is_plain_float(t->type) || (lm_type_rw(t->type) && t->nb[0] == lm_ggml_type_size(t->type));
 }
 static bool lm_s_binary(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return a != NULL && b != NULL && lm_rows_ok(a) && lm_is_plain_float(b->type) && lm_rows_ok(node) &&
-           lm_ggml_can_repeat(b, a) && lm_ggml_are_same_shape(a, node);
+           lm_shape_repeats(b, a) && lm_shape_eq(a, node);
 }
 static bool lm_s_acc(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];

@@ -96,6 +96,42 @@ int main(void) {
     check(compute(ctx, lm_ggml_cpy(ctx, lm_ggml_view_1d(ctx, a, 8, 0), lm_ggml_view_1d(ctx, ro, 8, 0)), 2, msg) == LM_GGML_STATUS_FAILED,
           "a copy into a view of read-only memory");
 
+    // A bad node in the middle of a graph (nodes are checked just before they
+    // run): the graph fails naming it, nothing after it is computed, and the
+    // next graph computes. The bad node comes after views (nodes that compute
+    // nothing), at its start, in the middle and at the end, on 1, 2 and 4 threads.
+    for (int n = 1; n <= 4; n *= 2) {
+        for (int where = 0; where < 3; where++) {
+            struct lm_ggml_tensor * v = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 8);
+            lm_ggml_set_f32(v, 1.0f);
+            struct lm_ggml_tensor * h = v;
+            for (int k = 0; k < where * 3; k++) h = lm_ggml_scale(ctx, h, 2.0f);
+            struct lm_ggml_tensor * before = h;
+            h = lm_ggml_reshape_2d(ctx, lm_ggml_view_1d(ctx, h, 8, 0), 4, 2);
+            struct lm_ggml_tensor * bad = lm_ggml_add(ctx, h, lm_ggml_reshape_2d(ctx, x, 4, 2)); // x has no memory
+            lm_ggml_set_name(bad, "bad");
+            struct lm_ggml_tensor * after = lm_ggml_scale(ctx, bad, 3.0f);
+            lm_ggml_set_f32(after, -7.0f);
+            char what[96];
+            snprintf(what, sizeof(what), "bad node after %d nodes, %d threads", where * 3, n);
+            check(compute(ctx, where == 2 ? bad : after, n, msg) == LM_GGML_STATUS_FAILED &&
+                  strstr(msg, "(node bad)") != NULL && strstr(msg, "operand x") != NULL, what);
+            check(lm_ggml_get_f32_1d(after, 0) == -7.0f, "nothing after the bad node is computed");
+            check(where == 0 || lm_ggml_get_f32_1d(before, 0) == (float) (1 << (where * 3)), "the nodes before the bad one are computed");
+            check(compute(ctx, lm_ggml_scale(ctx, before, 0.5f), n, msg) == LM_GGML_STATUS_SUCCESS, "the next graph computes");
+        }
+        // an op with no kernel for its types, between good nodes
+        struct lm_ggml_tensor * q = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 8);
+        lm_ggml_set_f32(q, 1.0f);
+        struct lm_ggml_tensor * u = lm_ggml_scale(ctx, q, 2.0f);
+        struct lm_ggml_tensor * w = lm_ggml_neg(ctx, u);
+        struct lm_ggml_tensor * top = lm_ggml_scale(ctx, w, 2.0f);
+        w->type = LM_GGML_TYPE_I32; // changed by hand: no kernel negates into int32
+        lm_ggml_set_name(w, "untyped");
+        check(compute(ctx, top, n, msg) == LM_GGML_STATUS_FAILED && strstr(msg, "(node untyped)") != NULL &&
+              strstr(msg, "not supported") != NULL, "a node no kernel handles");
+    }
+
     lm_ggml_free(na);
     lm_ggml_free(ctx);
     printf("%d of %d checks failed\n", g_fail, g_checks);
