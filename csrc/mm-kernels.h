@@ -80,4 +80,7 @@ mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type);
+// mm-quant-neon-dot.c: with SDOT, the same bits as mm_quant_dot_neon's
+// kernels; call only where the CPU has the dot product extension.
+lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod(enum lm_ggml_type type);
 #endif

@@ -325,7 +325,9 @@ static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
 #if defined(LM_X86)
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_quant_dot_avx2(type);
 #elif defined(LM_ARM64)
-    if (lv == LM_CPU_LEVEL_NEON) return mm_quant_dot_neon(type);
+    const lm_ggml_vec_dot_t d = lv == LM_CPU_LEVEL_NEON_DOTPROD ? mm_quant_dot_neon_dotprod(type) : NULL;
+    if (d != NULL) return d;
+    if (lm_cpu_level_is_neon(lv)) return mm_quant_dot_neon(type);
 #endif
     (void) lv;
     (void) type;

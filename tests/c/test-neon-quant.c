@@ -6,8 +6,12 @@
 //     of the dequantized operands, and against the scalar kernel where
 //     mm-quant.c has one; weights both from the quantizers and from random
 //     bytes (every bit pattern, e.g. -128 in q8_0), activations both from the
-//     quantizers and raw (including -128).
-// Elsewhere than arm64 there is nothing to test and it says so.
+//     quantizers and raw (including -128); block counts 1 to 8, then random;
+//   where the CPU has the dot product extension, the SDOT kernels
+//     (mm_quant_dot_neon_dotprod) against the NEON ones bit for bit on the
+//     same operands, and the dispatch at both arm64 levels.
+// Elsewhere than arm64 there is nothing to test and it says so. Run it with
+// QEMU_CPU=cortex-a53 (no dotprod) and the default CPU (max) to see both.
 //
 // build: aarch64-linux-gnu-gcc -std=gnu11 -O2 -pthread -Icsrc tests/c/test-neon-quant.c csrc/*.c -lm
 //        qemu-aarch64 -L /usr/aarch64-linux-gnu ./a.out
@@ -25,6 +29,7 @@
 #include <string.h>
 
 static int n_pass, n_fail;
+static int g_has_dot; // the dotprod level is available
 
 static void report(const char * what, int bad, int total) {
     if (bad) n_fail++; else n_pass++;
@@ -201,12 +206,15 @@ static float block_min_of(enum lm_ggml_type t, const void * blk) {
 static void test_dot(enum lm_ggml_type t) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
     const lm_ggml_vec_dot_t neon = mm_quant_dot_neon(t);
+    const lm_ggml_vec_dot_t dot = g_has_dot ? mm_quant_dot_neon_dotprod(t) : NULL;
     enum lm_ggml_type vdt = LM_GGML_TYPE_COUNT;
     lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
     const lm_ggml_vec_dot_t scalar = mm_quant_dot(t, &vdt);
-    lm_cpu_force_level(-1);
-    enum lm_ggml_type vdt2 = LM_GGML_TYPE_COUNT;
+    enum lm_ggml_type vdt2 = LM_GGML_TYPE_COUNT, vdt3 = LM_GGML_TYPE_COUNT;
+    lm_cpu_force_level(LM_CPU_LEVEL_NEON);
     const lm_ggml_vec_dot_t picked = mm_quant_dot(t, &vdt2);
+    const lm_ggml_vec_dot_t picked_dot = lm_cpu_force_level(LM_CPU_LEVEL_NEON_DOTPROD) ? mm_quant_dot(t, &vdt3) : NULL;
+    lm_cpu_force_level(-1);
     if (!scalar) { // no scalar kernel yet: the activation type of the format
         vdt = (tt->blck_size == QK_K) ? LM_GGML_TYPE_Q8_K
             : (t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1) ? LM_GGML_TYPE_Q8_1 : LM_GGML_TYPE_Q8_0;
@@ -221,10 +229,10 @@ static void test_dot(enum lm_ggml_type t) {
     float * fm = malloc(MAX_K * sizeof(float)), * fy = malloc(MAX_K * sizeof(float));
     double * s_err = calloc(MAX_K / 32, sizeof(double));
 
-    int bad_ref = 0, bad_scalar = 0, trials = 0;
+    int bad_ref = 0, bad_scalar = 0, bad_dot = 0, trials = 0;
     double worst = 0;
     for (int trial = 0; trial < 400; trial++) {
-        const int nb = 1 + (int) (rnd() % (MAX_K / bk));
+        const int nb = trial < 8 ? 1 + trial : 1 + (int) (rnd() % (MAX_K / bk));
         const int n = nb * bk;
         const int raw_w = trial % 2, raw_y = (trial / 2) % 2;
         // one trial in 16: constant extreme bytes on both sides (the
@@ -269,6 +277,14 @@ static void test_dot(enum lm_ggml_type t) {
         }
         float got = NAN, want = NAN;
         neon(n, &got, 0, wx, 0, wy, 0, 1);
+        if (dot) {
+            float gd = NAN;
+            dot(n, &gd, 0, wx, 0, wy, 0, 1);
+            if (memcmp(&gd, &got, sizeof(got)) != 0) {
+                if (bad_dot < 3) printf("    %s n=%d raw_w=%d raw_y=%d: dotprod %.9g neon %.9g\n", tt->type_name, n, raw_w, raw_y, gd, got);
+                bad_dot++;
+            }
+        }
         const double tol = 2e-6 * mag + 1e-30;
         const double err = fabs(got - ref);
         if (mag > 0 && err / mag > worst) worst = err / mag;
@@ -288,11 +304,19 @@ static void test_dot(enum lm_ggml_type t) {
     char what[96];
     snprintf(what, sizeof(what), "%s dot neon vs dequantized ref (worst %.1e)", tt->type_name, worst);
     report(what, bad_ref, trials);
+    if (dot) {
+        snprintf(what, sizeof(what), "%s dot dotprod vs neon, bit for bit", tt->type_name);
+        report(what, bad_dot, trials);
+    }
     if (scalar) {
         snprintf(what, sizeof(what), "%s dot neon vs scalar kernel", tt->type_name);
         report(what, bad_scalar, trials);
         snprintf(what, sizeof(what), "%s dispatch picks the neon kernel", tt->type_name);
         report(what, !(picked == neon && vdt2 == vdt), 1);
+        if (g_has_dot) {
+            snprintf(what, sizeof(what), "%s dispatch picks the dotprod kernel", tt->type_name);
+            report(what, !(dot != NULL && picked_dot == dot && vdt3 == vdt), 1);
+        }
     } else {
         printf("  %-44s (no scalar kernel in mm-quant.c yet)\n", tt->type_name);
     }
@@ -300,10 +324,18 @@ static void test_dot(enum lm_ggml_type t) {
 }
 
 int main(void) {
-    if (lm_cpu_level() != LM_CPU_LEVEL_NEON) {
+    printf("dotprod in hwcaps: %d, cpu level: %d\n", lm_ggml_cpu_has_dotprod(), (int) lm_cpu_level());
+    if (!lm_cpu_level_is_neon(lm_cpu_level())) {
         printf("cpu level is not neon (LM_GGML_CPU_LEVEL?): nothing tested\n");
         return 0;
     }
+    // the dotprod level exactly when the CPU has the extension
+    g_has_dot = lm_cpu_force_level(LM_CPU_LEVEL_NEON_DOTPROD);
+    lm_cpu_force_level(-1);
+    if (getenv("LM_GGML_CPU_LEVEL") == NULL) {
+        report("dotprod level iff HWCAP_ASIMDDP", g_has_dot != (lm_ggml_cpu_has_dotprod() != 0), 1);
+    }
+    if (!g_has_dot) printf("no dot product extension: the dotprod kernels are not tested here\n");
     test_act_quant();
     static const enum lm_ggml_type types[] = {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
