@@ -262,15 +262,7 @@ static LM_TARGET_DOTPROD void vd_q2_K_q8_K_dot(VD_ARGS) {
         const uint8x16_t scv = vld1q_u8(x[i].scales);
         uint8_t sc[16];
         vst1q_u8(sc, vandq_u8(scv, m4));
-        // the mins against the sums of 16, as the NEON kernel has them
-        const uint8x16_t mv = vshrq_n_u8(scv, 4);
-        const int16x8_t b0 = vld1q_s16(y[i].bsums), b1 = vld1q_s16(y[i].bsums + 8);
-        const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
-        const int16x8_t mhi = vreinterpretq_s16_u16(vmovl_high_u8(mv));
-        int32x4_t mi = vmull_s16(vget_low_s16(mlo), vget_low_s16(b0));
-        mi = vmlal_high_s16(mi, mlo, b0);
-        mi = vmlal_s16(mi, vget_low_s16(mhi), vget_low_s16(b1));
-        mi = vmlal_high_s16(mi, mhi, b1);
+        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
         int32x4_t ai = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
@@ -287,15 +279,27 @@ static LM_TARGET_DOTPROD void vd_q2_K_q8_K_dot(VD_ARGS) {
             ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), act16(a + 112, tt), sh[7]);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) vaddvq_s32(mi);
+        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
     }
     *s = vaddvq_f32(acc) - mins;
+}
+
+// ai + the two 16s of one q3_K group against a (permuted by tt): low bits
+// lo0/lo1, less 4 where the group's bit of hm0/hm1 is clear; scales sc[0..1].
+static inline LM_TARGET_DOTPROD int32x4_t q3_group(int32x4_t ai, uint8x16_t lo0, uint8x16_t lo1, uint8x16_t hm0, uint8x16_t hm1,
+                                                   uint8_t bit, const int8_t * a, uint8x16_t tt, const int8_t * sc) {
+    const uint8x16_t four = vdupq_n_u8(4), b = vdupq_n_u8(bit);
+    const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, b)), n1 = vbicq_u8(four, vtstq_u8(hm1, b));
+    const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(lo0), vreinterpretq_s8_u8(n0));
+    const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(lo1), vreinterpretq_s8_u8(n1));
+    ai = dot_scaled(ai, v0, act16(a, tt), sc[0]);
+    return dot_scaled(ai, v1, act16(a + 16, tt), sc[1]);
 }
 
 static LM_TARGET_DOTPROD void vd_q3_K_q8_K_dot(VD_ARGS) {
     VD_UNUSED;
     const block_q3_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3);
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK_K; i++) {
         int8_t sc[16];
@@ -305,25 +309,13 @@ static LM_TARGET_DOTPROD void vd_q3_K_q8_K_dot(VD_ARGS) {
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
             const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h + 16), tt);
-            const int8_t * a = y[i].qs + 128 * h;
-            const int8_t * sh = sc + 8 * h;
-            // the low 2 bits of group s (0-3), less 4 where the third bit is clear
-            for (int g = 0; g < 4; g++) {
-                uint8x16_t lo0, lo1;
-                switch (g) { // the shift must be a constant
-                    case 0:  lo0 = vandq_u8(q0, m3); lo1 = vandq_u8(q1, m3); break;
-                    case 1:  lo0 = vandq_u8(vshrq_n_u8(q0, 2), m3); lo1 = vandq_u8(vshrq_n_u8(q1, 2), m3); break;
-                    case 2:  lo0 = vandq_u8(vshrq_n_u8(q0, 4), m3); lo1 = vandq_u8(vshrq_n_u8(q1, 4), m3); break;
-                    default: lo0 = vshrq_n_u8(q0, 6); lo1 = vshrq_n_u8(q1, 6); break;
-                }
-                const uint8x16_t bit = vdupq_n_u8((uint8_t) (1u << (4 * h + g)));
-                const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, bit));
-                const uint8x16_t n1 = vbicq_u8(four, vtstq_u8(hm1, bit));
-                const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(lo0), vreinterpretq_s8_u8(n0));
-                const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(lo1), vreinterpretq_s8_u8(n1));
-                ai = dot_scaled(ai, v0, act16(a + 32 * g, tt), sh[2 * g]);
-                ai = dot_scaled(ai, v1, act16(a + 32 * g + 16, tt), sh[2 * g + 1]);
-            }
+            const int8_t * a = y[i].qs + 128 * h, * sh = sc + 8 * h;
+            const uint8_t b = (uint8_t) (1u << (4 * h));
+            // the shifts must be constants: one call per 2-bit field
+            ai = q3_group(ai, vandq_u8(q0, m3), vandq_u8(q1, m3), hm0, hm1, b, a, tt, sh);
+            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3), hm0, hm1, (uint8_t) (b << 1), a + 32, tt, sh + 2);
+            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3), hm0, hm1, (uint8_t) (b << 2), a + 64, tt, sh + 4);
+            ai = q3_group(ai, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6), hm0, hm1, (uint8_t) (b << 3), a + 96, tt, sh + 6);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
     }

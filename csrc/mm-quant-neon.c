@@ -274,15 +274,7 @@ static void vd_q2_K_q8_K_neon(VD_ARGS) {
         const uint8x16_t scv = vld1q_u8(x[i].scales);
         uint8_t sc[16];
         vst1q_u8(sc, vandq_u8(scv, m4));
-        // the mins against the sums of 16
-        const uint8x16_t mv = vshrq_n_u8(scv, 4);
-        const int16x8_t b0 = vld1q_s16(y[i].bsums), b1 = vld1q_s16(y[i].bsums + 8);
-        const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
-        const int16x8_t mhi = vreinterpretq_s16_u16(vmovl_high_u8(mv));
-        int32x4_t mi = vmull_s16(vget_low_s16(mlo), vget_low_s16(b0));
-        mi = vmlal_high_s16(mi, mlo, b0);
-        mi = vmlal_s16(mi, vget_low_s16(mhi), vget_low_s16(b1));
-        mi = vmlal_high_s16(mi, mhi, b1);
+        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
         int32x4_t ai = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
@@ -299,7 +291,7 @@ static void vd_q2_K_q8_K_neon(VD_ARGS) {
             ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), vld1q_s8(a + 112)), sh[7]);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) vaddvq_s32(mi);
+        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
     }
     *s = vaddvq_f32(acc) - mins;
 }

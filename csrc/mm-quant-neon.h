@@ -34,6 +34,20 @@ static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
     return vaddvq_s32(vmlal_high_s16(vmull_s16(vget_low_s16(m), vget_low_s16(b)), m, b));
 }
 
+// q2_K: sum over 16 sub-blocks of 16 of min j (high nibble of scales byte j,
+// the 16 bytes in scv) * bsums[j]
+static inline int32_t q2k_mins_dot(uint8x16_t scv, const int16_t * bsums) {
+    const uint8x16_t mv = vshrq_n_u8(scv, 4);
+    const int16x8_t b0 = vld1q_s16(bsums), b1 = vld1q_s16(bsums + 8);
+    const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
+    const int16x8_t mhi = vreinterpretq_s16_u16(vmovl_high_u8(mv));
+    int32x4_t mi = vmull_s16(vget_low_s16(mlo), vget_low_s16(b0));
+    mi = vmlal_high_s16(mi, mlo, b0);
+    mi = vmlal_s16(mi, vget_low_s16(mhi), vget_low_s16(b1));
+    mi = vmlal_high_s16(mi, mhi, b1);
+    return vaddvq_s32(mi);
+}
+
 // The 6-bit scales and mins of q4_K/q5_K, packed in 12 bytes: bytes 0-3 hold
 // the scales of sub-blocks 0-3 (low 6 bits) and the top 2 bits of those of
 // 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low 4 bits of
