@@ -19,6 +19,7 @@
 
 #if defined(LM_ARM64)
 #include "ggml-iquants.h"
+#include "ggml-quants.h"
 
 static const uint8_t pair4[16]  = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
 static const uint8_t trans4[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
@@ -28,10 +29,13 @@ static const uint8_t trans4[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7,
 static const uint8_t q5_idx_pair4[16] = {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
 static const uint8_t q5_bit_pair4[16] = {1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32, 64, 128, 64, 128};
 
-// 16 activation bytes at p, permuted by idx.
-static inline int8x16_t act16(const int8_t * p, uint8x16_t idx) {
-    return vqtbl1q_s8(vld1q_s8(p), idx);
+// 16 activation bytes at p, in the order idx gives; pre: they are in it already
+// (activations quantized for the matmul by mm_act_quantizer_dotprod).
+static inline int8x16_t act16(const int8_t * p, uint8x16_t idx, bool pre) {
+    return pre ? vld1q_s8(p) : vqtbl1q_s8(vld1q_s8(p), idx);
 }
+
+#define LM_ALWAYS_INLINE __attribute__((always_inline))
 
 // a0 . b0 + a1 . b1, 4 bytes per lane.
 static inline LM_TARGET_DOTPROD int32x4_t dot2(int8x16_t a0, int8x16_t b0, int8x16_t a1, int8x16_t b1) {
@@ -45,7 +49,7 @@ static inline LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a,
 
 // ---------------------------------------------------------------- 32-element blocks
 
-static LM_TARGET_DOTPROD void vd_q4_0_q8_0_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_0_q8_0(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q4_0 * x = vx; const block_q8_0 * y = vy;
     const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
@@ -55,13 +59,13 @@ static LM_TARGET_DOTPROD void vd_q4_0_q8_0_dot(VD_ARGS) {
         const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
         const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
         const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp), x1, act16(y[i].qs + 16, pp));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
 }
 
-static LM_TARGET_DOTPROD void vd_q4_1_q8_1_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_1_q8_1(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q4_1 * x = vx; const block_q8_1 * y = vy;
     const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
@@ -71,14 +75,14 @@ static LM_TARGET_DOTPROD void vd_q4_1_q8_1_dot(VD_ARGS) {
         const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
         const int8x16_t x0 = vreinterpretq_s8_u8(vandq_u8(q, m4));
         const int8x16_t x1 = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp), x1, act16(y[i].qs + 16, pp));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
         mins += H2F(x[i].m) * H2F(y[i].s);
     }
     *s = vaddvq_f32(acc) + mins;
 }
 
-static LM_TARGET_DOTPROD void vd_q5_0_q8_0_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_0_q8_0(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q5_0 * x = vx; const block_q8_0 * y = vy;
     const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
@@ -90,13 +94,13 @@ static LM_TARGET_DOTPROD void vd_q5_0_q8_0_dot(VD_ARGS) {
         const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
         const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0)), off);
         const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1)), off);
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp), x1, act16(y[i].qs + 16, pp));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
 }
 
-static LM_TARGET_DOTPROD void vd_q5_1_q8_1_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_1_q8_1(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q5_1 * x = vx; const block_q8_1 * y = vy;
     const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
@@ -108,26 +112,26 @@ static LM_TARGET_DOTPROD void vd_q5_1_q8_1_dot(VD_ARGS) {
         const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
         const int8x16_t x0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0));
         const int8x16_t x1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp), x1, act16(y[i].qs + 16, pp));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
         mins += H2F(x[i].m) * H2F(y[i].s);
     }
     *s = vaddvq_f32(acc) + mins;
 }
 
-static LM_TARGET_DOTPROD void vd_q8_0_q8_0_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q8_0_q8_0(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q8_0 * x = vx; const block_q8_0 * y = vy;
     const uint8x16_t pp = vld1q_u8(pair4);
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK8_0; i++) {
-        const int32x4_t d = dot2(act16(x[i].qs, pp), act16(y[i].qs, pp), act16(x[i].qs + 16, pp), act16(y[i].qs + 16, pp));
+        const int32x4_t d = dot2(act16(x[i].qs, pp, false), act16(y[i].qs, pp, pre), act16(x[i].qs + 16, pp, false), act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
 }
 
-static LM_TARGET_DOTPROD void vd_iq4_nl_q8_0_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_nl_q8_0(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_iq4_nl * x = vx; const block_q8_0 * y = vy;
     const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
@@ -137,13 +141,13 @@ static LM_TARGET_DOTPROD void vd_iq4_nl_q8_0_dot(VD_ARGS) {
         const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
         const int8x16_t x0 = vqtbl1q_s8(values, vandq_u8(q, m4));
         const int8x16_t x1 = vqtbl1q_s8(values, vshrq_n_u8(q, 4));
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp), x1, act16(y[i].qs + 16, pp));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
 }
 
-static LM_TARGET_DOTPROD void vd_iq4_xs_q8_K_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_iq4_xs * x = vx; const block_q8_K * y = vy;
     const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
@@ -154,8 +158,8 @@ static LM_TARGET_DOTPROD void vd_iq4_xs_q8_K_dot(VD_ARGS) {
         for (int ib = 0; ib < 8; ib++) {
             const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs + 16 * ib), tt);
             const int8_t * a = y[i].qs + 32 * ib;
-            const int32x4_t d = dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), act16(a, tt),
-                                     vqtbl1q_s8(values, vshrq_n_u8(q, 4)), act16(a + 16, tt));
+            const int32x4_t d = dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), act16(a, tt, pre),
+                                     vqtbl1q_s8(values, vshrq_n_u8(q, 4)), act16(a + 16, tt, pre));
             ai = vmlaq_n_s32(ai, d, iq4xs_scale_of(&x[i], ib));
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
@@ -165,7 +169,7 @@ static LM_TARGET_DOTPROD void vd_iq4_xs_q8_K_dot(VD_ARGS) {
 
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
-static LM_TARGET_DOTPROD void vd_q4_K_q8_K_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q4_K * x = vx; const block_q8_K * y = vy;
     const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
@@ -179,10 +183,10 @@ static LM_TARGET_DOTPROD void vd_q4_K_q8_K_dot(VD_ARGS) {
             const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
             const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
             const int8_t * a = y[i].qs + 64 * j;
-            const int32x4_t d0 = dot2(vreinterpretq_s8_u8(vandq_u8(q0, m4)), act16(a, tt),
-                                      vreinterpretq_s8_u8(vandq_u8(q1, m4)), act16(a + 16, tt));
-            const int32x4_t d1 = dot2(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), act16(a + 32, tt),
-                                      vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), act16(a + 48, tt));
+            const int32x4_t d0 = dot2(vreinterpretq_s8_u8(vandq_u8(q0, m4)), act16(a, tt, pre),
+                                      vreinterpretq_s8_u8(vandq_u8(q1, m4)), act16(a + 16, tt, pre));
+            const int32x4_t d1 = dot2(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), act16(a + 32, tt, pre),
+                                      vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), act16(a + 48, tt, pre));
             ai = vmlaq_n_s32(ai, d0, sc[2 * j]);
             ai = vmlaq_n_s32(ai, d1, sc[2 * j + 1]);
         }
@@ -192,7 +196,7 @@ static LM_TARGET_DOTPROD void vd_q4_K_q8_K_dot(VD_ARGS) {
     *s = vaddvq_f32(acc) - mins;
 }
 
-static LM_TARGET_DOTPROD void vd_q5_K_q8_K_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q5_K * x = vx; const block_q8_K * y = vy;
     const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
@@ -213,8 +217,8 @@ static LM_TARGET_DOTPROD void vd_q5_K_q8_K_dot(VD_ARGS) {
             const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
             h0 = vshrq_n_u8(h0, 2);
             h1 = vshrq_n_u8(h1, 2);
-            ai = vmlaq_n_s32(ai, dot2(l0, act16(a, tt), l1, act16(a + 16, tt)), sc[2 * j]);
-            ai = vmlaq_n_s32(ai, dot2(u0, act16(a + 32, tt), u1, act16(a + 48, tt)), sc[2 * j + 1]);
+            ai = vmlaq_n_s32(ai, dot2(l0, act16(a, tt, pre), l1, act16(a + 16, tt, pre)), sc[2 * j]);
+            ai = vmlaq_n_s32(ai, dot2(u0, act16(a + 32, tt, pre), u1, act16(a + 48, tt, pre)), sc[2 * j + 1]);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
         mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
@@ -222,7 +226,7 @@ static LM_TARGET_DOTPROD void vd_q5_K_q8_K_dot(VD_ARGS) {
     *s = vaddvq_f32(acc) - mins;
 }
 
-static LM_TARGET_DOTPROD void vd_q6_K_q8_K_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q6_K * x = vx; const block_q8_K * y = vy;
     const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), m3 = vdupq_n_u8(0x30);
@@ -243,7 +247,7 @@ static LM_TARGET_DOTPROD void vd_q6_K_q8_K_dot(VD_ARGS) {
                 v[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3)));
                 v[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3)));
                 for (int k = 0; k < 4; k++) {
-                    ai = dot_scaled(ai, vsubq_s8(v[k], off), act16(a + 32 * k + 16 * r, tt), sc[2 * k + r]);
+                    ai = dot_scaled(ai, vsubq_s8(v[k], off), act16(a + 32 * k + 16 * r, tt, pre), sc[2 * k + r]);
                 }
             }
         }
@@ -252,7 +256,7 @@ static LM_TARGET_DOTPROD void vd_q6_K_q8_K_dot(VD_ARGS) {
     *s = vaddvq_f32(acc);
 }
 
-static LM_TARGET_DOTPROD void vd_q2_K_q8_K_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q2_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q2_K * x = vx; const block_q8_K * y = vy;
     const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0xF);
@@ -269,14 +273,14 @@ static LM_TARGET_DOTPROD void vd_q2_K_q8_K_dot(VD_ARGS) {
             const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h + 16), tt);
             const int8_t * a = y[i].qs + 128 * h;
             const uint8_t * sh = sc + 8 * h;
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q0, m3)), act16(a, tt), sh[0]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q1, m3)), act16(a + 16, tt), sh[1]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), act16(a + 32, tt), sh[2]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), act16(a + 48, tt), sh[3]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), act16(a + 64, tt), sh[4]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), act16(a + 80, tt), sh[5]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), act16(a + 96, tt), sh[6]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), act16(a + 112, tt), sh[7]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q0, m3)), act16(a, tt, pre), sh[0]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q1, m3)), act16(a + 16, tt, pre), sh[1]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), act16(a + 32, tt, pre), sh[2]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), act16(a + 48, tt, pre), sh[3]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), act16(a + 64, tt, pre), sh[4]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), act16(a + 80, tt, pre), sh[5]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), act16(a + 96, tt, pre), sh[6]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), act16(a + 112, tt, pre), sh[7]);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
         mins += y[i].d * H2F(x[i].dmin) * (float) mi;
@@ -287,16 +291,16 @@ static LM_TARGET_DOTPROD void vd_q2_K_q8_K_dot(VD_ARGS) {
 // ai + the two 16s of one q3_K group against a (permuted by tt): low bits
 // lo0/lo1, less 4 where the group's bit of hm0/hm1 is clear; scales sc[0..1].
 static inline LM_TARGET_DOTPROD int32x4_t q3_group(int32x4_t ai, uint8x16_t lo0, uint8x16_t lo1, uint8x16_t hm0, uint8x16_t hm1,
-                                                   uint8_t bit, const int8_t * a, uint8x16_t tt, const int8_t * sc) {
+                                                   uint8_t bit, const int8_t * a, uint8x16_t tt, bool pre, const int8_t * sc) {
     const uint8x16_t four = vdupq_n_u8(4), b = vdupq_n_u8(bit);
     const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, b)), n1 = vbicq_u8(four, vtstq_u8(hm1, b));
     const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(lo0), vreinterpretq_s8_u8(n0));
     const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(lo1), vreinterpretq_s8_u8(n1));
-    ai = dot_scaled(ai, v0, act16(a, tt), sc[0]);
-    return dot_scaled(ai, v1, act16(a + 16, tt), sc[1]);
+    ai = dot_scaled(ai, v0, act16(a, tt, pre), sc[0]);
+    return dot_scaled(ai, v1, act16(a + 16, tt, pre), sc[1]);
 }
 
-static LM_TARGET_DOTPROD void vd_q3_K_q8_K_dot(VD_ARGS) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q3_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q3_K * x = vx; const block_q8_K * y = vy;
     const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3);
@@ -312,30 +316,102 @@ static LM_TARGET_DOTPROD void vd_q3_K_q8_K_dot(VD_ARGS) {
             const int8_t * a = y[i].qs + 128 * h, * sh = sc + 8 * h;
             const uint8_t b = (uint8_t) (1u << (4 * h));
             // the shifts must be constants: one call per 2-bit field
-            ai = q3_group(ai, vandq_u8(q0, m3), vandq_u8(q1, m3), hm0, hm1, b, a, tt, sh);
-            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3), hm0, hm1, (uint8_t) (b << 1), a + 32, tt, sh + 2);
-            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3), hm0, hm1, (uint8_t) (b << 2), a + 64, tt, sh + 4);
-            ai = q3_group(ai, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6), hm0, hm1, (uint8_t) (b << 3), a + 96, tt, sh + 6);
+            ai = q3_group(ai, vandq_u8(q0, m3), vandq_u8(q1, m3), hm0, hm1, b, a, tt, pre, sh);
+            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3), hm0, hm1, (uint8_t) (b << 1), a + 32, tt, pre, sh + 2);
+            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3), hm0, hm1, (uint8_t) (b << 2), a + 64, tt, pre, sh + 4);
+            ai = q3_group(ai, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6), hm0, hm1, (uint8_t) (b << 3), a + 96, tt, pre, sh + 6);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
     }
     *s = vaddvq_f32(acc);
 }
 
-lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_Q4_0:   return vd_q4_0_q8_0_dot;
-        case LM_GGML_TYPE_Q4_1:   return vd_q4_1_q8_1_dot;
-        case LM_GGML_TYPE_Q5_0:   return vd_q5_0_q8_0_dot;
-        case LM_GGML_TYPE_Q5_1:   return vd_q5_1_q8_1_dot;
-        case LM_GGML_TYPE_Q8_0:   return vd_q8_0_q8_0_dot;
-        case LM_GGML_TYPE_IQ4_NL: return vd_iq4_nl_q8_0_dot;
-        case LM_GGML_TYPE_IQ4_XS: return vd_iq4_xs_q8_K_dot;
-        case LM_GGML_TYPE_Q2_K:   return vd_q2_K_q8_K_dot;
-        case LM_GGML_TYPE_Q3_K:   return vd_q3_K_q8_K_dot;
-        case LM_GGML_TYPE_Q4_K:   return vd_q4_K_q8_K_dot;
-        case LM_GGML_TYPE_Q5_K:   return vd_q5_K_q8_K_dot;
-        case LM_GGML_TYPE_Q6_K:   return vd_q6_K_q8_K_dot;
+// ---------------------------------------------------------------- entry points
+
+// Each kernel twice: against activations as the format has them (the type
+// traits' vec_dot), and against ones already in its lanes' order (the matmul).
+#define DOT_ENTRIES(T)                                                                                    \
+static LM_TARGET_DOTPROD void vd_##T(VD_ARGS)     { k_##T(n, s, bs, vx, bx, vy, by, nrc, false); }       \
+static LM_TARGET_DOTPROD void vd_##T##_pre(VD_ARGS) { k_##T(n, s, bs, vx, bx, vy, by, nrc, true); }
+DOT_ENTRIES(q4_0_q8_0)
+DOT_ENTRIES(q4_1_q8_1)
+DOT_ENTRIES(q5_0_q8_0)
+DOT_ENTRIES(q5_1_q8_1)
+DOT_ENTRIES(q8_0_q8_0)
+DOT_ENTRIES(iq4_nl_q8_0)
+DOT_ENTRIES(iq4_xs_q8_K)
+DOT_ENTRIES(q2_K_q8_K)
+DOT_ENTRIES(q3_K_q8_K)
+DOT_ENTRIES(q4_K_q8_K)
+DOT_ENTRIES(q5_K_q8_K)
+DOT_ENTRIES(q6_K_q8_K)
+
+static const struct { enum lm_ggml_type type; lm_ggml_vec_dot_t std, pre; } dot_kernels[] = {
+    { LM_GGML_TYPE_Q4_0, vd_q4_0_q8_0, vd_q4_0_q8_0_pre },       { LM_GGML_TYPE_Q4_1, vd_q4_1_q8_1, vd_q4_1_q8_1_pre },
+    { LM_GGML_TYPE_Q5_0, vd_q5_0_q8_0, vd_q5_0_q8_0_pre },       { LM_GGML_TYPE_Q5_1, vd_q5_1_q8_1, vd_q5_1_q8_1_pre },
+    { LM_GGML_TYPE_Q8_0, vd_q8_0_q8_0, vd_q8_0_q8_0_pre },       { LM_GGML_TYPE_IQ4_NL, vd_iq4_nl_q8_0, vd_iq4_nl_q8_0_pre },
+    { LM_GGML_TYPE_IQ4_XS, vd_iq4_xs_q8_K, vd_iq4_xs_q8_K_pre }, { LM_GGML_TYPE_Q2_K, vd_q2_K_q8_K, vd_q2_K_q8_K_pre },
+    { LM_GGML_TYPE_Q3_K, vd_q3_K_q8_K, vd_q3_K_q8_K_pre },       { LM_GGML_TYPE_Q4_K, vd_q4_K_q8_K, vd_q4_K_q8_K_pre },
+    { LM_GGML_TYPE_Q5_K, vd_q5_K_q8_K, vd_q5_K_q8_K_pre },       { LM_GGML_TYPE_Q6_K, vd_q6_K_q8_K, vd_q6_K_q8_K_pre },
+};
+
+static lm_ggml_vec_dot_t find_kernel(enum lm_ggml_type type, bool pre) {
+    for (size_t i = 0; i < sizeof(dot_kernels) / sizeof(dot_kernels[0]); i++) {
+        if (dot_kernels[i].type == type) return pre ? dot_kernels[i].pre : dot_kernels[i].std;
+    }
+    return NULL;
+}
+
+lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod(enum lm_ggml_type type)     { return find_kernel(type, false); }
+lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod_pre(enum lm_ggml_type type) { return find_kernel(type, true); }
+
+// ---------------------------------------------------------------- activations in lane order
+
+// The permutation the kernels against an activation type apply to each 16
+// quants (q8_0/q8_1: pair4; q8_K: trans4), or NULL.
+static const uint8_t * act_order(enum lm_ggml_type vdt) {
+    switch (vdt) {
+        case LM_GGML_TYPE_Q8_0: case LM_GGML_TYPE_Q8_1: return pair4;
+        case LM_GGML_TYPE_Q8_K: return trans4;
+        default: return NULL;
+    }
+}
+
+// Reorders the quants of nb blocks of vdt in place; the scales and sums stay
+// valid, as each 16 keeps its bytes.
+void mm_act_permute_dotprod(enum lm_ggml_type vdt, void * y, int64_t nb) {
+    const uint8_t * ord = act_order(vdt);
+    if (ord == NULL) return;
+    const uint8x16_t idx = vld1q_u8(ord);
+    for (int64_t i = 0; i < nb; i++) {
+        int8_t * qs; int nq;
+        switch (vdt) {
+            case LM_GGML_TYPE_Q8_0: qs = ((block_q8_0 *) y)[i].qs; nq = QK8_0; break;
+            case LM_GGML_TYPE_Q8_1: qs = ((block_q8_1 *) y)[i].qs; nq = QK8_1; break;
+            default:                qs = ((block_q8_K *) y)[i].qs; nq = QK_K; break;
+        }
+        for (int j = 0; j < nq; j += 16) vst1q_s8(qs + j, vqtbl1q_s8(vld1q_s8(qs + j), idx));
+    }
+}
+
+static void act_q8_0(const float * restrict x, void * restrict y, int64_t k) {
+    lm_quantize_row_q8_0(x, y, k);
+    mm_act_permute_dotprod(LM_GGML_TYPE_Q8_0, y, k / QK8_0);
+}
+static void act_q8_1(const float * restrict x, void * restrict y, int64_t k) {
+    lm_quantize_row_q8_1(x, y, k);
+    mm_act_permute_dotprod(LM_GGML_TYPE_Q8_1, y, k / QK8_1);
+}
+static void act_q8_K(const float * restrict x, void * restrict y, int64_t k) {
+    lm_quantize_row_q8_K(x, y, k);
+    mm_act_permute_dotprod(LM_GGML_TYPE_Q8_K, y, k / QK_K);
+}
+
+lm_ggml_from_float_t mm_act_quantizer_dotprod(enum lm_ggml_type vdt) {
+    switch (vdt) {
+        case LM_GGML_TYPE_Q8_0: return act_q8_0;
+        case LM_GGML_TYPE_Q8_1: return act_q8_1;
+        case LM_GGML_TYPE_Q8_K: return act_q8_K;
         default: return NULL;
     }
 }

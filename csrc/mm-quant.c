@@ -349,6 +349,22 @@ lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) 
     return v ? v : k;
 }
 
+lm_ggml_vec_dot_t mm_quant_dot_mm(enum lm_ggml_type type, enum lm_ggml_type * vdt, lm_ggml_from_float_t * act) {
+#if defined(LM_ARM64)
+    // both from one reading of the level
+    if (lm_cpu_level() == LM_CPU_LEVEL_NEON_DOTPROD && scalar_dot_kernel(type, vdt) != NULL) {
+        const lm_ggml_vec_dot_t k = mm_quant_dot_neon_dotprod_pre(type);
+        if (k != NULL) {
+            *act = mm_act_quantizer_dotprod(*vdt);
+            return k;
+        }
+    }
+#endif
+    const lm_ggml_vec_dot_t k = mm_quant_dot(type, vdt);
+    *act = k != NULL ? mm_act_quantizer(*vdt) : NULL;
+    return k;
+}
+
 // ---------------------------------------------------------------- type-traits vec_dot
 //
 // The traits table is built once, so its entries re-check the level per call.

@@ -207,13 +207,18 @@ static void test_dot(enum lm_ggml_type t) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
     const lm_ggml_vec_dot_t neon = mm_quant_dot_neon(t);
     const lm_ggml_vec_dot_t dot = g_has_dot ? mm_quant_dot_neon_dotprod(t) : NULL;
+    const lm_ggml_vec_dot_t dot_pre = g_has_dot ? mm_quant_dot_neon_dotprod_pre(t) : NULL;
     enum lm_ggml_type vdt = LM_GGML_TYPE_COUNT;
     lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
     const lm_ggml_vec_dot_t scalar = mm_quant_dot(t, &vdt);
     enum lm_ggml_type vdt2 = LM_GGML_TYPE_COUNT, vdt3 = LM_GGML_TYPE_COUNT;
     lm_cpu_force_level(LM_CPU_LEVEL_NEON);
     const lm_ggml_vec_dot_t picked = mm_quant_dot(t, &vdt2);
+    lm_ggml_from_float_t act = NULL, act_dot = NULL;
+    enum lm_ggml_type vdt4 = LM_GGML_TYPE_COUNT, vdt5 = LM_GGML_TYPE_COUNT;
+    const lm_ggml_vec_dot_t picked_mm = mm_quant_dot_mm(t, &vdt4, &act); // at NEON: the plain pair
     const lm_ggml_vec_dot_t picked_dot = lm_cpu_force_level(LM_CPU_LEVEL_NEON_DOTPROD) ? mm_quant_dot(t, &vdt3) : NULL;
+    const lm_ggml_vec_dot_t picked_dot_mm = g_has_dot ? mm_quant_dot_mm(t, &vdt5, &act_dot) : NULL;
     lm_cpu_force_level(-1);
     if (!scalar) { // no scalar kernel yet: the activation type of the format
         vdt = (tt->blck_size == QK_K) ? LM_GGML_TYPE_Q8_K
@@ -224,12 +229,12 @@ static void test_dot(enum lm_ggml_type t) {
     const int bk = (int) tt->blck_size;
 
     unsigned char * wx = malloc(MAX_K / bk * xsize), * wm = malloc(MAX_K / bk * xsize);
-    unsigned char * wy = malloc(MAX_K / vt->blck_size * ysize);
+    unsigned char * wy = malloc(MAX_K / vt->blck_size * ysize), * wyp = malloc(MAX_K / vt->blck_size * ysize);
     float * src = malloc(MAX_K * sizeof(float)), * fx = malloc(MAX_K * sizeof(float));
     float * fm = malloc(MAX_K * sizeof(float)), * fy = malloc(MAX_K * sizeof(float));
     double * s_err = calloc(MAX_K / 32, sizeof(double));
 
-    int bad_ref = 0, bad_scalar = 0, bad_dot = 0, trials = 0;
+    int bad_ref = 0, bad_scalar = 0, bad_dot = 0, bad_pre = 0, trials = 0;
     double worst = 0;
     for (int trial = 0; trial < 400; trial++) {
         const int nb = trial < 8 ? 1 + trial : 1 + (int) (rnd() % (MAX_K / bk));
@@ -284,6 +289,15 @@ static void test_dot(enum lm_ggml_type t) {
                 if (bad_dot < 3) printf("    %s n=%d raw_w=%d raw_y=%d: dotprod %.9g neon %.9g\n", tt->type_name, n, raw_w, raw_y, gd, got);
                 bad_dot++;
             }
+            // the matmul's form: activations reordered once, kernel without permutes
+            memcpy(wyp, wy, (size_t) (n / vt->blck_size) * ysize);
+            mm_act_permute_dotprod(vdt, wyp, n / vt->blck_size);
+            gd = NAN;
+            dot_pre(n, &gd, 0, wx, 0, wyp, 0, 1);
+            if (memcmp(&gd, &got, sizeof(got)) != 0) {
+                if (bad_pre < 3) printf("    %s n=%d raw_w=%d raw_y=%d: dotprod (pre) %.9g neon %.9g\n", tt->type_name, n, raw_w, raw_y, gd, got);
+                bad_pre++;
+            }
         }
         const double tol = 2e-6 * mag + 1e-30;
         const double err = fabs(got - ref);
@@ -307,20 +321,23 @@ static void test_dot(enum lm_ggml_type t) {
     if (dot) {
         snprintf(what, sizeof(what), "%s dot dotprod vs neon, bit for bit", tt->type_name);
         report(what, bad_dot, trials);
+        snprintf(what, sizeof(what), "%s dot dotprod (lane-order act) vs neon", tt->type_name);
+        report(what, bad_pre, trials);
     }
     if (scalar) {
         snprintf(what, sizeof(what), "%s dot neon vs scalar kernel", tt->type_name);
         report(what, bad_scalar, trials);
         snprintf(what, sizeof(what), "%s dispatch picks the neon kernel", tt->type_name);
-        report(what, !(picked == neon && vdt2 == vdt), 1);
+        report(what, !(picked == neon && vdt2 == vdt && picked_mm == neon && vdt4 == vdt && act == mm_act_quantizer(vdt)), 1);
         if (g_has_dot) {
             snprintf(what, sizeof(what), "%s dispatch picks the dotprod kernel", tt->type_name);
-            report(what, !(dot != NULL && picked_dot == dot && vdt3 == vdt), 1);
+            report(what, !(dot != NULL && picked_dot == dot && vdt3 == vdt && picked_dot_mm == dot_pre && vdt5 == vdt &&
+                           act_dot == mm_act_quantizer_dotprod(vdt)), 1);
         }
     } else {
         printf("  %-44s (no scalar kernel in mm-quant.c yet)\n", tt->type_name);
     }
-    free(wx); free(wm); free(wy); free(src); free(fx); free(fm); free(fy); free(s_err);
+    free(wx); free(wm); free(wy); free(wyp); free(src); free(fx); free(fm); free(fy); free(s_err);
 }
 
 int main(void) {
