@@ -95,7 +95,7 @@ QEMU="qemu-aarch64 -L ${XSYSROOT:-/usr/aarch64-linux-gnu}"
 # The Go tests run under emulation: the parity tests (type traits, op names,
 # fp16/bf16, op parity incl. quantized matmul, GGUF) and the core/compute tests.
 # Sliced out (slow under qemu, covered natively): backward/trainer tests.
-ARM64_RUN="${ARM64_RUN:-Parity|Context|Tensor|NoAlloc|Buffer|Graph|Compute|Threadpool|Op|MapCustom|CrossContext|UseAfterClose|Hardening}"
+ARM64_RUN="${ARM64_RUN:-Parity|Context|Tensor|NoAlloc|Buffer|Graph|Compute|Threadpool|Op|MapCustom|CrossContext|UseAfterClose|Hardening|CPULevel}"
 
 arm64() {
   local out="$SCRATCH/arm64"; mkdir -p "$out"

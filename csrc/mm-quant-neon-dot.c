@@ -331,8 +331,8 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q3_K_q8_K(VD_ARGS, bool 
 // Each kernel twice: against activations as the format has them (the type
 // traits' vec_dot), and against ones already in its lanes' order (the matmul).
 #define DOT_ENTRIES(T)                                                                                    \
-static LM_TARGET_DOTPROD void vd_##T(VD_ARGS)     { k_##T(n, s, bs, vx, bx, vy, by, nrc, false); }       \
-static LM_TARGET_DOTPROD void vd_##T##_pre(VD_ARGS) { k_##T(n, s, bs, vx, bx, vy, by, nrc, true); }
+static LM_TARGET_DOTPROD void vd_##T##_dot(VD_ARGS)    { k_##T(n, s, bs, vx, bx, vy, by, nrc, false); }     \
+static LM_TARGET_DOTPROD void vd_##T##_dotpre(VD_ARGS) { k_##T(n, s, bs, vx, bx, vy, by, nrc, true); }
 DOT_ENTRIES(q4_0_q8_0)
 DOT_ENTRIES(q4_1_q8_1)
 DOT_ENTRIES(q5_0_q8_0)
@@ -347,12 +347,12 @@ DOT_ENTRIES(q5_K_q8_K)
 DOT_ENTRIES(q6_K_q8_K)
 
 static const struct { enum lm_ggml_type type; lm_ggml_vec_dot_t std, pre; } dot_kernels[] = {
-    { LM_GGML_TYPE_Q4_0, vd_q4_0_q8_0, vd_q4_0_q8_0_pre },       { LM_GGML_TYPE_Q4_1, vd_q4_1_q8_1, vd_q4_1_q8_1_pre },
-    { LM_GGML_TYPE_Q5_0, vd_q5_0_q8_0, vd_q5_0_q8_0_pre },       { LM_GGML_TYPE_Q5_1, vd_q5_1_q8_1, vd_q5_1_q8_1_pre },
-    { LM_GGML_TYPE_Q8_0, vd_q8_0_q8_0, vd_q8_0_q8_0_pre },       { LM_GGML_TYPE_IQ4_NL, vd_iq4_nl_q8_0, vd_iq4_nl_q8_0_pre },
-    { LM_GGML_TYPE_IQ4_XS, vd_iq4_xs_q8_K, vd_iq4_xs_q8_K_pre }, { LM_GGML_TYPE_Q2_K, vd_q2_K_q8_K, vd_q2_K_q8_K_pre },
-    { LM_GGML_TYPE_Q3_K, vd_q3_K_q8_K, vd_q3_K_q8_K_pre },       { LM_GGML_TYPE_Q4_K, vd_q4_K_q8_K, vd_q4_K_q8_K_pre },
-    { LM_GGML_TYPE_Q5_K, vd_q5_K_q8_K, vd_q5_K_q8_K_pre },       { LM_GGML_TYPE_Q6_K, vd_q6_K_q8_K, vd_q6_K_q8_K_pre },
+    { LM_GGML_TYPE_Q4_0, vd_q4_0_q8_0_dot, vd_q4_0_q8_0_dotpre },       { LM_GGML_TYPE_Q4_1, vd_q4_1_q8_1_dot, vd_q4_1_q8_1_dotpre },
+    { LM_GGML_TYPE_Q5_0, vd_q5_0_q8_0_dot, vd_q5_0_q8_0_dotpre },       { LM_GGML_TYPE_Q5_1, vd_q5_1_q8_1_dot, vd_q5_1_q8_1_dotpre },
+    { LM_GGML_TYPE_Q8_0, vd_q8_0_q8_0_dot, vd_q8_0_q8_0_dotpre },       { LM_GGML_TYPE_IQ4_NL, vd_iq4_nl_q8_0_dot, vd_iq4_nl_q8_0_dotpre },
+    { LM_GGML_TYPE_IQ4_XS, vd_iq4_xs_q8_K_dot, vd_iq4_xs_q8_K_dotpre }, { LM_GGML_TYPE_Q2_K, vd_q2_K_q8_K_dot, vd_q2_K_q8_K_dotpre },
+    { LM_GGML_TYPE_Q3_K, vd_q3_K_q8_K_dot, vd_q3_K_q8_K_dotpre },       { LM_GGML_TYPE_Q4_K, vd_q4_K_q8_K_dot, vd_q4_K_q8_K_dotpre },
+    { LM_GGML_TYPE_Q5_K, vd_q5_K_q8_K_dot, vd_q5_K_q8_K_dotpre },       { LM_GGML_TYPE_Q6_K, vd_q6_K_q8_K_dot, vd_q6_K_q8_K_dotpre },
 };
 
 static lm_ggml_vec_dot_t find_kernel(enum lm_ggml_type type, bool pre) {
