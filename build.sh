@@ -133,9 +133,10 @@ arm64() {
         test-quants)  args="$SCRATCH/lm-quant-parity" ;;
         test-iquants) args="$PARITY/quant" ;;
       esac
+      local t1=$SECONDS
       QEMU_CPU=$cpu $QEMU "$out/$name" $args >"$out/$name.$cpu.log" 2>&1 ||
         { echo "FAIL $name (arm64, $cpu)"; tail -20 "$out/$name.$cpu.log"; return 1; }
-      echo "ok   $name (arm64, $cpu): $(tail -1 "$out/$name.$cpu.log")"
+      echo "ok   $name (arm64, $cpu, $((SECONDS-t1))s): $(tail -1 "$out/$name.$cpu.log")"
     done
   done
   echo "arm64: C tests under qemu in $((SECONDS-t0))s"

@@ -13,7 +13,9 @@
 //   K-quants (SMULL/SMLAL, then SMLAL by the sub-block scale): lane j takes
 //     bytes j, j+4, j+8, j+12 (trans4 below).
 // Weights are permuted as packed bytes (one TBL serves both nibbles, or all
-// four 2-bit fields), activations 16 bytes at a time. The integer sums are
+// four 2-bit fields). Activations are permuted 16 bytes at a time by the
+// kernels the type traits' vec_dot gives (_dot), or once per column by the
+// matmul's quantizer for the kernels it uses (_dotpre). The integer sums are
 // exact in both kernels; the float ops are the NEON kernel's, in its order.
 #include "mm-quant-neon.h"
 
