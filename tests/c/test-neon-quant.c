@@ -29,7 +29,6 @@
 #include <string.h>
 
 static int n_pass, n_fail;
-static int g_has_dot; // the dotprod level is available
 
 static void report(const char * what, int bad, int total) {
     if (bad) n_fail++; else n_pass++;
@@ -37,6 +36,8 @@ static void report(const char * what, int bad, int total) {
 }
 
 #if defined(LM_ARM64)
+
+static int g_has_dot; // the dotprod level is available
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) {
