@@ -95,7 +95,7 @@ QEMU="qemu-aarch64 -L ${XSYSROOT:-/usr/aarch64-linux-gnu}"
 # The Go tests run under emulation: the parity tests (type traits, op names,
 # fp16/bf16, op parity incl. quantized matmul, GGUF) and the core/compute tests.
 # Sliced out (slow under qemu, covered natively): backward/trainer tests.
-ARM64_RUN="${ARM64_RUN:-Parity|Context|Tensor|NoAlloc|Buffer|Graph|Compute|Threadpool|Op|MapCustom|CrossContext|UseAfterClose|Hardening}"
+ARM64_RUN="${ARM64_RUN:-Parity|Context|Tensor|NoAlloc|Buffer|Graph|Compute|Threadpool|Op|MapCustom|CrossContext|UseAfterClose|Hardening|CPULevel}"
 
 arm64() {
   local out="$SCRATCH/arm64"; mkdir -p "$out"
@@ -111,16 +111,33 @@ arm64() {
   python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   rm -f "$out"/*.o
   for f in csrc/*.c; do "$XCC" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" & done; wait
+  # Two emulated CPUs: qemu's default (max) has the dot product extension, so
+  # the kernels run at the dotprod level; cortex-a53 (ARMv8.0) has not, so
+  # they run at the plain NEON level (and an SDOT chosen there would SIGILL).
+  # On cortex-a53 only the kernel programs that differ by level run again:
+  # test-neon-quant (NEON kernels; dotprod = NEON bit for bit is checked on
+  # max) and batch invariance; test-matmul's other kernels are the same code
+  # at both levels (ARM64_CTESTS_NODOT=... to run more there).
+  local cpu name list
   for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul test-batch-invariance}; do
     "$XCC" -std=gnu11 -O2 -pthread -Icsrc "tests/c/$name.c" "$out"/*.o -lm -o "$out/$name"
-    local args=""
-    case "$name" in
-      test-matmul|test-batch-invariance) args=3 ;; # the NEON level only: the scalar one is covered natively
-      test-quants)  args="$SCRATCH/lm-quant-parity" ;;
-      test-iquants) args="$PARITY/quant" ;;
-    esac
-    $QEMU "$out/$name" $args >"$out/$name.log" 2>&1 || { echo "FAIL $name (arm64)"; tail -20 "$out/$name.log"; return 1; }
-    echo "ok   $name (arm64): $(tail -1 "$out/$name.log")"
+  done
+  for cpu in max cortex-a53; do
+    list=${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul test-batch-invariance}
+    [ "$cpu" = max ] || list=${ARM64_CTESTS_NODOT:-test-neon-quant test-batch-invariance}
+    for name in $list; do
+      local args=""
+      case "$name" in
+        # one SIMD level: the scalar one is covered natively
+        test-matmul|test-batch-invariance) args=$([ "$cpu" = max ] && echo 4 || echo 3) ;;
+        test-quants)  args="$SCRATCH/lm-quant-parity" ;;
+        test-iquants) args="$PARITY/quant" ;;
+      esac
+      local t1=$SECONDS
+      QEMU_CPU=$cpu $QEMU "$out/$name" $args >"$out/$name.$cpu.log" 2>&1 ||
+        { echo "FAIL $name (arm64, $cpu)"; tail -20 "$out/$name.$cpu.log"; return 1; }
+      echo "ok   $name (arm64, $cpu, $((SECONDS-t1))s): $(tail -1 "$out/$name.$cpu.log")"
+    done
   done
   echo "arm64: C tests under qemu in $((SECONDS-t0))s"
 }

@@ -23,7 +23,10 @@ const (
 	LevelScalar CPULevel = C.LM_CPU_LEVEL_SCALAR
 	LevelAVX2   CPULevel = C.LM_CPU_LEVEL_AVX2   // x86-64: AVX2 + FMA + F16C
 	LevelAVX512 CPULevel = C.LM_CPU_LEVEL_AVX512 // x86-64: AVX-512 F/BW/VL/DQ
-	LevelNEON   CPULevel = C.LM_CPU_LEVEL_NEON   // arm64
+	LevelNEON   CPULevel = C.LM_CPU_LEVEL_NEON   // arm64: ARMv8.0 Advanced SIMD
+	// arm64 with the ARMv8.2 dot product instructions (SDOT): the NEON
+	// kernels, some integer dots replaced; the same bits as LevelNEON.
+	LevelNEONDotProd CPULevel = C.LM_CPU_LEVEL_NEON_DOTPROD
 )
 
 func (l CPULevel) String() string {
@@ -36,6 +39,8 @@ func (l CPULevel) String() string {
 		return "avx512"
 	case LevelNEON:
 		return "neon"
+	case LevelNEONDotProd:
+		return "dotprod"
 	}
 	return fmt.Sprintf("CPULevel(%d)", int(l))
 }
@@ -46,7 +51,7 @@ func CurrentCPULevel() CPULevel { return CPULevel(C.lm_cpu_level()) }
 // SupportedCPULevels lists the levels this CPU can run, lowest first.
 func SupportedCPULevels() []CPULevel {
 	out := []CPULevel{LevelScalar}
-	for _, l := range []CPULevel{LevelAVX2, LevelAVX512, LevelNEON} {
+	for _, l := range []CPULevel{LevelAVX2, LevelAVX512, LevelNEON, LevelNEONDotProd} {
 		if bool(C.lm_cpu_force_level(C.int(l))) {
 			out = append(out, l)
 		}
@@ -66,7 +71,8 @@ func ForceCPULevel(l CPULevel) error {
 }
 
 // ResetCPULevel returns to the best level of the CPU (capped by the
-// LM_GGML_CPU_LEVEL environment variable: scalar, avx2 or avx512).
+// LM_GGML_CPU_LEVEL environment variable: a level's String, e.g. scalar,
+// avx2, avx512, neon or dotprod).
 func ResetCPULevel() { C.lm_cpu_force_level(-1) }
 
 // CPUFeatures reports the CPU features relevant to the kernels, as seen by

@@ -98,17 +98,25 @@ void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i
 lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
 lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
 
-// ---------------------------------------------------------------- run-time SIMD dispatch (x86-64)
+// ---------------------------------------------------------------- run-time SIMD dispatch
 
+// Two ladders above scalar: x86-64 (avx2 < avx512) and arm64 (neon <
+// neon_dotprod); a level of the other architecture is never available.
 enum lm_cpu_level {
-    LM_CPU_LEVEL_SCALAR = 0,
-    LM_CPU_LEVEL_AVX2   = 1, // AVX2 + FMA + F16C
-    LM_CPU_LEVEL_AVX512 = 2, // AVX-512 F/BW/VL/DQ
-    LM_CPU_LEVEL_NEON   = 3, // arm64
+    LM_CPU_LEVEL_SCALAR       = 0,
+    LM_CPU_LEVEL_AVX2         = 1, // AVX2 + FMA + F16C
+    LM_CPU_LEVEL_AVX512       = 2, // AVX-512 F/BW/VL/DQ
+    LM_CPU_LEVEL_NEON         = 3, // arm64, ARMv8.0 Advanced SIMD
+    LM_CPU_LEVEL_NEON_DOTPROD = 4, // arm64 with the ARMv8.2 dot product (SDOT); else as NEON
 };
 // Best level the CPU supports, possibly lowered by lm_cpu_force_level or the
-// LM_GGML_CPU_LEVEL environment variable ("scalar", "avx2", "avx512").
+// LM_GGML_CPU_LEVEL environment variable ("scalar", "avx2", "avx512", "neon",
+// "dotprod").
 enum lm_cpu_level lm_cpu_level(void);
+// The NEON kernels serve both arm64 levels (the dotprod one replaces some).
+static inline bool lm_cpu_level_is_neon(enum lm_cpu_level l) {
+    return l == LM_CPU_LEVEL_NEON || l == LM_CPU_LEVEL_NEON_DOTPROD;
+}
 // Forces a level (for tests); returns false if the CPU lacks it. -1 restores auto.
 bool lm_cpu_force_level(int level);
 
@@ -119,6 +127,14 @@ bool lm_cpu_force_level(int level);
 #endif
 #if defined(__aarch64__)
 #define LM_ARM64 1
+// Functions that may use SDOT/UDOT; called only at LM_CPU_LEVEL_NEON_DOTPROD.
+// GCC inlines its dotprod intrinsics only into armv8.2-a code ("+dotprod"
+// alone is refused); every CPU with the extension implements 8.2.
+#if defined(__clang__)
+#define LM_TARGET_DOTPROD __attribute__((target("dotprod")))
+#else
+#define LM_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
 #endif
 
 #ifdef __cplusplus

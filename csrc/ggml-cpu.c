@@ -21,6 +21,29 @@
 static int g_level_forced = -1;
 static int g_level_detected = -1;
 
+// Levels of one ladder (scalar belongs to both).
+static bool same_ladder(int a, int b) {
+    return a == LM_CPU_LEVEL_SCALAR || b == LM_CPU_LEVEL_SCALAR ||
+           (a >= LM_CPU_LEVEL_NEON) == (b >= LM_CPU_LEVEL_NEON);
+}
+
+// LM_GGML_CPU_LEVEL caps the detected level; a name of the other ladder, or
+// an unknown one, caps nothing.
+static int env_cap(int level) {
+    static const struct { const char * name; int level; } names[] = {
+        { "scalar", LM_CPU_LEVEL_SCALAR }, { "avx2", LM_CPU_LEVEL_AVX2 }, { "avx512", LM_CPU_LEVEL_AVX512 },
+        { "neon", LM_CPU_LEVEL_NEON }, { "dotprod", LM_CPU_LEVEL_NEON_DOTPROD },
+    };
+    const char * env = getenv("LM_GGML_CPU_LEVEL");
+    if (env == NULL) return level;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(env, names[i].name) == 0 && same_ladder(names[i].level, level) && names[i].level < level) {
+            return names[i].level;
+        }
+    }
+    return level;
+}
+
 static int detect_level(void) {
 #if defined(LM_X86)
     __builtin_cpu_init();
@@ -32,19 +55,11 @@ static int detect_level(void) {
             level = LM_CPU_LEVEL_AVX512;
         }
     }
-    const char * env = getenv("LM_GGML_CPU_LEVEL");
-    if (env != NULL) {
-        int want = level;
-        if (strcmp(env, "scalar") == 0) want = LM_CPU_LEVEL_SCALAR;
-        else if (strcmp(env, "avx2") == 0) want = LM_CPU_LEVEL_AVX2;
-        else if (strcmp(env, "avx512") == 0) want = LM_CPU_LEVEL_AVX512;
-        if (want < level) level = want;
-    }
-    return level;
+    return env_cap(level);
 #elif defined(LM_ARM64)
-    return LM_CPU_LEVEL_NEON;
+    return env_cap(lm_ggml_cpu_has_dotprod() ? LM_CPU_LEVEL_NEON_DOTPROD : LM_CPU_LEVEL_NEON);
 #else
-    return LM_CPU_LEVEL_SCALAR;
+    return env_cap(LM_CPU_LEVEL_SCALAR);
 #endif
 }
 
@@ -68,9 +83,7 @@ bool lm_cpu_force_level(int level) {
         return true;
     }
     const int best = detect_level(); // ignores nothing but the environment cap
-    const bool ok = level == LM_CPU_LEVEL_SCALAR || (level <= best && level != LM_CPU_LEVEL_NEON) ||
-                    (level == LM_CPU_LEVEL_NEON && best == LM_CPU_LEVEL_NEON);
-    if (!ok) return false;
+    if (level != LM_CPU_LEVEL_SCALAR && !(same_ladder(level, best) && level <= best)) return false;
     __atomic_store_n(&g_level_forced, level, __ATOMIC_RELAXED);
     return true;
 }

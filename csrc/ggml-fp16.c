@@ -186,7 +186,8 @@ void lm_ggml_fp16_to_fp32_row(const lm_ggml_fp16_t * x, float * y, int64_t n) {
         case LM_CPU_LEVEL_AVX2:   i = fp16_to_fp32_avx2(x, y, n); break;
 #endif
 #if defined(LM_ARM64)
-        case LM_CPU_LEVEL_NEON:   i = fp16_to_fp32_neon(x, y, n); break;
+        case LM_CPU_LEVEL_NEON:
+        case LM_CPU_LEVEL_NEON_DOTPROD: i = fp16_to_fp32_neon(x, y, n); break;
 #endif
         default: break;
     }
@@ -201,7 +202,8 @@ void lm_ggml_fp32_to_fp16_row(const float * x, lm_ggml_fp16_t * y, int64_t n) {
         case LM_CPU_LEVEL_AVX2:   i = fp32_to_fp16_avx2(x, y, n); break;
 #endif
 #if defined(LM_ARM64)
-        case LM_CPU_LEVEL_NEON:   i = fp32_to_fp16_neon(x, y, n); break;
+        case LM_CPU_LEVEL_NEON:
+        case LM_CPU_LEVEL_NEON_DOTPROD: i = fp32_to_fp16_neon(x, y, n); break;
 #endif
         default: break;
     }
@@ -216,7 +218,8 @@ void lm_ggml_bf16_to_fp32_row(const lm_ggml_bf16_t * x, float * y, int64_t n) {
         case LM_CPU_LEVEL_AVX2:   i = bf16_to_fp32_avx2(x, y, n); break;
 #endif
 #if defined(LM_ARM64)
-        case LM_CPU_LEVEL_NEON:   i = bf16_to_fp32_neon(x, y, n); break;
+        case LM_CPU_LEVEL_NEON:
+        case LM_CPU_LEVEL_NEON_DOTPROD: i = bf16_to_fp32_neon(x, y, n); break;
 #endif
         default: break;
     }
@@ -235,7 +238,8 @@ void lm_ggml_fp32_to_bf16_row(const float * x, lm_ggml_bf16_t * y, int64_t n) {
         case LM_CPU_LEVEL_AVX2:   i = fp32_to_bf16_avx2(x, y, n); break;
 #endif
 #if defined(LM_ARM64)
-        case LM_CPU_LEVEL_NEON:   i = fp32_to_bf16_neon(x, y, n); break;
+        case LM_CPU_LEVEL_NEON:
+        case LM_CPU_LEVEL_NEON_DOTPROD: i = fp32_to_bf16_neon(x, y, n); break;
 #endif
         default: break;
     }

@@ -58,7 +58,7 @@ static inline bool use_avx2(void) {
 #define TRY_AVX2(fn, x, y, nb) do { (void) (nb); } while (0)
 #endif
 #if defined(LM_ARM64)
-#define TRY_NEON(fn, x, y, nb) do { if (lm_cpu_level() == LM_CPU_LEVEL_NEON) { fn(x, y, nb); return; } } while (0)
+#define TRY_NEON(fn, x, y, nb) do { if (lm_cpu_level_is_neon(lm_cpu_level())) { fn(x, y, nb); return; } } while (0)
 #else
 #define TRY_NEON(fn, x, y, nb) do { (void) (nb); } while (0)
 #endif

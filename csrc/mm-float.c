@@ -325,7 +325,7 @@ mm_tile_fn mm_get_tile(enum mm_xtype xt) {
 #endif
 #if defined(LM_ARM64)
     static const mm_tile_fn neon[3] = { tile_neon_f32, tile_neon_f16, tile_neon_bf16 };
-    if (lv == LM_CPU_LEVEL_NEON) return neon[xt];
+    if (lm_cpu_level_is_neon(lv)) return neon[xt];
 #endif
     return scalar[xt];
 }
@@ -342,7 +342,7 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 #endif
 #if defined(LM_ARM64)
     static const mm_mv_fn neon[3] = { mv_neon_f32, mv_neon_f16, mv_neon_bf16 };
-    if (lv == LM_CPU_LEVEL_NEON) return neon[xt];
+    if (lm_cpu_level_is_neon(lv)) return neon[xt];
 #endif
     return scalar[xt];
 }

@@ -48,6 +48,10 @@ void mm_axpy_f32(int64_t n, float * y, float v, const float * x);
 // activation type; mm_quant_from_float the activation quantizer.
 lm_ggml_vec_dot_t    mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type);
 lm_ggml_from_float_t mm_act_quantizer(enum lm_ggml_type vec_dot_type); // q8_0, q8_1, q8_K
+// The matmul's pair: the kernel of a weight type and the quantizer of the
+// activations it takes (*act), which may store them in a private order (the
+// dotprod level); else as mm_quant_dot and mm_act_quantizer. NULL as mm_quant_dot.
+lm_ggml_vec_dot_t    mm_quant_dot_mm(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type, lm_ggml_from_float_t * act);
 // vec_dot for every quantized type (integer kernels where we have them, else
 // dequantizing both sides); what lm_ggml_get_type_traits_cpu reports.
 lm_ggml_vec_dot_t    mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vec_dot_type);
@@ -80,4 +84,12 @@ mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type);
+// mm-quant-neon-dot.c: with SDOT, the same bits as mm_quant_dot_neon's
+// kernels; call only where the CPU has the dot product extension. The _pre
+// kernels take activations from mm_act_quantizer_dotprod, whose quants are
+// reordered (mm_act_permute_dotprod) as the kernels' lanes take them.
+lm_ggml_vec_dot_t    mm_quant_dot_neon_dotprod(enum lm_ggml_type type);
+lm_ggml_vec_dot_t    mm_quant_dot_neon_dotprod_pre(enum lm_ggml_type type);
+lm_ggml_from_float_t mm_act_quantizer_dotprod(enum lm_ggml_type vec_dot_type);
+void                 mm_act_permute_dotprod(enum lm_ggml_type vec_dot_type, void * y, int64_t nb);
 #endif

@@ -6,17 +6,10 @@
 // products are widened with SMULL/SMLAL into int16 lanes and folded into
 // int32 with SADALP. Each int16 lane takes at most as many products as its
 // range allows: noted per kernel (activations are within [-128, 127]).
-#include "mm-kernels.h"
+#include "mm-quant-neon.h"
 
 #if defined(LM_ARM64)
-#include "ggml-common.h"
 #include "ggml-iquants.h"
-#include <arm_neon.h>
-#include <string.h>
-
-#define VD_ARGS int n, float * restrict s, size_t bs, const void * restrict vx, size_t bx, const void * restrict vy, size_t by, int nrc
-#define VD_UNUSED (void) bs; (void) bx; (void) by; (void) nrc
-#define H2F(x) LM_GGML_FP16_TO_FP32(x)
 
 // a . b over 16 bytes, as 8 int16 lanes of two products each.
 static inline int16x8_t mul16(int8x16_t a, int8x16_t b) {
@@ -33,19 +26,11 @@ static inline int32x4_t mla_scaled(int32x4_t acc, int16x8_t p, int16_t sc) {
     return vmlal_high_n_s16(vmlal_n_s16(acc, vget_low_s16(p), sc), p, sc);
 }
 
-// The 32 fifth bits of a q5 block, as 0x10 / 0 bytes in element order.
-static inline void q5_high_bits(const uint8_t * qh, uint8x16_t * lo, uint8x16_t * hi) {
-    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-    static const uint8_t idx_lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
-    uint32_t w;
-    memcpy(&w, qh, 4);
-    const uint8x16_t b = vreinterpretq_u8_u32(vdupq_n_u32(w));
-    const uint8x16_t il = vld1q_u8(idx_lo), m = vld1q_u8(bit), h = vdupq_n_u8(0x10);
-    *lo = vandq_u8(vtstq_u8(vqtbl1q_u8(b, il), m), h);
-    *hi = vandq_u8(vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m), h);
-}
-
 // ---------------------------------------------------------------- 32-element blocks
+
+// the fifth bits of elements 0-15 in order
+static const uint8_t q5_idx[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+static const uint8_t q5_bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
 
 // lanes: 4 products of |x| <= 16 each
 static void vd_q4_0_q8_0_neon(VD_ARGS) {
@@ -92,7 +77,7 @@ static void vd_q5_0_q8_0_neon(VD_ARGS) {
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK5_0; i++) {
         uint8x16_t h0, h1;
-        q5_high_bits(x[i].qh, &h0, &h1);
+        q5_high_bits_in(x[i].qh, q5_idx, q5_bit, &h0, &h1);
         const uint8x16_t q = vld1q_u8(x[i].qs);
         const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0)), off);
         const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1)), off);
@@ -111,7 +96,7 @@ static void vd_q5_1_q8_1_neon(VD_ARGS) {
     float mins = 0.0f;
     for (int i = 0; i < n / QK5_1; i++) {
         uint8x16_t h0, h1;
-        q5_high_bits(x[i].qh, &h0, &h1);
+        q5_high_bits_in(x[i].qh, q5_idx, q5_bit, &h0, &h1);
         const uint8x16_t q = vld1q_u8(x[i].qs);
         const int8x16_t x0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0));
         const int8x16_t x1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
@@ -170,9 +155,7 @@ static void vd_iq4_xs_q8_K_neon(VD_ARGS) {
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK_K; i++) {
         int16_t sc[8];
-        for (int ib = 0; ib < 8; ib++) {
-            sc[ib] = (int16_t) ((((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | ((x[i].scales_h >> (2 * ib)) & 3) << 4) - 32);
-        }
+        for (int ib = 0; ib < 8; ib++) sc[ib] = iq4xs_scale_of(&x[i], ib);
         int32x4_t ai = vdupq_n_s32(0);
         for (int ib = 0; ib < 8; ib++) {
             const uint8x16_t q = vld1q_u8(x[i].qs + 16 * ib);
@@ -186,27 +169,6 @@ static void vd_iq4_xs_q8_K_neon(VD_ARGS) {
 }
 
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
-
-// sum over 8 sub-blocks of 32 of mn[j] * (the two bsums of sub-block j)
-static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
-    const int16x8_t b = vpaddq_s16(vld1q_s16(bsums), vld1q_s16(bsums + 8));
-    const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(mn)));
-    return vaddvq_s32(vmlal_high_s16(vmull_s16(vget_low_s16(m), vget_low_s16(b)), m, b));
-}
-
-// The 6-bit scales and mins of q4_K/q5_K, packed in 12 bytes: bytes 0-3 hold
-// the scales of sub-blocks 0-3 (low 6 bits) and the top 2 bits of those of
-// 4-7; bytes 4-7 the same for the mins; bytes 8-11 the low 4 bits of
-// sub-blocks 4-7 (scale in the low nibble, min in the high one).
-static inline void k4_scales(const uint8_t * q, uint8_t * sc, uint8_t * mn) {
-    uint32_t a, b, c;
-    memcpy(&a, q, 4); memcpy(&b, q + 4, 4); memcpy(&c, q + 8, 4);
-    const uint32_t s_lo = a & 0x3f3f3f3fu, m_lo = b & 0x3f3f3f3fu;
-    const uint32_t s_hi = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
-    const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
-    memcpy(sc, &s_lo, 4); memcpy(sc + 4, &s_hi, 4);
-    memcpy(mn, &m_lo, 4); memcpy(mn + 4, &m_hi, 4);
-}
 
 // q4_K: lanes 4 products of x in [0, 15]
 static void vd_q4_K_q8_K_neon(VD_ARGS) {
@@ -312,15 +274,7 @@ static void vd_q2_K_q8_K_neon(VD_ARGS) {
         const uint8x16_t scv = vld1q_u8(x[i].scales);
         uint8_t sc[16];
         vst1q_u8(sc, vandq_u8(scv, m4));
-        // the mins against the sums of 16
-        const uint8x16_t mv = vshrq_n_u8(scv, 4);
-        const int16x8_t b0 = vld1q_s16(y[i].bsums), b1 = vld1q_s16(y[i].bsums + 8);
-        const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
-        const int16x8_t mhi = vreinterpretq_s16_u16(vmovl_high_u8(mv));
-        int32x4_t mi = vmull_s16(vget_low_s16(mlo), vget_low_s16(b0));
-        mi = vmlal_high_s16(mi, mlo, b0);
-        mi = vmlal_s16(mi, vget_low_s16(mhi), vget_low_s16(b1));
-        mi = vmlal_high_s16(mi, mhi, b1);
+        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
         int32x4_t ai = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
@@ -337,24 +291,9 @@ static void vd_q2_K_q8_K_neon(VD_ARGS) {
             ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), vld1q_s8(a + 112)), sh[7]);
         }
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) vaddvq_s32(mi);
+        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
     }
     *s = vaddvq_f32(acc) - mins;
-}
-
-// The 16 6-bit scales of q3_K (stored +32): low nibbles in bytes 0-7 (sub-blocks
-// 0-7 low nibble, 8-15 high nibble), the top 2 bits in bytes 8-11 (sub-block
-// j at bits 2 * (j / 4) of byte 8 + j % 4).
-static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
-    uint32_t a0, a1, t;
-    memcpy(&a0, q, 4); memcpy(&a1, q + 4, 4); memcpy(&t, q + 8, 4);
-    const uint32_t s[4] = {
-        (a0 & 0x0f0f0f0fu)        | ((t << 4) & 0x30303030u),
-        (a1 & 0x0f0f0f0fu)        | ((t << 2) & 0x30303030u),
-        ((a0 >> 4) & 0x0f0f0f0fu) | (t & 0x30303030u),
-        ((a1 >> 4) & 0x0f0f0f0fu) | ((t >> 2) & 0x30303030u),
-    };
-    vst1q_s8(sc, vsubq_s8(vreinterpretq_s8_u32(vld1q_u32(s)), vdupq_n_s8(32)));
 }
 
 // q3_K: q2_K's packing of the low 2 bits; the third bit of element 16p + l

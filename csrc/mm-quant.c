@@ -325,7 +325,9 @@ static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
 #if defined(LM_X86)
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_quant_dot_avx2(type);
 #elif defined(LM_ARM64)
-    if (lv == LM_CPU_LEVEL_NEON) return mm_quant_dot_neon(type);
+    const lm_ggml_vec_dot_t d = lv == LM_CPU_LEVEL_NEON_DOTPROD ? mm_quant_dot_neon_dotprod(type) : NULL;
+    if (d != NULL) return d;
+    if (lm_cpu_level_is_neon(lv)) return mm_quant_dot_neon(type);
 #endif
     (void) lv;
     (void) type;
@@ -345,6 +347,22 @@ lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) 
     const lm_ggml_vec_dot_t k = scalar_dot_kernel(type, vdt);
     const lm_ggml_vec_dot_t v = k ? simd_dot_kernel(type) : NULL;
     return v ? v : k;
+}
+
+lm_ggml_vec_dot_t mm_quant_dot_mm(enum lm_ggml_type type, enum lm_ggml_type * vdt, lm_ggml_from_float_t * act) {
+#if defined(LM_ARM64)
+    // both from one reading of the level
+    if (lm_cpu_level() == LM_CPU_LEVEL_NEON_DOTPROD && scalar_dot_kernel(type, vdt) != NULL) {
+        const lm_ggml_vec_dot_t k = mm_quant_dot_neon_dotprod_pre(type);
+        if (k != NULL) {
+            *act = mm_act_quantizer_dotprod(*vdt);
+            return k;
+        }
+    }
+#endif
+    const lm_ggml_vec_dot_t k = mm_quant_dot(type, vdt);
+    *act = k != NULL ? mm_act_quantizer(*vdt) : NULL;
+    return k;
 }
 
 // ---------------------------------------------------------------- type-traits vec_dot

@@ -119,6 +119,7 @@ struct mm_plan {
     lm_ggml_vec_dot_t vd;
     mm_qgemm_fn       qg;  // MM_QUANT: the level's GEMM, else per-pair dots vd
     enum lm_ggml_type vdt;
+    lm_ggml_from_float_t act; // MM_QUANT: quantizes src1 columns as vd takes them
     int64_t K;
     bool    convert;      // src1 is rewritten into the work buffer
     size_t  col_size;     // bytes per converted column
@@ -138,7 +139,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         case LM_GGML_TYPE_F16:  p->path = MM_FLOAT; p->xt = MM_X_F16;  break;
         case LM_GGML_TYPE_BF16: p->path = MM_FLOAT; p->xt = MM_X_BF16; break;
         default:
-            p->vd = mm_quant_dot(src0->type, &p->vdt);
+            p->vd = mm_quant_dot_mm(src0->type, &p->vdt, &p->act);
             p->path = p->vd != NULL ? MM_QUANT : MM_DEQ;
             p->qg = p->vd != NULL ? mm_qgemm(src0->type) : NULL;
             p->xt = MM_X_F32;
@@ -202,7 +203,7 @@ static void mm_convert_src1(const struct lm_ggml_compute_params * params, const 
     int64_t r0, r1;
     lm_ggml_thread_range(nrows, params->ith, params->nth, &r0, &r1);
     char * conv = mm_conv_base(params);
-    const lm_ggml_from_float_t q = p->path == MM_QUANT ? mm_act_quantizer(p->vdt) : NULL;
+    const lm_ggml_from_float_t q = p->path == MM_QUANT ? p->act : NULL;
     float * stage = p->path == MM_QUANT ? mm_scratch(params, p) : NULL;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % n1, i2 = (r / n1) % n2, i3 = r / (n1 * n2);

@@ -123,7 +123,7 @@ int main(int argc, char ** argv) {
     const double min_time = argc > 1 && strcmp(argv[1], "quick") == 0 ? 0.2 : 1.0;
     const enum lm_ggml_type types[] = { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q4_0,
                                         LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K };
-    const char * lvname[] = { "scalar", "avx2", "avx512" };
+    const char * lvname[] = { "scalar", "avx2", "avx512", "neon", "dotprod" };
     const struct { int64_t K, M, N; const char * name; } shapes[] = {
         { 4096, 4096, 1,    "mat-vec 4096x4096 * 4096x1" },
         { 1024, 1024, 1024, "mat-mat 1024x1024 * 1024x1024" },
@@ -136,7 +136,7 @@ int main(int argc, char ** argv) {
         if (only_shape >= 0 && s != only_shape) continue;
         for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
             if (only_type && strcmp(only_type, lm_ggml_type_name(types[t])) != 0) continue;
-            for (int lv = 0; lv <= 2; lv++) {
+            for (int lv = 0; lv <= 4; lv++) {
                 if (only_level >= 0 && lv != only_level) continue;
                 if (!lm_cpu_force_level(lv)) continue;
                 double c1, c2;

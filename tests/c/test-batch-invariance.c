@@ -6,7 +6,7 @@
 // whose columns are grouped per expert.
 //
 // build: cc -O2 -pthread -Icsrc tests/c/test-batch-invariance.c csrc/*.c -lm
-// usage: test-batch-invariance [level]  (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON; default all)
+// usage: test-batch-invariance [level]  (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod; default all)
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
@@ -169,7 +169,7 @@ int main(int argc, char ** argv) {
         if (lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
         types[ntypes++] = ty;
     }
-    for (int level = 0; level <= 3; level++) {
+    for (int level = 0; level <= 4; level++) {
         if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available here: skipped\n", level); continue; }
         for (int i = 0; i < ntypes; i++) {

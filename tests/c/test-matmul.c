@@ -347,7 +347,7 @@ static void test_int_dots(void) {
     g_rng = saved;
 }
 
-// usage: test-matmul [level]   (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON; default all)
+// usage: test-matmul [level]   (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod; default all)
 int main(int argc, char ** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int only_level = argc > 1 ? atoi(argv[1]) : -1;
@@ -358,7 +358,7 @@ int main(int argc, char ** argv) {
         LM_GGML_TYPE_TQ1_0, LM_GGML_TYPE_TQ2_0,
     };
     const int ntypes = sizeof(types) / sizeof(types[0]);
-    for (int level = 0; level <= 3; level++) { // scalar, AVX2, AVX-512, NEON
+    for (int level = 0; level <= 4; level++) { // scalar, AVX2, AVX-512, NEON, NEON+dotprod
         if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available, skipped\n", level); continue; }
         test_int_dots();

@@ -6,8 +6,12 @@
 //     of the dequantized operands, and against the scalar kernel where
 //     mm-quant.c has one; weights both from the quantizers and from random
 //     bytes (every bit pattern, e.g. -128 in q8_0), activations both from the
-//     quantizers and raw (including -128).
-// Elsewhere than arm64 there is nothing to test and it says so.
+//     quantizers and raw (including -128); block counts 1 to 8, then random;
+//   where the CPU has the dot product extension, the SDOT kernels
+//     (mm_quant_dot_neon_dotprod) against the NEON ones bit for bit on the
+//     same operands, and the dispatch at both arm64 levels.
+// Elsewhere than arm64 there is nothing to test and it says so. Run it with
+// QEMU_CPU=cortex-a53 (no dotprod) and the default CPU (max) to see both.
 //
 // build: aarch64-linux-gnu-gcc -std=gnu11 -O2 -pthread -Icsrc tests/c/test-neon-quant.c csrc/*.c -lm
 //        qemu-aarch64 -L /usr/aarch64-linux-gnu ./a.out
@@ -32,6 +36,8 @@ static void report(const char * what, int bad, int total) {
 }
 
 #if defined(LM_ARM64)
+
+static int g_has_dot; // the dotprod level is available
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) {
@@ -201,12 +207,20 @@ static float block_min_of(enum lm_ggml_type t, const void * blk) {
 static void test_dot(enum lm_ggml_type t) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
     const lm_ggml_vec_dot_t neon = mm_quant_dot_neon(t);
+    const lm_ggml_vec_dot_t dot = g_has_dot ? mm_quant_dot_neon_dotprod(t) : NULL;
+    const lm_ggml_vec_dot_t dot_pre = g_has_dot ? mm_quant_dot_neon_dotprod_pre(t) : NULL;
     enum lm_ggml_type vdt = LM_GGML_TYPE_COUNT;
     lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
     const lm_ggml_vec_dot_t scalar = mm_quant_dot(t, &vdt);
-    lm_cpu_force_level(-1);
-    enum lm_ggml_type vdt2 = LM_GGML_TYPE_COUNT;
+    enum lm_ggml_type vdt2 = LM_GGML_TYPE_COUNT, vdt3 = LM_GGML_TYPE_COUNT;
+    lm_cpu_force_level(LM_CPU_LEVEL_NEON);
     const lm_ggml_vec_dot_t picked = mm_quant_dot(t, &vdt2);
+    lm_ggml_from_float_t act = NULL, act_dot = NULL;
+    enum lm_ggml_type vdt4 = LM_GGML_TYPE_COUNT, vdt5 = LM_GGML_TYPE_COUNT;
+    const lm_ggml_vec_dot_t picked_mm = mm_quant_dot_mm(t, &vdt4, &act); // at NEON: the plain pair
+    const lm_ggml_vec_dot_t picked_dot = lm_cpu_force_level(LM_CPU_LEVEL_NEON_DOTPROD) ? mm_quant_dot(t, &vdt3) : NULL;
+    const lm_ggml_vec_dot_t picked_dot_mm = g_has_dot ? mm_quant_dot_mm(t, &vdt5, &act_dot) : NULL;
+    lm_cpu_force_level(-1);
     if (!scalar) { // no scalar kernel yet: the activation type of the format
         vdt = (tt->blck_size == QK_K) ? LM_GGML_TYPE_Q8_K
             : (t == LM_GGML_TYPE_Q4_1 || t == LM_GGML_TYPE_Q5_1) ? LM_GGML_TYPE_Q8_1 : LM_GGML_TYPE_Q8_0;
@@ -216,15 +230,15 @@ static void test_dot(enum lm_ggml_type t) {
     const int bk = (int) tt->blck_size;
 
     unsigned char * wx = malloc(MAX_K / bk * xsize), * wm = malloc(MAX_K / bk * xsize);
-    unsigned char * wy = malloc(MAX_K / vt->blck_size * ysize);
+    unsigned char * wy = malloc(MAX_K / vt->blck_size * ysize), * wyp = malloc(MAX_K / vt->blck_size * ysize);
     float * src = malloc(MAX_K * sizeof(float)), * fx = malloc(MAX_K * sizeof(float));
     float * fm = malloc(MAX_K * sizeof(float)), * fy = malloc(MAX_K * sizeof(float));
     double * s_err = calloc(MAX_K / 32, sizeof(double));
 
-    int bad_ref = 0, bad_scalar = 0, trials = 0;
+    int bad_ref = 0, bad_scalar = 0, bad_dot = 0, bad_pre = 0, trials = 0;
     double worst = 0;
     for (int trial = 0; trial < 400; trial++) {
-        const int nb = 1 + (int) (rnd() % (MAX_K / bk));
+        const int nb = trial < 8 ? 1 + trial : 1 + (int) (rnd() % (MAX_K / bk));
         const int n = nb * bk;
         const int raw_w = trial % 2, raw_y = (trial / 2) % 2;
         // one trial in 16: constant extreme bytes on both sides (the
@@ -269,6 +283,23 @@ static void test_dot(enum lm_ggml_type t) {
         }
         float got = NAN, want = NAN;
         neon(n, &got, 0, wx, 0, wy, 0, 1);
+        if (dot) {
+            float gd = NAN;
+            dot(n, &gd, 0, wx, 0, wy, 0, 1);
+            if (memcmp(&gd, &got, sizeof(got)) != 0) {
+                if (bad_dot < 3) printf("    %s n=%d raw_w=%d raw_y=%d: dotprod %.9g neon %.9g\n", tt->type_name, n, raw_w, raw_y, gd, got);
+                bad_dot++;
+            }
+            // the matmul's form: activations reordered once, kernel without permutes
+            memcpy(wyp, wy, (size_t) (n / vt->blck_size) * ysize);
+            mm_act_permute_dotprod(vdt, wyp, n / vt->blck_size);
+            gd = NAN;
+            dot_pre(n, &gd, 0, wx, 0, wyp, 0, 1);
+            if (memcmp(&gd, &got, sizeof(got)) != 0) {
+                if (bad_pre < 3) printf("    %s n=%d raw_w=%d raw_y=%d: dotprod (pre) %.9g neon %.9g\n", tt->type_name, n, raw_w, raw_y, gd, got);
+                bad_pre++;
+            }
+        }
         const double tol = 2e-6 * mag + 1e-30;
         const double err = fabs(got - ref);
         if (mag > 0 && err / mag > worst) worst = err / mag;
@@ -288,22 +319,41 @@ static void test_dot(enum lm_ggml_type t) {
     char what[96];
     snprintf(what, sizeof(what), "%s dot neon vs dequantized ref (worst %.1e)", tt->type_name, worst);
     report(what, bad_ref, trials);
+    if (dot) {
+        snprintf(what, sizeof(what), "%s dot dotprod vs neon, bit for bit", tt->type_name);
+        report(what, bad_dot, trials);
+        snprintf(what, sizeof(what), "%s dot dotprod (lane-order act) vs neon", tt->type_name);
+        report(what, bad_pre, trials);
+    }
     if (scalar) {
         snprintf(what, sizeof(what), "%s dot neon vs scalar kernel", tt->type_name);
         report(what, bad_scalar, trials);
         snprintf(what, sizeof(what), "%s dispatch picks the neon kernel", tt->type_name);
-        report(what, !(picked == neon && vdt2 == vdt), 1);
+        report(what, !(picked == neon && vdt2 == vdt && picked_mm == neon && vdt4 == vdt && act == mm_act_quantizer(vdt)), 1);
+        if (g_has_dot) {
+            snprintf(what, sizeof(what), "%s dispatch picks the dotprod kernel", tt->type_name);
+            report(what, !(dot != NULL && picked_dot == dot && vdt3 == vdt && picked_dot_mm == dot_pre && vdt5 == vdt &&
+                           act_dot == mm_act_quantizer_dotprod(vdt)), 1);
+        }
     } else {
         printf("  %-44s (no scalar kernel in mm-quant.c yet)\n", tt->type_name);
     }
-    free(wx); free(wm); free(wy); free(src); free(fx); free(fm); free(fy); free(s_err);
+    free(wx); free(wm); free(wy); free(wyp); free(src); free(fx); free(fm); free(fy); free(s_err);
 }
 
 int main(void) {
-    if (lm_cpu_level() != LM_CPU_LEVEL_NEON) {
+    printf("dotprod in hwcaps: %d, cpu level: %d\n", lm_ggml_cpu_has_dotprod(), (int) lm_cpu_level());
+    if (!lm_cpu_level_is_neon(lm_cpu_level())) {
         printf("cpu level is not neon (LM_GGML_CPU_LEVEL?): nothing tested\n");
         return 0;
     }
+    // the dotprod level exactly when the CPU has the extension
+    g_has_dot = lm_cpu_force_level(LM_CPU_LEVEL_NEON_DOTPROD);
+    lm_cpu_force_level(-1);
+    if (getenv("LM_GGML_CPU_LEVEL") == NULL) {
+        report("dotprod level iff HWCAP_ASIMDDP", g_has_dot != (lm_ggml_cpu_has_dotprod() != 0), 1);
+    }
+    if (!g_has_dot) printf("no dot product extension: the dotprod kernels are not tested here\n");
     test_act_quant();
     static const enum lm_ggml_type types[] = {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,

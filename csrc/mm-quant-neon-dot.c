@@ -1,0 +1,422 @@
+// mm-quant-neon-dot.c - the integer dots of mm-quant-neon.c with the ARMv8.2
+// dot product (SDOT), arm64 only. Each function is compiled for that
+// extension alone (LM_TARGET_DOTPROD) and is chosen at run time
+// (LM_CPU_LEVEL_NEON_DOTPROD), so one binary still runs on ARMv8.0.
+//
+// Same bits as the NEON kernels. Those end each block (or super-block) with
+// float ops on 4 int32 lanes, so a lane's value, i.e. which products it sums,
+// is part of the result. SDOT sums 4 adjacent byte products into a lane; both
+// operands are first permuted (TBL, one index vector per kernel) so that each
+// group of 4 holds the bytes the NEON kernel gives that lane:
+//   32-element blocks (SMULL/SMLAL, then SADDLP): lane j of every 16 bytes
+//     takes bytes 2j, 2j+1, 2j+8, 2j+9 (pair4 below);
+//   K-quants (SMULL/SMLAL, then SMLAL by the sub-block scale): lane j takes
+//     bytes j, j+4, j+8, j+12 (trans4 below).
+// Weights are permuted as packed bytes (one TBL serves both nibbles, or all
+// four 2-bit fields). Activations are permuted 16 bytes at a time by the
+// kernels the type traits' vec_dot gives (_dot), or once per column by the
+// matmul's quantizer for the kernels it uses (_dotpre). The integer sums are
+// exact in both kernels; the float ops are the NEON kernel's, in its order.
+#include "mm-quant-neon.h"
+
+#if defined(LM_ARM64)
+#include "ggml-iquants.h"
+#include "ggml-quants.h"
+
+static const uint8_t pair4[16]  = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+static const uint8_t trans4[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+
+// The fifth bits of q5 elements in pair4's order: element pair4[i] is bit
+// pair4[i] % 8 of qh byte pair4[i] / 8.
+static const uint8_t q5_idx_pair4[16] = {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+static const uint8_t q5_bit_pair4[16] = {1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32, 64, 128, 64, 128};
+
+// 16 activation bytes at p, in the order idx gives; pre: they are in it already
+// (activations quantized for the matmul by mm_act_quantizer_dotprod).
+static inline int8x16_t act16(const int8_t * p, uint8x16_t idx, bool pre) {
+    return pre ? vld1q_s8(p) : vqtbl1q_s8(vld1q_s8(p), idx);
+}
+
+#define LM_ALWAYS_INLINE __attribute__((always_inline))
+
+// a0 . b0 + a1 . b1, 4 bytes per lane.
+static inline LM_TARGET_DOTPROD int32x4_t dot2(int8x16_t a0, int8x16_t b0, int8x16_t a1, int8x16_t b1) {
+    return vdotq_s32(vdotq_s32(vdupq_n_s32(0), a0, b0), a1, b1);
+}
+
+// acc + sc * (a . b), 4 bytes per lane.
+static inline LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a, int8x16_t b, int32_t sc) {
+    return vmlaq_n_s32(acc, vdotq_s32(vdupq_n_s32(0), a, b), sc);
+}
+
+// ---------------------------------------------------------------- 32-element blocks
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_0_q8_0(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q4_0 * x = vx; const block_q8_0 * y = vy;
+    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
+    const int8x16_t off = vdupq_n_s8(8);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK4_0; i++) {
+        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
+        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
+        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_1_q8_1(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q4_1 * x = vx; const block_q8_1 * y = vy;
+    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK4_1; i++) {
+        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
+        const int8x16_t x0 = vreinterpretq_s8_u8(vandq_u8(q, m4));
+        const int8x16_t x1 = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+        mins += H2F(x[i].m) * H2F(y[i].s);
+    }
+    *s = vaddvq_f32(acc) + mins;
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_0_q8_0(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q5_0 * x = vx; const block_q8_0 * y = vy;
+    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
+    const int8x16_t off = vdupq_n_s8(16);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK5_0; i++) {
+        uint8x16_t h0, h1;
+        q5_high_bits_in(x[i].qh, q5_idx_pair4, q5_bit_pair4, &h0, &h1);
+        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
+        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0)), off);
+        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1)), off);
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_1_q8_1(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q5_1 * x = vx; const block_q8_1 * y = vy;
+    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK5_1; i++) {
+        uint8x16_t h0, h1;
+        q5_high_bits_in(x[i].qh, q5_idx_pair4, q5_bit_pair4, &h0, &h1);
+        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
+        const int8x16_t x0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0));
+        const int8x16_t x1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+        mins += H2F(x[i].m) * H2F(y[i].s);
+    }
+    *s = vaddvq_f32(acc) + mins;
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q8_0_q8_0(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q8_0 * x = vx; const block_q8_0 * y = vy;
+    const uint8x16_t pp = vld1q_u8(pair4);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK8_0; i++) {
+        const int32x4_t d = dot2(act16(x[i].qs, pp, false), act16(y[i].qs, pp, pre), act16(x[i].qs + 16, pp, false), act16(y[i].qs + 16, pp, pre));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_nl_q8_0(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_iq4_nl * x = vx; const block_q8_0 * y = vy;
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK4_NL; i++) {
+        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
+        const int8x16_t x0 = vqtbl1q_s8(values, vandq_u8(q, m4));
+        const int8x16_t x1 = vqtbl1q_s8(values, vshrq_n_u8(q, 4));
+        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_iq4_xs * x = vx; const block_q8_K * y = vy;
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK_K; i++) {
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int ib = 0; ib < 8; ib++) {
+            const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs + 16 * ib), tt);
+            const int8_t * a = y[i].qs + 32 * ib;
+            const int32x4_t d = dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), act16(a, tt, pre),
+                                     vqtbl1q_s8(values, vshrq_n_u8(q, 4)), act16(a + 16, tt, pre));
+            ai = vmlaq_n_s32(ai, d, iq4xs_scale_of(&x[i], ib));
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// ---------------------------------------------------------------- K-quants (256-element super-blocks)
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_K_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q4_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        uint8_t sc[8], mn[8];
+        k4_scales(x[i].scales, sc, mn);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int j = 0; j < 4; j++) {
+            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
+            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
+            const int8_t * a = y[i].qs + 64 * j;
+            const int32x4_t d0 = dot2(vreinterpretq_s8_u8(vandq_u8(q0, m4)), act16(a, tt, pre),
+                                      vreinterpretq_s8_u8(vandq_u8(q1, m4)), act16(a + 16, tt, pre));
+            const int32x4_t d1 = dot2(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), act16(a + 32, tt, pre),
+                                      vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), act16(a + 48, tt, pre));
+            ai = vmlaq_n_s32(ai, d0, sc[2 * j]);
+            ai = vmlaq_n_s32(ai, d1, sc[2 * j + 1]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
+    }
+    *s = vaddvq_f32(acc) - mins;
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q5_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        uint8_t sc[8], mn[8];
+        k4_scales(x[i].scales, sc, mn);
+        uint8x16_t h0 = vqtbl1q_u8(vld1q_u8(x[i].qh), tt), h1 = vqtbl1q_u8(vld1q_u8(x[i].qh + 16), tt);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int j = 0; j < 4; j++) {
+            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
+            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
+            const int8_t * a = y[i].qs + 64 * j;
+            const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, m4), vshlq_n_u8(vandq_u8(h0, b0), 4)));
+            const int8x16_t l1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, m4), vshlq_n_u8(vandq_u8(h1, b0), 4)));
+            const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), vshlq_n_u8(vandq_u8(h0, b1), 3)));
+            const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
+            h0 = vshrq_n_u8(h0, 2);
+            h1 = vshrq_n_u8(h1, 2);
+            ai = vmlaq_n_s32(ai, dot2(l0, act16(a, tt, pre), l1, act16(a + 16, tt, pre)), sc[2 * j]);
+            ai = vmlaq_n_s32(ai, dot2(u0, act16(a + 32, tt, pre), u1, act16(a + 48, tt, pre)), sc[2 * j + 1]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
+    }
+    *s = vaddvq_f32(acc) - mins;
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q6_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), m3 = vdupq_n_u8(0x30);
+    const int8x16_t off = vdupq_n_s8(32);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK_K; i++) {
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            const uint8_t * ql = x[i].ql + 64 * h, * qh = x[i].qh + 32 * h;
+            const int8_t * sc = x[i].scales + 8 * h, * a = y[i].qs + 128 * h;
+            for (int r = 0; r < 2; r++) {
+                const uint8x16_t l0 = vqtbl1q_u8(vld1q_u8(ql + 16 * r), tt);
+                const uint8x16_t l1 = vqtbl1q_u8(vld1q_u8(ql + 32 + 16 * r), tt);
+                const uint8x16_t hb = vqtbl1q_u8(vld1q_u8(qh + 16 * r), tt);
+                int8x16_t v[4];
+                v[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m3)));
+                v[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m3)));
+                v[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3)));
+                v[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3)));
+                for (int k = 0; k < 4; k++) {
+                    ai = dot_scaled(ai, vsubq_s8(v[k], off), act16(a + 32 * k + 16 * r, tt, pre), sc[2 * k + r]);
+                }
+            }
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
+    }
+    *s = vaddvq_f32(acc);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q2_K_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q2_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0xF);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float mins = 0.0f;
+    for (int i = 0; i < n / QK_K; i++) {
+        const uint8x16_t scv = vld1q_u8(x[i].scales);
+        uint8_t sc[16];
+        vst1q_u8(sc, vandq_u8(scv, m4));
+        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
+            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h + 16), tt);
+            const int8_t * a = y[i].qs + 128 * h;
+            const uint8_t * sh = sc + 8 * h;
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q0, m3)), act16(a, tt, pre), sh[0]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q1, m3)), act16(a + 16, tt, pre), sh[1]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), act16(a + 32, tt, pre), sh[2]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), act16(a + 48, tt, pre), sh[3]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), act16(a + 64, tt, pre), sh[4]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), act16(a + 80, tt, pre), sh[5]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), act16(a + 96, tt, pre), sh[6]);
+            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), act16(a + 112, tt, pre), sh[7]);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
+    }
+    *s = vaddvq_f32(acc) - mins;
+}
+
+// ai + the two 16s of one q3_K group against a (permuted by tt): low bits
+// lo0/lo1, less 4 where the group's bit of hm0/hm1 is clear; scales sc[0..1].
+static inline LM_TARGET_DOTPROD int32x4_t q3_group(int32x4_t ai, uint8x16_t lo0, uint8x16_t lo1, uint8x16_t hm0, uint8x16_t hm1,
+                                                   uint8_t bit, const int8_t * a, uint8x16_t tt, bool pre, const int8_t * sc) {
+    const uint8x16_t four = vdupq_n_u8(4), b = vdupq_n_u8(bit);
+    const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, b)), n1 = vbicq_u8(four, vtstq_u8(hm1, b));
+    const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(lo0), vreinterpretq_s8_u8(n0));
+    const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(lo1), vreinterpretq_s8_u8(n1));
+    ai = dot_scaled(ai, v0, act16(a, tt, pre), sc[0]);
+    return dot_scaled(ai, v1, act16(a + 16, tt, pre), sc[1]);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q3_K_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const block_q3_K * x = vx; const block_q8_K * y = vy;
+    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < n / QK_K; i++) {
+        int8_t sc[16];
+        q3k_scales(x[i].scales, sc);
+        const uint8x16_t hm0 = vqtbl1q_u8(vld1q_u8(x[i].hmask), tt), hm1 = vqtbl1q_u8(vld1q_u8(x[i].hmask + 16), tt);
+        int32x4_t ai = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
+            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h + 16), tt);
+            const int8_t * a = y[i].qs + 128 * h, * sh = sc + 8 * h;
+            const uint8_t b = (uint8_t) (1u << (4 * h));
+            // the shifts must be constants: one call per 2-bit field
+            ai = q3_group(ai, vandq_u8(q0, m3), vandq_u8(q1, m3), hm0, hm1, b, a, tt, pre, sh);
+            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3), hm0, hm1, (uint8_t) (b << 1), a + 32, tt, pre, sh + 2);
+            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3), hm0, hm1, (uint8_t) (b << 2), a + 64, tt, pre, sh + 4);
+            ai = q3_group(ai, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6), hm0, hm1, (uint8_t) (b << 3), a + 96, tt, pre, sh + 6);
+        }
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
+    }
+    *s = vaddvq_f32(acc);
+}
+
+// ---------------------------------------------------------------- entry points
+
+// Each kernel twice: against activations as the format has them (the type
+// traits' vec_dot), and against ones already in its lanes' order (the matmul).
+#define DOT_ENTRIES(T)                                                                                    \
+static LM_TARGET_DOTPROD void vd_##T##_dot(VD_ARGS)    { k_##T(n, s, bs, vx, bx, vy, by, nrc, false); }     \
+static LM_TARGET_DOTPROD void vd_##T##_dotpre(VD_ARGS) { k_##T(n, s, bs, vx, bx, vy, by, nrc, true); }
+DOT_ENTRIES(q4_0_q8_0)
+DOT_ENTRIES(q4_1_q8_1)
+DOT_ENTRIES(q5_0_q8_0)
+DOT_ENTRIES(q5_1_q8_1)
+DOT_ENTRIES(q8_0_q8_0)
+DOT_ENTRIES(iq4_nl_q8_0)
+DOT_ENTRIES(iq4_xs_q8_K)
+DOT_ENTRIES(q2_K_q8_K)
+DOT_ENTRIES(q3_K_q8_K)
+DOT_ENTRIES(q4_K_q8_K)
+DOT_ENTRIES(q5_K_q8_K)
+DOT_ENTRIES(q6_K_q8_K)
+
+static const struct { enum lm_ggml_type type; lm_ggml_vec_dot_t std, pre; } dot_kernels[] = {
+    { LM_GGML_TYPE_Q4_0, vd_q4_0_q8_0_dot, vd_q4_0_q8_0_dotpre },       { LM_GGML_TYPE_Q4_1, vd_q4_1_q8_1_dot, vd_q4_1_q8_1_dotpre },
+    { LM_GGML_TYPE_Q5_0, vd_q5_0_q8_0_dot, vd_q5_0_q8_0_dotpre },       { LM_GGML_TYPE_Q5_1, vd_q5_1_q8_1_dot, vd_q5_1_q8_1_dotpre },
+    { LM_GGML_TYPE_Q8_0, vd_q8_0_q8_0_dot, vd_q8_0_q8_0_dotpre },       { LM_GGML_TYPE_IQ4_NL, vd_iq4_nl_q8_0_dot, vd_iq4_nl_q8_0_dotpre },
+    { LM_GGML_TYPE_IQ4_XS, vd_iq4_xs_q8_K_dot, vd_iq4_xs_q8_K_dotpre }, { LM_GGML_TYPE_Q2_K, vd_q2_K_q8_K_dot, vd_q2_K_q8_K_dotpre },
+    { LM_GGML_TYPE_Q3_K, vd_q3_K_q8_K_dot, vd_q3_K_q8_K_dotpre },       { LM_GGML_TYPE_Q4_K, vd_q4_K_q8_K_dot, vd_q4_K_q8_K_dotpre },
+    { LM_GGML_TYPE_Q5_K, vd_q5_K_q8_K_dot, vd_q5_K_q8_K_dotpre },       { LM_GGML_TYPE_Q6_K, vd_q6_K_q8_K_dot, vd_q6_K_q8_K_dotpre },
+};
+
+static lm_ggml_vec_dot_t find_kernel(enum lm_ggml_type type, bool pre) {
+    for (size_t i = 0; i < sizeof(dot_kernels) / sizeof(dot_kernels[0]); i++) {
+        if (dot_kernels[i].type == type) return pre ? dot_kernels[i].pre : dot_kernels[i].std;
+    }
+    return NULL;
+}
+
+lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod(enum lm_ggml_type type)     { return find_kernel(type, false); }
+lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod_pre(enum lm_ggml_type type) { return find_kernel(type, true); }
+
+// ---------------------------------------------------------------- activations in lane order
+
+// The permutation the kernels against an activation type apply to each 16
+// quants (q8_0/q8_1: pair4; q8_K: trans4), or NULL.
+static const uint8_t * act_order(enum lm_ggml_type vdt) {
+    switch (vdt) {
+        case LM_GGML_TYPE_Q8_0: case LM_GGML_TYPE_Q8_1: return pair4;
+        case LM_GGML_TYPE_Q8_K: return trans4;
+        default: return NULL;
+    }
+}
+
+// Reorders the quants of nb blocks of vdt in place; the scales and sums stay
+// valid, as each 16 keeps its bytes.
+void mm_act_permute_dotprod(enum lm_ggml_type vdt, void * y, int64_t nb) {
+    const uint8_t * ord = act_order(vdt);
+    if (ord == NULL) return;
+    const uint8x16_t idx = vld1q_u8(ord);
+    for (int64_t i = 0; i < nb; i++) {
+        int8_t * qs; int nq;
+        switch (vdt) {
+            case LM_GGML_TYPE_Q8_0: qs = ((block_q8_0 *) y)[i].qs; nq = QK8_0; break;
+            case LM_GGML_TYPE_Q8_1: qs = ((block_q8_1 *) y)[i].qs; nq = QK8_1; break;
+            default:                qs = ((block_q8_K *) y)[i].qs; nq = QK_K; break;
+        }
+        for (int j = 0; j < nq; j += 16) vst1q_s8(qs + j, vqtbl1q_s8(vld1q_s8(qs + j), idx));
+    }
+}
+
+static void act_q8_0(const float * restrict x, void * restrict y, int64_t k) {
+    lm_quantize_row_q8_0(x, y, k);
+    mm_act_permute_dotprod(LM_GGML_TYPE_Q8_0, y, k / QK8_0);
+}
+static void act_q8_1(const float * restrict x, void * restrict y, int64_t k) {
+    lm_quantize_row_q8_1(x, y, k);
+    mm_act_permute_dotprod(LM_GGML_TYPE_Q8_1, y, k / QK8_1);
+}
+static void act_q8_K(const float * restrict x, void * restrict y, int64_t k) {
+    lm_quantize_row_q8_K(x, y, k);
+    mm_act_permute_dotprod(LM_GGML_TYPE_Q8_K, y, k / QK_K);
+}
+
+lm_ggml_from_float_t mm_act_quantizer_dotprod(enum lm_ggml_type vdt) {
+    switch (vdt) {
+        case LM_GGML_TYPE_Q8_0: return act_q8_0;
+        case LM_GGML_TYPE_Q8_1: return act_q8_1;
+        case LM_GGML_TYPE_Q8_K: return act_q8_K;
+        default: return NULL;
+    }
+}
+#else
+typedef int mm_quant_neon_dot_unused; // ISO C forbids an empty translation unit
+#endif
