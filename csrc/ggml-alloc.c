@@ -606,6 +606,14 @@ static inline uint64_t mix(uint64_t h, uint64_t v) {
     return h * 0xff51afd7ed558ccdull;
 }
 
+// Whether b is one of g's buffers.
+static bool is_ours(lm_ggml_gallocr_t g, const struct lm_ggml_backend_buffer * b) {
+    for (int a = 0; a < g->n_arenas && b != NULL; a++) {
+        if (g->arenas[a].buffer == b) return true;
+    }
+    return false;
+}
+
 // Whether t has memory of its own (not from this allocator's buffers): the
 // plan leaves such tensors where they are. Tensors placed by the plan look
 // the same before and after alloc_graph, so allocating the same graph again
@@ -613,10 +621,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v) {
 static bool has_own_data(lm_ggml_gallocr_t g, const struct lm_ggml_tensor * t) {
     if (t->data == NULL) return false;
     const struct lm_ggml_backend_buffer * b = t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
-    for (int a = 0; a < g->n_arenas && b != NULL; a++) {
-        if (g->arenas[a].buffer == b) return false;
-    }
-    return true;
+    return b == NULL || !is_ours(g, b);
 }
 
 static uint64_t mix_tensor(lm_ggml_gallocr_t g, uint64_t h, const struct lm_ggml_tensor * t) {
@@ -679,14 +684,6 @@ static bool size_buffers(lm_ggml_gallocr_t g) {
         lm_ggml_backend_buffer_free(nb);
     }
     return true;
-}
-
-// Whether b is one of g's buffers.
-static bool is_ours(lm_ggml_gallocr_t g, const struct lm_ggml_backend_buffer * b) {
-    for (int a = 0; a < g->n_arenas && b != NULL; a++) {
-        if (g->arenas[a].buffer == b) return true;
-    }
-    return false;
 }
 
 // Clears the address an earlier plan gave t (and its view source), so that

@@ -280,16 +280,11 @@ static inline bool tensor_ready(struct lm_ggml_tensor * t, int src, lm_ggml_back
 // buffers: asking each tensor's buffer type costs an indirect call per source).
 enum node_state { NODE_BAD, NODE_NOOP, NODE_COMPUTES };
 static enum node_state node_ready(struct lm_ggml_tensor * node, lm_ggml_backend_buffer_t * host, char * msg, size_t n) {
-    if (node == NULL || (int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) {
+    if (!lm_cpu_node_supported(node)) {
         snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
         return NODE_BAD;
     }
     if (op_is_noop(node)) return NODE_NOOP;
-    const struct lm_cpu_op * op = &g_ops[node->op];
-    if (op->compute == NULL || (op->supports != NULL && !op->supports(node))) {
-        snprintf(msg, n, "is not supported on the CPU (no kernel for this op and these types)");
-        return NODE_BAD;
-    }
     if (!tensor_ready(node, -1, host, msg, n)) return NODE_BAD;
     for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
         if (node->src[j] != NULL && !tensor_ready(node->src[j], j, host, msg, n)) return NODE_BAD;
@@ -571,9 +566,7 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
     tp->barrier_sleepers = 0;
-    // only a pool with workers spins; asking costs a read of sysfs (microseconds,
-    // felt by every lm_ggml_graph_compute_with_ctx of one thread)
-    tp->n_cpus = tp->n_threads > 1 ? online_cpus() : 1;
+    tp->n_cpus = online_cpus();
 
     if (tp->n_threads > 1) {
         tp->workers = calloc((size_t) tp->n_threads - 1, sizeof(pthread_t));

@@ -33,9 +33,7 @@
 #define QG_KC  16  // 32-quant blocks decoded per panel stretch (1024 quants)
 #define QG_KCS 2   // super-blocks decoded per panel stretch (1024 quants)
 #define QG_MV_COLS 1 // up to this many columns, no panel: mm_qmv_avx2 per column
-#ifndef QG_PF_AHEAD
 #define QG_PF_AHEAD 2    // mat-vec: groups of rows prefetched ahead
-#endif
 #define QG_PF_ROW   4096 // mat-vec: rows up to this many bytes are prefetched
 
 // 32-quant blocks, 8 rows. q4_1/q5_1 keep unsigned quants in w.

@@ -180,7 +180,7 @@ static void lm_compute_binary(const struct lm_ggml_compute_params * params, stru
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     LM_GGML_TENSOR_BINARY_OP_LOCALS
-    if (dst->ne[0] == 0 || dst->ne[1] == 0 || dst->ne[2] == 0 || dst->ne[3] == 0) return; // also keeps the broadcast modulos away from 0
+    if (lm_shape_has_zero(dst)) return; // also keeps the broadcast modulos away from 0
 
     const bool simd = lm_vec_avx2();
     const bool fast = src0->type == LM_GGML_TYPE_F32 && src1->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
