@@ -123,24 +123,14 @@ func BenchmarkMulMatVecFromMemory(b *testing.B) {
 	for _, wt := range []Type{TypeF32, TypeQ8_0, TypeQ4_0, TypeQ4_K, TypeQ6_K} {
 		for _, k := range []int{768, 2048} {
 			b.Run(wt.String()+"/K"+itoa(k), func(b *testing.B) {
-				ctx := newCtx(b, size+16*k+(1<<20))
-				r := rand.New(rand.NewPCG(1, 1))
-				row := randTensor(b, ctx, r, wt, k, 1).Bytes()
-				rowBytes := len(row)
-				m := size / rowBytes
-				w := ctx.NewTensor2D(wt, k, m)
-				require.NoError(b, w.SetBytes(bytes.Repeat(row, m)))
-				x := randTensor(b, ctx, r, TypeF32, k, 1)
-				g := ctx.NewGraph().BuildForward(ctx.MulMat(w, x))
-				tp, err := NewThreadpool(DefaultThreadpoolParams(1))
-				require.NoError(b, err)
-				defer tp.Close()
-				b.SetBytes(int64(m * rowBytes))
-				for b.Loop() {
-					if err := g.ComputeWith(tp); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchGraph(b, 1, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+					row := randTensor(b, ctx, r, wt, k, 1).Bytes()
+					m := size / len(row)
+					w := ctx.NewTensor2D(wt, k, m)
+					require.NoError(b, w.SetBytes(bytes.Repeat(row, m)))
+					b.SetBytes(int64(m * len(row)))
+					return ctx.MulMat(w, randTensor(b, ctx, r, TypeF32, k, 1)), int64(2 * k * m)
+				})
 			})
 		}
 	}

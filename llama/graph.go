@@ -32,7 +32,6 @@ type batchGraph struct {
 	// of the cache too), moved by moveTo; and the host copies of the inputs.
 	stores  []*ggml.Tensor
 	kvBytes [2]int // bytes per position of the K stores and the V stores
-	inTok   []int32
 	inPos   []int32
 	inMask  []float32
 }
@@ -89,7 +88,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 
 		// append this batch's K and V to the cache
 		kc, vc := kv.k[il], kv.v[il]
-		kDst, vDst := ctx.View1D(kc, n*gqa, es*gqa*nPast), ctx.View2D(vc, n, gqa, es*kv.nCtx, es*nPast)
+		kDst, vDst := kv.rows(ctx, il, nPast, n)
 		kCpy, vCpy := ctx.Cpy(k, kDst), ctx.Cpy(ctx.Transpose(v), vDst)
 		b.g.BuildForward(kCpy)
 		b.g.BuildForward(vCpy)
@@ -127,7 +126,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	b.g.BuildForward(b.logits)
 	if n == 1 {
 		b.kvBytes = [2]int{es * gqa, es}
-		b.inTok, b.inPos, b.inMask = make([]int32, 1), make([]int32, 1), make([]float32, nkv)
+		b.inPos, b.inMask = make([]int32, 1), make([]float32, nkv)
 	}
 	return b
 }
@@ -194,46 +193,27 @@ func (b *batchGraph) moveTo(nPast int) error {
 	return nil
 }
 
-// setInputs writes the token ids, their positions and the causal mask.
+// setInputs writes the token ids, their positions and the causal mask
+// (token i sees the cache up to position nPast+i). A one-token graph keeps
+// its input slices (made once by build) across tokens; a batch graph is
+// evaluated once and gets them here.
 func (b *batchGraph) setInputs(tokens []int32) error {
-	if b.n == 1 {
-		return b.setInput(tokens[0])
+	if b.inPos == nil {
+		b.inPos, b.inMask = make([]int32, b.n), make([]float32, b.nKV*b.n)
 	}
-	if err := b.tokens.SetInt32s(tokens); err != nil {
-		return err
-	}
-	pos := make([]int32, b.n)
-	for i := range pos {
-		pos[i] = int32(b.nPast + i)
-	}
-	if err := b.pos.SetInt32s(pos); err != nil {
-		return err
-	}
-	nkv := b.nKV
-	mask := make([]float32, nkv*b.n)
 	inf := float32(math.Inf(-1))
 	for i := range b.n {
-		row := mask[i*nkv : (i+1)*nkv]
-		for j := b.nPast + i + 1; j < nkv; j++ {
-			row[j] = inf
+		b.inPos[i] = int32(b.nPast + i)
+		row := b.inMask[i*b.nKV : (i+1)*b.nKV]
+		for j := range row {
+			if j <= b.nPast+i {
+				row[j] = 0
+			} else {
+				row[j] = inf
+			}
 		}
 	}
-	return b.mask.SetFloat32s(mask)
-}
-
-// setInput is setInputs of a one-token graph, from the graph's own slices:
-// the mask hides the positions after nPast (the padding).
-func (b *batchGraph) setInput(token int32) error {
-	b.inTok[0], b.inPos[0] = token, int32(b.nPast)
-	inf := float32(math.Inf(-1))
-	for j := range b.inMask {
-		if j <= b.nPast {
-			b.inMask[j] = 0
-		} else {
-			b.inMask[j] = inf
-		}
-	}
-	if err := b.tokens.SetInt32s(b.inTok); err != nil {
+	if err := b.tokens.SetInt32s(tokens); err != nil {
 		return err
 	}
 	if err := b.pos.SetInt32s(b.inPos); err != nil {

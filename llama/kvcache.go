@@ -68,11 +68,9 @@ func (kv *kvCache) clear(from, to int) (err error) {
 		return err
 	}
 	defer ctx.Close()
-	es, gqa := kv.k[0].ElementSize(), kv.k[0].NElements()/kv.nCtx
-	zeros := make([]byte, (to-from)*gqa*es)
+	zeros := make([]byte, kv.k[0].NBytes()/kv.nCtx*(to-from))
 	for il := range n {
-		k := ctx.View1D(kv.k[il], (to-from)*gqa, es*gqa*from)
-		v := ctx.View2D(kv.v[il], to-from, gqa, es*kv.nCtx, es*from)
+		k, v := kv.rows(ctx, il, from, to-from)
 		if err := k.SetBytes(zeros); err != nil {
 			return err
 		}
@@ -81,4 +79,11 @@ func (kv *kvCache) clear(from, to int) (err error) {
 		}
 	}
 	return nil
+}
+
+// rows are views of positions [pos, pos+n) of layer il's K (a row of
+// NEmbdGQA per position) and V (transposed: n elements of each channel's row).
+func (kv *kvCache) rows(ctx *ggml.Context, il, pos, n int) (k, v *ggml.Tensor) {
+	es, gqa := kv.k[il].ElementSize(), kv.k[il].NElements()/kv.nCtx
+	return ctx.View1D(kv.k[il], n*gqa, es*gqa*pos), ctx.View2D(kv.v[il], n, gqa, es*kv.nCtx, es*pos)
 }
