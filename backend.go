@@ -315,22 +315,13 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 		return fmt.Errorf("ggml: Compute: %w", err)
 	}
 	cancellable := false
-	if done := ctx.Done(); done != nil {
+	if ctx.Done() != nil {
 		C.gg_abort_set(b.abort, 0)
 		if C.gg_backend_set_abort(p, b.abort) {
 			cancellable = true
-			stop := make(chan struct{})
-			var watcher sync.WaitGroup
-			watcher.Go(func() {
-				select {
-				case <-done:
-					C.gg_abort_set(b.abort, 1)
-				case <-stop:
-				}
-			})
+			release := watchCancel(ctx, func() { C.gg_abort_set(b.abort, 1) })
 			defer func() {
-				close(stop)
-				watcher.Wait() // the flag is the backend's: nobody touches it after Close
+				release() // the flag is the backend's: nobody touches it after Close
 				C.gg_backend_set_abort(p, nil)
 			}()
 		}

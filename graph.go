@@ -338,21 +338,13 @@ func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml
 		return fmt.Errorf("ggml: compute: %w", err)
 	}
 	var cancel *C.int
-	if done := cctx.Done(); done != nil {
+	if cctx.Done() != nil {
 		cancel = C.gg_new_flag()
 		defer C.free(unsafe.Pointer(cancel))
-		stop := make(chan struct{})
-		var watcher sync.WaitGroup
-		watcher.Go(func() {
-			select {
-			case <-done:
-				atomic.StoreInt32((*int32)(unsafe.Pointer(cancel)), 1)
-				cancelsSeen.Add(1)
-			case <-stop:
-			}
-		})
-		defer watcher.Wait() // runs after close(stop), before the flag is freed
-		defer close(stop)
+		defer watchCancel(cctx, func() { // released before the flag is freed
+			atomic.StoreInt32((*int32)(unsafe.Pointer(cancel)), 1)
+			cancelsSeen.Add(1)
+		})()
 	}
 	var e C.gg_err
 	var plan C.struct_lm_ggml_cplan

@@ -446,7 +446,7 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 	if err := g.initGrads(); err != nil { // once placed: the gradients need memory
 		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 	}
-	if done := ctx.Done(); done != nil {
+	if ctx.Done() != nil {
 		C.gg_sched_stop_set(sc.stop, 0)
 		var watched []C.lm_ggml_backend_t
 		for _, b := range sc.cbs {
@@ -454,18 +454,9 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 				watched = append(watched, b)
 			}
 		}
-		stop := make(chan struct{})
-		var watcher sync.WaitGroup
-		watcher.Go(func() {
-			select {
-			case <-done:
-				C.gg_sched_stop_set(sc.stop, 1)
-			case <-stop:
-			}
-		})
+		release := watchCancel(ctx, func() { C.gg_sched_stop_set(sc.stop, 1) })
 		defer func() {
-			close(stop)
-			watcher.Wait()
+			release()
 			for _, b := range watched {
 				C.gg_sched_watch(b, nil)
 			}
