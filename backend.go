@@ -35,23 +35,8 @@ static bool gg_backend_set_abort(struct lm_ggml_backend * b, gg_abort_flag * f) 
     return true;
 }
 
-// Computes g on b. On failure e holds the reason.
-static int gg_backend_compute(struct lm_ggml_backend * b, gg_g * g, gg_err * e) {
-    lm_backend_clear_error();
-    struct lm_ggml_err_frame fr;
-    if (LM_GGML_TRY(&fr)) {
-        e->failed = 1;
-        memcpy(e->msg, fr.msg, sizeof(e->msg));
-        return LM_GGML_STATUS_FAILED;
-    }
-    const int st = lm_ggml_backend_graph_compute(b, g);
-    lm_ggml_err_pop(&fr);
-    if (st == LM_GGML_STATUS_FAILED || st == LM_GGML_STATUS_ALLOC_FAILED) {
-        e->failed = 1;
-        snprintf(e->msg, sizeof(e->msg), "%s", lm_backend_last_error()[0] != '\0' ? lm_backend_last_error() : lm_ggml_status_to_string(st));
-    }
-    return st;
-}
+// Computes g on b; on failure e holds the reason (compute_driver.go).
+int gg_backend_compute(struct lm_ggml_backend * b, gg_g * g, gg_err * e);
 
 // Forgets where ctx's tensors in the given memory ranges live (data and
 // buffer become NULL): the memory is about to be freed or reused. A tensor
@@ -118,6 +103,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 	"weak"
 
@@ -133,8 +119,11 @@ type Backend struct {
 	mu      sync.Mutex
 	b       *C.struct_lm_ggml_backend
 	abort   *C.gg_abort_flag
-	pool    *Threadpool  // set with SetThreadpool: kept alive while in use
-	poolRef *backendPool // the same, for the cleanup (which must not reference the Backend)
+	pool    *Threadpool   // set with SetThreadpool: kept alive while in use
+	poolRef *backendPool  // the same, for the cleanup (which must not reference the Backend)
+	drv     *driverRef    // see computeDriver
+	threads int           // of a CPU backend's own pool (0: not a CPU backend)
+	last    time.Duration // how long the last computation took
 	cleanup runtime.Cleanup
 }
 
@@ -142,6 +131,7 @@ type backendHandle struct {
 	b     *C.struct_lm_ggml_backend
 	abort *C.gg_abort_flag
 	pool  *backendPool
+	drv   *driverRef
 }
 
 // backendPool is the Threadpool set on a backend (see SetThreadpool), which
@@ -165,6 +155,7 @@ func freeBackend(h backendHandle) {
 	C.lm_ggml_backend_free(h.b)
 	C.free(unsafe.Pointer(h.abort))
 	h.pool.set(nil)
+	h.drv.close()
 }
 
 // ErrClosedBackend is the panic value when a closed Backend is used.
@@ -189,11 +180,13 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 	}
 	be := &Backend{b: b, abort: abort}
 	be.poolRef = new(backendPool)
-	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort, be.poolRef})
+	be.drv = new(driverRef)
+	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort, be.poolRef, be.drv})
 	if C.lm_ggml_backend_is_cpu(b) {
 		n := min(runtime.NumCPU(), MaxThreads)
 		var e C.gg_err
 		C.gg_backend_cpu_set_n_threads(&e, b, C.int(n))
+		be.threads = n
 	}
 	return be, nil
 }
@@ -217,7 +210,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.cleanup.Stop()
-	freeBackend(backendHandle{b.b, b.abort, b.poolRef})
+	freeBackend(backendHandle{b.b, b.abort, b.poolRef, b.drv})
 	b.b, b.abort, b.pool = nil, nil, nil
 	return nil
 }
@@ -241,7 +234,11 @@ func (b *Backend) SetThreads(n int) error {
 	}
 	var e C.gg_err
 	C.gg_backend_cpu_set_n_threads(&e, p, C.int(n))
-	return cError("SetThreads", &e)
+	if err := cError("SetThreads", &e); err != nil {
+		return err
+	}
+	b.threads = n
+	return nil
 }
 
 // SetThreadpool makes a CPU backend compute on tp's threads (nil: its own
@@ -336,7 +333,14 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 		}
 	}()
 	var e C.gg_err
-	st := C.gg_backend_compute(p, g.g, &e)
+	var st C.int
+	start := time.Now()
+	if drv := b.driver(); drv != nil {
+		st = drv.compute(p, g.g, &e)
+	} else {
+		st = C.gg_backend_compute(p, g.g, &e)
+	}
+	b.last = time.Since(start)
 	runtime.KeepAlive(g)
 	switch {
 	case st == C.LM_GGML_STATUS_ABORTED && cancellable && ctx.Err() != nil:
@@ -347,6 +351,18 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 		return statusError(C.int(st))
 	}
 	return g.customOpError()
+}
+
+// driver is the computeDriver computations on b use, or nil.
+func (b *Backend) driver() *computeDriver {
+	n := b.threads
+	if b.pool != nil {
+		n = b.pool.n
+	}
+	if n == 0 || !useDriver(n, b.last) {
+		return nil
+	}
+	return b.drv.get()
 }
 
 // cError converts a C failure reported through e into an error.
