@@ -98,6 +98,20 @@ void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i
 lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
 lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
 
+// Rows whose f32 (or, for fp32->fp16, fp16) output is at least this many bytes
+// are written with non-temporal stores at the AVX2 level: such a row does not
+// stay in cache for its reader anyway (weights converted at load, whole-tensor
+// copies), and bypassing the cache saves the read-for-ownership of every output
+// line. Rows of a graph are far smaller and keep the cached path, so their
+// consumer finds them in cache.
+#define LM_STREAM_MIN_BYTES ((int64_t) 4 << 20)
+// Converts k elements (blocks of blck elements, bsize bytes each, from x) with
+// fn into y through an L1-resident buffer and streaming stores, and returns
+// true, if the row is that large and the level has streaming stores; returns
+// false without writing anything otherwise. Same bits as fn(x, y, k).
+// (to-float-stream.c)
+bool lm_to_float_stream(lm_ggml_to_float_t fn, int64_t blck, size_t bsize, const void * x, float * y, int64_t k);
+
 // ---------------------------------------------------------------- run-time SIMD dispatch
 
 // Two ladders above scalar: x86-64 (avx2 < avx512) and arm64 (neon <
