@@ -35,7 +35,7 @@ LM_TARGET_AVX2 static int64_t fp16_to_fp32_avx2(const lm_ggml_fp16_t * x, float 
     }
     return i;
 }
-// Rows whose fp16 output is at least LM_STREAM_MIN_BYTES are written with
+// Rows whose fp16 output is at least lm_stream_min_bytes() are written with
 // non-temporal stores (see ggml-cpu-impl.h; 64 MB in/32 MB out: 4.7 ms -> 4.2 ms
 // on Zen3).
 // 32 floats per step: two 32-byte stores instead of four 16-byte ones, and few
@@ -48,7 +48,7 @@ LM_TARGET_AVX2 static inline __m256i fp32x16_to_fp16_avx2(const float * x) {
 }
 LM_TARGET_AVX2 static int64_t fp32_to_fp16_avx2(const float * x, lm_ggml_fp16_t * y, int64_t n) {
     int64_t i = 0;
-    if (n * (int64_t) sizeof(lm_ggml_fp16_t) >= LM_STREAM_MIN_BYTES && ((uintptr_t) y & 1) == 0) {
+    if (n * (int64_t) sizeof(lm_ggml_fp16_t) >= lm_stream_min_bytes() && ((uintptr_t) y & 1) == 0) {
         // scalar head up to the first 32-byte boundary of y (streaming stores need it)
         for (; ((uintptr_t)(y + i) & 31) != 0; i++) y[i] = lm_ggml_compute_fp32_to_fp16(x[i]);
         for (; i + 32 <= n; i += 32) {

@@ -1,7 +1,7 @@
 // to-float-stream.c - large to-f32 conversions written with non-temporal
 // stores. Every to_float (the quantized types' dequantizers, the f16 and bf16
 // rows) goes through lm_to_float_stream first; it takes outputs of
-// LM_STREAM_MIN_BYTES and more at the AVX2 level and leaves the rest to the
+// lm_stream_min_bytes() and more at the AVX2 level (and above) and leaves the rest to the
 // caller's ordinary (cached) path.
 //
 // Why: a dequantized weight matrix of tens of MB does not stay in cache for
@@ -16,7 +16,17 @@
 // reach about 30.
 #include "ggml-cpu-impl.h"
 
+#include <stdatomic.h>
 #include <string.h>
+
+static _Atomic int64_t g_stream_min = LM_STREAM_MIN_BYTES_DEFAULT;
+
+int64_t lm_stream_min_bytes(void) { return atomic_load_explicit(&g_stream_min, memory_order_relaxed); }
+
+int64_t lm_set_stream_min_bytes(int64_t n) {
+    // at least two whole chunks of floats (see stream_rows_avx2)
+    return atomic_exchange_explicit(&g_stream_min, n < ((int64_t) 64 << 10) ? ((int64_t) 64 << 10) : n, memory_order_relaxed);
+}
 
 #if defined(LM_X86)
 #include <immintrin.h>
@@ -61,13 +71,15 @@ LM_TARGET_AVX2 static void stream_rows_avx2(lm_ggml_to_float_t fn, int64_t blck,
     }
     _mm_sfence(); // order the streamed lines before anything the caller publishes
 }
-_Static_assert(LM_STREAM_MIN_BYTES / sizeof(float) > STREAM_CHUNK, "a streamed row spans more than one chunk");
+_Static_assert((64 << 10) / sizeof(float) > 2 * STREAM_CHUNK, "a streamed row spans more than one chunk");
 #endif
 
 bool lm_to_float_stream(lm_ggml_to_float_t fn, int64_t blck, size_t bsize, const void * x, float * y, int64_t k) {
 #if defined(LM_X86)
-    if (k * (int64_t) sizeof(float) >= LM_STREAM_MIN_BYTES && ((uintptr_t) y & (sizeof(float) - 1)) == 0 &&
-        lm_cpu_level() == LM_CPU_LEVEL_AVX2 && blck > 0 && STREAM_CHUNK % blck == 0) {
+    // every x86 level from AVX2 up has these instructions (the AVX-512 level
+    // runs the same to_float kernels)
+    if (k * (int64_t) sizeof(float) >= lm_stream_min_bytes() && ((uintptr_t) y & (sizeof(float) - 1)) == 0 &&
+        lm_cpu_level() >= LM_CPU_LEVEL_AVX2 && blck > 0 && STREAM_CHUNK % blck == 0) {
         stream_rows_avx2(fn, blck, bsize, (const char *) x, y, k);
         return true;
     }
