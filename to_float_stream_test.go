@@ -19,8 +19,9 @@ func TestToFloatStreaming(t *testing.T) {
 		t.Skip("large rows")
 	}
 	defer setStreamMinBytes(setStreamMinBytes(4 << 20)) // the rows below are a little over 4 MB
-	const sentinel = 0x7fc0dead                         // a NaN no conversion writes here
-	const piece = 1 << 16                               // elements per call of the ordinary path (256 KB out)
+
+	const sentinel = 0x7fc0dead // a NaN no conversion writes here
+	const piece = 1 << 16       // elements per call of the ordinary path (256 KB out)
 	rng := rand.New(rand.NewPCG(12, 34))
 	type row struct {
 		typ  Type
