@@ -156,6 +156,22 @@ bool lm_cpu_force_level(int level);
 #else
 #define LM_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
 #endif
+// fp16 <-> fp32 by the FPU: FCVT between half and single is base ARMv8.0
+// (no FEAT_FP16 needed). With the FPCR Linux and the Go runtime leave (round
+// to nearest even, FZ and DN off; FZ16 does not apply to conversions) it
+// gives the bits of lm_ggml_compute_fp32_to_fp16 for every input, and of
+// lm_ggml_compute_fp16_to_fp32 for every input but signaling NaNs, which
+// come out quiet (as from F16C and the reference's __fp16 casts). Two
+// instructions (load, FCVT) instead of a dozen with branches: for the
+// per-block scales of the NEON kernels and quantizers.
+static inline float lm_h2f_hw(lm_ggml_fp16_t h) {
+    const union { lm_ggml_fp16_t u; __fp16 f; } v = { h };
+    return (float) v.f;
+}
+static inline lm_ggml_fp16_t lm_f2h_hw(float x) {
+    const union { __fp16 f; lm_ggml_fp16_t u; } v = { (__fp16) x };
+    return v.u;
+}
 #endif
 
 #ifdef __cplusplus
