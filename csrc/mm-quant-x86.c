@@ -42,14 +42,6 @@ LM_TARGET_AVX2 static inline __m256i bcast16(__m256i v, int e) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * e) | (2 * e + 1) << 8)));
 }
 
-// The mins of a q4_K/q5_K block against the activation sums of its 8
-// sub-blocks of 32: 4 int32 partial sums.
-LM_TARGET_AVX2 static inline __m128i k4_min_dot(__m256i sm16, const int16_t * bsums) {
-    const __m256i bs = _mm256_loadu_si256((const __m256i *) bsums);
-    const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-    return _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), pair);
-}
-
 LM_TARGET_AVX2 static inline float hsum4(__m128 s) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -158,48 +150,74 @@ LM_TARGET_AVX2 static inline __m256i bcast8to16(__m256i v, int e) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(e | 0x80 << 8)));
 }
 
-// q4_K: the scales stay bytes (both lanes) and each sub-block's is widened by
-// the shuffle that broadcasts it; the mins are widened once for their dot.
-LM_TARGET_AVX2 static inline __m256i kd_q4_K(const block_q4_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m256i m4 = _mm256_set1_epi8(0xF);
-    const __m128i sm = k4_scales_mins(x->scales); // bytes 0-7 scales, 8-15 mins
-    const __m256i sc = _mm256_broadcastsi128_si256(sm);
-    const __m256i bs = _mm256_loadu_si256((const __m256i *) y->bsums);
-    const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-    *mi = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_unpackhi_epi8(sm, _mm_setzero_si128()), pair));
-    __m256i ai = _mm256_setzero_si256();
-    for (int j = 0; j < 4; j++) {
-        const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
-        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j));
-        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j + 32));
-        const __m256i p0 = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), y0);
-        const __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), y1);
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, bcast8to16(sc, 2 * j)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, bcast8to16(sc, 2 * j + 1)));
-    }
-    return ai;
+// q4_K and q5_K walk a super-block in 4 steps of 64 quants: the low nibbles
+// are sub-block 2j, the high ones 2j+1. sm holds the unpacked scales (bytes
+// 0-7) and mins (8-15); the steps are unrolled by hand so that each scale's
+// broadcast shuffle has a constant mask (a loop left to the compiler built
+// the masks at run time, three more instructions per sub-block).
+LM_TARGET_AVX2 static inline __m256i k4_step(__m256i ai, __m256i lo, __m256i hi, const int8_t * yq, __m256i sc, int j) {
+    const __m256i y0 = _mm256_loadu_si256((const __m256i *)(yq + 64 * j));
+    const __m256i y1 = _mm256_loadu_si256((const __m256i *)(yq + 64 * j + 32));
+    const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), bcast8to16(sc, 2 * j));
+    const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), bcast8to16(sc, 2 * j + 1));
+    return _mm256_add_epi32(ai, _mm256_add_epi32(p0, p1));
 }
 
-// q5_K: q4_K plus a fifth bit; qh is shifted down 2 bits per 64 quants so
-// its bits 0 and 1 always belong to the current low and high nibbles.
-LM_TARGET_AVX2 static inline __m256i kd_q5_K(const block_q5_K * x, const block_q8_K * y, __m256i * mi) {
+LM_TARGET_AVX2 static inline __m256i q4k_step(__m256i ai, const block_q4_K * x, const int8_t * yq, __m256i sc, int j) {
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
+    return k4_step(ai, _mm256_and_si256(q, m4), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4), yq, sc, j);
+}
+
+// q5_K: the fifth bits of step j are bits 2j (low half) and 2j+1 (high
+// half) of each qh byte, moved to bit 4 by one 16-bit shift each (the mask
+// drops what crosses from the neighbouring byte).
+LM_TARGET_AVX2 static inline __m256i sh16(__m256i v, int n) {
+    return n >= 0 ? _mm256_slli_epi16(v, n) : _mm256_srli_epi16(v, -n);
+}
+
+LM_TARGET_AVX2 static inline __m256i q5k_step(__m256i ai, const block_q5_K * x, __m256i hb, const int8_t * yq, __m256i sc, int j) {
     const __m256i m4 = _mm256_set1_epi8(0xF), b4 = _mm256_set1_epi8(0x10);
-    const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(x->scales));
-    const __m256i sc = _mm256_permute2x128_si256(sm16, sm16, 0x00);
-    *mi = _mm256_zextsi128_si256(k4_min_dot(sm16, y->bsums));
-    __m256i hb = _mm256_loadu_si256((const __m256i *) x->qh);
-    __m256i ai = _mm256_setzero_si256();
-    for (int j = 0; j < 4; j++) {
-        const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
-        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j));
-        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j + 32));
-        const __m256i v0 = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), b4));
-        const __m256i v1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_and_si256(_mm256_slli_epi16(hb, 3), b4));
-        hb = _mm256_srli_epi16(hb, 2);
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(v0, y0), bcast16(sc, 2 * j)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(v1, y1), bcast16(sc, 2 * j + 1)));
-    }
-    return ai;
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(sh16(hb, 4 - 2 * j), b4));
+    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_and_si256(sh16(hb, 3 - 2 * j), b4));
+    return k4_step(ai, lo, hi, yq, sc, j);
+}
+
+// the integer dot of a block's quants with yq, the scales of sm applied (mins apart)
+LM_TARGET_AVX2 static inline __m256i q4k_isum(const block_q4_K * x, const int8_t * yq, __m128i sm) {
+    const __m256i sc = _mm256_broadcastsi128_si256(sm);
+    __m256i ai = q4k_step(_mm256_setzero_si256(), x, yq, sc, 0);
+    ai = q4k_step(ai, x, yq, sc, 1);
+    ai = q4k_step(ai, x, yq, sc, 2);
+    return q4k_step(ai, x, yq, sc, 3);
+}
+
+LM_TARGET_AVX2 static inline __m256i q5k_isum(const block_q5_K * x, const int8_t * yq, __m128i sm) {
+    const __m256i sc = _mm256_broadcastsi128_si256(sm);
+    const __m256i hb = _mm256_loadu_si256((const __m256i *) x->qh);
+    __m256i ai = q5k_step(_mm256_setzero_si256(), x, hb, yq, sc, 0);
+    ai = q5k_step(ai, x, hb, yq, sc, 1);
+    ai = q5k_step(ai, x, hb, yq, sc, 2);
+    return q5k_step(ai, x, hb, yq, sc, 3);
+}
+
+// the 8 activation sums of the sub-blocks of 32 (int16) in both lanes
+LM_TARGET_AVX2 static inline __m256i k4_bsum32(const block_q8_K * y) {
+    const __m256i bs = _mm256_loadu_si256((const __m256i *) y->bsums);
+    return _mm256_broadcastsi128_si256(_mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+}
+
+LM_TARGET_AVX2 static inline __m256i kd_q4_K(const block_q4_K * x, const block_q8_K * y, __m256i * mi) {
+    const __m128i sm = k4_scales_mins(x->scales);
+    *mi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm, _mm_setzero_si128())), k4_bsum32(y));
+    return q4k_isum(x, y->qs, sm);
+}
+
+LM_TARGET_AVX2 static inline __m256i kd_q5_K(const block_q5_K * x, const block_q8_K * y, __m256i * mi) {
+    const __m128i sm = k4_scales_mins(x->scales);
+    *mi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm, _mm_setzero_si128())), k4_bsum32(y));
+    return q5k_isum(x, y->qs, sm);
 }
 
 // q6_K: quants biased to 0..63, the -32 returned through the block sums.
@@ -378,10 +396,56 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
 #define QMV_KMIN_1(XT) am = _mm256_fmadd_ps(_mm256_mul_ps(qmv_f16(bl, offsetof(XT, dmin)), dy), _mm256_cvtepi32_ps(qmv_reduce(mi)), am);
 QMV_K(qmv_q2_K,   block_q2_K,   kd_q2_K,   1)
 QMV_K(qmv_q3_K,   block_q3_K,   kd_q3_K,   0)
-QMV_K(qmv_q4_K,   block_q4_K,   kd_q4_K,   1)
-QMV_K(qmv_q5_K,   block_q5_K,   kd_q5_K,   1)
 QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0)
 QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
+
+// d and dmin (the fp16 pair at the start of a q4_K/q5_K block) of the 8 rows:
+// one 32-bit load per row, the halves parted by a shuffle and a permute
+static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }
+LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __m256 * dmin) {
+    const __m256i w = _mm256_setr_epi32((int) ld32(bl[0]), (int) ld32(bl[1]), (int) ld32(bl[2]), (int) ld32(bl[3]),
+                                        (int) ld32(bl[4]), (int) ld32(bl[5]), (int) ld32(bl[6]), (int) ld32(bl[7]));
+    const __m256i part = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(w, part), 0 | 2 << 2 | 1 << 4 | 3 << 6);
+    *d = _mm256_cvtph_ps(_mm256_castsi256_si128(v));
+    *dmin = _mm256_cvtph_ps(_mm256_extracti128_si256(v, 1));
+}
+
+// q4_K and q5_K, 8 rows: the rows are taken in pairs (t, t+4), whose mins
+// share one widening and one madd, lane 0 row t and lane 1 row t+4, so that
+// three hadds leave rows 0-7 in order. The float steps are QMV_K's.
+#define QMV_K4(name, XT, isum)                                                                           \
+LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+                                const char * pf) {                                                       \
+    const block_q8_K * y = vy;                                                                           \
+    __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
+    for (int64_t i = 0; i < nb; i++) {                                                                   \
+        QMV_PF(pf, i, XT)                                                                                \
+        const char * bl[8];                                                                              \
+        for (int r = 0; r < 8; r++) bl[r] = rows[r] + i * sizeof(XT);                                    \
+        const __m256i bs32 = k4_bsum32(y + i);                                                           \
+        __m256i ai[8], mn[4];                                                                            \
+        for (int t = 0; t < 4; t++) {                                                                    \
+            const XT * x0 = (const XT *) bl[t], * x1 = (const XT *) bl[t + 4];                           \
+            const __m128i s0 = k4_scales_mins(x0->scales), s1 = k4_scales_mins(x1->scales);             \
+            mn[t] = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi64(s0, s1)), bs32);           \
+            ai[t] = isum(x0, y[i].qs, s0);                                                               \
+            ai[t + 4] = isum(x1, y[i].qs, s1);                                                           \
+        }                                                                                                \
+        const __m256i ms = _mm256_hadd_epi32(_mm256_hadd_epi32(mn[0], mn[1]), _mm256_hadd_epi32(mn[2], mn[3])); \
+        __m256 d, dmin;                                                                                  \
+        qmv_dm(bl, &d, &dmin);                                                                           \
+        const __m256 dy = _mm256_set1_ps(y[i].d);                                                        \
+        am = _mm256_fmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(ms), am);                       \
+        a = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(qmv_reduce(ai)), a);                \
+    }                                                                                                    \
+    _mm256_storeu_ps(acc, a);                                                                            \
+    _mm256_storeu_ps(accm, am);                                                                          \
+}
+QMV_K4(qmv_q4_K, block_q4_K, q4k_isum)
+QMV_K4(qmv_q5_K, block_q5_K, q5k_isum)
+_Static_assert(offsetof(block_q4_K, dmin) == 2 && offsetof(block_q5_K, dmin) == 2, "qmv_dm: d, dmin lead the block");
 
 // 32-quant blocks: W decodes a block's quants; SGN: signed (sign trick);
 // OFF: W gives the quants plus OFF as unsigned bytes, and OFF * sum(y) is
