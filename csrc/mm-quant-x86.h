@@ -5,10 +5,11 @@
 
 // 16 packed nibbles -> 32 bytes: the low nibbles, then the high ones (the
 // element order of the 32-quant blocks).
+// The 16 bytes go to both lanes by a broadcast load (no ALU work) and
+// lane 1 is shifted by 4: two operations instead of four.
 LM_TARGET_AVX2 static inline __m256i nibbles32(const uint8_t * p) {
-    const __m128i q = _mm_loadu_si128((const __m128i *) p);
-    const __m128i m4 = _mm_set1_epi8(0xF);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) p));
+    return _mm256_and_si256(_mm256_srlv_epi32(q, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), _mm256_set1_epi8(0xF));
 }
 
 // 32 bits -> 32 bytes, byte j 0xFF when bit j is set: byte j first gets byte
