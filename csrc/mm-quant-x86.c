@@ -442,11 +442,14 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 
 // q4_K and q5_K, 8 rows. Per block, the scales of rows t and t+4 are
 // unpacked together (lane 0 row t, lane 1 row t+4) into a table of int16
-// pairs (s, s) that the madds take by broadcast loads (a shuffle unit is
-// then free for the rest); their mins share one madd with the activation
-// sums. The quants are walked step by step over 4 rows at a time, so a
-// step's activations are loaded once per 4 rows and the row sums stay in
-// registers. The float steps are QMV_K's.
+// pairs (s, s) that the madds take by broadcast loads (on Zen 3 a load,
+// no vector ALU op, where the shuffle competed with the nibble shifts);
+// their mins share one madd with the activation sums. The quants are walked
+// step by step over the 8 rows, so a step's activations are loaded once and
+// the 8 row sums stay in registers; the empty asm pins each sum after its
+// step (else the compiler re-associates the adds and spills the products).
+// Integer sums are exact, so the order of their additions is free; the
+// float steps are QMV_K's.
 #define K4_SC(r, k) _mm256_set1_epi32(tab[16 * ((r) & 3) + 8 * ((k) >> 2) + 4 * ((r) >> 2) + ((k) & 3)])
 #define K4_ROW(c, r, j, XT, quants) {                                                                    \
         __m256i lo_, hi_;                                                                                \
@@ -475,6 +478,8 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
         const char * bl[8];                                                                              \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
+            /* kept scalar: vectorised, they went through a 32-byte store whose 8-byte */                \
+            /* reloads missed store forwarding at the start of every block */                            \
             __asm__("" : "+r"(bl[r]));                                                                   \
         }                                                                                                \
         const __m256i bs32 = k4_bsum32(y + i);                                                           \
