@@ -2,6 +2,7 @@ package ggml
 
 /*
 #include "glue.h"
+#include "ggml-cpu-impl.h"
 */
 import "C"
 
@@ -9,6 +10,11 @@ import (
 	"fmt"
 	"unsafe"
 )
+
+// setStreamMinBytes sets the output size from which row conversions use
+// streaming stores (lm_set_stream_min_bytes) and returns the previous one:
+// tests lower it to reach that path with rows of a few MB.
+func setStreamMinBytes(n int64) int64 { return int64(C.lm_set_stream_min_bytes(C.int64_t(n))) }
 
 // FP32ToFP16 converts to IEEE half precision, rounding to nearest even.
 func FP32ToFP16(f float32) uint16 { return uint16(C.lm_ggml_fp32_to_fp16(C.float(f))) }

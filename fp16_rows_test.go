@@ -21,6 +21,7 @@ func TestFP16RowStreaming(t *testing.T) {
 	str := func(k string) string { s, _ := data[k].(string); require.NotEmpty(t, s, k); return s }
 	in := hexF32(t, str("input_f32"))
 	want := hexU16(t, str("fp32_to_fp16_row"))
+	defer setStreamMinBytes(setStreamMinBytes(4 << 20)) // the rows below are a little over 4 MB
 	const n = 2<<20 + 37
 	src := make([]float32, n+8)
 	for i := range src {

@@ -98,6 +98,27 @@ void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i
 lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
 lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
 
+// Rows whose f32 (or, for fp32->fp16, fp16) output is at least this many bytes
+// are written with non-temporal stores at the AVX2 level: such a row does not
+// stay in cache for its reader anyway (weights converted at load, whole-tensor
+// copies), and bypassing the cache saves the read-for-ownership of every output
+// line. Rows of a graph are far smaller and keep the cached path, so their
+// consumer finds them in cache. The default is 32 MiB, about a large L3: on a
+// Zen 3 with 32 MiB of L3, a 16 MB output rewritten while still in L3 lost
+// 6..13% when streamed (stores that hit L3 run at ~30 GB/s, streaming stores
+// at ~24), while 32 and 64 MB outputs won 10..45%.
+#define LM_STREAM_MIN_BYTES_DEFAULT ((int64_t) 32 << 20)
+int64_t lm_stream_min_bytes(void);
+// Sets the threshold (clamped to at least 64 KiB); returns the previous one.
+// For tests, which exercise the streamed path on small rows.
+int64_t lm_set_stream_min_bytes(int64_t n);
+// Converts k elements (blocks of blck elements, bsize bytes each, from x) with
+// fn into y through an L1-resident buffer and streaming stores, and returns
+// true, if the row is that large and the level has streaming stores; returns
+// false without writing anything otherwise. Same bits as fn(x, y, k).
+// (to-float-stream.c)
+bool lm_to_float_stream(lm_ggml_to_float_t fn, int64_t blck, size_t bsize, const void * x, float * y, int64_t k);
+
 // ---------------------------------------------------------------- run-time SIMD dispatch
 
 // Two ladders above scalar: x86-64 (avx2 < avx512) and arm64 (neon <
@@ -135,6 +156,22 @@ bool lm_cpu_force_level(int level);
 #else
 #define LM_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
 #endif
+// fp16 <-> fp32 by the FPU: FCVT between half and single is base ARMv8.0
+// (no FEAT_FP16 needed). With the FPCR Linux and the Go runtime leave (round
+// to nearest even, FZ and DN off; FZ16 does not apply to conversions) it
+// gives the bits of lm_ggml_compute_fp32_to_fp16 for every input, and of
+// lm_ggml_compute_fp16_to_fp32 for every input but signaling NaNs, which
+// come out quiet (as from F16C and the reference's __fp16 casts). Two
+// instructions (load, FCVT) instead of a dozen with branches: for the
+// per-block scales of the NEON kernels and quantizers.
+static inline float lm_h2f_hw(lm_ggml_fp16_t h) {
+    const union { lm_ggml_fp16_t u; __fp16 f; } v = { h };
+    return (float) v.f;
+}
+static inline lm_ggml_fp16_t lm_f2h_hw(float x) {
+    const union { __fp16 f; lm_ggml_fp16_t u; } v = { (__fp16) x };
+    return v.u;
+}
 #endif
 
 #ifdef __cplusplus

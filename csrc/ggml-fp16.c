@@ -35,14 +35,9 @@ LM_TARGET_AVX2 static int64_t fp16_to_fp32_avx2(const lm_ggml_fp16_t * x, float 
     }
     return i;
 }
-// Rows whose fp16 output is at least this many bytes are written with
-// non-temporal stores: such a row does not stay in cache for its reader anyway
-// (weights converted at load, whole-tensor copies), and bypassing the cache
-// saves the read-for-ownership of every output line (64 MB in/32 MB out: 4.7 ms
-// -> 4.2 ms on Zen3). Rows of a graph are far smaller and keep the cached path,
-// so their consumer finds them in cache.
-#define FP16_STREAM_MIN_BYTES ((int64_t) 4 << 20)
-
+// Rows whose fp16 output is at least lm_stream_min_bytes() are written with
+// non-temporal stores (see ggml-cpu-impl.h; 64 MB in/32 MB out: 4.7 ms -> 4.2 ms
+// on Zen3).
 // 32 floats per step: two 32-byte stores instead of four 16-byte ones, and few
 // enough loop instructions that the loop runs at the same speed wherever the
 // linker places it.
@@ -53,7 +48,7 @@ LM_TARGET_AVX2 static inline __m256i fp32x16_to_fp16_avx2(const float * x) {
 }
 LM_TARGET_AVX2 static int64_t fp32_to_fp16_avx2(const float * x, lm_ggml_fp16_t * y, int64_t n) {
     int64_t i = 0;
-    if (n * (int64_t) sizeof(lm_ggml_fp16_t) >= FP16_STREAM_MIN_BYTES && ((uintptr_t) y & 1) == 0) {
+    if (n * (int64_t) sizeof(lm_ggml_fp16_t) >= lm_stream_min_bytes() && ((uintptr_t) y & 1) == 0) {
         // scalar head up to the first 32-byte boundary of y (streaming stores need it)
         for (; ((uintptr_t)(y + i) & 31) != 0; i++) y[i] = lm_ggml_compute_fp32_to_fp16(x[i]);
         for (; i + 32 <= n; i += 32) {
@@ -178,7 +173,8 @@ static int64_t fp32_to_bf16_neon(const float * x, lm_ggml_bf16_t * y, int64_t n)
 
 // ---------------------------------------------------------------- dispatch
 
-void lm_ggml_fp16_to_fp32_row(const lm_ggml_fp16_t * x, float * y, int64_t n) {
+static void fp16_to_fp32_cached(const void * vx, float * y, int64_t n) {
+    const lm_ggml_fp16_t * x = vx;
     int64_t i = 0;
     switch (lm_cpu_level()) {
 #if defined(LM_X86)
@@ -192,6 +188,11 @@ void lm_ggml_fp16_to_fp32_row(const lm_ggml_fp16_t * x, float * y, int64_t n) {
         default: break;
     }
     fp16_to_fp32_scalar(x, y, i, n);
+}
+
+// Large rows go to memory through streaming stores, the rest as they are.
+void lm_ggml_fp16_to_fp32_row(const lm_ggml_fp16_t * x, float * y, int64_t n) {
+    if (!lm_to_float_stream(fp16_to_fp32_cached, 1, sizeof(*x), x, y, n)) fp16_to_fp32_cached(x, y, n);
 }
 
 void lm_ggml_fp32_to_fp16_row(const float * x, lm_ggml_fp16_t * y, int64_t n) {
@@ -210,7 +211,8 @@ void lm_ggml_fp32_to_fp16_row(const float * x, lm_ggml_fp16_t * y, int64_t n) {
     fp32_to_fp16_scalar(x, y, i, n);
 }
 
-void lm_ggml_bf16_to_fp32_row(const lm_ggml_bf16_t * x, float * y, int64_t n) {
+static void bf16_to_fp32_cached(const void * vx, float * y, int64_t n) {
+    const lm_ggml_bf16_t * x = vx;
     int64_t i = 0;
     switch (lm_cpu_level()) {
 #if defined(LM_X86)
@@ -224,6 +226,11 @@ void lm_ggml_bf16_to_fp32_row(const lm_ggml_bf16_t * x, float * y, int64_t n) {
         default: break;
     }
     bf16_to_fp32_scalar(x, y, i, n);
+}
+
+// Large rows go to memory through streaming stores, the rest as they are.
+void lm_ggml_bf16_to_fp32_row(const lm_ggml_bf16_t * x, float * y, int64_t n) {
+    if (!lm_to_float_stream(bf16_to_fp32_cached, 1, sizeof(*x), x, y, n)) bf16_to_fp32_cached(x, y, n);
 }
 
 void lm_ggml_fp32_to_bf16_row_ref(const float * x, lm_ggml_bf16_t * y, int64_t n) {

@@ -4,6 +4,8 @@
 // Rounding: the q8_0/q8_1 references use roundf (ties away from zero), which
 // is what FCVTAS does; q8_K's nearest_int rounds ties to even, as FCVTNS.
 // Only multiplies feed the conversions, so FMA contraction cannot change a bit.
+// The fp16 scales are rounded by FCVT (lm_f2h_hw): the bits of the software
+// conversion for every input.
 #include "ggml-quants.h"
 #include "ggml-cpu-impl.h"
 
@@ -44,7 +46,7 @@ static inline float q8_block32(const float * x, int8_t * qs, int * sum) {
 
 void lm_quantize_row_q8_0_neon(const float * LM_GGML_RESTRICT x, block_q8_0 * LM_GGML_RESTRICT y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, x += LM_QK8_0) {
-        y[i].d = LM_GGML_FP32_TO_FP16(q8_block32(x, y[i].qs, NULL));
+        y[i].d = lm_f2h_hw(q8_block32(x, y[i].qs, NULL));
     }
 }
 
@@ -52,8 +54,8 @@ void lm_quantize_row_q8_1_neon(const float * LM_GGML_RESTRICT x, block_q8_1 * LM
     for (int64_t i = 0; i < nb; ++i, x += LM_QK8_1) {
         int sum;
         const float d = q8_block32(x, y[i].qs, &sum);
-        y[i].d = LM_GGML_FP32_TO_FP16(d);
-        y[i].s = LM_GGML_FP32_TO_FP16(sum * d);
+        y[i].d = lm_f2h_hw(d);
+        y[i].s = lm_f2h_hw(sum * d);
     }
 }
 

@@ -84,6 +84,14 @@ mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type);
+// 8 rows x 1 column (mm-quant-neon.h): out[r] = the level's per-row kernel's
+// result for rows[r] (nb blocks) against the column y, bit for bit. pf as
+// mm_qmv_fn's. mm_qmv8_neon: ARMv8.0; mm_qmv8_neon_dotprod: with SDOT, the
+// activations in lane order (mm_act_quantizer_dotprod). NULL: no such kernel.
+typedef void (*mm_qmv8_fn)(int64_t nb, const char * const * rows, const void * y, float * out, const char * pf);
+mm_qmv8_fn        mm_qmv8_neon(enum lm_ggml_type type);
+mm_qmv8_fn        mm_qmv8_neon_dotprod(enum lm_ggml_type type);
+mm_qgemm_fn       mm_qgemm_neon(enum lm_ggml_type type, bool dotprod); // mm-qgemm-neon.c
 // mm-quant-neon-dot.c: with SDOT, the same bits as mm_quant_dot_neon's
 // kernels; call only where the CPU has the dot product extension. The _pre
 // kernels take activations from mm_act_quantizer_dotprod, whose quants are

@@ -51,17 +51,23 @@ static inline LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a,
 
 // ---------------------------------------------------------------- 32-element blocks
 
+// The int32 lanes of q4_0 block b against y0, y1 (in pair4 order). Also
+// the 8-row kernel's.
+static inline LM_TARGET_DOTPROD int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y1) {
+    const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
+    const int8x16_t off = vdupq_n_s8(8);
+    const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
+    const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
+    return dot2(x0, y0, x1, y1);
+}
+
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_0_q8_0(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q4_0 * x = vx; const block_q8_0 * y = vy;
-    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
-    const int8x16_t off = vdupq_n_s8(8);
+    const uint8x16_t pp = vld1q_u8(pair4);
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK4_0; i++) {
-        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
-        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
-        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
+        const int32x4_t d = blk_q4_0(&x[i], act16(y[i].qs, pp, pre), act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
@@ -121,13 +127,20 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_1_q8_1(VD_ARGS, bool 
     *s = vaddvq_f32(acc) + mins;
 }
 
+// The int32 lanes of q8_0 block b against y0, y1 (in pair4 order). Also
+// the 8-row kernel's.
+static inline LM_TARGET_DOTPROD int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {
+    const uint8x16_t pp = vld1q_u8(pair4);
+    return dot2(vqtbl1q_s8(vld1q_s8(b->qs), pp), y0, vqtbl1q_s8(vld1q_s8(b->qs + 16), pp), y1);
+}
+
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q8_0_q8_0(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q8_0 * x = vx; const block_q8_0 * y = vy;
     const uint8x16_t pp = vld1q_u8(pair4);
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK8_0; i++) {
-        const int32x4_t d = dot2(act16(x[i].qs, pp, false), act16(y[i].qs, pp, pre), act16(x[i].qs + 16, pp, false), act16(y[i].qs + 16, pp, pre));
+        const int32x4_t d = blk_q8_0(&x[i], act16(y[i].qs, pp, pre), act16(y[i].qs + 16, pp, pre));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
@@ -362,6 +375,18 @@ static lm_ggml_vec_dot_t find_kernel(enum lm_ggml_type type, bool pre) {
         if (dot_kernels[i].type == type) return pre ? dot_kernels[i].pre : dot_kernels[i].std;
     }
     return NULL;
+}
+
+// the matmul's 8-row kernels: activations in lane order (as the _pre kernels)
+QMV8_KERNEL(qmv8_q4_0_dot, LM_TARGET_DOTPROD, block_q4_0, blk_q4_0)
+QMV8_KERNEL(qmv8_q8_0_dot, LM_TARGET_DOTPROD, block_q8_0, blk_q8_0)
+
+mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q4_0: return qmv8_q4_0_dot;
+        case LM_GGML_TYPE_Q8_0: return qmv8_q8_0_dot;
+        default: return NULL;
+    }
 }
 
 lm_ggml_vec_dot_t mm_quant_dot_neon_dotprod(enum lm_ggml_type type)     { return find_kernel(type, false); }

@@ -32,19 +32,23 @@ static inline int32x4_t mla_scaled(int32x4_t acc, int16x8_t p, int16_t sc) {
 static const uint8_t q5_idx[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
 static const uint8_t q5_bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
 
-// lanes: 4 products of |x| <= 16 each
+// The 4 int32 lanes of q4_0 block b against the 32 activation quants y0,
+// y1 (lanes: 4 products of |x| <= 16 each). Also the 8-row kernel's.
+static inline int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y1) {
+    const uint8x16_t q = vld1q_u8(b->qs), m4 = vdupq_n_u8(0xF);
+    const int8x16_t off = vdupq_n_s8(8);
+    const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
+    const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
+    return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
+}
+
 static void vd_q4_0_q8_0_neon(VD_ARGS) {
     VD_UNUSED;
     const block_q4_0 * x = vx; const block_q8_0 * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    const int8x16_t off = vdupq_n_s8(8);
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK4_0; i++) {
-        const uint8x16_t q = vld1q_u8(x[i].qs);
-        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
-        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), off);
-        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
+        const int32x4_t d = blk_q4_0(&x[i], vld1q_s8(y[i].qs), vld1q_s8(y[i].qs + 16));
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
 }
@@ -107,20 +111,24 @@ static void vd_q5_1_q8_1_neon(VD_ARGS) {
     *s = vaddvq_f32(acc) + mins;
 }
 
-// lanes: 2 products of full bytes (at most 2 * 128 * 128 in magnitude, which
-// only -128 * -128 twice would exceed; foreign q8_0 data may hold -128 on
-// both sides, so each 16 is widened on its own)
+// The 4 int32 lanes of q8_0 block b against y0, y1. lanes: 2
+// products of full bytes (at most 2 * 128 * 128 in magnitude, which only
+// -128 * -128 twice would exceed; foreign q8_0 data may hold -128 on both
+// sides, so each 16 is widened on its own). Also the 8-row kernel's.
+static inline int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {
+    const int8x16_t x0 = vld1q_s8(b->qs), x1 = vld1q_s8(b->qs + 16);
+    int32x4_t d = vpaddlq_s16(vmull_s8(vget_low_s8(x0), vget_low_s8(y0)));
+    d = vpadalq_s16(d, vmull_high_s8(x0, y0));
+    d = vpadalq_s16(d, vmull_s8(vget_low_s8(x1), vget_low_s8(y1)));
+    return vpadalq_s16(d, vmull_high_s8(x1, y1));
+}
+
 static void vd_q8_0_q8_0_neon(VD_ARGS) {
     VD_UNUSED;
     const block_q8_0 * x = vx; const block_q8_0 * y = vy;
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (int i = 0; i < n / QK8_0; i++) {
-        const int8x16_t x0 = vld1q_s8(x[i].qs), x1 = vld1q_s8(x[i].qs + 16);
-        const int8x16_t y0 = vld1q_s8(y[i].qs), y1 = vld1q_s8(y[i].qs + 16);
-        int32x4_t d = vpaddlq_s16(vmull_s8(vget_low_s8(x0), vget_low_s8(y0)));
-        d = vpadalq_s16(d, vmull_high_s8(x0, y0));
-        d = vpadalq_s16(d, vmull_s8(vget_low_s8(x1), vget_low_s8(y1)));
-        d = vpadalq_s16(d, vmull_high_s8(x1, y1));
+        const int32x4_t d = blk_q8_0(&x[i], vld1q_s8(y[i].qs), vld1q_s8(y[i].qs + 16));
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
     }
     *s = vaddvq_f32(acc);
@@ -333,6 +341,17 @@ static void vd_q3_K_q8_K_neon(VD_ARGS) {
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
     }
     *s = vaddvq_f32(acc);
+}
+
+QMV8_KERNEL(qmv8_q4_0_neon, , block_q4_0, blk_q4_0)
+QMV8_KERNEL(qmv8_q8_0_neon, , block_q8_0, blk_q8_0)
+
+mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q4_0: return qmv8_q4_0_neon;
+        case LM_GGML_TYPE_Q8_0: return qmv8_q8_0_neon;
+        default: return NULL;
+    }
 }
 
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type) {

@@ -8,11 +8,12 @@
 #if defined(LM_ARM64)
 #include "ggml-common.h"
 #include <arm_neon.h>
+#include <stddef.h>
 #include <string.h>
 
 #define VD_ARGS int n, float * restrict s, size_t bs, const void * restrict vx, size_t bx, const void * restrict vy, size_t by, int nrc
 #define VD_UNUSED (void) bs; (void) bx; (void) by; (void) nrc
-#define H2F(x) LM_GGML_FP16_TO_FP32(x)
+#define H2F(x) lm_h2f_hw(x) // FCVT: see ggml-cpu-impl.h
 
 // The 32 fifth bits of a q5 block, as 0x10 / 0 bytes: byte i of *lo is the
 // bit of element e (e < 16) found at byte idx[i] and mask bit[i] of qh;
@@ -75,6 +76,68 @@ static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
         ((a1 >> 4) & 0x0f0f0f0fu) | ((t >> 2) & 0x30303030u),
     };
     vst1q_s8(sc, vsubq_s8(vreinterpretq_s8_u32(vld1q_u32(s)), vdupq_n_s8(32)));
+}
+
+// ---------------------------------------------------------------- 8 rows x 1 column
+//
+// mm_qmv8_fn kernels (mm-kernels.h): 8 rows of 32-quant blocks with the fp16
+// scale d first against one q8_0 column. out[r] has the bits of the per-row
+// kernel of the same level for rows[r]: row r keeps its own 4 float lanes,
+// each block adds fl(d_x * d_y) * (its int32 lanes, from the same block
+// function) to them with the same unfused multiply and add, and the lanes
+// are summed in vaddvq_f32's order. What is shared: each activation block
+// is loaded once for the 8 rows, and the 8 weight scales are converted with
+// two FCVTLs and multiplied by d_y in two FMULs.
+
+// d of block i of each of the 8 rows (blocks of xbs bytes), times dy
+static inline void qmv8_scales(const char * const * rows, int64_t i, size_t xbs, float dy, float32x4_t * s) {
+    const size_t o = (size_t) i * xbs;
+    uint16x8_t h = vdupq_n_u16(0);
+    h = vld1q_lane_u16((const uint16_t *) (rows[0] + o), h, 0);
+    h = vld1q_lane_u16((const uint16_t *) (rows[1] + o), h, 1);
+    h = vld1q_lane_u16((const uint16_t *) (rows[2] + o), h, 2);
+    h = vld1q_lane_u16((const uint16_t *) (rows[3] + o), h, 3);
+    h = vld1q_lane_u16((const uint16_t *) (rows[4] + o), h, 4);
+    h = vld1q_lane_u16((const uint16_t *) (rows[5] + o), h, 5);
+    h = vld1q_lane_u16((const uint16_t *) (rows[6] + o), h, 6);
+    h = vld1q_lane_u16((const uint16_t *) (rows[7] + o), h, 7);
+    const float16x8_t hf = vreinterpretq_f16_u16(h);
+    s[0] = vmulq_n_f32(vcvt_f32_f16(vget_low_f16(hf)), dy);
+    s[1] = vmulq_n_f32(vcvt_high_f32_f16(hf), dy);
+}
+
+// out[r] = the 4 lanes of acc[r] summed as vaddvq_f32 sums them: (l0 + l1) + (l2 + l3)
+static inline void qmv8_store(const float32x4_t * acc, float * out) {
+    vst1q_f32(out, vpaddq_f32(vpaddq_f32(acc[0], acc[1]), vpaddq_f32(acc[2], acc[3])));
+    vst1q_f32(out + 4, vpaddq_f32(vpaddq_f32(acc[4], acc[5]), vpaddq_f32(acc[6], acc[7])));
+}
+
+// The next group's block i (8 blocks' bytes of its contiguous rows), fetched
+// while this group sums block i, as the x86 mat-vec kernels do.
+static inline void qmv8_prefetch(const char * pf, size_t bytes) {
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(pf + o, 0, 3);
+}
+
+// A kernel NAME (function attributes ATTR) for weight blocks XT, whose int32
+// lanes against the activation quants y0, y1 BLK(block, y0, y1) gives.
+#define QMV8_ROW(R, XT, BLK)                                                                                      \
+    acc[R] = vmlaq_n_f32(acc[R], vcvtq_f32_s32(BLK((const XT *) (rows[R] + i * sizeof(XT)), y0, y1)),            \
+                         vgetq_lane_f32(sc[(R) / 4], (R) % 4))
+#define QMV8_KERNEL(NAME, ATTR, XT, BLK)                                                                          \
+static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, float * out, const char * pf) {     \
+    _Static_assert(offsetof(XT, d) == 0, "qmv8_scales reads the scale at the block's start");                    \
+    const block_q8_0 * y = vy;                                                                                    \
+    float32x4_t acc[8];                                                                                           \
+    for (int r = 0; r < 8; r++) acc[r] = vdupq_n_f32(0.0f);                                                       \
+    for (int64_t i = 0; i < nb; i++) {                                                                            \
+        if (pf) qmv8_prefetch(pf + i * 8 * sizeof(XT), 8 * sizeof(XT));                                           \
+        const int8x16_t y0 = vld1q_s8(y[i].qs), y1 = vld1q_s8(y[i].qs + 16);                                      \
+        float32x4_t sc[2];                                                                                        \
+        qmv8_scales(rows, i, sizeof(XT), H2F(y[i].d), sc);                                                        \
+        QMV8_ROW(0, XT, BLK); QMV8_ROW(1, XT, BLK); QMV8_ROW(2, XT, BLK); QMV8_ROW(3, XT, BLK);                   \
+        QMV8_ROW(4, XT, BLK); QMV8_ROW(5, XT, BLK); QMV8_ROW(6, XT, BLK); QMV8_ROW(7, XT, BLK);                   \
+    }                                                                                                             \
+    qmv8_store(acc, out);                                                                                         \
 }
 
 // The iq4_xs scale of sub-block ib (6 bits stored +32: the low 4 in

@@ -42,14 +42,6 @@ LM_TARGET_AVX2 static inline __m256i bcast16(__m256i v, int e) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * e) | (2 * e + 1) << 8)));
 }
 
-// The mins of a q4_K/q5_K block against the activation sums of its 8
-// sub-blocks of 32: 4 int32 partial sums.
-LM_TARGET_AVX2 static inline __m128i k4_min_dot(__m256i sm16, const int16_t * bsums) {
-    const __m256i bs = _mm256_loadu_si256((const __m256i *) bsums);
-    const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-    return _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), pair);
-}
-
 LM_TARGET_AVX2 static inline float hsum4(__m128 s) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -158,118 +150,150 @@ LM_TARGET_AVX2 static inline __m256i bcast8to16(__m256i v, int e) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(e | 0x80 << 8)));
 }
 
-// q4_K: the scales stay bytes (both lanes) and each sub-block's is widened by
-// the shuffle that broadcasts it; the mins are widened once for their dot.
-LM_TARGET_AVX2 static inline __m256i kd_q4_K(const block_q4_K * x, const block_q8_K * y, __m256i * mi) {
+// q4_K and q5_K walk a super-block in 4 steps of 64 quants: the low nibbles
+// are sub-block 2j, the high ones 2j+1. The steps are unrolled by hand (j a
+// constant: the compiler left the loop rolled and built shuffle masks at run
+// time).
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void q4k_quants(const block_q4_K * x, int j, __m256i * lo,
+                                                                           __m256i * hi) {
     const __m256i m4 = _mm256_set1_epi8(0xF);
-    const __m128i sm = k4_scales_mins(x->scales); // bytes 0-7 scales, 8-15 mins
-    const __m256i sc = _mm256_broadcastsi128_si256(sm);
-    const __m256i bs = _mm256_loadu_si256((const __m256i *) y->bsums);
-    const __m128i pair = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-    *mi = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_unpackhi_epi8(sm, _mm_setzero_si128()), pair));
-    __m256i ai = _mm256_setzero_si256();
-    for (int j = 0; j < 4; j++) {
-        const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
-        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j));
-        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j + 32));
-        const __m256i p0 = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), y0);
-        const __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), y1);
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, bcast8to16(sc, 2 * j)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, bcast8to16(sc, 2 * j + 1)));
-    }
-    return ai;
+    __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
+    __asm__("" : "+x"(q)); // one load: folded into both ands it would be two, a quarter of them split
+    *lo = _mm256_and_si256(q, m4);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
 }
 
-// q5_K: q4_K plus a fifth bit; qh is shifted down 2 bits per 64 quants so
-// its bits 0 and 1 always belong to the current low and high nibbles.
-LM_TARGET_AVX2 static inline __m256i kd_q5_K(const block_q5_K * x, const block_q8_K * y, __m256i * mi) {
+// q5_K: the fifth bits of step j are bits 2j (low half) and 2j+1 (high
+// half) of each qh byte, moved to bit 4 by one 16-bit shift each (the mask
+// drops what crosses from the neighbouring byte).
+LM_TARGET_AVX2 static inline __m256i sh16(__m256i v, int n) {
+    return n >= 0 ? _mm256_slli_epi16(v, n) : _mm256_srli_epi16(v, -n);
+}
+
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void q5k_quants(const block_q5_K * x, int j, __m256i * lo,
+                                                                           __m256i * hi) {
     const __m256i m4 = _mm256_set1_epi8(0xF), b4 = _mm256_set1_epi8(0x10);
-    const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(x->scales));
-    const __m256i sc = _mm256_permute2x128_si256(sm16, sm16, 0x00);
-    *mi = _mm256_zextsi128_si256(k4_min_dot(sm16, y->bsums));
-    __m256i hb = _mm256_loadu_si256((const __m256i *) x->qh);
-    __m256i ai = _mm256_setzero_si256();
-    for (int j = 0; j < 4; j++) {
-        const __m256i q  = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
-        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j));
-        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j + 32));
-        const __m256i v0 = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), b4));
-        const __m256i v1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_and_si256(_mm256_slli_epi16(hb, 3), b4));
-        hb = _mm256_srli_epi16(hb, 2);
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(v0, y0), bcast16(sc, 2 * j)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(_mm256_maddubs_epi16(v1, y1), bcast16(sc, 2 * j + 1)));
-    }
-    return ai;
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * j));
+    const __m256i hb = _mm256_loadu_si256((const __m256i *) x->qh);
+    *lo = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(sh16(hb, 4 - 2 * j), b4));
+    *hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_and_si256(sh16(hb, 3 - 2 * j), b4));
 }
 
-// q6_K: quants biased to 0..63, the -32 returned through the block sums.
-LM_TARGET_AVX2 static inline __m256i kd_q6_K(const block_q6_K * x, const block_q8_K * y, __m256i * mi) {
+// 1 row: each sub-block's scale broadcast from sc (bytes 0-7, both lanes)
+#define K4_ISUM(XT, quants)                                                                              \
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i quants##_step(__m256i ai, const XT * x, \
+                                                                                 const int8_t * yq, __m256i sc, int j) { \
+    __m256i lo, hi;                                                                                      \
+    quants(x, j, &lo, &hi);                                                                              \
+    const __m256i y0 = _mm256_loadu_si256((const __m256i *)(yq + 64 * j));                              \
+    const __m256i y1 = _mm256_loadu_si256((const __m256i *)(yq + 64 * j + 32));                          \
+    return _mm256_add_epi32(ai, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), bcast8to16(sc, 2 * j)), \
+                                                 _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), bcast8to16(sc, 2 * j + 1)))); \
+}                                                                                                        \
+LM_TARGET_AVX2 static inline __m256i quants##_isum(const XT * x, const int8_t * yq, __m128i sm) {        \
+    const __m256i sc = _mm256_broadcastsi128_si256(sm);                                                  \
+    const __m256i a0 = quants##_step(_mm256_setzero_si256(), x, yq, sc, 0);                              \
+    const __m256i a1 = quants##_step(a0, x, yq, sc, 1);                                                  \
+    return quants##_step(quants##_step(a1, x, yq, sc, 2), x, yq, sc, 3);                                 \
+}
+K4_ISUM(block_q4_K, q4k_quants)
+K4_ISUM(block_q5_K, q5k_quants)
+
+// the 8 activation sums of the sub-blocks of 32 (int16) in both lanes
+LM_TARGET_AVX2 static inline __m256i k4_bsum32(const block_q8_K * y) {
+    const __m256i bs = _mm256_loadu_si256((const __m256i *) y->bsums);
+    return _mm256_broadcastsi128_si256(_mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+}
+
+LM_TARGET_AVX2 static inline __m256i kd_q4_K(const block_q4_K * x, const block_q8_K * y, __m256i * mi) {
+    const __m128i sm = k4_scales_mins(x->scales);
+    *mi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm, _mm_setzero_si128())), k4_bsum32(y));
+    return q4k_quants_isum(x, y->qs, sm);
+}
+
+LM_TARGET_AVX2 static inline __m256i kd_q5_K(const block_q5_K * x, const block_q8_K * y, __m256i * mi) {
+    const __m128i sm = k4_scales_mins(x->scales);
+    *mi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm, _mm_setzero_si128())), k4_bsum32(y));
+    return q5k_quants_isum(x, y->qs, sm);
+}
+
+// One step of the 16-scale walks (q6_K, q3_K, q2_K): 32 quants v against
+// the activations at a, the scales of sub-blocks 2t, 2t+1. The walks are
+// written out (t constant): rolled loops built the masks at run time.
+LM_TARGET_AVX2 static inline __m256i k16_pair(__m256i ai, __m256i v, const int8_t * a, __m256i s16, int t) {
+    const __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *) a));
+    return _mm256_add_epi32(ai, _mm256_madd_epi16(p, scale_pair(s16, t)));
+}
+
+// q6_K: quants biased to 0..63, the -32 returned through the block sums;
+// half h is 128 quants.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q6k_half(__m256i ai, const block_q6_K * x, const int8_t * yq,
+                                                                            __m256i s16, int h) {
     const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
+    const uint8_t * ql = x->ql + 64 * h;
+    const int8_t * a = yq + 128 * h;
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
+    ai = k16_pair(ai, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)), a, s16, 4 * h);
+    ai = k16_pair(ai, _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)),
+                  a + 32, s16, 4 * h + 1);
+    ai = k16_pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)),
+                  a + 64, s16, 4 * h + 2);
+    return k16_pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)),
+                    a + 96, s16, 4 * h + 3);
+}
+
+LM_TARGET_AVX2 static inline __m256i kd_q6_K(const block_q6_K * x, const block_q8_K * y, __m256i * mi) {
     const __m128i sc8 = _mm_loadu_si128((const __m128i *) x->scales);
     const __m256i s16 = scales16_by_lane(sc8);
     const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);
-    __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 5));
-    for (int h = 0; h < 2; h++) {
-        const uint8_t * ql = x->ql + 64 * h;
-        const int8_t * a = y->qs + 128 * h;
-        const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);
-        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-        const __m256i hb = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
-        __m256i v[4];
-        v[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-        v[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-        v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-        v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-        for (int k = 0; k < 4; k++) {
-            const __m256i p = _mm256_maddubs_epi16(v[k], _mm256_loadu_si256((const __m256i *)(a + 32 * k)));
-            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p, scale_pair(s16, 4 * h + k)));
-        }
-    }
+    const __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 5));
     *mi = _mm256_setzero_si256();
-    return ai;
+    return q6k_half(q6k_half(ai, x, y->qs, s16, 0), x, y->qs, s16, 1);
 }
 
 // q3_K: quants biased to 0..7 (2 low bits | high bit << 2), the -4 returned
-// through the block sums. Both qs and hmask are shifted down as the walk goes.
-LM_TARGET_AVX2 static inline __m256i kd_q3_K(const block_q3_K * x, const block_q8_K * y, __m256i * mi) {
+// through the block sums. Step t (32 quants) takes bits 2(t%4) of qs half
+// t/4 and bit t of hmask; written out so that shifts and masks are constants.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q3k_step(__m256i ai, __m256i q, __m256i hm, const int8_t * yq,
+                                                                            __m256i s16, int t) {
     const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
+    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), m3),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, t), m1), 2));
+    return k16_pair(ai, u, yq + 32 * t, s16, t);
+}
+
+LM_TARGET_AVX2 static inline __m256i kd_q3_K(const block_q3_K * x, const block_q8_K * y, __m256i * mi) {
     const __m128i sc8 = q3k_scales8(x->scales);
     const __m256i s16 = scales16_by_lane(sc8);
     const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);
     __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 2));
-    __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
-    const int8_t * a = y->qs;
-    for (int h = 0; h < 2; h++) {
-        __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * h));
-        for (int k = 0; k < 4; k++, a += 32) {
-            const __m256i u = _mm256_or_si256(_mm256_and_si256(q, m3), _mm256_slli_epi16(_mm256_and_si256(hm, m1), 2));
-            q = _mm256_srli_epi16(q, 2);
-            hm = _mm256_srli_epi16(hm, 1);
-            const __m256i p = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *) a));
-            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p, scale_pair(s16, 4 * h + k)));
-        }
-    }
+    const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32));
+    ai = q3k_step(ai, q0, hm, y->qs, s16, 0); ai = q3k_step(ai, q0, hm, y->qs, s16, 1);
+    ai = q3k_step(ai, q0, hm, y->qs, s16, 2); ai = q3k_step(ai, q0, hm, y->qs, s16, 3);
+    ai = q3k_step(ai, q1, hm, y->qs, s16, 4); ai = q3k_step(ai, q1, hm, y->qs, s16, 5);
+    ai = q3k_step(ai, q1, hm, y->qs, s16, 6); ai = q3k_step(ai, q1, hm, y->qs, s16, 7);
     *mi = _mm256_setzero_si256();
     return ai;
 }
 
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q2k_step(__m256i ai, __m256i q, const int8_t * yq, __m256i s16, int t) {
+    return k16_pair(ai, _mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), _mm256_set1_epi8(3)), yq + 32 * t, s16, t);
+}
+
 LM_TARGET_AVX2 static inline __m256i kd_q2_K(const block_q2_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m256i m3 = _mm256_set1_epi8(3);
     const __m128i m4 = _mm_set1_epi8(0xF);
     const __m128i sm = _mm_loadu_si128((const __m128i *) x->scales);
     const __m256i s16 = scales16_by_lane(_mm_and_si128(sm, m4));
     const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));
     *mi = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));
-    __m256i ai = _mm256_setzero_si256();
-    const int8_t * a = y->qs;
-    for (int h = 0; h < 2; h++) {
-        __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * h));
-        for (int k = 0; k < 4; k++, a += 32) {
-            const __m256i p = _mm256_maddubs_epi16(_mm256_and_si256(q, m3), _mm256_loadu_si256((const __m256i *) a));
-            q = _mm256_srli_epi16(q, 2);
-            ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p, scale_pair(s16, 4 * h + k)));
-        }
-    }
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32));
+    __m256i ai = q2k_step(_mm256_setzero_si256(), q0, y->qs, s16, 0);
+    ai = q2k_step(ai, q0, y->qs, s16, 1); ai = q2k_step(ai, q0, y->qs, s16, 2); ai = q2k_step(ai, q0, y->qs, s16, 3);
+    ai = q2k_step(ai, q1, y->qs, s16, 4); ai = q2k_step(ai, q1, y->qs, s16, 5);
+    ai = q2k_step(ai, q1, y->qs, s16, 6); ai = q2k_step(ai, q1, y->qs, s16, 7);
     return ai;
 }
 
@@ -328,21 +352,42 @@ KDOT_KERNEL(vd_iq4_xs_q8_K_avx2, block_iq4_xs, kd_iq4_xs, 0)
 // lanes, each block's exact integer dot is added with one FMA, so these give
 // the GEMM's bits for one column without decoding into a panel first.
 
+// Pairwise lane sums without hadd (on Zen 3 a ymm hadd holds its pipes for
+// two cycles, the multipliers' too): two blends and one in-lane shuffle per
+// level. qmv_fold2: even dwords a's pair sums, odd ones b's. qmv_fold4 on
+// two such: dwords 0-3 of each lane a0 b0 a1 b1's partial sums.
+LM_TARGET_AVX2 static inline __m256i qmv_fold2(__m256i a, __m256i b) {
+    return _mm256_add_epi32(_mm256_blend_epi32(a, b, 0xAA), _mm256_shuffle_epi32(_mm256_blend_epi32(a, b, 0x55), 0xB1));
+}
+LM_TARGET_AVX2 static inline __m256i qmv_fold4(__m256i a, __m256i b) {
+    return _mm256_add_epi32(_mm256_blend_epi32(a, b, 0xCC), _mm256_shuffle_epi32(_mm256_blend_epi32(a, b, 0x33), 0x4E));
+}
+
 // lane i = the sum of the 8 int32 lanes of v[i]
 LM_TARGET_AVX2 static inline __m256i qmv_reduce(const __m256i * v) {
     const __m256i u0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
     const __m256i u1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
     return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
 }
+LM_TARGET_AVX2 static inline __m256i qmv_reduce_blend(const __m256i * v) {
+    const __m256i u0 = qmv_fold4(qmv_fold2(v[0], v[1]), qmv_fold2(v[2], v[3]));
+    const __m256i u1 = qmv_fold4(qmv_fold2(v[4], v[5]), qmv_fold2(v[6], v[7]));
+    return _mm256_add_epi32(_mm256_blend_epi32(u0, u1, 0xF0), _mm256_permute2x128_si256(u0, u1, 0x21));
+}
 
 // the fp16 field at byte offset off of block b of each of the 8 rows, as f32
+// (built in a register by inserts: eight 2-byte stores read back as one
+// vector stall on store forwarding, which is what the compiler made of an array)
+static inline uint16_t ld16(const char * p) { uint16_t v; memcpy(&v, p, 2); return v; }
 LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t off) {
-    // built in a register: eight 2-byte stores read back as one vector would
-    // stall on store forwarding
-    uint16_t h[8];
-    for (int r = 0; r < 8; r++) memcpy(&h[r], rows[r] + off, 2);
-    return _mm256_cvtph_ps(_mm_setr_epi16((short) h[0], (short) h[1], (short) h[2], (short) h[3], (short) h[4],
-                                          (short) h[5], (short) h[6], (short) h[7]));
+    __m128i h = _mm_cvtsi32_si128(ld16(rows[0] + off));
+    h = _mm_insert_epi16(h, ld16(rows[1] + off), 1);
+    h = _mm_insert_epi16(h, ld16(rows[2] + off), 2);
+    h = _mm_insert_epi16(h, ld16(rows[3] + off), 3);
+    h = _mm_insert_epi16(h, ld16(rows[4] + off), 4);
+    h = _mm_insert_epi16(h, ld16(rows[5] + off), 5);
+    h = _mm_insert_epi16(h, ld16(rows[6] + off), 6);
+    return _mm256_cvtph_ps(_mm_insert_epi16(h, ld16(rows[7] + off), 7));
 }
 
 // The next group's block i (8 blocks' bytes of the contiguous rows) is
@@ -365,6 +410,7 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
         __m256i ai[8], mi[8];                                                                            \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
+            __asm__("" : "+r"(bl[r])); /* kept scalar: see QMV_K4 */                                     \
             ai[r] = kd((const XT *) bl[r], y + i, &mi[r]);                                               \
         }                                                                                                \
         const __m256 dy = _mm256_set1_ps(y[i].d);                                                        \
@@ -378,10 +424,87 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
 #define QMV_KMIN_1(XT) am = _mm256_fmadd_ps(_mm256_mul_ps(qmv_f16(bl, offsetof(XT, dmin)), dy), _mm256_cvtepi32_ps(qmv_reduce(mi)), am);
 QMV_K(qmv_q2_K,   block_q2_K,   kd_q2_K,   1)
 QMV_K(qmv_q3_K,   block_q3_K,   kd_q3_K,   0)
-QMV_K(qmv_q4_K,   block_q4_K,   kd_q4_K,   1)
-QMV_K(qmv_q5_K,   block_q5_K,   kd_q5_K,   1)
 QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0)
 QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
+
+// d and dmin (the fp16 pair at the start of a q4_K/q5_K block) of the 8 rows:
+// one 32-bit load per row, the halves parted by a shuffle and a permute
+static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }
+LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __m256 * dmin) {
+    const __m256i w = _mm256_setr_epi32((int) ld32(bl[0]), (int) ld32(bl[1]), (int) ld32(bl[2]), (int) ld32(bl[3]),
+                                        (int) ld32(bl[4]), (int) ld32(bl[5]), (int) ld32(bl[6]), (int) ld32(bl[7]));
+    const __m256i part = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(w, part), 0 | 2 << 2 | 1 << 4 | 3 << 6);
+    *d = _mm256_cvtph_ps(_mm256_castsi256_si128(v));
+    *dmin = _mm256_cvtph_ps(_mm256_extracti128_si256(v, 1));
+}
+
+// q4_K and q5_K, 8 rows. Per block, the scales of rows t and t+4 are
+// unpacked together (lane 0 row t, lane 1 row t+4) into a table of int16
+// pairs (s, s) that the madds take by broadcast loads (on Zen 3 a load,
+// no vector ALU op, where the shuffle competed with the nibble shifts);
+// their mins share one madd with the activation sums. The quants are walked
+// step by step over the 8 rows, so a step's activations are loaded once and
+// the 8 row sums stay in registers; the empty asm pins each sum after its
+// step (else the compiler re-associates the adds and spills the products).
+// Integer sums are exact, so the order of their additions is free; the
+// float steps are QMV_K's.
+#define K4_SC(r, k) _mm256_set1_epi32(tab[16 * ((r) & 3) + 8 * ((k) >> 2) + 4 * ((r) >> 2) + ((k) & 3)])
+#define K4_ROW(c, r, j, XT, quants) {                                                                    \
+        __m256i lo_, hi_;                                                                                \
+        quants((const XT *) bl[r], j, &lo_, &hi_);                                                       \
+        c = _mm256_add_epi32(c, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo_, y0), K4_SC(r, 2 * (j))), \
+                                                 _mm256_madd_epi16(_mm256_maddubs_epi16(hi_, y1), K4_SC(r, 2 * (j) + 1)))); \
+        __asm__("" : "+x"(c)); }
+#define K4_STEP(j, XT, quants) {                                                                         \
+        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (j)));                    \
+        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (j) + 32));               \
+        K4_ROW(c0, 0, j, XT, quants) K4_ROW(c1, 1, j, XT, quants) K4_ROW(c2, 2, j, XT, quants)           \
+        K4_ROW(c3, 3, j, XT, quants) K4_ROW(c4, 4, j, XT, quants) K4_ROW(c5, 5, j, XT, quants)           \
+        K4_ROW(c6, 6, j, XT, quants) K4_ROW(c7, 7, j, XT, quants) }
+#define K4_PASS(XT, quants) {                                                                            \
+        __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0; \
+        K4_STEP(0, XT, quants) K4_STEP(1, XT, quants) K4_STEP(2, XT, quants) K4_STEP(3, XT, quants)      \
+        ai[0] = c0; ai[1] = c1; ai[2] = c2; ai[3] = c3; ai[4] = c4; ai[5] = c5; ai[6] = c6; ai[7] = c7; }
+#define QMV_K4(name, XT, quants)                                                                         \
+LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+                                const char * pf) {                                                       \
+    const block_q8_K * y = vy;                                                                           \
+    __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
+    int32_t tab[64] __attribute__((aligned(32)));                                                        \
+    for (int64_t i = 0; i < nb; i++) {                                                                   \
+        QMV_PF(pf, i, XT)                                                                                \
+        const char * bl[8];                                                                              \
+        for (int r = 0; r < 8; r++) {                                                                    \
+            bl[r] = rows[r] + i * sizeof(XT);                                                            \
+            /* kept scalar: vectorised, they went through a 32-byte store whose 8-byte */                \
+            /* reloads missed store forwarding at the start of every block */                            \
+            __asm__("" : "+r"(bl[r]));                                                                   \
+        }                                                                                                \
+        const __m256i bs32 = k4_bsum32(y + i);                                                           \
+        __m256i mn[4], ai[8];                                                                            \
+        for (int t = 0; t < 4; t++) {                                                                    \
+            const __m256i v = k4_scales_mins2(((const XT *) bl[t])->scales, ((const XT *) bl[t + 4])->scales); \
+            const __m256i s16 = _mm256_unpacklo_epi8(v, _mm256_setzero_si256());                         \
+            _mm256_store_si256((__m256i *)(tab + 16 * t), _mm256_unpacklo_epi16(s16, s16));              \
+            _mm256_store_si256((__m256i *)(tab + 16 * t + 8), _mm256_unpackhi_epi16(s16, s16));          \
+            mn[t] = _mm256_madd_epi16(_mm256_unpackhi_epi8(v, _mm256_setzero_si256()), bs32);            \
+        }                                                                                                \
+        K4_PASS(XT, quants)                                                                              \
+        const __m256i ms = qmv_fold4(qmv_fold2(mn[0], mn[1]), qmv_fold2(mn[2], mn[3]));    \
+        __m256 d, dmin;                                                                                  \
+        qmv_dm(bl, &d, &dmin);                                                                           \
+        const __m256 dy = _mm256_set1_ps(y[i].d);                                                        \
+        am = _mm256_fmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(ms), am);                       \
+        a = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(qmv_reduce_blend(ai)), a);          \
+    }                                                                                                    \
+    _mm256_storeu_ps(acc, a);                                                                            \
+    _mm256_storeu_ps(accm, am);                                                                          \
+}
+QMV_K4(qmv_q4_K, block_q4_K, q4k_quants)
+QMV_K4(qmv_q5_K, block_q5_K, q5k_quants)
+_Static_assert(offsetof(block_q4_K, dmin) == 2 && offsetof(block_q5_K, dmin) == 2, "qmv_dm: d, dmin lead the block");
 
 // 32-quant blocks: W decodes a block's quants; SGN: signed (sign trick);
 // OFF: W gives the quants plus OFF as unsigned bytes, and OFF * sum(y) is

@@ -338,6 +338,9 @@ mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
 #if defined(LM_X86)
     const enum lm_cpu_level lv = lm_cpu_level();
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_qgemm_avx2(type);
+#elif defined(LM_ARM64)
+    const enum lm_cpu_level lv = lm_cpu_level();
+    if (lm_cpu_level_is_neon(lv)) return mm_qgemm_neon(type, lv == LM_CPU_LEVEL_NEON_DOTPROD);
 #endif
     (void) type;
     return NULL;

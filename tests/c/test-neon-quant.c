@@ -46,6 +46,39 @@ static uint32_t rnd(void) {
 }
 static float frand(void) { return (float) (rnd() >> 8) / 16777216.0f * 2.0f - 1.0f; } // [-1, 1)
 
+// ---------------------------------------------------------------- fp16 scales by FCVT
+
+// lm_h2f_hw / lm_f2h_hw (the kernels' and quantizers' scale conversions)
+// against the software ones: every half; floats at and around every
+// rounding boundary (each half's value and the midpoints to its successor,
+// one ulp either side) plus random bit patterns. A signaling NaN half comes
+// out quiet from FCVT, the one documented difference.
+static void test_fp16_hw(void) {
+    int bad_h = 0, bad_f = 0, nf = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        const float a = lm_h2f_hw((lm_ggml_fp16_t) h), b = lm_ggml_compute_fp16_to_fp32((lm_ggml_fp16_t) h);
+        uint32_t ua, ub;
+        memcpy(&ua, &a, 4); memcpy(&ub, &b, 4);
+        const bool snan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0 && (h & 0x200) == 0;
+        bad_h += ua != (snan ? ub | 0x400000u : ub);
+        if ((h & 0x7fff) >= 0x7c00) continue;
+        // b and the midpoint to the next half up in magnitude (0x7bff: to 65536)
+        const float up = (h & 0x7fff) == 0x7bff ? copysignf(65536.0f, b)
+                                                : lm_ggml_compute_fp16_to_fp32((lm_ggml_fp16_t) (h + 1));
+        const float mid = b + (up - b) / 2; // exact: one more bit than fp16 has
+        const float probe[6] = { b, nextafterf(b, up), mid, nextafterf(mid, b), nextafterf(mid, up), nextafterf(up, b) };
+        for (int k = 0; k < 6; k++, nf++) bad_f += lm_f2h_hw(probe[k]) != lm_ggml_compute_fp32_to_fp16(probe[k]);
+    }
+    for (int i = 0; i < 1 << 20; i++, nf++) {
+        const uint32_t u = rnd();
+        float f;
+        memcpy(&f, &u, 4);
+        bad_f += lm_f2h_hw(f) != lm_ggml_compute_fp32_to_fp16(f);
+    }
+    report("fp16 -> fp32 by FCVT = software (sNaN quiet)", bad_h, 65536);
+    report("fp32 -> fp16 by FCVT = software", bad_f, nf);
+}
+
 // ---------------------------------------------------------------- activation quantizers
 
 // Values that put the reference's rounding on its edges: with a block
@@ -341,6 +374,75 @@ static void test_dot(enum lm_ggml_type t) {
     free(wx); free(wm); free(wy); free(wyp); free(src); free(fx); free(fm); free(fy); free(s_err);
 }
 
+// ---------------------------------------------------------------- 8-row kernels
+
+// The matmul's 8 rows x 1 column kernels (mm_qmv8_neon, _dotprod) against
+// the per-row kernels of their level, bit for bit: rows from the quantizer
+// and raw bytes, scales also 0, -0, fp16 subnormals and the largest fp16
+// (whose products overflow to inf and, against a 0 scale, make NaN), rows
+// repeated (the matmul's tail), with and without a prefetch pointer.
+static void test_qmv8(enum lm_ggml_type t) {
+    const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
+    const size_t xs = tt->type_size, ys = sizeof(block_q8_0);
+    const int maxnb = 64;
+    unsigned char * wx = malloc(8 * maxnb * xs), * wy = malloc(maxnb * ys), * wyp = malloc(maxnb * ys);
+    float * src = malloc(maxnb * 32 * sizeof(float));
+    static const lm_ggml_fp16_t special[5] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff};
+    int bad[2] = {0, 0}, trials = 0;
+    for (int trial = 0; trial < 300; trial++, trials++) {
+        const int nb = trial < 8 ? 1 + trial : 1 + (int) (rnd() % maxnb);
+        for (int r = 0; r < 8; r++) {
+            unsigned char * row = wx + (size_t) r * nb * xs;
+            if (trial % 2) {
+                for (size_t i = 0; i < (size_t) nb * xs; i++) row[i] = (unsigned char) (rnd() >> 24);
+                for (int i = 0; i < nb; i++) fix_scales(t, row + i * xs, 0);
+            } else {
+                for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 6));
+                tt->from_float_ref(src, row, nb * 32);
+            }
+            if (trial % 3 == 2) {
+                for (int i = 0; i < nb; i++) if (rnd() % 4 == 0) memcpy(row + i * xs, &special[rnd() % 5], 2);
+            }
+        }
+        if (trial % 4 < 2) {
+            raw_act(LM_GGML_TYPE_Q8_0, wy, nb, 1000);
+        } else {
+            for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
+            lm_quantize_row_q8_0_ref(src, (block_q8_0 *) wy, nb * 32);
+        }
+        const char * rows[8];
+        for (int r = 0; r < 8; r++) rows[r] = (const char *) wx + (size_t) ((trial % 5 == 4 && r > 4) ? 4 : r) * nb * xs;
+        const char * pf = trial % 2 ? (const char *) wx : NULL;
+        memcpy(wyp, wy, (size_t) nb * ys);
+        mm_act_permute_dotprod(LM_GGML_TYPE_Q8_0, wyp, nb);
+        for (int lv = 0; lv < 1 + g_has_dot; lv++) {
+            const mm_qmv8_fn mv = lv ? mm_qmv8_neon_dotprod(t) : mm_qmv8_neon(t);
+            const lm_ggml_vec_dot_t vd = lv ? mm_quant_dot_neon_dotprod_pre(t) : mm_quant_dot_neon(t);
+            const void * y = lv ? wyp : wy;
+            float out[8];
+            mv(nb, rows, y, out, pf);
+            for (int r = 0; r < 8; r++) {
+                float want;
+                vd(nb * 32, &want, 0, rows[r], 0, y, 0, 1);
+                if (memcmp(&want, &out[r], sizeof(float)) != 0) {
+                    if (bad[lv] < 3) printf("    %s nb=%d row %d: 8-row %.9g per-row %.9g\n", tt->type_name, nb, r, out[r], want);
+                    bad[lv]++;
+                }
+            }
+        }
+    }
+    char what[96];
+    snprintf(what, sizeof(what), "%s 8-row kernel = per-row, neon", tt->type_name);
+    report(what, bad[0], 8 * trials);
+    if (g_has_dot) {
+        snprintf(what, sizeof(what), "%s 8-row kernel = per-row, dotprod", tt->type_name);
+        report(what, bad[1], 8 * trials);
+    }
+    // the matmul's GEMM entry at each level: the 8-row kernels for these types only
+    report("mm_qgemm: neon GEMM for q4_0/q8_0 only", !(mm_qgemm_neon(t, false) != NULL && mm_qgemm_neon(LM_GGML_TYPE_Q4_K, false) == NULL), 1);
+    free(wx); free(wy); free(wyp); free(src);
+}
+
 int main(void) {
     printf("dotprod in hwcaps: %d, cpu level: %d\n", lm_ggml_cpu_has_dotprod(), (int) lm_cpu_level());
     if (!lm_cpu_level_is_neon(lm_cpu_level())) {
@@ -354,6 +456,7 @@ int main(void) {
         report("dotprod level iff HWCAP_ASIMDDP", g_has_dot != (lm_ggml_cpu_has_dotprod() != 0), 1);
     }
     if (!g_has_dot) printf("no dot product extension: the dotprod kernels are not tested here\n");
+    test_fp16_hw();
     test_act_quant();
     static const enum lm_ggml_type types[] = {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
@@ -367,6 +470,8 @@ int main(void) {
         }
         test_dot(types[i]);
     }
+    test_qmv8(LM_GGML_TYPE_Q4_0);
+    test_qmv8(LM_GGML_TYPE_Q8_0);
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }
