@@ -122,7 +122,7 @@ type Backend struct {
 	pool    *Threadpool   // set with SetThreadpool: kept alive while in use
 	poolRef *backendPool  // the same, for the cleanup (which must not reference the Backend)
 	drv     *driverRef    // see computeDriver
-	threads int           // of a CPU backend's own pool (0: not a CPU backend)
+	cpu     bool          // a CPU backend (long computations run on drv)
 	last    time.Duration // how long the last computation took
 	cleanup runtime.Cleanup
 }
@@ -186,7 +186,7 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 		n := min(runtime.NumCPU(), MaxThreads)
 		var e C.gg_err
 		C.gg_backend_cpu_set_n_threads(&e, b, C.int(n))
-		be.threads = n
+		be.cpu = true
 	}
 	return be, nil
 }
@@ -234,11 +234,7 @@ func (b *Backend) SetThreads(n int) error {
 	}
 	var e C.gg_err
 	C.gg_backend_cpu_set_n_threads(&e, p, C.int(n))
-	if err := cError("SetThreads", &e); err != nil {
-		return err
-	}
-	b.threads = n
-	return nil
+	return cError("SetThreads", &e)
 }
 
 // SetThreadpool makes a CPU backend compute on tp's threads (nil: its own
@@ -355,11 +351,7 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 
 // driver is the computeDriver computations on b use, or nil.
 func (b *Backend) driver() *computeDriver {
-	n := b.threads
-	if b.pool != nil {
-		n = b.pool.n
-	}
-	if n == 0 || !useDriver(n, b.last) {
+	if !b.cpu || !useDriver(b.last) {
 		return nil
 	}
 	return b.drv.get()

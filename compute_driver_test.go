@@ -76,10 +76,9 @@ func TestComputeDriverCleanup(t *testing.T) {
 func TestUseDriverAuto(t *testing.T) {
 	withDriverPolicy(t, driverAuto, func(t *testing.T) {
 		long := driverMinCompute
-		require.False(t, useDriver(1, long))
-		require.False(t, useDriver(runtime.NumCPU(), long/2))
-		require.Equal(t, runtime.NumCPU() >= 2, useDriver(runtime.NumCPU(), long))
-		require.Equal(t, runtime.NumCPU() >= 2, useDriver(runtime.NumCPU()+1, long))
+		require.False(t, useDriver(0))
+		require.False(t, useDriver(long/2))
+		require.True(t, useDriver(long))
 	})
 }
 
