@@ -354,7 +354,7 @@ struct lm_ggml_threadpool {
     atomic_uint barrier_gen;
     pthread_mutex_t barrier_mutex;
     pthread_cond_t  barrier_cond;
-    int         barrier_sleepers; // guarded by barrier_mutex
+    atomic_int  barrier_sleepers; // changed under barrier_mutex, read without it
     int         n_cpus;           // online CPUs: no spinning when oversubscribed
 
     atomic_bool stop;
@@ -398,12 +398,17 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
     const unsigned gen = atomic_load_explicit(&tp->barrier_gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&tp->barrier_count, 1, memory_order_acq_rel) == n - 1) {
         atomic_store_explicit(&tp->barrier_count, 0, memory_order_relaxed);
-        pthread_mutex_lock(&tp->barrier_mutex);
-        atomic_fetch_add_explicit(&tp->barrier_gen, 1, memory_order_release);
-        if (tp->barrier_sleepers > 0) {
+        // No lock unless someone sleeps. The bump and the look at sleepers
+        // are sequentially consistent, as are a sleeper's count and its look
+        // at gen (under the mutex): either we see the sleeper, and lock and
+        // broadcast (it is then in cond_wait or has not yet checked gen), or
+        // the sleeper sees the new gen and does not wait.
+        atomic_fetch_add(&tp->barrier_gen, 1);
+        if (atomic_load(&tp->barrier_sleepers) > 0) {
+            pthread_mutex_lock(&tp->barrier_mutex);
             pthread_cond_broadcast(&tp->barrier_cond);
+            pthread_mutex_unlock(&tp->barrier_mutex);
         }
-        pthread_mutex_unlock(&tp->barrier_mutex);
         return;
     }
     const int spins = n <= tp->n_cpus ? 4000 : 0;
@@ -412,11 +417,11 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
         cpu_relax();
     }
     pthread_mutex_lock(&tp->barrier_mutex);
-    tp->barrier_sleepers++;
-    while (atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) == gen) {
+    atomic_fetch_add(&tp->barrier_sleepers, 1);
+    while (atomic_load(&tp->barrier_gen) == gen) {
         pthread_cond_wait(&tp->barrier_cond, &tp->barrier_mutex);
     }
-    tp->barrier_sleepers--;
+    atomic_fetch_sub(&tp->barrier_sleepers, 1);
     pthread_mutex_unlock(&tp->barrier_mutex);
 }
 
@@ -565,7 +570,7 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     pthread_cond_init(&tp->cond, NULL);
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
-    tp->barrier_sleepers = 0;
+    atomic_init(&tp->barrier_sleepers, 0);
     tp->n_cpus = online_cpus();
 
     if (tp->n_threads > 1) {
