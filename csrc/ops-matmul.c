@@ -336,6 +336,28 @@ static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
     return mm_layout_size(&p, n_threads);
 }
 
+// Rows [row0, row1) of batch `batch` and column block cb (columns of bc).
+static void mm_chunk(const struct lm_ggml_compute_params * params, const struct mm_plan * p, const struct mm_kern * kern,
+                     struct lm_ggml_tensor * dst, int64_t batch, int64_t cb, int64_t bc, int64_t row0, int64_t row1,
+                     float * scratch) {
+    const struct lm_ggml_tensor * src0 = dst->src[0];
+    const struct lm_ggml_tensor * src1 = dst->src[1];
+    const int64_t ne11 = src1->ne[1], ne12 = src1->ne[2];
+    const int64_t r2 = ne12 / src0->ne[2], r3 = src1->ne[3] / src0->ne[3];
+    const int64_t i12 = batch % ne12, i13 = batch / ne12;
+    const char * x = (const char *) src0->data + (i12 / r2) * src0->nb[2] + (i13 / r3) * src0->nb[3];
+    const void * ycol[MM_MAX_COLS];
+    float * dcol[MM_MAX_COLS];
+    const int64_t c0 = cb * bc, c1 = LM_GGML_MIN(c0 + bc, ne11);
+    for (int64_t c = c0; c < c1; c++) {
+        ycol[c - c0] = p->convert
+            ? (const void *)(mm_conv_base(params) + (size_t)((i13 * ne12 + i12) * ne11 + c) * p->col_size)
+            : (const void *)((const char *) src1->data + c * src1->nb[1] + i12 * src1->nb[2] + i13 * src1->nb[3]);
+        dcol[c - c0] = (float *)((char *) dst->data + c * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]);
+    }
+    mm_block(kern, x, src0->nb[1], row0, row1, src0->ne[1], ycol, dcol, (int)(c1 - c0), scratch);
+}
+
 static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
@@ -348,34 +370,37 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     if (params->ith == 0) atomic_store(mm_counter(params), 0);
     lm_ggml_barrier(params->threadpool);
 
-    const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1], ne12 = src1->ne[2], ne13 = src1->ne[3];
-    const int64_t r2 = ne12 / src0->ne[2], r3 = ne13 / src0->ne[3];
-    const int64_t nbatch = ne12 * ne13;
+    const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1];
+    const int64_t nbatch = src1->ne[2] * src1->ne[3];
     const int64_t bc = LM_GGML_MIN(p.path != MM_QUANT || p.qg ? MM_MAX_COLS : 16, LM_GGML_MAX(ne11, 1));
     const int64_t ncb = (ne11 + bc - 1) / bc;
     const int64_t br = mm_rows_per_block(ne01, nbatch * ncb, params->nth);
-    const int64_t nrb = (ne01 + br - 1) / br;
-    const int64_t nchunks = nbatch * ncb * nrb;
     float * scratch = mm_scratch(params, &p);
 
+    // One pass over the weights (one batch, one column block, as in decoding):
+    // each thread first streams a contiguous share of the rows, so that the
+    // hardware prefetchers see long runs; the last eighth or so is shared out
+    // in chunks, which absorbs a thread that runs late. Interleaved chunks
+    // made two threads no faster than one on a matrix read from memory
+    // (q4_K 768 x 262144: 7.0 ms on 1 thread, 7.1 on 2). Which thread
+    // computes a row does not change its bits.
+    int64_t own = 0;
+    if (nbatch == 1 && ncb == 1 && params->nth > 1) {
+        own = (ne01 - ne01 / 8) / params->nth / br * br;
+    }
+    if (own > 0) {
+        mm_chunk(params, &p, &kern, dst, 0, 0, bc, params->ith * own, (params->ith + 1) * own, scratch);
+    }
+    const int64_t first = own * params->nth; // rows from here on are shared out
+    const int64_t nrb = (ne01 - first + br - 1) / br;
+    const int64_t nchunks = nbatch * ncb * nrb;
     for (;;) {
         const int64_t ch = atomic_fetch_add(mm_counter(params), 1);
         if (ch >= nchunks) break;
         // consecutive chunks walk the rows of one column block: its columns stay in cache
         const int64_t rb = ch % nrb, cb = (ch / nrb) % ncb, batch = ch / (nrb * ncb);
-        const int64_t i12 = batch % ne12, i13 = batch / ne12;
-        const char * x = (const char *) src0->data + (i12 / r2) * src0->nb[2] + (i13 / r3) * src0->nb[3];
-        const void * ycol[MM_MAX_COLS];
-        float * dcol[MM_MAX_COLS];
-        const int64_t c0 = cb * bc, c1 = LM_GGML_MIN(c0 + bc, ne11);
-        for (int64_t c = c0; c < c1; c++) {
-            ycol[c - c0] = p.convert
-                ? (const void *)(mm_conv_base(params) + (size_t)((i13 * ne12 + i12) * ne11 + c) * p.col_size)
-                : (const void *)((const char *) src1->data + c * src1->nb[1] + i12 * src1->nb[2] + i13 * src1->nb[3]);
-            dcol[c - c0] = (float *)((char *) dst->data + c * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]);
-        }
-        const int64_t row0 = rb * br, row1 = LM_GGML_MIN(row0 + br, ne01);
-        mm_block(&kern, x, src0->nb[1], row0, row1, ne01, ycol, dcol, (int)(c1 - c0), scratch);
+        const int64_t row0 = first + rb * br;
+        mm_chunk(params, &p, &kern, dst, batch, cb, bc, row0, LM_GGML_MIN(row0 + br, ne01), scratch);
     }
 }
 
