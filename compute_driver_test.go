@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withDriverPolicy runs f with computations forced on (or off) a driver.
-func withDriverPolicy(t *testing.T, p driverPolicy, f func(t *testing.T)) {
+// setDriverPolicy forces computations on (or off) a driver until the
+// returned restore is called.
+func setDriverPolicy(p driverPolicy) (restore func()) {
 	old := computeDriverPolicy
 	computeDriverPolicy = p
-	defer func() { computeDriverPolicy = old }()
-	f(t)
+	return func() { computeDriverPolicy = old }
 }
 
 // The backend's behaviour is the same when a driver thread computes:
@@ -28,7 +28,10 @@ func TestComputeDriver(t *testing.T) {
 		"shared weights":        TestBackendSharedWeightsConcurrently,
 		"buffer close":          TestBufferCloseWaitsForCompute,
 	} {
-		t.Run(name, func(t *testing.T) { withDriverPolicy(t, driverAlways, test) })
+		t.Run(name, func(t *testing.T) {
+			defer setDriverPolicy(driverAlways)()
+			test(t)
+		})
 	}
 }
 
@@ -36,7 +39,8 @@ func TestComputeDriver(t *testing.T) {
 func TestComputeDriverError(t *testing.T) {
 	msg := map[driverPolicy]string{}
 	for _, p := range []driverPolicy{driverNever, driverAlways} {
-		withDriverPolicy(t, p, func(t *testing.T) {
+		func() {
+			defer setDriverPolicy(p)()
 			be, err := NewCPUBackend()
 			require.NoError(t, err)
 			defer be.Close()
@@ -52,34 +56,32 @@ func TestComputeDriverError(t *testing.T) {
 			y := c2.Scale(c2.NewTensor1D(TypeF32, 4).Fill(3), 2)
 			require.NoError(t, be.Compute(context.Background(), c2.NewGraph().BuildForward(y)))
 			require.Equal(t, float32(6), y.F32(1))
-		})
+		}()
 	}
 	require.Equal(t, msg[driverNever], msg[driverAlways])
 }
 
 // A backend dropped without Close stops its driver thread (the cleanup).
 func TestComputeDriverCleanup(t *testing.T) {
-	withDriverPolicy(t, driverAlways, func(t *testing.T) {
-		for range 20 {
-			be, err := NewCPUBackend()
-			require.NoError(t, err)
-			ctx := newCtx(t, 1<<20)
-			y := ctx.Scale(ctx.NewTensor1D(TypeF32, 4).Fill(1), 2)
-			require.NoError(t, be.Compute(context.Background(), ctx.NewGraph().BuildForward(y)))
-		}
-		for range 3 {
-			runtime.GC()
-		}
-	})
+	defer setDriverPolicy(driverAlways)()
+	for range 20 {
+		be, err := NewCPUBackend()
+		require.NoError(t, err)
+		ctx := newCtx(t, 1<<20)
+		y := ctx.Scale(ctx.NewTensor1D(TypeF32, 4).Fill(1), 2)
+		require.NoError(t, be.Compute(context.Background(), ctx.NewGraph().BuildForward(y)))
+	}
+	for range 3 {
+		runtime.GC()
+	}
 }
 
 func TestUseDriverAuto(t *testing.T) {
-	withDriverPolicy(t, driverAuto, func(t *testing.T) {
-		long := driverMinCompute
-		require.False(t, useDriver(0))
-		require.False(t, useDriver(long/2))
-		require.True(t, useDriver(long))
-	})
+	defer setDriverPolicy(driverAuto)()
+	long := driverMinCompute
+	require.False(t, useDriver(0))
+	require.False(t, useDriver(long/2))
+	require.True(t, useDriver(long))
 }
 
 // A decode-sized computation (a chain of mat-vecs, about a millisecond) on
@@ -90,9 +92,7 @@ func BenchmarkComputeDriver(b *testing.B) {
 		p    driverPolicy
 	}{{"caller", driverNever}, {"driver", driverAlways}} {
 		b.Run(p.name, func(b *testing.B) {
-			old := computeDriverPolicy
-			computeDriverPolicy = p.p
-			defer func() { computeDriverPolicy = old }()
+			defer setDriverPolicy(p.p)()
 			be, err := NewCPUBackend()
 			require.NoError(b, err)
 			defer be.Close()

@@ -7,8 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Rows of 4 MB of fp16 output and more take the streaming-store path of the
-// converter (csrc/ggml-fp16.c). The parity inputs (NaNs, infinities,
+// Rows of fp16 output from the streaming threshold up (32 MiB by default,
+// lowered to 4 MB here) take the streaming-store path of the converter
+// (csrc/ggml-fp16.c). The parity inputs (NaNs, infinities,
 // subnormals, ties) are tiled over such a row and every element must match the
 // reference bits, at every level and for destinations that are not 32-byte
 // aligned (the path converts a head up to the boundary).

@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Conversions to f32 of 4 MB of output and more are written with streaming
-// stores through a chunk buffer (csrc/to-float-stream.c). For every type with
+// Conversions to f32 from the streaming threshold up (32 MiB of output by
+// default, lowered to 4 MB here) are written with streaming stores through a
+// chunk buffer (csrc/to-float-stream.c). For every type with
 // a conversion, one large row must give the same bits as the same data
 // converted in pieces small enough for the ordinary path: at every level, for
 // destinations at every kind of offset from a cache line, for lengths that are

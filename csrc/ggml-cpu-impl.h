@@ -99,7 +99,7 @@ lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
 lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
 
 // Rows whose f32 (or, for fp32->fp16, fp16) output is at least this many bytes
-// are written with non-temporal stores at the AVX2 level: such a row does not
+// are written with non-temporal stores from the AVX2 level up: such a row does not
 // stay in cache for its reader anyway (weights converted at load, whole-tensor
 // copies), and bypassing the cache saves the read-for-ownership of every output
 // line. Rows of a graph are far smaller and keep the cached path, so their

@@ -1,8 +1,8 @@
 // to-float-stream.c - large to-f32 conversions written with non-temporal
 // stores. Every to_float (the quantized types' dequantizers, the f16 and bf16
 // rows) goes through lm_to_float_stream first; it takes outputs of
-// lm_stream_min_bytes() and more at the AVX2 level (and above) and leaves the rest to the
-// caller's ordinary (cached) path.
+// lm_stream_min_bytes() and more from the AVX2 level up and leaves the rest
+// to the caller's ordinary (cached) path.
 //
 // Why: a dequantized weight matrix of tens of MB does not stay in cache for
 // whoever reads it next, and ordinary stores make the core read every output
