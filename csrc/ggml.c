@@ -251,18 +251,16 @@ int64_t lm_ggml_nrows(const struct lm_ggml_tensor * t) {
 }
 
 size_t lm_ggml_nbytes(const struct lm_ggml_tensor * t) {
-    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
-        if (t->ne[i] <= 0) {
-            return 0;
-        }
-    }
-    const int64_t blck = lm_ggml_blck_size(t->type);
+    // one pass without calls or early exits: callers put it in loop conditions
+    // (for (i = 0; i < lm_ggml_nbytes(t); i++)), so it is as hot as a loop body
+    const unsigned ty = (unsigned) t->type;
+    const int64_t ne0 = t->ne[0], ne1 = t->ne[1], ne2 = t->ne[2], ne3 = t->ne[3];
+    const int64_t blck = ty < LM_GGML_TYPE_COUNT ? lm_ggml_type_traits_table[ty].blck_size : 0;
+    if ((ne0 <= 0) | (ne1 <= 0) | (ne2 <= 0) | (ne3 <= 0) | (blck <= 0)) return 0;
     // bytes spanned from the first to one past the last element
-    size_t nbytes = blck == 1 ? lm_ggml_type_size(t->type) : (size_t) t->ne[0] * t->nb[0] / blck;
-    for (int i = blck == 1 ? 0 : 1; i < LM_GGML_MAX_DIMS; i++) {
-        nbytes += (size_t)(t->ne[i] - 1) * t->nb[i];
-    }
-    return nbytes;
+    const size_t row0 = blck == 1 ? lm_ggml_type_traits_table[ty].type_size + (size_t)(ne0 - 1) * t->nb[0]
+                                  : (size_t) ne0 * t->nb[0] / (size_t) blck;
+    return row0 + (size_t)(ne1 - 1) * t->nb[1] + (size_t)(ne2 - 1) * t->nb[2] + (size_t)(ne3 - 1) * t->nb[3];
 }
 
 size_t lm_ggml_nbytes_pad(const struct lm_ggml_tensor * t) {
