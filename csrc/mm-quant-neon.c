@@ -225,14 +225,12 @@ static void vd_q6_K_q8_K_neon(VD_ARGS) {
 static void vd_q2_K_q8_K_neon(VD_ARGS) {
     VD_UNUSED;
     const block_q2_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0xF);
+    const uint8x16_t m3 = vdupq_n_u8(3);
     float32x4_t acc = vdupq_n_f32(0.0f);
     float mins = 0.0f;
     for (int i = 0; i < n / QK_K; i++) {
-        const uint8x16_t scv = vld1q_u8(x[i].scales);
         uint8_t sc[16];
-        vst1q_u8(sc, vandq_u8(scv, m4));
-        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
+        const int32_t mi = q2k_scales_mins(&x[i], y[i].bsums, sc);
         int32x4_t ai = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);

@@ -8,7 +8,6 @@
 #if defined(LM_ARM64)
 #include "ggml-common.h"
 #include <arm_neon.h>
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -36,9 +35,11 @@ static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
     return vaddvq_s32(vmlal_high_s16(vmull_s16(vget_low_s16(m), vget_low_s16(b)), m, b));
 }
 
-// q2_K: sum over 16 sub-blocks of 16 of min j (high nibble of scales byte j,
-// the 16 bytes in scv) * bsums[j]
-static inline int32_t q2k_mins_dot(uint8x16_t scv, const int16_t * bsums) {
+// The q2_K super-block's 16 sub-block scales (low nibbles of scales[]) into
+// sc; returns the sum over the 16 of min j (high nibble of scales[j]) * bsums[j].
+static inline int32_t q2k_scales_mins(const block_q2_K * b, const int16_t * bsums, uint8_t * sc) {
+    const uint8x16_t scv = vld1q_u8(b->scales);
+    vst1q_u8(sc, vandq_u8(scv, vdupq_n_u8(0xF)));
     const uint8x16_t mv = vshrq_n_u8(scv, 4);
     const int16x8_t b0 = vld1q_s16(bsums), b1 = vld1q_s16(bsums + 8);
     const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
@@ -85,9 +86,10 @@ static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
 // fl(d_x * d_y) * (the int32 lanes BLK(block, y0, y1) gives against the
 // activation quants, loaded 16 at a time by LOAD) to 4 float lanes with an
 // unfused multiply and add; the lanes are summed by vaddvq_f32. The types
-// with a min m (q4_1, q5_1, against q8_1) also sum fl(m * s_y) per block, as
-// one fused multiply-add each (fmaf: the same bits whatever the compiler's
-// contraction, and what the 8-row kernels do lane by lane).
+// with a min m (q4_1, q5_1, against q8_1) also sum m * s_y per block, in a
+// float of their own added last. m * s_y is exact in binary32 (two fp16
+// significands of 11 bits, exponents well inside its range), so only the
+// add rounds, whether or not the compiler fuses it, as in the 8-row kernels.
 #define VD32_BODY(XT, BLK, LOAD)                                                                                  \
     const XT * x = vx; const block_q8_0 * y = vy;                                                                 \
     float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
@@ -104,7 +106,7 @@ static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
         const int32x4_t d = BLK(&x[i], LOAD(y[i].qs), LOAD(y[i].qs + 16));                                        \
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));                                      \
         /* x = d*q + m, and y's s holds d_y * sum(q_y) */                                                         \
-        mins = fmaf(H2F(x[i].m), H2F(y[i].s), mins);                                                              \
+        mins += H2F(x[i].m) * H2F(y[i].s);                                                              \
     }                                                                                                             \
     *s = vaddvq_f32(acc) + mins
 
@@ -116,7 +118,7 @@ static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
 // lanes, each block adds fl(d_x * d_y) * (its int32 lanes, from the same
 // block function) to them with the same unfused multiply and add, and the
 // lanes are summed in vaddvq_f32's order; with a min, lane r of mn sums the
-// fused fl(m_r * s_y) as the per-row fmaf does, and is added last. What is
+// exact m_r * s_y as the per-row kernel's float does, and is added last. What is
 // shared: each activation block is loaded once for the 8 rows, and the 8
 // weight scales (mins) are converted with two FCVTLs and multiplied by d_y
 // in two FMULs (FMLAs).
@@ -144,7 +146,7 @@ static inline void qmv8_scales(const char * const * rows, int64_t i, size_t xbs,
     s[1] = vmulq_n_f32(s[1], dy);
 }
 
-// mn[r] = fma(m of the 8 rows' block at byte o, sy, mn[r]): the per-row fmaf
+// mn[r] += (m of the 8 rows' block at byte o) * sy: exact products, one rounding each
 static inline void qmv8_mins(const char * const * rows, size_t o, float sy, float32x4_t * mn) {
     float32x4_t m[2];
     qmv8_halves(rows, o, m);

@@ -9,7 +9,10 @@
 //     quantizers and raw (including -128); block counts 1 to 8, then random;
 //   where the CPU has the dot product extension, the SDOT kernels
 //     (mm_quant_dot_neon_dotprod) against the NEON ones bit for bit on the
-//     same operands, and the dispatch at both arm64 levels.
+//     same operands, and the dispatch at both arm64 levels;
+//   the matmul's 8-row kernels (mm_qmv8_neon, _dotprod) and the GEMM entry
+//     over them (mm_qgemm_neon, row ranges with tails of 1 to 7) against the
+//     per-row kernels of their level, bit for bit.
 // Elsewhere than arm64 there is nothing to test and it says so. Run it with
 // QEMU_CPU=cortex-a53 (no dotprod) and the default CPU (max) to see both.
 //
