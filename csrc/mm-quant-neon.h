@@ -15,17 +15,28 @@
 #define VD_UNUSED (void) bs; (void) bx; (void) by; (void) nrc
 #define H2F(x) lm_h2f_hw(x) // FCVT: see ggml-cpu-impl.h
 
-// The 32 fifth bits of a q5 block, as 0x10 / 0 bytes: byte i of *lo is the
+// The 32 fifth bits of a q5 block, as 0xFF / 0 bytes: byte i of *lo is the
 // bit of element e (e < 16) found at byte idx[i] and mask bit[i] of qh;
 // *hi the same for e + 16. The tables give the elements' order.
-static inline void q5_high_bits_in(const uint8_t * qh, const uint8_t * idx, const uint8_t * bit,
-                                   uint8x16_t * lo, uint8x16_t * hi) {
+static inline void q5_high_mask(const uint8_t * qh, const uint8_t * idx, const uint8_t * bit,
+                                uint8x16_t * lo, uint8x16_t * hi) {
     uint32_t w;
     memcpy(&w, qh, 4);
     const uint8x16_t b = vreinterpretq_u8_u32(vdupq_n_u32(w));
-    const uint8x16_t il = vld1q_u8(idx), m = vld1q_u8(bit), h = vdupq_n_u8(0x10);
-    *lo = vandq_u8(vtstq_u8(vqtbl1q_u8(b, il), m), h);
-    *hi = vandq_u8(vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m), h);
+    const uint8x16_t il = vld1q_u8(idx), m = vld1q_u8(bit);
+    *lo = vtstq_u8(vqtbl1q_u8(b, il), m);
+    *hi = vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m);
+}
+
+// The signed q5_0 values of low nibbles nib and fifth-bit masks h (as
+// q5_high_mask gives them): (nib | 16 h) - 16, i.e. nib less 16 where h is clear.
+static inline int8x16_t q5_0_values(uint8x16_t nib, uint8x16_t h) {
+    return vreinterpretq_s8_u8(vsubq_u8(nib, vbicq_u8(vdupq_n_u8(0x10), h)));
+}
+
+// The q5_1 values: nib | 16 h.
+static inline int8x16_t q5_1_values(uint8x16_t nib, uint8x16_t h) {
+    return vreinterpretq_s8_u8(vorrq_u8(nib, vandq_u8(h, vdupq_n_u8(0x10))));
 }
 
 // sum over 8 sub-blocks of 32 of mn[j] * (the two bsums of sub-block j)
