@@ -70,18 +70,16 @@ static inline LM_TARGET_DOTPROD int32x4_t blk_q4_1(const block_q4_1 * b, int8x16
 }
 
 static inline LM_TARGET_DOTPROD int32x4_t blk_q5_0(const block_q5_0 * b, int8x16_t y0, int8x16_t y1) {
-    const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4));
-    uint8x16_t h0, h1;
-    q5_high_mask(b->qh, q5_idx_pair4, q5_bit_pair4, &h0, &h1);
-    return dot2(q5_0_values(vandq_u8(q, vdupq_n_u8(0xF)), h0), y0, q5_0_values(vshrq_n_u8(q, 4), h1), y1);
+    int8x16_t x0, x1;
+    q5_values(b->qh, vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), q5_idx_pair4, q5_bit_pair4, true, &x0, &x1);
+    return dot2(x0, y0, x1, y1);
 }
 
 // q5_1: the min is the caller's
 static inline LM_TARGET_DOTPROD int32x4_t blk_q5_1(const block_q5_1 * b, int8x16_t y0, int8x16_t y1) {
-    const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4));
-    uint8x16_t h0, h1;
-    q5_high_mask(b->qh, q5_idx_pair4, q5_bit_pair4, &h0, &h1);
-    return dot2(q5_1_values(vandq_u8(q, vdupq_n_u8(0xF)), h0), y0, q5_1_values(vshrq_n_u8(q, 4), h1), y1);
+    int8x16_t x0, x1;
+    q5_values(b->qh, vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), q5_idx_pair4, q5_bit_pair4, false, &x0, &x1);
+    return dot2(x0, y0, x1, y1);
 }
 
 static inline LM_TARGET_DOTPROD int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {

@@ -54,21 +54,15 @@ static inline int32x4_t blk_q4_1(const block_q4_1 * b, int8x16_t y0, int8x16_t y
 
 // q5_0. lanes: 4 products of x in [-16, 15]
 static inline int32x4_t blk_q5_0(const block_q5_0 * b, int8x16_t y0, int8x16_t y1) {
-    uint8x16_t h0, h1;
-    q5_high_mask(b->qh, q5_idx, q5_bit, &h0, &h1);
-    const uint8x16_t q = vld1q_u8(b->qs);
-    const int8x16_t x0 = q5_0_values(vandq_u8(q, vdupq_n_u8(0xF)), h0);
-    const int8x16_t x1 = q5_0_values(vshrq_n_u8(q, 4), h1);
+    int8x16_t x0, x1;
+    q5_values(b->qh, vld1q_u8(b->qs), q5_idx, q5_bit, true, &x0, &x1);
     return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
 }
 
 // q5_1 (the min is the caller's). lanes: 4 products of x in [0, 31]
 static inline int32x4_t blk_q5_1(const block_q5_1 * b, int8x16_t y0, int8x16_t y1) {
-    uint8x16_t h0, h1;
-    q5_high_mask(b->qh, q5_idx, q5_bit, &h0, &h1);
-    const uint8x16_t q = vld1q_u8(b->qs);
-    const int8x16_t x0 = q5_1_values(vandq_u8(q, vdupq_n_u8(0xF)), h0);
-    const int8x16_t x1 = q5_1_values(vshrq_n_u8(q, 4), h1);
+    int8x16_t x0, x1;
+    q5_values(b->qh, vld1q_u8(b->qs), q5_idx, q5_bit, false, &x0, &x1);
     return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
 }
 

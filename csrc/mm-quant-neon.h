@@ -8,6 +8,7 @@
 #if defined(LM_ARM64)
 #include "ggml-common.h"
 #include <arm_neon.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -28,15 +29,16 @@ static inline void q5_high_mask(const uint8_t * qh, const uint8_t * idx, const u
     *hi = vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m);
 }
 
-// The signed q5_0 values of low nibbles nib and fifth-bit masks h (as
-// q5_high_mask gives them): (nib | 16 h) - 16, i.e. nib less 16 where h is clear.
-static inline int8x16_t q5_0_values(uint8x16_t nib, uint8x16_t h) {
-    return vreinterpretq_s8_u8(vsubq_u8(nib, vbicq_u8(vdupq_n_u8(0x10), h)));
-}
-
-// The q5_1 values: nib | 16 h.
-static inline int8x16_t q5_1_values(uint8x16_t nib, uint8x16_t h) {
-    return vreinterpretq_s8_u8(vorrq_u8(nib, vandq_u8(h, vdupq_n_u8(0x10))));
+// The 32 values of a q5 block from its packed low nibbles q (in the
+// elements' order the tables give) and qh: nib | 16 h, less 16 for q5_0
+// (sub16), i.e. nib less 16 where the fifth bit h is clear.
+static inline void q5_values(const uint8_t * qh, uint8x16_t q, const uint8_t * idx, const uint8_t * bit, bool sub16,
+                             int8x16_t * x0, int8x16_t * x1) {
+    uint8x16_t h0, h1;
+    q5_high_mask(qh, idx, bit, &h0, &h1);
+    const uint8x16_t lo = vandq_u8(q, vdupq_n_u8(0xF)), hi = vshrq_n_u8(q, 4), b4 = vdupq_n_u8(0x10);
+    *x0 = vreinterpretq_s8_u8(sub16 ? vsubq_u8(lo, vbicq_u8(b4, h0)) : vorrq_u8(lo, vandq_u8(h0, b4)));
+    *x1 = vreinterpretq_s8_u8(sub16 ? vsubq_u8(hi, vbicq_u8(b4, h1)) : vorrq_u8(hi, vandq_u8(h1, b4)));
 }
 
 // sum over 8 sub-blocks of 32 of mn[j] * (the two bsums of sub-block j)
