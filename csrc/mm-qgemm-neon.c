@@ -39,18 +39,22 @@ static void qgemm_##T##_##LEVEL(int64_t K, const char * x, size_t xrs, int64_t r
     (void) scratch;                                                                                                \
     qgemm_run(mm_qmv8_##LEVEL(LM_GGML_TYPE_##T), LM_GGML_TYPE_##T, K, x, xrs, r0, r1, ycol, dcol, ncol);          \
 }
-QG_ENTRY(Q4_0, neon)
-QG_ENTRY(Q8_0, neon)
-QG_ENTRY(Q4_0, neon_dotprod)
-QG_ENTRY(Q8_0, neon_dotprod)
+#define QG_ENTRIES(T) QG_ENTRY(T, neon) QG_ENTRY(T, neon_dotprod)
+QG_ENTRIES(Q4_0)
+QG_ENTRIES(Q4_1)
+QG_ENTRIES(Q5_0)
+QG_ENTRIES(Q5_1)
+QG_ENTRIES(Q8_0)
+QG_ENTRIES(IQ4_NL)
 
 // dotprod: the kernels that take activations in lane order, as the matmul
 // quantizes them at that level (mm_quant_dot_mm)
 mm_qgemm_fn mm_qgemm_neon(enum lm_ggml_type type, bool dotprod) {
     switch (type) {
-        case LM_GGML_TYPE_Q4_0: return dotprod ? qgemm_Q4_0_neon_dotprod : qgemm_Q4_0_neon;
-        case LM_GGML_TYPE_Q8_0: return dotprod ? qgemm_Q8_0_neon_dotprod : qgemm_Q8_0_neon;
-        default:                return NULL;
+#define QG_CASE(T) case LM_GGML_TYPE_##T: return dotprod ? qgemm_##T##_neon_dotprod : qgemm_##T##_neon
+        QG_CASE(Q4_0); QG_CASE(Q4_1); QG_CASE(Q5_0); QG_CASE(Q5_1); QG_CASE(Q8_0); QG_CASE(IQ4_NL);
+#undef QG_CASE
+        default: return NULL;
     }
 }
 #else

@@ -51,8 +51,10 @@ static inline LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a,
 
 // ---------------------------------------------------------------- 32-element blocks
 
-// The int32 lanes of q4_0 block b against y0, y1 (in pair4 order). Also
-// the 8-row kernel's.
+// The int32 lanes of one block against the 32 activation quants y0, y1 (in
+// pair4 order): the per-row and the 8-row kernels' (VD32_BODY, QMV8_KERNEL).
+// The weights' 16 bytes are permuted once for both nibbles.
+
 static inline LM_TARGET_DOTPROD int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y1) {
     const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
     const int8x16_t off = vdupq_n_s8(8);
@@ -61,106 +63,51 @@ static inline LM_TARGET_DOTPROD int32x4_t blk_q4_0(const block_q4_0 * b, int8x16
     return dot2(x0, y0, x1, y1);
 }
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_0_q8_0(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_q4_0 * x = vx; const block_q8_0 * y = vy;
-    const uint8x16_t pp = vld1q_u8(pair4);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK4_0; i++) {
-        const int32x4_t d = blk_q4_0(&x[i], act16(y[i].qs, pp, pre), act16(y[i].qs + 16, pp, pre));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+// q4_1: the min is the caller's
+static inline LM_TARGET_DOTPROD int32x4_t blk_q4_1(const block_q4_1 * b, int8x16_t y0, int8x16_t y1) {
+    const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
+    return dot2(vreinterpretq_s8_u8(vandq_u8(q, m4)), y0, vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), y1);
 }
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_1_q8_1(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_q4_1 * x = vx; const block_q8_1 * y = vy;
-    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK4_1; i++) {
-        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
-        const int8x16_t x0 = vreinterpretq_s8_u8(vandq_u8(q, m4));
-        const int8x16_t x1 = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-        mins += H2F(x[i].m) * H2F(y[i].s);
-    }
-    *s = vaddvq_f32(acc) + mins;
+static inline LM_TARGET_DOTPROD int32x4_t blk_q5_0(const block_q5_0 * b, int8x16_t y0, int8x16_t y1) {
+    int8x16_t x0, x1;
+    q5_values(b->qh, vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), q5_idx_pair4, q5_bit_pair4, true, &x0, &x1);
+    return dot2(x0, y0, x1, y1);
 }
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_0_q8_0(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_q5_0 * x = vx; const block_q8_0 * y = vy;
-    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
-    const int8x16_t off = vdupq_n_s8(16);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK5_0; i++) {
-        uint8x16_t h0, h1;
-        q5_high_bits_in(x[i].qh, q5_idx_pair4, q5_bit_pair4, &h0, &h1);
-        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
-        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0)), off);
-        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1)), off);
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+// q5_1: the min is the caller's
+static inline LM_TARGET_DOTPROD int32x4_t blk_q5_1(const block_q5_1 * b, int8x16_t y0, int8x16_t y1) {
+    int8x16_t x0, x1;
+    q5_values(b->qh, vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), q5_idx_pair4, q5_bit_pair4, false, &x0, &x1);
+    return dot2(x0, y0, x1, y1);
 }
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_1_q8_1(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_q5_1 * x = vx; const block_q8_1 * y = vy;
-    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK5_1; i++) {
-        uint8x16_t h0, h1;
-        q5_high_bits_in(x[i].qh, q5_idx_pair4, q5_bit_pair4, &h0, &h1);
-        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
-        const int8x16_t x0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0));
-        const int8x16_t x1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-        mins += H2F(x[i].m) * H2F(y[i].s);
-    }
-    *s = vaddvq_f32(acc) + mins;
-}
-
-// The int32 lanes of q8_0 block b against y0, y1 (in pair4 order). Also
-// the 8-row kernel's.
 static inline LM_TARGET_DOTPROD int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {
     const uint8x16_t pp = vld1q_u8(pair4);
     return dot2(vqtbl1q_s8(vld1q_s8(b->qs), pp), y0, vqtbl1q_s8(vld1q_s8(b->qs + 16), pp), y1);
 }
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q8_0_q8_0(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_q8_0 * x = vx; const block_q8_0 * y = vy;
-    const uint8x16_t pp = vld1q_u8(pair4);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK8_0; i++) {
-        const int32x4_t d = blk_q8_0(&x[i], act16(y[i].qs, pp, pre), act16(y[i].qs + 16, pp, pre));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+static inline LM_TARGET_DOTPROD int32x4_t blk_iq4_nl(const block_iq4_nl * b, int8x16_t y0, int8x16_t y1) {
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
+    return dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), y0, vqtbl1q_s8(values, vshrq_n_u8(q, 4)), y1);
 }
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_nl_q8_0(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_iq4_nl * x = vx; const block_q8_0 * y = vy;
-    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
-    const uint8x16_t pp = vld1q_u8(pair4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK4_NL; i++) {
-        const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs), pp);
-        const int8x16_t x0 = vqtbl1q_s8(values, vandq_u8(q, m4));
-        const int8x16_t x1 = vqtbl1q_s8(values, vshrq_n_u8(q, 4));
-        const int32x4_t d = dot2(x0, act16(y[i].qs, pp, pre), x1, act16(y[i].qs + 16, pp, pre));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+// 16 activation bytes at p in pair4 order (pp, pre: as act16)
+#define ACT_PAIR4(p) act16(p, pp, pre)
+// the per-row kernel k_T of weight type B (BODY: VD32_BODY or VD32_BODY_MIN)
+#define K32(T, B, BODY)                                                                                   \
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_##T(VD_ARGS, bool pre) {                         \
+    VD_UNUSED;                                                                                            \
+    const uint8x16_t pp = vld1q_u8(pair4);                                                                \
+    BODY(block_##B, blk_##B, ACT_PAIR4);                                                                  \
 }
+K32(q4_0_q8_0, q4_0, VD32_BODY)
+K32(q4_1_q8_1, q4_1, VD32_BODY_MIN)
+K32(q5_0_q8_0, q5_0, VD32_BODY)
+K32(q5_1_q8_1, q5_1, VD32_BODY_MIN)
+K32(q8_0_q8_0, q8_0, VD32_BODY)
+K32(iq4_nl_q8_0, iq4_nl, VD32_BODY)
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
@@ -274,14 +221,12 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q2_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
     const block_q2_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0xF);
+    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3);
     float32x4_t acc = vdupq_n_f32(0.0f);
     float mins = 0.0f;
     for (int i = 0; i < n / QK_K; i++) {
-        const uint8x16_t scv = vld1q_u8(x[i].scales);
         uint8_t sc[16];
-        vst1q_u8(sc, vandq_u8(scv, m4));
-        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
+        const int32_t mi = q2k_scales_mins(&x[i], y[i].bsums, sc);
         int32x4_t ai = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
@@ -378,13 +323,21 @@ static lm_ggml_vec_dot_t find_kernel(enum lm_ggml_type type, bool pre) {
 }
 
 // the matmul's 8-row kernels: activations in lane order (as the _pre kernels)
-QMV8_KERNEL(qmv8_q4_0_dot, LM_TARGET_DOTPROD, block_q4_0, blk_q4_0)
-QMV8_KERNEL(qmv8_q8_0_dot, LM_TARGET_DOTPROD, block_q8_0, blk_q8_0)
+QMV8_KERNEL(qmv8_q4_0_dot, LM_TARGET_DOTPROD, block_q4_0, block_q8_0, blk_q4_0, QMV8_NO_MIN)
+QMV8_KERNEL(qmv8_q4_1_dot, LM_TARGET_DOTPROD, block_q4_1, block_q8_1, blk_q4_1, QMV8_MIN)
+QMV8_KERNEL(qmv8_q5_0_dot, LM_TARGET_DOTPROD, block_q5_0, block_q8_0, blk_q5_0, QMV8_NO_MIN)
+QMV8_KERNEL(qmv8_q5_1_dot, LM_TARGET_DOTPROD, block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
+QMV8_KERNEL(qmv8_q8_0_dot, LM_TARGET_DOTPROD, block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
+QMV8_KERNEL(qmv8_iq4_nl_dot, LM_TARGET_DOTPROD, block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
 
 mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_Q4_0: return qmv8_q4_0_dot;
-        case LM_GGML_TYPE_Q8_0: return qmv8_q8_0_dot;
+        case LM_GGML_TYPE_Q4_0:   return qmv8_q4_0_dot;
+        case LM_GGML_TYPE_Q4_1:   return qmv8_q4_1_dot;
+        case LM_GGML_TYPE_Q5_0:   return qmv8_q5_0_dot;
+        case LM_GGML_TYPE_Q5_1:   return qmv8_q5_1_dot;
+        case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_dot;
+        case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_dot;
         default: return NULL;
     }
 }

@@ -32,8 +32,10 @@ static inline int32x4_t mla_scaled(int32x4_t acc, int16x8_t p, int16_t sc) {
 static const uint8_t q5_idx[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
 static const uint8_t q5_bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
 
-// The 4 int32 lanes of q4_0 block b against the 32 activation quants y0,
-// y1 (lanes: 4 products of |x| <= 16 each). Also the 8-row kernel's.
+// The int32 lanes of one block against the 32 activation quants y0, y1:
+// the per-row and the 8-row kernels' (VD32_BODY, QMV8_KERNEL).
+
+// q4_0. lanes: 4 products of |x| <= 16
 static inline int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y1) {
     const uint8x16_t q = vld1q_u8(b->qs), m4 = vdupq_n_u8(0xF);
     const int8x16_t off = vdupq_n_s8(8);
@@ -42,79 +44,31 @@ static inline int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y
     return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
 }
 
-static void vd_q4_0_q8_0_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q4_0 * x = vx; const block_q8_0 * y = vy;
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK4_0; i++) {
-        const int32x4_t d = blk_q4_0(&x[i], vld1q_s8(y[i].qs), vld1q_s8(y[i].qs + 16));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+// q4_1 (the min is the caller's). lanes: 4 products of x in [0, 15]
+static inline int32x4_t blk_q4_1(const block_q4_1 * b, int8x16_t y0, int8x16_t y1) {
+    const uint8x16_t q = vld1q_u8(b->qs), m4 = vdupq_n_u8(0xF);
+    const int8x16_t x0 = vreinterpretq_s8_u8(vandq_u8(q, m4));
+    const int8x16_t x1 = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+    return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
 }
 
-// lanes: 4 products of x in [0, 15]
-static void vd_q4_1_q8_1_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q4_1 * x = vx; const block_q8_1 * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK4_1; i++) {
-        const uint8x16_t q = vld1q_u8(x[i].qs);
-        const int8x16_t x0 = vreinterpretq_s8_u8(vandq_u8(q, m4));
-        const int8x16_t x1 = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
-        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
-        // x = d*q + m, and y's s holds d_y * sum(q_y)
-        mins += H2F(x[i].m) * H2F(y[i].s);
-    }
-    *s = vaddvq_f32(acc) + mins;
+// q5_0. lanes: 4 products of x in [-16, 15]
+static inline int32x4_t blk_q5_0(const block_q5_0 * b, int8x16_t y0, int8x16_t y1) {
+    int8x16_t x0, x1;
+    q5_values(b->qh, vld1q_u8(b->qs), q5_idx, q5_bit, true, &x0, &x1);
+    return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
 }
 
-// lanes: 4 products of x in [-16, 15]
-static void vd_q5_0_q8_0_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q5_0 * x = vx; const block_q8_0 * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    const int8x16_t off = vdupq_n_s8(16);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK5_0; i++) {
-        uint8x16_t h0, h1;
-        q5_high_bits_in(x[i].qh, q5_idx, q5_bit, &h0, &h1);
-        const uint8x16_t q = vld1q_u8(x[i].qs);
-        const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0)), off);
-        const int8x16_t x1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1)), off);
-        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+// q5_1 (the min is the caller's). lanes: 4 products of x in [0, 31]
+static inline int32x4_t blk_q5_1(const block_q5_1 * b, int8x16_t y0, int8x16_t y1) {
+    int8x16_t x0, x1;
+    q5_values(b->qh, vld1q_u8(b->qs), q5_idx, q5_bit, false, &x0, &x1);
+    return vpaddlq_s16(mla16(mul16(x0, y0), x1, y1));
 }
 
-// lanes: 4 products of x in [0, 31]
-static void vd_q5_1_q8_1_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q5_1 * x = vx; const block_q8_1 * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK5_1; i++) {
-        uint8x16_t h0, h1;
-        q5_high_bits_in(x[i].qh, q5_idx, q5_bit, &h0, &h1);
-        const uint8x16_t q = vld1q_u8(x[i].qs);
-        const int8x16_t x0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), h0));
-        const int8x16_t x1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h1));
-        const int16x8_t p = mla16(mul16(x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(vpaddlq_s16(p)), H2F(x[i].d) * H2F(y[i].d));
-        mins += H2F(x[i].m) * H2F(y[i].s);
-    }
-    *s = vaddvq_f32(acc) + mins;
-}
-
-// The 4 int32 lanes of q8_0 block b against y0, y1. lanes: 2
-// products of full bytes (at most 2 * 128 * 128 in magnitude, which only
-// -128 * -128 twice would exceed; foreign q8_0 data may hold -128 on both
-// sides, so each 16 is widened on its own). Also the 8-row kernel's.
+// q8_0. lanes: 2 products of full bytes (at most 2 * 128 * 128 in
+// magnitude, which only -128 * -128 twice would exceed; foreign q8_0 data
+// may hold -128 on both sides, so each 16 is widened on its own)
 static inline int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {
     const int8x16_t x0 = vld1q_s8(b->qs), x1 = vld1q_s8(b->qs + 16);
     int32x4_t d = vpaddlq_s16(vmull_s8(vget_low_s8(x0), vget_low_s8(y0)));
@@ -123,34 +77,21 @@ static inline int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y
     return vpadalq_s16(d, vmull_high_s8(x1, y1));
 }
 
-static void vd_q8_0_q8_0_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q8_0 * x = vx; const block_q8_0 * y = vy;
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK8_0; i++) {
-        const int32x4_t d = blk_q8_0(&x[i], vld1q_s8(y[i].qs), vld1q_s8(y[i].qs + 16));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
+// iq4_nl. lanes: 2 products of x in [-127, 113] (at most 2 * 127 * 128)
+static inline int32x4_t blk_iq4_nl(const block_iq4_nl * b, int8x16_t y0, int8x16_t y1) {
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t q = vld1q_u8(b->qs), m4 = vdupq_n_u8(0xF);
+    const int8x16_t x0 = vqtbl1q_s8(values, vandq_u8(q, m4));
+    const int8x16_t x1 = vqtbl1q_s8(values, vshrq_n_u8(q, 4));
+    return vpadalq_s16(vpaddlq_s16(mul16(x0, y0)), mul16(x1, y1));
 }
 
-// lanes: 2 products of x in [-127, 113] (at most 2 * 127 * 128)
-static void vd_iq4_nl_q8_0_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_iq4_nl * x = vx; const block_q8_0 * y = vy;
-    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK4_NL; i++) {
-        const uint8x16_t q = vld1q_u8(x[i].qs);
-        const int8x16_t x0 = vqtbl1q_s8(values, vandq_u8(q, m4));
-        const int8x16_t x1 = vqtbl1q_s8(values, vshrq_n_u8(q, 4));
-        int32x4_t d = vpaddlq_s16(mul16(x0, vld1q_s8(y[i].qs)));
-        d = vpadalq_s16(d, mul16(x1, vld1q_s8(y[i].qs + 16)));
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));
-    }
-    *s = vaddvq_f32(acc);
-}
+static void vd_q4_0_q8_0_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY(block_q4_0, blk_q4_0, vld1q_s8); }
+static void vd_q4_1_q8_1_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY_MIN(block_q4_1, blk_q4_1, vld1q_s8); }
+static void vd_q5_0_q8_0_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY(block_q5_0, blk_q5_0, vld1q_s8); }
+static void vd_q5_1_q8_1_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY_MIN(block_q5_1, blk_q5_1, vld1q_s8); }
+static void vd_q8_0_q8_0_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY(block_q8_0, blk_q8_0, vld1q_s8); }
+static void vd_iq4_nl_q8_0_neon(VD_ARGS) { VD_UNUSED; VD32_BODY(block_iq4_nl, blk_iq4_nl, vld1q_s8); }
 
 // iq4_xs: 8 sub-blocks of 32 of iq4_nl codes, each with a 6-bit scale
 // (stored +32): low 4 bits in scales_l (two per byte), top 2 in scales_h.
@@ -275,14 +216,12 @@ static void vd_q6_K_q8_K_neon(VD_ARGS) {
 static void vd_q2_K_q8_K_neon(VD_ARGS) {
     VD_UNUSED;
     const block_q2_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0xF);
+    const uint8x16_t m3 = vdupq_n_u8(3);
     float32x4_t acc = vdupq_n_f32(0.0f);
     float mins = 0.0f;
     for (int i = 0; i < n / QK_K; i++) {
-        const uint8x16_t scv = vld1q_u8(x[i].scales);
         uint8_t sc[16];
-        vst1q_u8(sc, vandq_u8(scv, m4));
-        const int32_t mi = q2k_mins_dot(scv, y[i].bsums);
+        const int32_t mi = q2k_scales_mins(&x[i], y[i].bsums, sc);
         int32x4_t ai = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
             const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
@@ -343,13 +282,21 @@ static void vd_q3_K_q8_K_neon(VD_ARGS) {
     *s = vaddvq_f32(acc);
 }
 
-QMV8_KERNEL(qmv8_q4_0_neon, , block_q4_0, blk_q4_0)
-QMV8_KERNEL(qmv8_q8_0_neon, , block_q8_0, blk_q8_0)
+QMV8_KERNEL(qmv8_q4_0_neon, , block_q4_0, block_q8_0, blk_q4_0, QMV8_NO_MIN)
+QMV8_KERNEL(qmv8_q4_1_neon, , block_q4_1, block_q8_1, blk_q4_1, QMV8_MIN)
+QMV8_KERNEL(qmv8_q5_0_neon, , block_q5_0, block_q8_0, blk_q5_0, QMV8_NO_MIN)
+QMV8_KERNEL(qmv8_q5_1_neon, , block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
+QMV8_KERNEL(qmv8_q8_0_neon, , block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
+QMV8_KERNEL(qmv8_iq4_nl_neon, , block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
 
 mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_Q4_0: return qmv8_q4_0_neon;
-        case LM_GGML_TYPE_Q8_0: return qmv8_q8_0_neon;
+        case LM_GGML_TYPE_Q4_0:   return qmv8_q4_0_neon;
+        case LM_GGML_TYPE_Q4_1:   return qmv8_q4_1_neon;
+        case LM_GGML_TYPE_Q5_0:   return qmv8_q5_0_neon;
+        case LM_GGML_TYPE_Q5_1:   return qmv8_q5_1_neon;
+        case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_neon;
+        case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_neon;
         default: return NULL;
     }
 }

@@ -8,6 +8,7 @@
 #if defined(LM_ARM64)
 #include "ggml-common.h"
 #include <arm_neon.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -15,17 +16,29 @@
 #define VD_UNUSED (void) bs; (void) bx; (void) by; (void) nrc
 #define H2F(x) lm_h2f_hw(x) // FCVT: see ggml-cpu-impl.h
 
-// The 32 fifth bits of a q5 block, as 0x10 / 0 bytes: byte i of *lo is the
+// The 32 fifth bits of a q5 block, as 0xFF / 0 bytes: byte i of *lo is the
 // bit of element e (e < 16) found at byte idx[i] and mask bit[i] of qh;
 // *hi the same for e + 16. The tables give the elements' order.
-static inline void q5_high_bits_in(const uint8_t * qh, const uint8_t * idx, const uint8_t * bit,
-                                   uint8x16_t * lo, uint8x16_t * hi) {
+static inline void q5_high_mask(const uint8_t * qh, const uint8_t * idx, const uint8_t * bit,
+                                uint8x16_t * lo, uint8x16_t * hi) {
     uint32_t w;
     memcpy(&w, qh, 4);
     const uint8x16_t b = vreinterpretq_u8_u32(vdupq_n_u32(w));
-    const uint8x16_t il = vld1q_u8(idx), m = vld1q_u8(bit), h = vdupq_n_u8(0x10);
-    *lo = vandq_u8(vtstq_u8(vqtbl1q_u8(b, il), m), h);
-    *hi = vandq_u8(vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m), h);
+    const uint8x16_t il = vld1q_u8(idx), m = vld1q_u8(bit);
+    *lo = vtstq_u8(vqtbl1q_u8(b, il), m);
+    *hi = vtstq_u8(vqtbl1q_u8(b, vaddq_u8(il, vdupq_n_u8(2))), m);
+}
+
+// The 32 values of a q5 block from its packed low nibbles q (in the
+// elements' order the tables give) and qh: nib | 16 h, less 16 for q5_0
+// (sub16), i.e. nib less 16 where the fifth bit h is clear.
+static inline void q5_values(const uint8_t * qh, uint8x16_t q, const uint8_t * idx, const uint8_t * bit, bool sub16,
+                             int8x16_t * x0, int8x16_t * x1) {
+    uint8x16_t h0, h1;
+    q5_high_mask(qh, idx, bit, &h0, &h1);
+    const uint8x16_t lo = vandq_u8(q, vdupq_n_u8(0xF)), hi = vshrq_n_u8(q, 4), b4 = vdupq_n_u8(0x10);
+    *x0 = vreinterpretq_s8_u8(sub16 ? vsubq_u8(lo, vbicq_u8(b4, h0)) : vorrq_u8(lo, vandq_u8(h0, b4)));
+    *x1 = vreinterpretq_s8_u8(sub16 ? vsubq_u8(hi, vbicq_u8(b4, h1)) : vorrq_u8(hi, vandq_u8(h1, b4)));
 }
 
 // sum over 8 sub-blocks of 32 of mn[j] * (the two bsums of sub-block j)
@@ -35,9 +48,11 @@ static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
     return vaddvq_s32(vmlal_high_s16(vmull_s16(vget_low_s16(m), vget_low_s16(b)), m, b));
 }
 
-// q2_K: sum over 16 sub-blocks of 16 of min j (high nibble of scales byte j,
-// the 16 bytes in scv) * bsums[j]
-static inline int32_t q2k_mins_dot(uint8x16_t scv, const int16_t * bsums) {
+// The q2_K super-block's 16 sub-block scales (low nibbles of scales[]) into
+// sc; returns the sum over the 16 of min j (high nibble of scales[j]) * bsums[j].
+static inline int32_t q2k_scales_mins(const block_q2_K * b, const int16_t * bsums, uint8_t * sc) {
+    const uint8x16_t scv = vld1q_u8(b->scales);
+    vst1q_u8(sc, vandq_u8(scv, vdupq_n_u8(0xF)));
     const uint8x16_t mv = vshrq_n_u8(scv, 4);
     const int16x8_t b0 = vld1q_s16(bsums), b1 = vld1q_s16(bsums + 8);
     const int16x8_t mlo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mv)));
@@ -78,32 +93,78 @@ static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
     vst1q_s8(sc, vsubq_s8(vreinterpretq_s8_u32(vld1q_u32(s)), vdupq_n_s8(32)));
 }
 
+// ---------------------------------------------------------------- 32-quant blocks, per row
+//
+// The per-row kernels of the 32-quant types at both levels: block i adds
+// fl(d_x * d_y) * (the int32 lanes BLK(block, y0, y1) gives against the
+// activation quants, loaded 16 at a time by LOAD) to 4 float lanes with an
+// unfused multiply and add; the lanes are summed by vaddvq_f32. The types
+// with a min m (q4_1, q5_1, against q8_1) also sum m * s_y per block, in a
+// float of their own added last. m * s_y is exact in binary32 (two fp16
+// significands of 11 bits, exponents well inside its range), so only the
+// add rounds, whether or not the compiler fuses it, as in the 8-row kernels.
+#define VD32_BODY(XT, BLK, LOAD)                                                                                  \
+    const XT * x = vx; const block_q8_0 * y = vy;                                                                 \
+    float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
+    for (int i = 0; i < n / 32; i++) {                                                                            \
+        const int32x4_t d = BLK(&x[i], LOAD(y[i].qs), LOAD(y[i].qs + 16));                                        \
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));                                      \
+    }                                                                                                             \
+    *s = vaddvq_f32(acc)
+#define VD32_BODY_MIN(XT, BLK, LOAD)                                                                              \
+    const XT * x = vx; const block_q8_1 * y = vy;                                                                 \
+    float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
+    float mins = 0.0f;                                                                                            \
+    for (int i = 0; i < n / 32; i++) {                                                                            \
+        const int32x4_t d = BLK(&x[i], LOAD(y[i].qs), LOAD(y[i].qs + 16));                                        \
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(d), H2F(x[i].d) * H2F(y[i].d));                                      \
+        /* x = d*q + m, and y's s holds d_y * sum(q_y) */                                                         \
+        mins += H2F(x[i].m) * H2F(y[i].s);                                                              \
+    }                                                                                                             \
+    *s = vaddvq_f32(acc) + mins
+
 // ---------------------------------------------------------------- 8 rows x 1 column
 //
 // mm_qmv8_fn kernels (mm-kernels.h): 8 rows of 32-quant blocks with the fp16
-// scale d first against one q8_0 column. out[r] has the bits of the per-row
-// kernel of the same level for rows[r]: row r keeps its own 4 float lanes,
-// each block adds fl(d_x * d_y) * (its int32 lanes, from the same block
-// function) to them with the same unfused multiply and add, and the lanes
-// are summed in vaddvq_f32's order. What is shared: each activation block
-// is loaded once for the 8 rows, and the 8 weight scales are converted with
-// two FCVTLs and multiplied by d_y in two FMULs.
+// scale d first against one q8_0 (q8_1) column. out[r] has the bits of the
+// per-row kernel of the same level for rows[r]: row r keeps its own 4 float
+// lanes, each block adds fl(d_x * d_y) * (its int32 lanes, from the same
+// block function) to them with the same unfused multiply and add, and the
+// lanes are summed in vaddvq_f32's order; with a min, lane r of mn sums the
+// exact m_r * s_y as the per-row kernel's float does, and is added last. What is
+// shared: each activation block is loaded once for the 8 rows, and the 8
+// weight scales (mins) are converted with two FCVTLs and multiplied by d_y
+// in two FMULs (FMLAs).
+
+// the fp16 at byte o of each of the 8 rows, as floats (rows 0-3 in h[0])
+static inline void qmv8_halves(const char * const * rows, size_t o, float32x4_t * h) {
+    uint16x8_t v = vdupq_n_u16(0);
+    v = vld1q_lane_u16((const uint16_t *) (rows[0] + o), v, 0);
+    v = vld1q_lane_u16((const uint16_t *) (rows[1] + o), v, 1);
+    v = vld1q_lane_u16((const uint16_t *) (rows[2] + o), v, 2);
+    v = vld1q_lane_u16((const uint16_t *) (rows[3] + o), v, 3);
+    v = vld1q_lane_u16((const uint16_t *) (rows[4] + o), v, 4);
+    v = vld1q_lane_u16((const uint16_t *) (rows[5] + o), v, 5);
+    v = vld1q_lane_u16((const uint16_t *) (rows[6] + o), v, 6);
+    v = vld1q_lane_u16((const uint16_t *) (rows[7] + o), v, 7);
+    const float16x8_t hf = vreinterpretq_f16_u16(v);
+    h[0] = vcvt_f32_f16(vget_low_f16(hf));
+    h[1] = vcvt_high_f32_f16(hf);
+}
 
 // d of block i of each of the 8 rows (blocks of xbs bytes), times dy
 static inline void qmv8_scales(const char * const * rows, int64_t i, size_t xbs, float dy, float32x4_t * s) {
-    const size_t o = (size_t) i * xbs;
-    uint16x8_t h = vdupq_n_u16(0);
-    h = vld1q_lane_u16((const uint16_t *) (rows[0] + o), h, 0);
-    h = vld1q_lane_u16((const uint16_t *) (rows[1] + o), h, 1);
-    h = vld1q_lane_u16((const uint16_t *) (rows[2] + o), h, 2);
-    h = vld1q_lane_u16((const uint16_t *) (rows[3] + o), h, 3);
-    h = vld1q_lane_u16((const uint16_t *) (rows[4] + o), h, 4);
-    h = vld1q_lane_u16((const uint16_t *) (rows[5] + o), h, 5);
-    h = vld1q_lane_u16((const uint16_t *) (rows[6] + o), h, 6);
-    h = vld1q_lane_u16((const uint16_t *) (rows[7] + o), h, 7);
-    const float16x8_t hf = vreinterpretq_f16_u16(h);
-    s[0] = vmulq_n_f32(vcvt_f32_f16(vget_low_f16(hf)), dy);
-    s[1] = vmulq_n_f32(vcvt_high_f32_f16(hf), dy);
+    qmv8_halves(rows, (size_t) i * xbs, s);
+    s[0] = vmulq_n_f32(s[0], dy);
+    s[1] = vmulq_n_f32(s[1], dy);
+}
+
+// mn[r] += (m of the 8 rows' block at byte o) * sy: exact products, one rounding each
+static inline void qmv8_mins(const char * const * rows, size_t o, float sy, float32x4_t * mn) {
+    float32x4_t m[2];
+    qmv8_halves(rows, o, m);
+    mn[0] = vfmaq_n_f32(mn[0], m[0], sy);
+    mn[1] = vfmaq_n_f32(mn[1], m[1], sy);
 }
 
 // out[r] = the 4 lanes of acc[r] summed as vaddvq_f32 sums them: (l0 + l1) + (l2 + l3)
@@ -118,27 +179,39 @@ static inline void qmv8_prefetch(const char * pf, size_t bytes) {
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(pf + o, 0, 3);
 }
 
-// A kernel NAME (function attributes ATTR) for weight blocks XT, whose int32
-// lanes against the activation quants y0, y1 BLK(block, y0, y1) gives.
+// A kernel NAME (function attributes ATTR) for weight blocks XT against
+// activation blocks YT, whose int32 lanes against the activation quants y0,
+// y1 BLK(block, y0, y1) gives; MIN(XT) (QMV8_NO_MIN or QMV8_MIN) adds the
+// mins of the types that have them.
 #define QMV8_ROW(R, XT, BLK)                                                                                      \
     acc[R] = vmlaq_n_f32(acc[R], vcvtq_f32_s32(BLK((const XT *) (rows[R] + i * sizeof(XT)), y0, y1)),            \
                          vgetq_lane_f32(sc[(R) / 4], (R) % 4))
-#define QMV8_KERNEL(NAME, ATTR, XT, BLK)                                                                          \
+#define QMV8_NO_MIN(XT)
+#define QMV8_MIN(XT) qmv8_mins(rows, (size_t) i * sizeof(XT) + offsetof(XT, m), H2F(y[i].s), mn)
+#define QMV8_KERNEL(NAME, ATTR, XT, YT, BLK, MIN)                                                                 \
 static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, float * out, const char * pf) {     \
     _Static_assert(offsetof(XT, d) == 0, "qmv8_scales reads the scale at the block's start");                    \
-    const block_q8_0 * y = vy;                                                                                    \
-    float32x4_t acc[8];                                                                                           \
+    const YT * y = vy;                                                                                            \
+    float32x4_t acc[8], mn[2] = { vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                                         \
     for (int r = 0; r < 8; r++) acc[r] = vdupq_n_f32(0.0f);                                                       \
     for (int64_t i = 0; i < nb; i++) {                                                                            \
         if (pf) qmv8_prefetch(pf + i * 8 * sizeof(XT), 8 * sizeof(XT));                                           \
         const int8x16_t y0 = vld1q_s8(y[i].qs), y1 = vld1q_s8(y[i].qs + 16);                                      \
         float32x4_t sc[2];                                                                                        \
         qmv8_scales(rows, i, sizeof(XT), H2F(y[i].d), sc);                                                        \
+        MIN(XT);                                                                                                  \
         QMV8_ROW(0, XT, BLK); QMV8_ROW(1, XT, BLK); QMV8_ROW(2, XT, BLK); QMV8_ROW(3, XT, BLK);                   \
         QMV8_ROW(4, XT, BLK); QMV8_ROW(5, XT, BLK); QMV8_ROW(6, XT, BLK); QMV8_ROW(7, XT, BLK);                   \
     }                                                                                                             \
     qmv8_store(acc, out);                                                                                         \
+    QMV8_ADD_##MIN(out, mn);                                                                                      \
 }
+#define QMV8_ADD_QMV8_NO_MIN(out, mn) (void) mn
+#define QMV8_ADD_QMV8_MIN(out, mn)                                                                                \
+    do {                                                                                                          \
+        vst1q_f32(out, vaddq_f32(vld1q_f32(out), mn[0]));                                                         \
+        vst1q_f32(out + 4, vaddq_f32(vld1q_f32(out + 4), mn[1]));                                                 \
+    } while (0)
 
 // The iq4_xs scale of sub-block ib (6 bits stored +32: the low 4 in
 // scales_l, two per byte; the top 2 in scales_h).

@@ -9,7 +9,10 @@
 //     quantizers and raw (including -128); block counts 1 to 8, then random;
 //   where the CPU has the dot product extension, the SDOT kernels
 //     (mm_quant_dot_neon_dotprod) against the NEON ones bit for bit on the
-//     same operands, and the dispatch at both arm64 levels.
+//     same operands, and the dispatch at both arm64 levels;
+//   the matmul's 8-row kernels (mm_qmv8_neon, _dotprod) and the GEMM entry
+//     over them (mm_qgemm_neon, row ranges with tails of 1 to 7) against the
+//     per-row kernels of their level, bit for bit.
 // Elsewhere than arm64 there is nothing to test and it says so. Run it with
 // QEMU_CPU=cortex-a53 (no dotprod) and the default CPU (max) to see both.
 //
@@ -378,68 +381,97 @@ static void test_dot(enum lm_ggml_type t) {
 
 // The matmul's 8 rows x 1 column kernels (mm_qmv8_neon, _dotprod) against
 // the per-row kernels of their level, bit for bit: rows from the quantizer
-// and raw bytes, scales also 0, -0, fp16 subnormals and the largest fp16
-// (whose products overflow to inf and, against a 0 scale, make NaN), rows
-// repeated (the matmul's tail), with and without a prefetch pointer.
+// and raw bytes, scales (and mins) also 0, -0, fp16 subnormals and the
+// largest fp16 (whose products overflow to inf and, against a 0 scale, make
+// NaN), rows repeated (the matmul's tail), with and without a prefetch
+// pointer. Then the GEMM entry (mm_qgemm_neon) over row ranges of 1 to 19
+// rows (tails of 1 to 7 after whole groups, or alone) and 1 to 3 columns.
+static int per_row_differs(lm_ggml_vec_dot_t vd, int n, const void * row, const void * y, float got) {
+    float want;
+    vd(n, &want, 0, row, 0, y, 0, 1);
+    return memcmp(&want, &got, sizeof(float)) != 0;
+}
+
 static void test_qmv8(enum lm_ggml_type t) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
-    const size_t xs = tt->type_size, ys = sizeof(block_q8_0);
-    const int maxnb = 64;
-    unsigned char * wx = malloc(8 * maxnb * xs), * wy = malloc(maxnb * ys), * wyp = malloc(maxnb * ys);
+    const enum lm_ggml_type vdt = has_min(t) ? LM_GGML_TYPE_Q8_1 : LM_GGML_TYPE_Q8_0;
+    const size_t xs = tt->type_size, ys = lm_ggml_get_type_traits(vdt)->type_size;
+    const int maxnb = 64, maxr = 19, ncol = 3;
+    unsigned char * wx = malloc(maxr * maxnb * xs), * wy = malloc(ncol * maxnb * ys), * wyp = malloc(ncol * maxnb * ys);
     float * src = malloc(maxnb * 32 * sizeof(float));
     static const lm_ggml_fp16_t special[5] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff};
-    int bad[2] = {0, 0}, trials = 0;
+    int bad[2] = {0, 0}, bad_gemm[2] = {0, 0}, trials = 0, gemm_outs = 0;
     for (int trial = 0; trial < 300; trial++, trials++) {
         const int nb = trial < 8 ? 1 + trial : 1 + (int) (rnd() % maxnb);
-        for (int r = 0; r < 8; r++) {
-            unsigned char * row = wx + (size_t) r * nb * xs;
+        const size_t rowb = (size_t) nb * xs;
+        for (int r = 0; r < maxr; r++) {
+            unsigned char * row = wx + (size_t) r * rowb;
             if (trial % 2) {
-                for (size_t i = 0; i < (size_t) nb * xs; i++) row[i] = (unsigned char) (rnd() >> 24);
+                for (size_t i = 0; i < rowb; i++) row[i] = (unsigned char) (rnd() >> 24);
                 for (int i = 0; i < nb; i++) fix_scales(t, row + i * xs, 0);
             } else {
                 for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 6));
                 tt->from_float_ref(src, row, nb * 32);
             }
-            if (trial % 3 == 2) {
-                for (int i = 0; i < nb; i++) if (rnd() % 4 == 0) memcpy(row + i * xs, &special[rnd() % 5], 2);
+            if (trial % 3 == 2) { // d, and the min m (the half after d) where there is one
+                for (int i = 0; i < nb; i++) {
+                    if (rnd() % 4 == 0) memcpy(row + i * xs, &special[rnd() % 5], 2);
+                    if (has_min(t) && rnd() % 4 == 0) memcpy(row + i * xs + 2, &special[rnd() % 5], 2);
+                }
             }
         }
-        if (trial % 4 < 2) {
-            raw_act(LM_GGML_TYPE_Q8_0, wy, nb, 1000);
-        } else {
-            for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
-            lm_quantize_row_q8_0_ref(src, (block_q8_0 *) wy, nb * 32);
+        for (int c = 0; c < ncol; c++) {
+            unsigned char * y = wy + (size_t) c * nb * ys;
+            if (trial % 4 < 2) {
+                raw_act(vdt, y, nb, 1000);
+            } else {
+                for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
+                if (vdt == LM_GGML_TYPE_Q8_1) lm_quantize_row_q8_1_ref(src, (block_q8_1 *) y, nb * 32);
+                else                          lm_quantize_row_q8_0_ref(src, (block_q8_0 *) y, nb * 32);
+            }
         }
         const char * rows[8];
-        for (int r = 0; r < 8; r++) rows[r] = (const char *) wx + (size_t) ((trial % 5 == 4 && r > 4) ? 4 : r) * nb * xs;
+        for (int r = 0; r < 8; r++) rows[r] = (const char *) wx + (size_t) ((trial % 5 == 4 && r > 4) ? 4 : r) * rowb;
         const char * pf = trial % 2 ? (const char *) wx : NULL;
-        memcpy(wyp, wy, (size_t) nb * ys);
-        mm_act_permute_dotprod(LM_GGML_TYPE_Q8_0, wyp, nb);
+        memcpy(wyp, wy, (size_t) ncol * nb * ys);
+        mm_act_permute_dotprod(vdt, wyp, ncol * nb);
         for (int lv = 0; lv < 1 + g_has_dot; lv++) {
             const mm_qmv8_fn mv = lv ? mm_qmv8_neon_dotprod(t) : mm_qmv8_neon(t);
             const lm_ggml_vec_dot_t vd = lv ? mm_quant_dot_neon_dotprod_pre(t) : mm_quant_dot_neon(t);
-            const void * y = lv ? wyp : wy;
+            const unsigned char * y = lv ? wyp : wy;
             float out[8];
             mv(nb, rows, y, out, pf);
             for (int r = 0; r < 8; r++) {
-                float want;
-                vd(nb * 32, &want, 0, rows[r], 0, y, 0, 1);
-                if (memcmp(&want, &out[r], sizeof(float)) != 0) {
-                    if (bad[lv] < 3) printf("    %s nb=%d row %d: 8-row %.9g per-row %.9g\n", tt->type_name, nb, r, out[r], want);
+                if (per_row_differs(vd, nb * 32, rows[r], y, out[r])) {
+                    if (bad[lv] < 3) printf("    %s nb=%d row %d: 8-row %.9g\n", tt->type_name, nb, r, out[r]);
                     bad[lv]++;
+                }
+            }
+            // the GEMM entry: rows r0..r1 of the maxr, every column
+            const int r0 = (int) (rnd() % 3), r1 = r0 + 1 + (trial < 19 ? trial % (maxr - r0) : (int) (rnd() % (maxr - r0)));
+            float res[3][19];
+            const void * ycol[3];
+            float * dcol[3];
+            for (int c = 0; c < ncol; c++) { ycol[c] = y + (size_t) c * nb * ys; dcol[c] = res[c]; }
+            mm_qgemm_neon(t, lv)(nb * 32, (const char *) wx, rowb, r0, r1, ycol, dcol, 1 + trial % ncol, NULL);
+            for (int c = 0; c < 1 + trial % ncol; c++) {
+                for (int r = r0; r < r1; r++, gemm_outs += !lv) {
+                    if (per_row_differs(vd, nb * 32, wx + (size_t) r * rowb, ycol[c], res[c][r])) {
+                        if (bad_gemm[lv] < 3) printf("    %s gemm nb=%d rows %d..%d col %d row %d\n", tt->type_name, nb, r0, r1, c, r);
+                        bad_gemm[lv]++;
+                    }
                 }
             }
         }
     }
     char what[96];
-    snprintf(what, sizeof(what), "%s 8-row kernel = per-row, neon", tt->type_name);
-    report(what, bad[0], 8 * trials);
-    if (g_has_dot) {
-        snprintf(what, sizeof(what), "%s 8-row kernel = per-row, dotprod", tt->type_name);
-        report(what, bad[1], 8 * trials);
+    for (int lv = 0; lv < 1 + g_has_dot; lv++) {
+        const char * lname = lv ? "dotprod" : "neon";
+        snprintf(what, sizeof(what), "%s 8-row kernel = per-row, %s", tt->type_name, lname);
+        report(what, bad[lv], 8 * trials);
+        snprintf(what, sizeof(what), "%s GEMM (1-19 rows, 1-3 cols) = per-row, %s", tt->type_name, lname);
+        report(what, bad_gemm[lv], gemm_outs);
     }
-    // the matmul's GEMM entry at each level: the 8-row kernels for these types only
-    report("mm_qgemm: neon GEMM for q4_0/q8_0 only", !(mm_qgemm_neon(t, false) != NULL && mm_qgemm_neon(LM_GGML_TYPE_Q4_K, false) == NULL), 1);
     free(wx); free(wy); free(wyp); free(src);
 }
 
@@ -470,8 +502,21 @@ int main(void) {
         }
         test_dot(types[i]);
     }
-    test_qmv8(LM_GGML_TYPE_Q4_0);
-    test_qmv8(LM_GGML_TYPE_Q8_0);
+    // the types with 8-row kernels, and at each level a GEMM entry for exactly those
+    static const enum lm_ggml_type qmv8_types[] = {
+        LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL,
+    };
+    int n_qmv8 = 0, bad_entry = 0;
+    for (size_t i = 0; i < sizeof(qmv8_types) / sizeof(qmv8_types[0]); i++) test_qmv8(qmv8_types[i]);
+    for (int ti = 0; ti < LM_GGML_TYPE_COUNT; ti++) {
+        const bool has8 = mm_qmv8_neon((enum lm_ggml_type) ti) != NULL;
+        n_qmv8 += has8;
+        bad_entry += has8 != (mm_qmv8_neon_dotprod((enum lm_ggml_type) ti) != NULL);
+        bad_entry += has8 != (mm_qgemm_neon((enum lm_ggml_type) ti, false) != NULL);
+        bad_entry += has8 != (mm_qgemm_neon((enum lm_ggml_type) ti, true) != NULL);
+    }
+    report("8-row kernels and GEMM entries: the same 6 types at both levels",
+           bad_entry + (n_qmv8 != (int) (sizeof(qmv8_types) / sizeof(qmv8_types[0]))), 1);
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }
