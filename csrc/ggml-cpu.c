@@ -393,8 +393,14 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+// Only the counters in use are written: a store would take the line from
+// the other cores' caches at every barrier, even between nodes that never
+// touch it.
 static void reset_counters(struct lm_ggml_threadpool * tp) {
-    for (int i = 0; i < LM_CPU_COUNTERS; i++) atomic_store_explicit(&tp->counters[i].v, 0, memory_order_relaxed);
+    for (int i = 0; i < LM_CPU_COUNTERS; i++) {
+        atomic_int * c = &tp->counters[i].v;
+        if (atomic_load_explicit(c, memory_order_relaxed) != 0) atomic_store_explicit(c, 0, memory_order_relaxed);
+    }
 }
 
 atomic_int * lm_cpu_counter(const struct lm_ggml_compute_params * params, int i) {
