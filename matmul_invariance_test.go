@@ -115,3 +115,55 @@ func TestMulMatBatchInvariance(t *testing.T) {
 		}
 	})
 }
+
+// Threads share out a MulMat's src1 conversion and its blocks through
+// counters the engine zeroes between nodes, with no barrier between the two
+// phases. A graph of several MulMat nodes (quantized weights, whose columns
+// are converted, and f16 ones, whose are not; two batches; more than one
+// column block) must give the same bits on any thread count, more threads
+// than cores included.
+func TestMulMatThreadsShareWork(t *testing.T) {
+	const k, m, m2, n = 256, 224, 96, 150
+	r := rand.New(rand.NewPCG(11, 3))
+	wq := weightBytes(t, r, TypeQ4_K, k, m)
+	wh := weightBytes(t, r, TypeF16, k, m)
+	w8 := weightBytes(t, r, TypeQ8_0, m, m2)
+	xs := make([]float32, k*n*2)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	var want [][]float32
+	for _, threads := range []int{1, 2, 3, 8} {
+		ctx := newCtx(t, 16<<20)
+		x := ctx.NewTensor3D(TypeF32, k, n, 2)
+		require.NoError(t, x.SetFloat32s(xs))
+		q := ctx.NewTensor2D(TypeQ4_K, k, m)
+		require.NoError(t, q.SetBytes(wq))
+		h := ctx.NewTensor2D(TypeF16, k, m)
+		require.NoError(t, h.SetBytes(wh))
+		w := ctx.NewTensor2D(TypeQ8_0, m, m2)
+		require.NoError(t, w.SetBytes(w8))
+		y1 := ctx.MulMat(q, x)
+		y2 := ctx.MulMat(h, x)
+		y3 := ctx.MulMat(w, ctx.Add(y1, y2))
+		require.NoError(t, ctx.NewGraph().BuildForward(y3).Compute(threads))
+		var got [][]float32
+		for _, y := range []*Tensor{y1, y2, y3} {
+			v, err := y.Float32s()
+			require.NoError(t, err)
+			got = append(got, v)
+		}
+		ctx.Close()
+		if want == nil {
+			want = got
+			continue
+		}
+		for i := range got {
+			for j := range got[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("threads=%d node %d element %d: %v, on 1 thread %v", threads, i, j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+}

@@ -63,6 +63,16 @@ bool lm_cpu_node_supported(const struct lm_ggml_tensor * node);
 
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
 
+// Counters for kernels that hand out work as it is taken (i < LM_CPU_COUNTERS,
+// each on a cache line of its own). Every one is 0 when a node starts and
+// again after every lm_ggml_barrier: a kernel needs no barrier of its own to
+// reset one, so threads that start early need not wait for a late one.
+#define LM_CPU_COUNTERS 4
+atomic_int * lm_cpu_counter(const struct lm_ggml_compute_params * params, int i);
+// Waits until *c >= target: for work that other threads have taken and are
+// finishing (they are running, so a short spin, then yielding the CPU).
+void lm_cpu_wait_counter(const struct lm_ggml_compute_params * params, atomic_int * c, int target);
+
 // Rows [*ir0, *ir1) of nr for thread ith of nth.
 static inline void lm_ggml_thread_range(int64_t nr, int ith, int nth, int64_t * ir0, int64_t * ir1) {
     if (nth == 1) { // one thread: no division (graphs of small nodes feel it)

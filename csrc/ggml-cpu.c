@@ -357,6 +357,10 @@ struct lm_ggml_threadpool {
     atomic_int  barrier_sleepers; // changed under barrier_mutex, read without it
     int         n_cpus;           // online CPUs: no spinning when oversubscribed
 
+    // lm_cpu_counter's: zeroed by the last thread into a barrier, and after a
+    // node at one thread; padded so that no two share a cache line
+    struct { char pad0[LM_CACHE_LINE]; atomic_int v; char pad1[LM_CACHE_LINE]; } counters[LM_CPU_COUNTERS];
+
     atomic_bool stop;
     atomic_bool pause;
     atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
@@ -389,15 +393,41 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+// Only the counters in use are written: a store would take the line from
+// the other cores' caches at every barrier, even between nodes that never
+// touch it.
+static void reset_counters(struct lm_ggml_threadpool * tp) {
+    for (int i = 0; i < LM_CPU_COUNTERS; i++) {
+        atomic_int * c = &tp->counters[i].v;
+        if (atomic_load_explicit(c, memory_order_relaxed) != 0) atomic_store_explicit(c, 0, memory_order_relaxed);
+    }
+}
+
+atomic_int * lm_cpu_counter(const struct lm_ggml_compute_params * params, int i) {
+    return &params->threadpool->counters[i].v;
+}
+
+void lm_cpu_wait_counter(const struct lm_ggml_compute_params * params, atomic_int * c, int target) {
+    const int spins = params->nth <= params->threadpool->n_cpus ? 4000 : 0;
+    for (int i = 0; atomic_load_explicit(c, memory_order_acquire) < target; i++) {
+        if (i < spins) cpu_relax();
+        else sched_yield();
+    }
+}
+
 // Spin a little (cheap when every thread has a core), then sleep on a condition
 // variable: with more threads than cores, spinning or yielding would starve
 // the very thread everyone waits for.
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
     const int n = atomic_load_explicit(&tp->n_threads_cur, memory_order_relaxed);
-    if (n <= 1) return;
+    if (n <= 1) {
+        reset_counters(tp);
+        return;
+    }
     const unsigned gen = atomic_load_explicit(&tp->barrier_gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&tp->barrier_count, 1, memory_order_acq_rel) == n - 1) {
         atomic_store_explicit(&tp->barrier_count, 0, memory_order_relaxed);
+        reset_counters(tp); // everyone else is in here: nobody is using them
         // No lock unless someone sleeps. The bump and the look at sleepers
         // are sequentially consistent, as are a sleeper's count and its look
         // at gen (under the mutex): either we see the sleeper, and lock and
@@ -459,6 +489,7 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
             }
         }
         if (nth > 1) lm_ggml_barrier(tp);
+        else reset_counters(tp);
         if (atomic_load_explicit(&tp->error.stop_node, memory_order_relaxed) <= i) break; // see struct lm_cpu_error_slot
     }
     // Nobody leaves before everyone has read the job: with a graph of no-op
@@ -571,6 +602,7 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
     atomic_init(&tp->barrier_sleepers, 0);
+    for (int i = 0; i < LM_CPU_COUNTERS; i++) atomic_init(&tp->counters[i].v, 0);
     tp->n_cpus = online_cpus();
 
     if (tp->n_threads > 1) {
@@ -716,6 +748,7 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     atomic_store(&tp->error.stop_node, INT_MAX);
     atomic_store(&tp->n_threads_cur, n_threads);
     atomic_store(&tp->pause, false);
+    reset_counters(tp);
     const unsigned gen = atomic_fetch_add(&tp->job_gen, 1) + 1;
     pthread_cond_broadcast(&tp->cond);
     pthread_mutex_unlock(&tp->mutex);

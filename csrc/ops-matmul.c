@@ -5,8 +5,10 @@
 // mul_mat computes dst[i, j] = dot(row i of src0, row j of src1) over K =
 // ne00. Each node runs in two phases: (1) src1 is rewritten into the work
 // buffer in the form the src0 type dots against (dense f32, or the q8
-// activation format of integer kernels), then a barrier; (2) threads take
-// blocks of (src0 rows x src1 columns) from a shared counter.
+// activation format of integer kernels), threads taking groups of its rows
+// from a shared counter; (2) threads take blocks of (src0 rows x src1
+// columns) from another. No barrier between them: a thread waits only for
+// the groups others are converting, not for a thread that starts late.
 #include "mm-kernels.h"
 
 #include <pthread.h>
@@ -160,12 +162,12 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
     p->conv_bytes = p->convert ? mm_pad(p->col_size * (size_t) ncols) : 0;
 }
 
-// Work buffer: [counter | converted src1 | per-thread scratch | extra].
+// Work buffer: [converted src1 | per-thread scratch | extra].
 static size_t mm_layout_size(const struct mm_plan * p, int nth) {
-    return MM_ALIGN + p->conv_bytes + (size_t) nth * p->scratch;
+    return p->conv_bytes + (size_t) nth * p->scratch;
 }
 static char * mm_conv_base(const struct lm_ggml_compute_params * params) {
-    return (char *) params->wdata + MM_ALIGN;
+    return (char *) params->wdata;
 }
 static float * mm_scratch(const struct lm_ggml_compute_params * params, const struct mm_plan * p) {
     return (float *)(mm_conv_base(params) + p->conv_bytes + (size_t) params->ith * p->scratch);
@@ -173,9 +175,8 @@ static float * mm_scratch(const struct lm_ggml_compute_params * params, const st
 static char * mm_extra(const struct lm_ggml_compute_params * params, const struct mm_plan * p) {
     return mm_conv_base(params) + p->conv_bytes + (size_t) params->nth * p->scratch;
 }
-static atomic_int * mm_counter(const struct lm_ggml_compute_params * params) {
-    return (atomic_int *) params->wdata;
-}
+// The engine's counters (lm_cpu_counter: 0 at the start of each node).
+enum { MM_CTR_CHUNK, MM_CTR_CONV, MM_CTR_CONV_DONE };
 
 static inline float mm_load_f32(const char * p, enum lm_ggml_type t) {
     switch (t) {
@@ -194,14 +195,9 @@ static void mm_row_to_f32(const char * s, enum lm_ggml_type t, size_t nb0, int64
     }
 }
 
-// Phase 1: this thread's share of the src1 rows, into the work buffer.
-static void mm_convert_src1(const struct lm_ggml_compute_params * params, const struct mm_plan * p,
-                            const struct lm_ggml_tensor * src1) {
-    if (!p->convert) return;
+static void mm_convert_rows(const struct lm_ggml_compute_params * params, const struct mm_plan * p,
+                            const struct lm_ggml_tensor * src1, int64_t r0, int64_t r1) {
     const int64_t n1 = src1->ne[1], n2 = src1->ne[2];
-    const int64_t nrows = n1 * n2 * src1->ne[3];
-    int64_t r0, r1;
-    lm_ggml_thread_range(nrows, params->ith, params->nth, &r0, &r1);
     char * conv = mm_conv_base(params);
     const lm_ggml_from_float_t q = p->path == MM_QUANT ? p->act : NULL;
     float * stage = p->path == MM_QUANT ? mm_scratch(params, p) : NULL;
@@ -220,6 +216,21 @@ static void mm_convert_src1(const struct lm_ggml_compute_params * params, const 
     }
 }
 
+// Phase 1: src1 rows into the work buffer, MM_CONV_ROWS at a time, taken
+// from a counter; returns when all are converted.
+#define MM_CONV_ROWS 4
+static void mm_convert_src1(const struct lm_ggml_compute_params * params, const struct mm_plan * p,
+                            const struct lm_ggml_tensor * src1) {
+    if (!p->convert) return;
+    const int64_t nrows = src1->ne[1] * src1->ne[2] * src1->ne[3];
+    const int64_t ngroups = (nrows + MM_CONV_ROWS - 1) / MM_CONV_ROWS;
+    atomic_int * next = lm_cpu_counter(params, MM_CTR_CONV), * done = lm_cpu_counter(params, MM_CTR_CONV_DONE);
+    for (int64_t g; (g = atomic_fetch_add_explicit(next, 1, memory_order_relaxed)) < ngroups;) {
+        mm_convert_rows(params, p, src1, g * MM_CONV_ROWS, LM_GGML_MIN((g + 1) * MM_CONV_ROWS, nrows));
+        atomic_fetch_add_explicit(done, 1, memory_order_release);
+    }
+    lm_cpu_wait_counter(params, done, (int) ngroups);
+}
 // ---------------------------------------------------------------- blocks
 
 struct mm_kern {
@@ -330,6 +341,27 @@ static int64_t mm_rows_per_block(int64_t nrows, int64_t nblocks_other, int nth) 
 
 // ---------------------------------------------------------------- mul_mat
 
+// The rows of a column block are shared out in units of MM_UNIT rows (one
+// 64-byte line of f32 results per column, so threads never write the same
+// line). mm_grab takes the next chunk: up to maxu units while much is left,
+// then smaller ones, down to one unit, so that the threads run out of work
+// together (64-row chunks to the end left one thread idle for up to a
+// chunk's time). A chunk stays within a run of nru units (one column
+// block). Returns its first unit and sets *n, or returns -1 when none is left.
+#define MM_UNIT 16
+static int64_t mm_grab(atomic_int * ctr, int64_t nunits, int64_t nru, int64_t maxu, int nth, int64_t * n) {
+    int cur = atomic_load_explicit(ctr, memory_order_relaxed);
+    for (;;) {
+        if (cur >= nunits) return -1;
+        int64_t g = nth == 1 ? maxu : LM_GGML_MAX(1, LM_GGML_MIN((nunits - cur) / (2 * (int64_t) nth), maxu));
+        g = LM_GGML_MIN(g, nru - cur % nru);
+        if (atomic_compare_exchange_weak_explicit(ctr, &cur, (int)(cur + g), memory_order_relaxed, memory_order_relaxed)) {
+            *n = g;
+            return cur;
+        }
+    }
+}
+
 static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
     mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
@@ -367,8 +399,6 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     mm_kern_init(&kern, &p, src0->type);
 
     mm_convert_src1(params, &p, src1);
-    if (params->ith == 0) atomic_store(mm_counter(params), 0);
-    lm_ggml_barrier(params->threadpool);
 
     const int64_t ne01 = src0->ne[1], ne11 = src1->ne[1];
     const int64_t nbatch = src1->ne[2] * src1->ne[3];
@@ -392,22 +422,22 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
         mm_chunk(params, &p, &kern, dst, 0, 0, bc, params->ith * own, (params->ith + 1) * own, scratch);
     }
     const int64_t first = own * params->nth; // rows from here on are shared out
-    const int64_t nrb = (ne01 - first + br - 1) / br;
-    const int64_t nchunks = nbatch * ncb * nrb;
-    for (;;) {
-        const int64_t ch = atomic_fetch_add(mm_counter(params), 1);
-        if (ch >= nchunks) break;
-        // consecutive chunks walk the rows of one column block: its columns stay in cache
-        const int64_t rb = ch % nrb, cb = (ch / nrb) % ncb, batch = ch / (nrb * ncb);
-        const int64_t row0 = first + rb * br;
-        mm_chunk(params, &p, &kern, dst, batch, cb, bc, row0, LM_GGML_MIN(row0 + br, ne01), scratch);
+    const int64_t nru = (ne01 - first + MM_UNIT - 1) / MM_UNIT;
+    const int64_t nunits = nbatch * ncb * nru;
+    int64_t u, n;
+    while ((u = mm_grab(lm_cpu_counter(params, MM_CTR_CHUNK), nunits, nru, br / MM_UNIT, params->nth, &n)) >= 0) {
+        // consecutive units walk the rows of one column block: its columns stay in cache
+        const int64_t ru = u % nru, cb = (u / nru) % ncb, batch = u / (nru * ncb);
+        const int64_t row0 = first + ru * MM_UNIT;
+        mm_chunk(params, &p, &kern, dst, batch, cb, bc, row0, LM_GGML_MIN(row0 + n * MM_UNIT, ne01), scratch);
     }
 }
 
 // ---------------------------------------------------------------- mul_mat_id
 //
-// Thread 0 groups the (slot, token) pairs by expert while the others convert
-// b, so each expert's matrix is streamed once per block of its pairs.
+// Once b is converted, thread 0 groups the (slot, token) pairs by expert, so
+// each expert's matrix is streamed once per block of its pairs; a barrier,
+// then the chunks.
 // Extra area: int32 counts[n_as + 1] (prefix offsets), int64 chunk_start[n_as + 1],
 // int32 pairs[n_used * n_tokens] (pair = token * n_used + slot).
 
@@ -446,7 +476,6 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
 
     mm_convert_src1(params, &p, b);
     if (params->ith == 0) {
-        atomic_store(mm_counter(params), 0);
         for (int64_t x = 0; x <= n_as; x++) offs[x] = 0;
         for (int64_t t = 0; t < n_tok; t++) {
             for (int64_t e = 0; e < n_used; e++) {
@@ -483,7 +512,7 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
     float * scratch = mm_scratch(params, &p);
     int64_t x = 0;
     for (;;) {
-        const int64_t ch = atomic_fetch_add(mm_counter(params), 1);
+        const int64_t ch = atomic_fetch_add(lm_cpu_counter(params, MM_CTR_CHUNK), 1);
         if (ch >= nchunks) break;
         while (x > 0 && cstart[x] > ch) x--;
         while (cstart[x + 1] <= ch) x++;
