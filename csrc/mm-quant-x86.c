@@ -505,44 +505,38 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
 QMV_K4(qmv_q4_K, block_q4_K, q4k_quants)
 QMV_K4(qmv_q5_K, block_q5_K, q5k_quants)
 _Static_assert(offsetof(block_q4_K, dmin) == 2 && offsetof(block_q5_K, dmin) == 2, "qmv_dm: d, dmin lead the block");
+_Static_assert(offsetof(block_q4_1, m) == 2 && offsetof(block_q5_1, m) == 2, "qmv_dm: d, m lead the block");
 
-// 32-quant blocks: W decodes a block's quants; SGN: signed (sign trick);
-// OFF: W gives the quants plus OFF as unsigned bytes, and OFF * sum(y) is
-// taken off once per block for all rows (the same exact integer dot, with
-// two instructions less per row than the sign trick); MIN: q4_1/q5_1's m_x * s_y.
-#define QMV_32(name, XT, YT, W, SGN, OFF, MIN)                                                           \
+// 32-quant blocks of signed quants (q8_0, iq4_nl): W decodes a block's
+// quants, summed by the sign trick; the 4- and 5-bit types are QMV_P's.
+#define QMV_32(name, XT, YT, W)                                                                          \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
                                 const char * pf) {                                                       \
+    (void) accm; /* no mins: it stays as it is */                                                        \
     const YT * y = vy;                                                                                   \
-    __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
+    __m256 a = _mm256_loadu_ps(acc);                                                                     \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
         QMV_PF(pf, i, XT)                                                                                \
         const char * bl[8];                                                                              \
         __m256i ai[8];                                                                                   \
         const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
-        const __m256i yoff = OFF ? dot_u8(_mm256_set1_epi8(OFF), yv) : _mm256_setzero_si256();          \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
-            const __m256i w = W((const XT *) bl[r]);                                                     \
-            ai[r] = OFF ? _mm256_sub_epi32(dot_u8(w, yv), yoff) : SGN ? dot_s8(w, yv) : dot_u8(w, yv);   \
+            ai[r] = dot_s8(W((const XT *) bl[r]), yv);                                                   \
         }                                                                                                \
         const __m256 d = _mm256_mul_ps(qmv_f16(bl, offsetof(XT, d)), _mm256_set1_ps(H2F(y[i].d)));      \
         a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(qmv_reduce(ai)), a);                                   \
-        QMV_MIN_##MIN                                                                                    \
     }                                                                                                    \
     _mm256_storeu_ps(acc, a);                                                                            \
-    _mm256_storeu_ps(accm, am);                                                                          \
 }
-#define QMV_MIN_0
-#define QMV_MIN_1 am = _mm256_fmadd_ps(qmv_f16(bl, 2), _mm256_set1_ps(H2F(y[i].s)), am); // m follows d
 
 LM_TARGET_AVX2 static inline __m256i w_q8_0(const block_q8_0 * x) { return _mm256_loadu_si256((const __m256i *) x->qs); }
 LM_TARGET_AVX2 static inline __m256i w_iq4_nl(const block_iq4_nl * x) {
     const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
     return _mm256_shuffle_epi8(tbl, nibbles32(x->qs));
 }
-QMV_32(qmv_q8_0,   block_q8_0,   block_q8_0, w_q8_0,   1, 0, 0)
-QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl, 1, 0, 0)
+QMV_32(qmv_q8_0,   block_q8_0,   block_q8_0, w_q8_0)
+QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl)
 
 // q4_0, q4_1, q5_0, q5_1: quants of 4 or 5 bits, taken unsigned (q4_0 and
 // q5_0 with their offset, 8 or 16, taken off once per block for all rows).
@@ -550,9 +544,12 @@ QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl, 1, 0, 0)
 // bytes of quants give, in two ops, the low nibbles (quants 0-15) of both
 // rows and the high ones (16-31), against the activations' halves
 // broadcast to both lanes. The products are small enough to be summed in
-// 16 bits up to 8 of them (|u5 * s8| * 8 <= 31 * 128 * 8 = 31744), so the
-// pairs reduce to the 8 row sums in three horizontal adds and two madds,
-// which leave the rows in lane order.
+// 16 bits up to 8 of them (31 * 128 * 8 = 31744), so the pairs reduce to
+// the 8 row sums in three horizontal adds and two madds, which leave the
+// rows in lane order. The offset's share of such a sum of 8 is taken off
+// in 16 bits too: wrapping or not, the difference is the signed dot of 8
+// products (|16 * 128 * 8| <= 16384), so the integer sums are exact and the
+// float steps are QMV_32's.
 //
 // q5's fifth bits: the word qh of row r in lane 0's 4 dwords and row r+4's
 // in lane 1's, each dword shifted right by its index i, puts bit j of qh at
@@ -581,6 +578,8 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i qmv_pair(con
     }
     return _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
 }
+// QH: offset of the fifth bits in the block, or -1; OFF: the quants' offset;
+// MIN: m_x * s_y into accm (the fp16 m follows d: both from one load per row)
 #define QMV_P(name, XT, YT, QH, OFF, MIN)                                                                \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
                                 const char * pf) {                                                       \
@@ -593,23 +592,24 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
     const char * x4 = rows[4], * x5 = rows[5], * x6 = rows[6], * x7 = rows[7];                           \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
         QMV_PF(pf, i, XT)                                                                                \
-        const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
-        const __m256i ylo = _mm256_permute2x128_si256(yv, yv, 0x00), yhi = _mm256_permute2x128_si256(yv, yv, 0x11); \
+        const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[i].qs));    \
+        const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y[i].qs + 16))); \
         const __m256i p0 = qmv_pair(x0, x4, qs, qh, ylo, yhi), p1 = qmv_pair(x1, x5, qs, qh, ylo, yhi);  \
         const __m256i p2 = qmv_pair(x2, x6, qs, qh, ylo, yhi), p3 = qmv_pair(x3, x7, qs, qh, ylo, yhi);  \
         __m256i h01 = _mm256_hadd_epi16(p0, p1), h23 = _mm256_hadd_epi16(p2, p3);                        \
         if (OFF) {                                                                                       \
-            const __m256i t = _mm256_maddubs_epi16(_mm256_set1_epi8(OFF), yv);                          \
-            const __m256i t2 = _mm256_add_epi16(t, _mm256_permute2x128_si256(t, t, 0x01));               \
+            const __m256i off = _mm256_set1_epi8(OFF);                                                   \
+            const __m256i t2 = _mm256_add_epi16(_mm256_maddubs_epi16(off, ylo), _mm256_maddubs_epi16(off, yhi)); \
             const __m256i o = _mm256_hadd_epi16(t2, t2);                                                 \
             h01 = _mm256_sub_epi16(h01, o);                                                              \
             h23 = _mm256_sub_epi16(h23, o);                                                              \
         }                                                                                                \
         const __m256i si = _mm256_hadd_epi32(_mm256_madd_epi16(h01, one), _mm256_madd_epi16(h23, one));  \
         const char * const bl[8] = { x0, x1, x2, x3, x4, x5, x6, x7 };                                   \
-        const __m256 d = _mm256_mul_ps(qmv_f16(bl, offsetof(XT, d)), _mm256_set1_ps(H2F(y[i].d)));      \
-        a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(si), a);                                               \
-        QMV_MIN_##MIN                                                                                    \
+        __m256 dx, mx;                                                                                   \
+        if (MIN) qmv_dm(bl, &dx, &mx); else dx = qmv_f16(bl, offsetof(XT, d)), mx = dx;                  \
+        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(y[i].d))), _mm256_cvtepi32_ps(si), a);  \
+        if (MIN) am = _mm256_fmadd_ps(mx, _mm256_set1_ps(H2F(((const block_q8_1 *) y)[i].s)), am);       \
         x0 += sizeof(XT); x1 += sizeof(XT); x2 += sizeof(XT); x3 += sizeof(XT);                          \
         x4 += sizeof(XT); x5 += sizeof(XT); x6 += sizeof(XT); x7 += sizeof(XT);                          \
     }                                                                                                    \
