@@ -98,7 +98,7 @@ func benchGraph(b *testing.B, threads int, build func(ctx *Context, r *rand.Rand
 }
 
 func BenchmarkMulMat(b *testing.B) {
-	for _, wt := range []Type{TypeF32, TypeF16, TypeQ8_0, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS} {
+	for _, wt := range []Type{TypeF32, TypeF16, TypeQ8_0, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS} {
 		for _, shape := range []struct{ k, m, n int }{{4096, 4096, 1}, {1024, 1024, 64}} {
 			for _, threads := range []int{1, 2} {
 				name := wt.String() + "/" + itoa(shape.k) + "x" + itoa(shape.m) + "x" + itoa(shape.n) + "/t" + itoa(threads)
@@ -120,7 +120,7 @@ func BenchmarkMulMat(b *testing.B) {
 // not depend on the values). Reports weights GB/s.
 func BenchmarkMulMatVecFromMemory(b *testing.B) {
 	const size = 96 << 20
-	for _, wt := range []Type{TypeF32, TypeQ8_0, TypeQ4_0, TypeQ4_K, TypeQ6_K} {
+	for _, wt := range []Type{TypeF32, TypeQ8_0, TypeQ4_0, TypeQ5_0, TypeQ4_K, TypeQ6_K} {
 		for _, k := range []int{768, 2048} {
 			b.Run(wt.String()+"/K"+itoa(k), func(b *testing.B) {
 				benchGraph(b, 1, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
@@ -137,16 +137,19 @@ func BenchmarkMulMatVecFromMemory(b *testing.B) {
 }
 
 // The vocabulary projection of a small llama (dim 288, 32000 tokens): rows
-// too short for the hardware prefetchers, a matrix larger than the L2.
+// too short for the hardware prefetchers, a matrix larger than the L2. Its
+// quantized files hold such 288-wide rows as q5_0 (not whole 256-blocks).
 func BenchmarkMulMatShortRows(b *testing.B) {
-	for _, threads := range []int{1, 2} {
-		b.Run("f32/288x32000x1/t"+itoa(threads), func(b *testing.B) {
-			benchGraph(b, threads, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
-				w := randTensor(b, ctx, r, TypeF32, 288, 32000)
-				x := randTensor(b, ctx, r, TypeF32, 288, 1)
-				return ctx.MulMat(w, x), int64(2 * 288 * 32000)
+	for _, wt := range []Type{TypeF32, TypeQ5_0} {
+		for _, threads := range []int{1, 2} {
+			b.Run(wt.String()+"/288x32000x1/t"+itoa(threads), func(b *testing.B) {
+				benchGraph(b, threads, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+					w := randTensor(b, ctx, r, wt, 288, 32000)
+					x := randTensor(b, ctx, r, TypeF32, 288, 1)
+					return ctx.MulMat(w, x), int64(2 * 288 * 32000)
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -505,57 +505,121 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
 QMV_K4(qmv_q4_K, block_q4_K, q4k_quants)
 QMV_K4(qmv_q5_K, block_q5_K, q5k_quants)
 _Static_assert(offsetof(block_q4_K, dmin) == 2 && offsetof(block_q5_K, dmin) == 2, "qmv_dm: d, dmin lead the block");
+_Static_assert(offsetof(block_q4_1, m) == 2 && offsetof(block_q5_1, m) == 2, "qmv_dm: d, m lead the block");
 
-// 32-quant blocks: W decodes a block's quants; SGN: signed (sign trick);
-// OFF: W gives the quants plus OFF as unsigned bytes, and OFF * sum(y) is
-// taken off once per block for all rows (the same exact integer dot, with
-// two instructions less per row than the sign trick); MIN: q4_1/q5_1's m_x * s_y.
-#define QMV_32(name, XT, YT, W, SGN, OFF, MIN)                                                           \
+// 32-quant blocks of signed quants (q8_0, iq4_nl): W decodes a block's
+// quants, summed by the sign trick; the 4- and 5-bit types are QMV_P's.
+#define QMV_32(name, XT, YT, W)                                                                          \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
                                 const char * pf) {                                                       \
+    (void) accm; /* no mins: it stays as it is */                                                        \
     const YT * y = vy;                                                                                   \
-    __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
+    __m256 a = _mm256_loadu_ps(acc);                                                                     \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
         QMV_PF(pf, i, XT)                                                                                \
         const char * bl[8];                                                                              \
         __m256i ai[8];                                                                                   \
         const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);                                \
-        const __m256i yoff = OFF ? dot_u8(_mm256_set1_epi8(OFF), yv) : _mm256_setzero_si256();          \
         for (int r = 0; r < 8; r++) {                                                                    \
             bl[r] = rows[r] + i * sizeof(XT);                                                            \
-            const __m256i w = W((const XT *) bl[r]);                                                     \
-            ai[r] = OFF ? _mm256_sub_epi32(dot_u8(w, yv), yoff) : SGN ? dot_s8(w, yv) : dot_u8(w, yv);   \
+            ai[r] = dot_s8(W((const XT *) bl[r]), yv);                                                   \
         }                                                                                                \
         const __m256 d = _mm256_mul_ps(qmv_f16(bl, offsetof(XT, d)), _mm256_set1_ps(H2F(y[i].d)));      \
         a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(qmv_reduce(ai)), a);                                   \
-        QMV_MIN_##MIN                                                                                    \
     }                                                                                                    \
     _mm256_storeu_ps(acc, a);                                                                            \
-    _mm256_storeu_ps(accm, am);                                                                          \
 }
-#define QMV_MIN_0
-#define QMV_MIN_1 am = _mm256_fmadd_ps(qmv_f16(bl, 2), _mm256_set1_ps(H2F(y[i].s)), am); // m follows d
 
-LM_TARGET_AVX2 static inline __m256i w_q4_1(const block_q4_1 * x) { return nibbles32(x->qs); }
-LM_TARGET_AVX2 static inline __m256i w_q5_1(const block_q5_1 * x) {
-    return _mm256_or_si256(nibbles32(x->qs), _mm256_and_si256(bits_to_bytes(x->qh), _mm256_set1_epi8(0x10)));
-}
 LM_TARGET_AVX2 static inline __m256i w_q8_0(const block_q8_0 * x) { return _mm256_loadu_si256((const __m256i *) x->qs); }
 LM_TARGET_AVX2 static inline __m256i w_iq4_nl(const block_iq4_nl * x) {
     const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
     return _mm256_shuffle_epi8(tbl, nibbles32(x->qs));
 }
-// q4_0 and q5_0 as unsigned quants (0..15, 0..31) with their offset
-LM_TARGET_AVX2 static inline __m256i w_q4_0u(const block_q4_0 * x) { return nibbles32(x->qs); }
-LM_TARGET_AVX2 static inline __m256i w_q5_0u(const block_q5_0 * x) {
-    return _mm256_or_si256(nibbles32(x->qs), _mm256_and_si256(bits_to_bytes(x->qh), _mm256_set1_epi8(0x10)));
+QMV_32(qmv_q8_0,   block_q8_0,   block_q8_0, w_q8_0)
+QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl)
+
+// q4_0, q4_1, q5_0, q5_1: quants of 4 or 5 bits, taken unsigned (q4_0 and
+// q5_0 with their offset, 8 or 16, taken off once per block for all rows).
+// Rows r and r+4 share a vector, lane 0 row r and lane 1 row r+4: their 16
+// bytes of quants give, in two ops, the low nibbles (quants 0-15) of both
+// rows and the high ones (16-31), against the activations' halves
+// broadcast to both lanes. The products are small enough to be summed in
+// 16 bits up to 8 of them (31 * 128 * 8 = 31744), so the pairs reduce to
+// the 8 row sums in three horizontal adds and two madds, which leave the
+// rows in lane order. The offset's share of such a sum of 8 is taken off
+// in 16 bits too: wrapping or not, the difference is the signed dot of 8
+// products (|16 * 128 * 8| <= 16384), so the integer sums are exact and the
+// float steps are QMV_32's.
+//
+// q5's fifth bits: the word qh of row r in lane 0's 4 dwords and row r+4's
+// in lane 1's, each dword shifted right by its index i, puts bit j of qh at
+// bit 0 (j/4 even) or 4 (odd) of byte j/8 of dword j%4; one shuffle takes
+// those bytes to quant order, a 32-bit shift lifts the quants whose bit is
+// at 0 (j/4 even: the even dwords) and a mask keeps bit 4.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q5_hbits(const char * a, const char * b, __m256i ctl) {
+    const __m256i h = _mm256_blend_epi32(_mm256_set1_epi32((int) ld32(a)), _mm256_set1_epi32((int) ld32(b)), 0xF0);
+    const __m256i v = _mm256_srlv_epi32(h, _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3));
+    return _mm256_and_si256(_mm256_sllv_epi32(_mm256_shuffle_epi8(v, ctl), _mm256_setr_epi32(4, 0, 4, 0, 4, 0, 4, 0)),
+                            _mm256_set1_epi8(0x10));
 }
-QMV_32(qmv_q4_0,   block_q4_0,   block_q8_0, w_q4_0u,  0, 8, 0)
-QMV_32(qmv_q4_1,   block_q4_1,   block_q8_1, w_q4_1,   0, 0, 1)
-QMV_32(qmv_q5_0,   block_q5_0,   block_q8_0, w_q5_0u,  0, 16, 0)
-QMV_32(qmv_q5_1,   block_q5_1,   block_q8_1, w_q5_1,   0, 0, 1)
-QMV_32(qmv_q8_0,   block_q8_0,   block_q8_0, w_q8_0,   1, 0, 0)
-QMV_32(qmv_iq4_nl, block_iq4_nl, block_q8_0, w_iq4_nl, 1, 0, 0)
+// the 16-bit pair sums of rows a (lane 0) and b (lane 1); QH < 0: no fifth bits
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i qmv_pair(const char * a, const char * b, size_t qs,
+                                                                            ptrdiff_t qh, __m256i ylo, __m256i yhi) {
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    const __m256i q = _mm256_loadu2_m128i((const __m128i *)(b + qs), (const __m128i *)(a + qs));
+    __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    if (qh >= 0) {
+        // byte j of lane: quant j (lo) or 16 + j (hi) at byte (j/8 + 2 hi) of dword j%4
+        const __m256i clo = _mm256_setr_epi8(0, 4, 8, 12, 0, 4, 8, 12, 1, 5, 9, 13, 1, 5, 9, 13,
+                                             0, 4, 8, 12, 0, 4, 8, 12, 1, 5, 9, 13, 1, 5, 9, 13);
+        const __m256i chi = _mm256_add_epi8(clo, _mm256_set1_epi8(2));
+        lo = _mm256_or_si256(lo, q5_hbits(a + qh, b + qh, clo));
+        hi = _mm256_or_si256(hi, q5_hbits(a + qh, b + qh, chi));
+    }
+    return _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+}
+// QH: offset of the fifth bits in the block, or -1; OFF: the quants' offset;
+// MIN: m_x * s_y into accm (the fp16 m follows d: both from one load per row)
+#define QMV_P(name, XT, YT, QH, OFF, MIN)                                                                \
+LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+                                const char * pf) {                                                       \
+    const YT * y = vy;                                                                                   \
+    __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
+    const __m256i one = _mm256_set1_epi16(1);                                                            \
+    const size_t qs = offsetof(XT, qs);                                                                  \
+    const ptrdiff_t qh = QH;                                                                             \
+    const char * x0 = rows[0], * x1 = rows[1], * x2 = rows[2], * x3 = rows[3];                           \
+    const char * x4 = rows[4], * x5 = rows[5], * x6 = rows[6], * x7 = rows[7];                           \
+    for (int64_t i = 0; i < nb; i++) {                                                                   \
+        QMV_PF(pf, i, XT)                                                                                \
+        const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[i].qs));    \
+        const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y[i].qs + 16))); \
+        const __m256i p0 = qmv_pair(x0, x4, qs, qh, ylo, yhi), p1 = qmv_pair(x1, x5, qs, qh, ylo, yhi);  \
+        const __m256i p2 = qmv_pair(x2, x6, qs, qh, ylo, yhi), p3 = qmv_pair(x3, x7, qs, qh, ylo, yhi);  \
+        __m256i h01 = _mm256_hadd_epi16(p0, p1), h23 = _mm256_hadd_epi16(p2, p3);                        \
+        if (OFF) {                                                                                       \
+            const __m256i off = _mm256_set1_epi8(OFF);                                                   \
+            const __m256i t2 = _mm256_add_epi16(_mm256_maddubs_epi16(off, ylo), _mm256_maddubs_epi16(off, yhi)); \
+            const __m256i o = _mm256_hadd_epi16(t2, t2);                                                 \
+            h01 = _mm256_sub_epi16(h01, o);                                                              \
+            h23 = _mm256_sub_epi16(h23, o);                                                              \
+        }                                                                                                \
+        const __m256i si = _mm256_hadd_epi32(_mm256_madd_epi16(h01, one), _mm256_madd_epi16(h23, one));  \
+        const char * const bl[8] = { x0, x1, x2, x3, x4, x5, x6, x7 };                                   \
+        __m256 dx, mx;                                                                                   \
+        if (MIN) qmv_dm(bl, &dx, &mx); else dx = qmv_f16(bl, offsetof(XT, d)), mx = dx;                  \
+        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(y[i].d))), _mm256_cvtepi32_ps(si), a);  \
+        if (MIN) am = _mm256_fmadd_ps(mx, _mm256_set1_ps(H2F(((const block_q8_1 *) y)[i].s)), am);       \
+        x0 += sizeof(XT); x1 += sizeof(XT); x2 += sizeof(XT); x3 += sizeof(XT);                          \
+        x4 += sizeof(XT); x5 += sizeof(XT); x6 += sizeof(XT); x7 += sizeof(XT);                          \
+    }                                                                                                    \
+    _mm256_storeu_ps(acc, a);                                                                            \
+    _mm256_storeu_ps(accm, am);                                                                          \
+}
+QMV_P(qmv_q4_0, block_q4_0, block_q8_0, -1, 8, 0)
+QMV_P(qmv_q4_1, block_q4_1, block_q8_1, -1, 0, 1)
+QMV_P(qmv_q5_0, block_q5_0, block_q8_0, (ptrdiff_t) offsetof(block_q5_0, qh), 16, 0)
+QMV_P(qmv_q5_1, block_q5_1, block_q8_1, (ptrdiff_t) offsetof(block_q5_1, qh), 0, 1)
 
 mm_qmv_fn mm_qmv_avx2(enum lm_ggml_type type) {
     switch (type) {
