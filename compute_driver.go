@@ -251,13 +251,15 @@ func useDriver(last time.Duration) bool {
 // decode loop), never blocks: to the runtime it runs one time slice. After
 // 10 ms of that, sysmon takes its P during a cgo call (the goroutine gets
 // one back when the call returns), and that resets sysmon's back-off: it
-// then wakes every 20 µs for a millisecond and less often after, about 55
-// wake-ups every 10 ms, each of which preempts a compute thread when every
-// core computes (the other threads wait for it at the next barrier). A
-// yield starts a new time slice, so sysmon never takes the P and sleeps up
-// to 10 ms at a time; it costs the wake-up of an idle thread (the runtime
-// looks for a thread to run the yielded goroutine on), so a backend yields
-// at most every sysmonYieldEvery, well within the 10 ms.
+// then wakes every 20 µs for a millisecond and less often after, each
+// wake-up preempting a compute thread when every core computes (the other
+// threads wait for it at the next barrier). A yield starts a new time
+// slice, so sysmon never takes the P and backs off to 10 ms sleeps; it
+// costs the wake-up of an idle thread (the runtime looks for a thread to
+// run the yielded goroutine on), so a backend yields at most every
+// sysmonYieldEvery, well within the 10 ms. Measured on 2 busy vCPUs, 0.5-1 ms
+// computations on 2 threads for 2 s: sysmon switched in 2100-3900 times
+// without the yield, 280-330 times with it.
 const sysmonYieldEvery = 4 * time.Millisecond
 
 // yieldForSysmon yields (runtime.Gosched) and reports true if the last
