@@ -124,6 +124,7 @@ type Backend struct {
 	drv     *driverRef    // see computeDriver
 	cpu     bool          // a CPU backend (long computations run on drv)
 	last    time.Duration // how long the last computation took
+	yielded time.Time     // when a direct computation last yielded first (see yieldForSysmon)
 	cleanup runtime.Cleanup
 }
 
@@ -334,6 +335,10 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 	if drv := b.driver(); drv != nil {
 		st = drv.compute(p, g.g, &e)
 	} else {
+		if b.cpu && yieldForSysmon(b.yielded, start) {
+			b.yielded = start
+			start = time.Now()
+		}
 		st = C.gg_backend_compute(p, g.g, &e)
 	}
 	b.last = time.Since(start)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -82,6 +83,30 @@ func TestUseDriverAuto(t *testing.T) {
 	require.False(t, useDriver(0))
 	require.False(t, useDriver(long/2))
 	require.True(t, useDriver(long))
+}
+
+// Direct computations yield at most every sysmonYieldEvery (the first one
+// does: a zero time is long ago).
+func TestYieldForSysmon(t *testing.T) {
+	now := time.Now()
+	require.True(t, yieldForSysmon(time.Time{}, now))
+	require.False(t, yieldForSysmon(now, now))
+	require.False(t, yieldForSysmon(now.Add(-sysmonYieldEvery/2), now))
+	require.True(t, yieldForSysmon(now.Add(-sysmonYieldEvery), now))
+
+	defer setDriverPolicy(driverNever)()
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	ctx := newCtx(t, 1<<20)
+	g := ctx.NewGraph().BuildForward(ctx.Scale(ctx.NewTensor1D(TypeF32, 4).Fill(1), 2))
+	require.NoError(t, be.Compute(context.Background(), g))
+	first := be.yielded
+	require.False(t, first.IsZero())
+	require.NoError(t, be.Compute(context.Background(), g))
+	if time.Since(first) < sysmonYieldEvery { // not on a machine slow enough to take 4 ms in between
+		require.Equal(t, first, be.yielded)
+	}
 }
 
 // A decode-sized computation (a chain of mat-vecs, about a millisecond) on
