@@ -16,6 +16,11 @@ import (
 // tests lower it to reach that path with rows of a few MB.
 func setStreamMinBytes(n int64) int64 { return int64(C.lm_set_stream_min_bytes(C.int64_t(n))) }
 
+// setMvSeqMinBytes sets the matrix size from which mat-vec walks contiguous
+// short rows one by one (lm_set_mv_seq_min_bytes) and returns the previous
+// one: tests set it to 0 and to the maximum to compare both walks.
+func setMvSeqMinBytes(n int64) int64 { return int64(C.lm_set_mv_seq_min_bytes(C.int64_t(n))) }
+
 // FP32ToFP16 converts to IEEE half precision, rounding to nearest even.
 func FP32ToFP16(f float32) uint16 { return uint16(C.lm_ggml_fp32_to_fp16(C.float(f))) }
 

@@ -124,6 +124,32 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
     }
 }
 
+// The same dots as mv_avx2, one row after the other: one accumulator per row,
+// summed over K in the same order, so the same bits. For contiguous short rows
+// read from memory (the caller decides; see mm_float_block) the loads then
+// form one sequential stream, which the hardware prefetchers follow across
+// rows and matrices; eight interleaved streams 1 KB apart ran 10-20% slower
+// there (24M-parameter llama, f32: 61 MB of weights per token, on a Zen 3).
+// In cache the single FMA chain per row costs about half of mv_avx2's speed,
+// which is why it is not the only kernel. pf: the next group, as for mv_avx2;
+// each row prefetches its successor one group ahead.
+LM_TARGET_AVX2 static LM_INLINE void mv_seq_avx2(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
+                                                 enum mm_xtype xt) {
+    const int64_t K8 = K & ~(int64_t) 7;
+    const size_t rowb = (size_t) K * xt_size(xt);
+    for (int r = 0; r < MM_MV_R; r++) {
+        if (pf) {
+            for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(pf + r * rowb + o);
+        }
+        const void * xr = x[r];
+        __m256 c = _mm256_setzero_ps();
+        for (int64_t k = 0; k < K8; k += 8) c = _mm256_fmadd_ps(ld8(xr, k, xt), _mm256_loadu_ps(y + k), c);
+        float s = hsum8(c);
+        for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(xr, k, xt), y[k], s);
+        out[r] = s;
+    }
+}
+
 // Blocked GEMM: 4x3 tiles (12 accumulators, as many as AVX2's registers
 // allow next to the operands) run over K in blocks of MM_FB_KB so that a
 // tile's rows and columns stay in L1 while the row tile meets every column
@@ -249,6 +275,7 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
 #define X86_KERNELS(SUF, XT) \
 LM_TARGET_AVX2 static void tile_avx2_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx2(K, x, y, out, XT); } \
 LM_TARGET_AVX2 static void mv_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_avx2(K, x, y, out, pf, XT); } \
+LM_TARGET_AVX2 static void mv_seq_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_seq_avx2(K, x, y, out, pf, XT); } \
 LM_TARGET_AVX512 static void tile_avx512_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx512(K, x, y, out, XT); } \
 LM_TARGET_AVX512 static void mv_avx512_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_avx512(K, x, y, out, pf, XT); }
 X86_KERNELS(f32, MM_X_F32)
@@ -346,6 +373,21 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 #endif
     return scalar[xt];
 }
+
+mm_mv_fn mm_get_mv_seq(enum mm_xtype xt) {
+#if defined(LM_X86)
+    static const mm_mv_fn avx2[3] = { mv_seq_avx2_f32, mv_seq_avx2_f16, mv_seq_avx2_bf16 };
+    if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
+#endif
+    (void) xt;
+    return NULL;
+}
+
+static _Atomic int64_t g_mv_seq_min = MM_MV_SEQ_MIN_DEFAULT;
+
+int64_t lm_mv_seq_min_bytes(void) { return atomic_load_explicit(&g_mv_seq_min, memory_order_relaxed); }
+
+int64_t lm_set_mv_seq_min_bytes(int64_t n) { return atomic_exchange_explicit(&g_mv_seq_min, n, memory_order_relaxed); }
 
 mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
 #if defined(LM_X86)

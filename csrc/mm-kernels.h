@@ -34,6 +34,12 @@ size_t     mm_gemm_scratch(enum mm_xtype xt, int64_t ncol);
 
 mm_tile_fn mm_get_tile(enum mm_xtype xt);
 mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
+// The mat-vec kernel with mm_get_mv's bits that walks its rows one after the
+// other (one sequential stream over contiguous rows), or NULL where the level
+// has none. mul_mat takes it for contiguous short rows of matrices of
+// lm_mv_seq_min_bytes() and more, which are read from memory in a model's
+// decoding; smaller ones are likely in cache, where mm_get_mv's is faster.
+mm_mv_fn   mm_get_mv_seq(enum mm_xtype xt);
 
 // Plain dot products (the vec_dot of the CPU type traits).
 void mm_vec_dot_f32 (int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);

@@ -237,6 +237,7 @@ struct mm_kern {
     const struct mm_plan * p;
     mm_tile_fn tile;
     mm_mv_fn   mv;
+    mm_mv_fn   mv_seq; // mv's bits, rows one after the other (or NULL)
     mm_gemm_fn gemm;  // blocked float GEMM of the level, or NULL
     size_t     xes;   // bytes per element of the rows the float kernels read
     lm_ggml_to_float_t deq;
@@ -246,6 +247,7 @@ static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_g
     k->p = p;
     k->tile = mm_get_tile(p->xt);
     k->mv = mm_get_mv(p->xt);
+    k->mv_seq = mm_get_mv_seq(p->xt);
     k->gemm = mm_get_gemm(p->xt);
     k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
     k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
@@ -264,6 +266,10 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
     float out[MM_TILE_R * MM_TILE_C];
     if (ncol == 1) { // matrix-vector: stream the rows once
         const size_t rowb = (size_t) K * k->xes;
+        // contiguous short rows of a matrix too large to be in L2 are walked in
+        // memory order (see mm_get_mv_seq); rlim * xrs is the whole matrix
+        const mm_mv_fn mv = k->mv_seq && rowb <= MM_PF_ROW && xrs == rowb &&
+                                    (int64_t)(rlim * xrs) >= lm_mv_seq_min_bytes() ? k->mv_seq : k->mv;
         for (int64_t r = r0; r < r1; r += MM_MV_R) {
             const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
             for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
@@ -277,7 +283,7 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
                     for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
                 }
             }
-            k->mv(K, xs, (const float *) ycol[0], out, pf);
+            mv(K, xs, (const float *) ycol[0], out, pf);
             for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
         }
         return;
