@@ -128,8 +128,10 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
 // summed over K in the same order, so the same bits. For contiguous short rows
 // read from memory (the caller decides; see mm_float_block) the loads then
 // form one sequential stream, which the hardware prefetchers follow across
-// rows and matrices; eight interleaved streams 1 KB apart ran 10-20% slower
-// there (24M-parameter llama, f32: 61 MB of weights per token, on a Zen 3).
+// rows and matrices; eight interleaved streams 1 KB apart ran slower there
+// (24M-parameter llama, f32, 61 MB of weights per token, Zen 3, 1 thread:
+// decode 4.58 -> 4.34 ms/token, its matrices alone 3.99 -> 3.68 ms, medians
+// of 7 alternated runs).
 // In cache the single FMA chain per row costs about half of mv_avx2's speed,
 // which is why it is not the only kernel. pf: the next group, as for mv_avx2;
 // each row prefetches its successor one group ahead.
