@@ -80,11 +80,14 @@ iso="$work/iso" && rm -rf "$iso" && mkdir -p "$iso/isolinux"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$iso/initrd.gz"
 cp "$kernel" "$iso/vmlinuz"
 cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$iso/isolinux/"
-# nopku: Bochs 2.7 offers the PKRU state in XCR0 but describes no size or
-# offset for it (CPUID leaf 0xD, subleaf 9, is all zeros); Linux then finds
-# the XSAVE layout inconsistent and disables XSAVE, and with it AVX and
-# AVX-512. clearcpuid=515,516 (PKU, OSPKE: word 16, bits 3 and 4) takes
-# protection keys out of the layout Linux checks, which is then consistent.
+# Two faults of Bochs 2.7's CPUID leaf 0xD make Linux find the XSAVE layout
+# inconsistent, and then it turns XSAVE off, and with it AVX and AVX-512:
+# - it offers the PKRU state in XCR0 but gives it no size or offset
+#   (subleaf 9 is all zeros): nopku and clearcpuid=515,516 (PKU, OSPKE: word
+#   16, bits 3 and 4) take protection keys out;
+# - subleaf 1 reports the standard-format size where the compacted size
+#   belongs: clearcpuid=321,323 (XSAVEC, XSAVES: word 10, bits 1 and 3) keep
+#   the kernel on the standard format.
 cat >"$iso/isolinux/isolinux.cfg" <<CFG
 DEFAULT emu
 PROMPT 0
@@ -92,7 +95,7 @@ TIMEOUT 0
 LABEL emu
   KERNEL /vmlinuz
   INITRD /initrd.gz
-  APPEND console=ttyS0,115200 nokaslr nopku clearcpuid=515,516 mitigations=off printk.time=1 quiet
+  APPEND console=ttyS0,115200 nokaslr nopku clearcpuid=321,323,515,516 mitigations=off printk.time=1 quiet
 CFG
 xorriso -as mkisofs -quiet -o "$work/emu.iso" -b isolinux/isolinux.bin -c isolinux/boot.cat \
   -no-emul-boot -boot-load-size 4 -boot-info-table "$iso" 2>/dev/null
