@@ -166,7 +166,8 @@ int main(int argc, char ** argv) {
         if (ty == LM_GGML_TYPE_Q4_0_4_4 || ty == LM_GGML_TYPE_Q4_0_4_8 || ty == LM_GGML_TYPE_Q4_0_8_8 ||
             ty == LM_GGML_TYPE_IQ4_NL_4_4) continue;
         if (ty != LM_GGML_TYPE_F32 && ty != LM_GGML_TYPE_F16 && ty != LM_GGML_TYPE_BF16 && !lm_ggml_is_quantized(ty)) continue;
-        if (lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
+        // f32 has no to_float in the traits but is the plainest mul_mat of all
+        if (ty != LM_GGML_TYPE_F32 && lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
         types[ntypes++] = ty;
     }
     for (int level = 0; level <= 4; level++) {

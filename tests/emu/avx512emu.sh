@@ -88,6 +88,9 @@ cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$i
 # - subleaf 1 reports the standard-format size where the compacted size
 #   belongs: clearcpuid=321,323 (XSAVEC, XSAVES: word 10, bits 1 and 3) keep
 #   the kernel on the standard format.
+# Bochs has no APERF/MPERF MSRs though tigerlake's CPUID offers them: every
+# scheduler tick would fault on them; clearcpuid=124 (APERFMPERF: word 3,
+# bit 28). idle=nomwait keeps the idle loop on HLT.
 cat >"$iso/isolinux/isolinux.cfg" <<CFG
 DEFAULT emu
 PROMPT 0
@@ -95,7 +98,7 @@ TIMEOUT 0
 LABEL emu
   KERNEL /vmlinuz
   INITRD /initrd.gz
-  APPEND console=ttyS0,115200 nokaslr nopku clearcpuid=321,323,515,516 mitigations=off printk.time=1 quiet
+  APPEND console=ttyS0,115200 nokaslr nopku clearcpuid=124,321,323,515,516 idle=nomwait mitigations=off printk.time=1 quiet
 CFG
 xorriso -as mkisofs -quiet -o "$work/emu.iso" -b isolinux/isolinux.bin -c isolinux/boot.cat \
   -no-emul-boot -boot-load-size 4 -boot-info-table "$iso" 2>/dev/null
