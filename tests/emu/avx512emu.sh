@@ -14,8 +14,10 @@
 # the kernel package is only downloaded and unpacked into the scratch dir.
 #
 # Environment:
-#   AVX512EMU_CPU      Bochs CPU model (default tigerlake: AVX-512 F/BW/VL/DQ/
-#                      CD/VBMI/VNNI/BITALG...; corei7_skylake_x has F/BW/VL/DQ/CD)
+#   AVX512EMU_CPU      Bochs CPU model (default corei7_skylake_x: AVX-512 F/BW/VL/
+#                      DQ/CD). tigerlake (adds VNNI, VBMI, BF16...) stops early in
+#                      the kernel's boot (after "LSM: builtin ordering: landlock",
+#                      cause not found).
 #   AVX512EMU_TESTS    the programs and arguments, ';'-separated (default below)
 #   AVX512EMU_TIMEOUT  seconds of wall clock for the whole emulation (7200)
 #   AVX512EMU_NICE     nice level of the emulator (19)
@@ -24,8 +26,11 @@
 set -euo pipefail
 SCRATCH="$1"
 work="$SCRATCH/avx512emu"
-CPU="${AVX512EMU_CPU:-tigerlake}"
-TESTS="${AVX512EMU_TESTS:-test-fp16-rows;test-batch-invariance 2;test-matmul 2}"
+CPU="${AVX512EMU_CPU:-corei7_skylake_x}"
+# The float weight types are the ones with AVX-512 kernels (mm-float.c); the
+# quantized ones run the AVX2 kernels at the AVX-512 level. All types:
+# AVX512EMU_TESTS='test-batch-invariance 2;test-matmul 2' (hours).
+TESTS="${AVX512EMU_TESTS:-test-fp16-rows 2;test-batch-invariance 2 f32,f16,bf16;test-matmul 2 f32,f16,bf16}"
 TIMEOUT="${AVX512EMU_TIMEOUT:-7200}"
 NICE="${AVX512EMU_NICE:-19}"
 MEGS="${AVX512EMU_MEGS:-512}"
@@ -151,5 +156,14 @@ if ! tr -d '\r' <"$work/serial.out" | grep -m1 '^flags' | grep -qw avx512f; then
   echo "avx512emu: FAILED: the guest has no AVX-512 (see $work/serial.out)"; exit 1
 fi
 if grep -q 'level 2 not available' "$work/result.txt"; then echo "avx512emu: FAILED: level 2 skipped"; exit 1; fi
+# Bochs 2.7's VCVTPS2PH rounds 2^-25 (the tie between zero and the least fp16
+# subnormal) up to that subnormal instead of to the even zero, at the AVX2
+# level too (where real CPUs pass test-fp16-rows): such failures, and only
+# they, are the emulator's.
+known='fp32_to_fp16_row level [12] .*input 0x[3b]3000000 gives 0x0000[08]001'
+if grep -q '^EMU-END test-fp16-rows rc=1' "$work/result.txt" && ! grep '^FAIL' "$work/result.txt" | grep -qv "$known"; then
+  echo "avx512emu: test-fp16-rows: only the known Bochs VCVTPS2PH fault (2^-25 rounds up)"
+  sed -i 's/^EMU-END test-fp16-rows rc=1/EMU-END test-fp16-rows rc=0 (known emulator fault)/; s/^EMU-DONE fails=\([0-9]*\)/echo "EMU-DONE fails=$((\1-1))"/e' "$work/result.txt"
+fi
 grep -q '^EMU-DONE fails=0' "$work/result.txt" || { echo "avx512emu: FAILED"; exit 1; }
 echo "avx512emu: all programs passed at the AVX-512 level ($CPU)"
