@@ -14,6 +14,7 @@
 #include <sys/reboot.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +56,7 @@ static int run(char * line) {
     int st = 0;
     waitpid(pid, &st, 0);
     const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    printf("EMU-END %s rc=%d %.1fs\n", argv[0], rc, now() - t0);
+    printf("EMU-END %s rc=%d %.1fs (guest clock)\n", argv[0], rc, now() - t0);
     fflush(stdout);
     return rc != 0;
 }
@@ -76,6 +77,10 @@ int main(void) {
     while (list != NULL && fgets(line, sizeof(line), list) != NULL) fails += run(line);
     printf("EMU-DONE fails=%d\n", fails);
     fflush(stdout);
+    // the serial port sends what the tty holds after write() returns: wait
+    // for it, or the power-off cuts the last lines
+    tcdrain(1);
+    sleep(1);
     sync();
     reboot(RB_POWER_OFF);
     for (;;) pause();
