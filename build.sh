@@ -15,6 +15,7 @@
 #   ./build.sh android  compile-check the packages for android/arm64 (cross cc, no link)
 #   ./build.sh darwin   compile-check what builds for darwin without a cross cc
 #   ./build.sh goget    build and run a throwaway module that requires this checkout
+#   ./build.sh avx512emu  C tests at the AVX-512 level in Bochs (slow; see tests/emu/avx512emu.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
 PARITY="${GGML_PARITY_DIR:-../shared/parity}"
@@ -224,6 +225,9 @@ case "${1:-test}" in
     ;;
   goget)
     goget
+    ;;
+  avx512emu)
+    tests/emu/avx512emu.sh "$SCRATCH"
     ;;
   race)
     go test -race -count=1 ./...

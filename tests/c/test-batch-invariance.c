@@ -6,7 +6,8 @@
 // whose columns are grouped per expert.
 //
 // build: cc -O2 -pthread -Icsrc tests/c/test-batch-invariance.c csrc/*.c -lm
-// usage: test-batch-invariance [level]  (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod; default all)
+// usage: test-batch-invariance [level [types]]  (level: 0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod,
+//        -1 all (default); types: comma-separated names, e.g. f32,f16,bf16; default all)
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
@@ -153,9 +154,19 @@ static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
     lm_ggml_free(ctx);
 }
 
+// Whether name is one of the comma-separated names of list.
+static bool in_list(const char * list, const char * name) {
+    const size_t n = strlen(name);
+    for (const char * p = list; *p != '\0'; p++) {
+        if ((p == list || p[-1] == ',') && strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return true;
+    }
+    return false;
+}
+
 int main(int argc, char ** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int only_level = argc > 1 ? atoi(argv[1]) : -1;
+    const char * only_types = argc > 2 ? argv[2] : NULL;
     lm_ggml_cpu_init();
     // every weight type mul_mat takes (the repacked layouts have no mul_mat path)
     int ntypes = 0;
@@ -166,7 +177,9 @@ int main(int argc, char ** argv) {
         if (ty == LM_GGML_TYPE_Q4_0_4_4 || ty == LM_GGML_TYPE_Q4_0_4_8 || ty == LM_GGML_TYPE_Q4_0_8_8 ||
             ty == LM_GGML_TYPE_IQ4_NL_4_4) continue;
         if (ty != LM_GGML_TYPE_F32 && ty != LM_GGML_TYPE_F16 && ty != LM_GGML_TYPE_BF16 && !lm_ggml_is_quantized(ty)) continue;
-        if (lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
+        // f32 has no to_float in the traits but is the plainest mul_mat of all
+        if (ty != LM_GGML_TYPE_F32 && lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
+        if (only_types != NULL && !in_list(only_types, lm_ggml_type_name(ty))) continue;
         types[ntypes++] = ty;
     }
     for (int level = 0; level <= 4; level++) {

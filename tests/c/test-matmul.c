@@ -78,8 +78,20 @@ static bool is_int_path(enum lm_ggml_type t) {
 }
 
 // b layouts: 0 plain, 1 permuted (stored [K, ne2, N, ne3] and permuted 0 2 1 3), 2 transposed (stored [N, K])
+// Whether name is one of the comma-separated names of list.
+static bool in_list(const char * list, const char * name) {
+    const size_t n = strlen(name);
+    for (const char * p = list; *p != '\0'; p++) {
+        if ((p == list || p[-1] == ',') && strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return true;
+    }
+    return false;
+}
+
+static const char * g_only_types; // argv[2]: the weight types to test, or NULL for all
+
 static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, int64_t M, int64_t N,
                          int64_t a2, int64_t a3, int64_t f2, int64_t f3, int layout, int nth) {
+    if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(ta))) return;
     const int64_t b2 = a2 * f2, b3 = a3 * f3;
     struct lm_ggml_init_params ip = { 256 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
@@ -133,6 +145,7 @@ static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, 
 }
 
 static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t n_as, int64_t n_used, int64_t n_b, int64_t n_tok, int nth) {
+    if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(ta))) return;
     struct lm_ggml_init_params ip = { 256 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * as = lm_ggml_new_tensor_3d(ctx, ta, K, M, n_as);
@@ -168,6 +181,7 @@ static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t 
 }
 
 static void test_out_prod(enum lm_ggml_type ta, int64_t m, int64_t n, int64_t p, int64_t a2, int64_t f2, bool bt, int nth) {
+    if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(ta))) return;
     struct lm_ggml_init_params ip = { 64 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_3d(ctx, ta, m, n, a2);
@@ -347,10 +361,12 @@ static void test_int_dots(void) {
     g_rng = saved;
 }
 
-// usage: test-matmul [level]   (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod; default all)
+// usage: test-matmul [level [types]]   (level: 0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod, -1 all
+//        (default); types: comma-separated weight type names, e.g. f32,f16,bf16; default all)
 int main(int argc, char ** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int only_level = argc > 1 ? atoi(argv[1]) : -1;
+    g_only_types = argc > 2 ? argv[2] : NULL;
     const enum lm_ggml_type types[] = {
         LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
         LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
@@ -361,9 +377,10 @@ int main(int argc, char ** argv) {
     for (int level = 0; level <= 4; level++) { // scalar, AVX2, AVX-512, NEON, NEON+dotprod
         if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available, skipped\n", level); continue; }
-        test_int_dots();
+        if (g_only_types == NULL) test_int_dots();
         for (int ti = 0; ti < ntypes; ti++) {
             const enum lm_ggml_type t = types[ti];
+            if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(t))) continue;
             const int64_t bk = lm_ggml_blck_size(t);
             const int64_t K1 = bk == 1 ? 37 : bk * 2, K2 = bk == 1 ? 256 : bk * 4;
             test_traits_vec_dot(t);

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# avx512emu.sh - runs C test programs of the core at the AVX-512 level on an
+# emulated CPU that has it (./build.sh avx512emu). Slow (tens of minutes on a
+# loaded machine); not part of `./build.sh test` or CI.
+#
+# Bochs (Debian package) emulates Intel models with AVX-512; QEMU's TCG does
+# not. The guest is Debian's own kernel, booted by isolinux from an ISO, with
+# an initramfs holding our init (tests/emu/init.c) and the statically linked
+# test programs. The programs' output goes to the emulated serial port, which
+# Bochs writes to a file; init powers off when they are done.
+#
+# Everything comes from Debian packages: bochs, bochsbios, vgabios, xorriso,
+# isolinux, syslinux-common, cpio are installed with apt-get if missing (root);
+# the kernel package is only downloaded and unpacked into the scratch dir.
+#
+# Environment:
+#   AVX512EMU_CPU      Bochs CPU model (default corei7_skylake_x: AVX-512 F/BW/VL/
+#                      DQ/CD). tigerlake (adds VNNI, VBMI, BF16...) stops early in
+#                      the kernel's boot (after "LSM: builtin ordering: landlock",
+#                      cause not found).
+#   AVX512EMU_TESTS    the programs and arguments, ';'-separated (default below)
+#   AVX512EMU_TIMEOUT  seconds of wall clock for the whole emulation (7200)
+#   AVX512EMU_NICE     nice level of the emulator (19)
+#   AVX512EMU_MEGS     guest memory in MB (512)
+# Usage: tests/emu/avx512emu.sh SCRATCH_DIR   (from the repository root)
+set -euo pipefail
+SCRATCH="$1"
+work="$SCRATCH/avx512emu"
+CPU="${AVX512EMU_CPU:-corei7_skylake_x}"
+# The float weight types are the ones with AVX-512 kernels (mm-float.c); the
+# quantized ones run the AVX2 kernels at the AVX-512 level. All types:
+# AVX512EMU_TESTS='test-batch-invariance 2;test-matmul 2' (hours).
+TESTS="${AVX512EMU_TESTS:-test-fp16-rows 2;test-batch-invariance 2 f32,f16,bf16;test-matmul 2 f32,f16,bf16}"
+TIMEOUT="${AVX512EMU_TIMEOUT:-7200}"
+NICE="${AVX512EMU_NICE:-19}"
+MEGS="${AVX512EMU_MEGS:-512}"
+mkdir -p "$work/debs"
+
+# ---- host tools (Debian packages)
+need=()
+command -v bochs-bin >/dev/null || need+=(bochs bochsbios vgabios)
+[ -f /usr/share/bochs/BIOS-bochs-latest ] || need+=(bochsbios)
+[ -f /usr/share/vgabios/vgabios.bin ] || [ -f /usr/share/bochs/VGABIOS-lgpl-latest ] || need+=(vgabios)
+command -v xorriso >/dev/null || need+=(xorriso)
+command -v cpio >/dev/null || need+=(cpio)
+[ -f /usr/lib/ISOLINUX/isolinux.bin ] || need+=(isolinux)
+[ -f /usr/lib/syslinux/modules/bios/ldlinux.c32 ] || need+=(syslinux-common)
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "avx512emu: installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# ---- the guest kernel: Debian's, unpacked (not installed)
+kernel="$(ls "$work"/kernel/boot/vmlinuz-* 2>/dev/null | head -1 || true)"
+if [ -z "$kernel" ]; then
+  pkg="$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')"
+  [ -n "$pkg" ] || { apt-get update -qq; pkg="$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')"; }
+  echo "avx512emu: downloading $pkg"
+  (cd "$work/debs" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  rm -rf "$work/kernel" && dpkg-deb -x "$work"/debs/"$pkg"_*.deb "$work/kernel"
+  kernel="$(ls "$work"/kernel/boot/vmlinuz-* | head -1)"
+fi
+
+# ---- the programs: static, optimized as the Go package builds the core
+obj="$work/obj" && rm -rf "$obj" && mkdir -p "$obj"
+for f in csrc/*.c; do
+  nice -n "$NICE" "${CC:-cc}" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$obj/$(basename "$f" .c).o" &
+done
+wait
+root="$work/root" && rm -rf "$root" && mkdir -p "$root/dev" "$root/proc" "$root/t"
+nice -n "$NICE" "${CC:-cc}" -static -O2 -Wall -Wextra tests/emu/init.c -o "$root/init"
+: >"$root/t/list"
+IFS=';' read -ra lines <<<"$TESTS"
+for line in "${lines[@]}"; do
+  prog="${line%% *}"
+  [ -x "$root/t/$prog" ] || nice -n "$NICE" "${CC:-cc}" -static -std=gnu11 -O2 -pthread -Icsrc -Itests/c \
+    "tests/c/$prog.c" "$obj"/*.o -lm -o "$root/t/$prog" 2>&1 | grep -v -e getaddrinfo -e 'in function' || true
+  [ -x "$root/t/$prog" ] || { echo "avx512emu: $prog did not build"; exit 1; }
+  echo "$line" >>"$root/t/list"
+done
+
+# ---- boot medium: isolinux ISO with the kernel and the initramfs
+iso="$work/iso" && rm -rf "$iso" && mkdir -p "$iso/isolinux"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$iso/initrd.gz"
+cp "$kernel" "$iso/vmlinuz"
+cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$iso/isolinux/"
+# Two faults of Bochs 2.7's CPUID leaf 0xD make Linux find the XSAVE layout
+# inconsistent, and then it turns XSAVE off, and with it AVX and AVX-512:
+# - it offers the PKRU state in XCR0 but gives it no size or offset
+#   (subleaf 9 is all zeros): nopku and clearcpuid=515,516 (PKU, OSPKE: word
+#   16, bits 3 and 4) take protection keys out;
+# - subleaf 1 reports the standard-format size where the compacted size
+#   belongs: clearcpuid=321,323 (XSAVEC, XSAVES: word 10, bits 1 and 3) keep
+#   the kernel on the standard format.
+# Bochs has no APERF/MPERF MSRs though tigerlake's CPUID offers them: every
+# scheduler tick would fault on them; clearcpuid=124 (APERFMPERF: word 3,
+# bit 28). idle=nomwait keeps the idle loop on HLT.
+cat >"$iso/isolinux/isolinux.cfg" <<CFG
+DEFAULT emu
+PROMPT 0
+TIMEOUT 0
+LABEL emu
+  KERNEL /vmlinuz
+  INITRD /initrd.gz
+  APPEND console=ttyS0,115200 nokaslr nopku clearcpuid=124,321,323,515,516 idle=nomwait mitigations=off printk.time=1 quiet
+CFG
+xorriso -as mkisofs -quiet -o "$work/emu.iso" -b isolinux/isolinux.bin -c isolinux/boot.cat \
+  -no-emul-boot -boot-load-size 4 -boot-info-table "$iso" 2>/dev/null
+
+# ---- Bochs: no display (the VNC display waits for no client), no sound;
+# the clock follows the instruction count, so the guest's timeouts do not
+# fire early however slowly the host runs it. The Debian build has the
+# debugger compiled in: the rc file tells it to continue, then to quit.
+vga=/usr/share/bochs/VGABIOS-lgpl-latest
+[ -f "$vga" ] || vga=/usr/share/vgabios/vgabios.bin
+cat >"$work/bochsrc" <<RC
+megs: $MEGS
+cpu: model=$CPU, count=1, ips=200000000
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=$vga
+ata0-master: type=cdrom, path=$work/emu.iso, status=inserted
+boot: cdrom
+display_library: rfb, options="timeout=0"
+speaker: enabled=0
+com1: enabled=1, mode=file, dev=$work/serial.out
+log: $work/bochs.log
+panic: action=fatal
+error: action=report
+info: action=ignore
+clock: sync=none, time0=local
+RC
+printf 'c\nquit\n' >"$work/dbg.rc"
+rm -f "$work/serial.out"
+echo "avx512emu: booting (cpu model $CPU); serial output in $work/serial.out"
+start=$(date +%s)
+nice -n "$NICE" bochs-bin -q -f "$work/bochsrc" -rc "$work/dbg.rc" >"$work/bochs.stdout" 2>&1 </dev/null &
+pid=$!
+booted=""
+while kill -0 "$pid" 2>/dev/null; do
+  sleep 5
+  now=$(date +%s)
+  if [ -z "$booted" ] && grep -q '^EMU-BOOTED' "$work/serial.out" 2>/dev/null; then
+    booted=$((now - start)); echo "avx512emu: guest up after ${booted}s"
+  fi
+  grep -q '^EMU-DONE' "$work/serial.out" 2>/dev/null && { sleep 5; break; }
+  if [ $((now - start)) -gt "$TIMEOUT" ]; then echo "avx512emu: timeout after ${TIMEOUT}s"; break; fi
+done
+kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+echo "avx512emu: $(( $(date +%s) - start ))s in the emulator"
+tr -d '\r' <"$work/serial.out" | sed -n '/^EMU-BOOTED/,$p' | grep -v '^flags' | tee "$work/result.txt"
+tr -d '\r' <"$work/serial.out" | grep -m1 '^flags' | tr ' ' '\n' | grep '^avx512' | tr '\n' ' ' | sed 's/^/guest avx512 flags: /; s/$/\n/'
+# a program that finds no AVX-512 skips the level and passes: not a pass here
+if ! tr -d '\r' <"$work/serial.out" | grep -m1 '^flags' | grep -qw avx512f; then
+  echo "avx512emu: FAILED: the guest has no AVX-512 (see $work/serial.out)"; exit 1
+fi
+if grep -q 'level 2 not available' "$work/result.txt"; then echo "avx512emu: FAILED: level 2 skipped"; exit 1; fi
+# Bochs 2.7's VCVTPS2PH rounds 2^-25 (the tie between zero and the least fp16
+# subnormal) up to that subnormal instead of to the even zero, at the AVX2
+# level too (where real CPUs pass test-fp16-rows): such failures, and only
+# they, are the emulator's.
+known='fp32_to_fp16_row level [12] .*input 0x[3b]3000000 gives 0x0000[08]001'
+if grep -q '^EMU-END test-fp16-rows rc=1' "$work/result.txt" && ! grep '^FAIL ' "$work/result.txt" | grep -qv "$known"; then
+  echo "avx512emu: test-fp16-rows: only the known Bochs VCVTPS2PH fault (2^-25 rounds up)"
+  sed -i 's/^EMU-END test-fp16-rows rc=1/EMU-END test-fp16-rows rc=0 (known emulator fault)/; s/^EMU-DONE fails=\([0-9]*\)/echo "EMU-DONE fails=$((\1-1))"/e' "$work/result.txt"
+fi
+grep -q '^EMU-DONE fails=0' "$work/result.txt" || { echo "avx512emu: FAILED"; exit 1; }
+echo "avx512emu: all programs passed at the AVX-512 level ($CPU)"
