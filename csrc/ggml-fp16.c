@@ -1,6 +1,9 @@
 // ggml-fp16.c - fp16 and bf16 row converters, with SIMD paths chosen at run
 // time. Every path gives the same bits as the scalar definitions in
-// ggml-impl.h (round to nearest even; NaNs stay NaNs).
+// ggml-impl.h (round to nearest even) for every value but a signalling NaN:
+// NaNs stay NaNs of the same sign, but the hardware converters (F16C on x86,
+// FCVT on arm64) quiet a signalling one (fp16 0x7c01 gives 0x7fc02000 where
+// the scalar path keeps 0x7f802000), as the reference's do.
 #include "ggml-cpu-impl.h"
 
 #if defined(LM_X86)
