@@ -229,11 +229,16 @@ func (cd *computeDriver) compute(b *C.struct_lm_ggml_backend, g *C.gg_g, e *C.gg
 }
 
 // driverMinCompute is how long the previous computation on a backend must
-// have taken for the next to use a driver: sysmon's polling only hurts long
-// computations, and the two hand-offs cost about 80 µs on a busy 2-core
-// machine (decoding a 24M-parameter model at 0.7 ms per token was 10%
-// slower with a driver; a 134M one at 5.2 ms per token 8% faster).
-const driverMinCompute = 2 * time.Millisecond
+// have taken for the next to use a driver. Since direct computations yield
+// every sysmonYieldEvery (below), sysmon leaves a direct call alone unless it
+// runs 10 ms past a yield; steady computations under 8 ms never do (each one
+// of 4 ms or more is preceded by a yield). The hand-offs, in turn, wake
+// sleeping threads twice per computation, which cost more than the 80 µs once
+// measured on this 2-core VM: with the threshold at 2 ms, the 24M f32 model
+// (4.5 ms per token, 1 thread) decoded 5% slower and the 134M q4_K one (7 ms,
+// 1 thread; 4.5 ms, 2 threads) 6-8% slower than at 8 ms (medians of 7
+// alternated runs). Computations of 10 ms and more still need the driver.
+const driverMinCompute = 8 * time.Millisecond
 
 // useDriver reports whether a computation on a backend whose previous
 // computation took last should run on a driver (see computeDriver).
