@@ -125,7 +125,7 @@ int64_t lm_set_stream_min_bytes(int64_t n);
 // Mat-vec over contiguous short rows walks them one by one (mm_get_mv_seq)
 // when the matrix has at least this many bytes (mm-float.c). The setter is for
 // tests, which compare both walks; it returns the previous threshold.
-#define MM_MV_SEQ_MIN_DEFAULT ((int64_t) 256 << 10)
+#define LM_MV_SEQ_MIN_BYTES_DEFAULT ((int64_t) 256 << 10)
 int64_t lm_mv_seq_min_bytes(void);
 int64_t lm_set_mv_seq_min_bytes(int64_t n);
 // Converts k elements (blocks of blck elements, bsize bytes each, from x) with

@@ -407,8 +407,15 @@ atomic_int * lm_cpu_counter(const struct lm_ggml_compute_params * params, int i)
     return &params->threadpool->counters[i].v;
 }
 
+// Polls before a waiter gives up its CPU: a few microseconds when every thread
+// has a core; none when there are more threads than cores, where spinning
+// would only delay the thread being waited for.
+static inline int spin_budget(const struct lm_ggml_threadpool * tp, int n_threads) {
+    return n_threads <= tp->n_cpus ? 4000 : 0;
+}
+
 void lm_cpu_wait_counter(const struct lm_ggml_compute_params * params, atomic_int * c, int target) {
-    const int spins = params->nth <= params->threadpool->n_cpus ? 4000 : 0;
+    const int spins = spin_budget(params->threadpool, params->nth);
     for (int i = 0; atomic_load_explicit(c, memory_order_acquire) < target; i++) {
         if (i < spins) cpu_relax();
         else sched_yield();
@@ -441,7 +448,7 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
         }
         return;
     }
-    const int spins = n <= tp->n_cpus ? 4000 : 0;
+    const int spins = spin_budget(tp, n);
     for (int i = 0; i < spins; i++) {
         if (atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) != gen) return;
         cpu_relax();

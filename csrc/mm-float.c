@@ -385,7 +385,7 @@ mm_mv_fn mm_get_mv_seq(enum mm_xtype xt) {
     return NULL;
 }
 
-static _Atomic int64_t g_mv_seq_min = MM_MV_SEQ_MIN_DEFAULT;
+static _Atomic int64_t g_mv_seq_min = LM_MV_SEQ_MIN_BYTES_DEFAULT;
 
 int64_t lm_mv_seq_min_bytes(void) { return atomic_load_explicit(&g_mv_seq_min, memory_order_relaxed); }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "type-list.h"
 
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
 static float frand(void) { // uniform [-1, 1)
@@ -154,15 +155,6 @@ static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
     lm_ggml_free(ctx);
 }
 
-// Whether name is one of the comma-separated names of list.
-static bool in_list(const char * list, const char * name) {
-    const size_t n = strlen(name);
-    for (const char * p = list; *p != '\0'; p++) {
-        if ((p == list || p[-1] == ',') && strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return true;
-    }
-    return false;
-}
-
 int main(int argc, char ** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int only_level = argc > 1 ? atoi(argv[1]) : -1;
@@ -179,7 +171,7 @@ int main(int argc, char ** argv) {
         if (ty != LM_GGML_TYPE_F32 && ty != LM_GGML_TYPE_F16 && ty != LM_GGML_TYPE_BF16 && !lm_ggml_is_quantized(ty)) continue;
         // f32 has no to_float in the traits but is the plainest mul_mat of all
         if (ty != LM_GGML_TYPE_F32 && lm_ggml_get_type_traits(ty)->to_float == NULL) continue;
-        if (only_types != NULL && !in_list(only_types, lm_ggml_type_name(ty))) continue;
+        if (!type_selected(only_types, lm_ggml_type_name(ty))) continue;
         types[ntypes++] = ty;
     }
     for (int level = 0; level <= 4; level++) {

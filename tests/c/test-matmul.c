@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "type-list.h"
 
 static uint64_t g_rng = 88172645463325252ull;
 static float frand(void) { // uniform [-1, 1)
@@ -77,21 +78,12 @@ static bool is_int_path(enum lm_ggml_type t) {
     }
 }
 
-// b layouts: 0 plain, 1 permuted (stored [K, ne2, N, ne3] and permuted 0 2 1 3), 2 transposed (stored [N, K])
-// Whether name is one of the comma-separated names of list.
-static bool in_list(const char * list, const char * name) {
-    const size_t n = strlen(name);
-    for (const char * p = list; *p != '\0'; p++) {
-        if ((p == list || p[-1] == ',') && strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return true;
-    }
-    return false;
-}
-
 static const char * g_only_types; // argv[2]: the weight types to test, or NULL for all
 
+// b layouts: 0 plain, 1 permuted (stored [K, ne2, N, ne3] and permuted 0 2 1 3), 2 transposed (stored [N, K])
 static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, int64_t M, int64_t N,
                          int64_t a2, int64_t a3, int64_t f2, int64_t f3, int layout, int nth) {
-    if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(ta))) return;
+    if (!type_selected(g_only_types, lm_ggml_type_name(ta))) return;
     const int64_t b2 = a2 * f2, b3 = a3 * f3;
     struct lm_ggml_init_params ip = { 256 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
@@ -145,7 +137,7 @@ static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, 
 }
 
 static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t n_as, int64_t n_used, int64_t n_b, int64_t n_tok, int nth) {
-    if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(ta))) return;
+    if (!type_selected(g_only_types, lm_ggml_type_name(ta))) return;
     struct lm_ggml_init_params ip = { 256 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * as = lm_ggml_new_tensor_3d(ctx, ta, K, M, n_as);
@@ -181,7 +173,7 @@ static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t 
 }
 
 static void test_out_prod(enum lm_ggml_type ta, int64_t m, int64_t n, int64_t p, int64_t a2, int64_t f2, bool bt, int nth) {
-    if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(ta))) return;
+    if (!type_selected(g_only_types, lm_ggml_type_name(ta))) return;
     struct lm_ggml_init_params ip = { 64 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_3d(ctx, ta, m, n, a2);
@@ -380,7 +372,7 @@ int main(int argc, char ** argv) {
         if (g_only_types == NULL) test_int_dots();
         for (int ti = 0; ti < ntypes; ti++) {
             const enum lm_ggml_type t = types[ti];
-            if (g_only_types != NULL && !in_list(g_only_types, lm_ggml_type_name(t))) continue;
+            if (!type_selected(g_only_types, lm_ggml_type_name(t))) continue;
             const int64_t bk = lm_ggml_blck_size(t);
             const int64_t K1 = bk == 1 ? 37 : bk * 2, K2 = bk == 1 ? 256 : bk * 4;
             test_traits_vec_dot(t);
