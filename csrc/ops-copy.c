@@ -178,6 +178,38 @@ static bool same_layout(const struct lm_ggml_tensor * a, const struct lm_ggml_te
     return lm_ggml_are_same_shape(a, b) && lm_ggml_are_same_stride(a, b);
 }
 
+// o: t's data, type and elements in the same logical order, with fewer
+// dims: dims of one element dropped, and a dim that continues its
+// predecessor in memory merged into it. The spans of the copy engine then
+// run as long as the memory allows: a transposed one-token row stored into
+// the V cache ([1, n] to [1, n] with a long row stride) is one strided span
+// of n elements instead of n rows of one (24 -> 1 us for n = 768).
+static void flatten_dims(const struct lm_ggml_tensor * t, struct lm_ggml_tensor * o) {
+    const int64_t bk = lm_ggml_blck_size(t->type);
+    int n = 0;
+    for (int i = 0; i < LM_GGML_MAX_DIMS; i++) {
+        if (t->ne[i] == 1 && (i > 0 || bk == 1)) continue;
+        if (n > 0 && t->nb[i] == o->nb[n - 1] * (size_t)(n == 1 ? o->ne[0] / bk : o->ne[n - 1])) {
+            o->ne[n - 1] *= t->ne[i];
+            continue;
+        }
+        o->ne[n] = t->ne[i];
+        o->nb[n] = t->nb[i];
+        n++;
+    }
+    if (n == 0) { // one element
+        o->ne[0] = 1;
+        o->nb[0] = t->nb[0];
+        n = 1;
+    }
+    for (int i = n; i < LM_GGML_MAX_DIMS; i++) {
+        o->ne[i] = 1;
+        o->nb[i] = o->nb[i - 1] * (size_t)(i == 1 ? o->ne[0] / bk : o->ne[i - 1]);
+    }
+    o->type = t->type;
+    o->data = t->data;
+}
+
 // The share of the copy src -> dst that thread ith of nth does.
 static void copy_tensor_part(struct lm_ggml_tensor * dst, const struct lm_ggml_tensor * src, int ith, int nth) {
     if (same_layout(dst, src)) return;
@@ -185,7 +217,11 @@ static void copy_tensor_part(struct lm_ggml_tensor * dst, const struct lm_ggml_t
     const int64_t nunits = lm_ggml_nelements(src) / unit;
     int64_t u0, u1;
     lm_ggml_thread_range(nunits, ith, nth, &u0, &u1);
-    if (u0 < u1) copy_range(dst, src, u0 * unit, u1 * unit);
+    if (u0 >= u1) return;
+    struct lm_ggml_tensor d, s;
+    flatten_dims(dst, &d);
+    flatten_dims(src, &s);
+    copy_range(&d, &s, u0 * unit, u1 * unit);
 }
 
 // Which conversions the copy engine can do. Not checked when the graph is

@@ -101,6 +101,80 @@ static void test_cpy_plain(enum lm_ggml_type ts, enum lm_ggml_type td, int src_v
     lm_ggml_free(ctx);
 }
 
+// cpy with dims of one element and dims that continue each other in memory
+// (the engine merges them into longer spans): a random permuted source into
+// a strided window of a larger destination whose other elements must stay,
+// and the V-cache store of one token ([1, n] transposed into [1, n] with a
+// long row stride).
+static void test_cpy_dims(enum lm_ggml_type ts, enum lm_ggml_type td, int nth) {
+    static const int64_t sizes[] = { 1, 1, 2, 3, 5 };
+    for (int iter = 0; iter < 40; iter++) {
+        struct lm_ggml_context * ctx = new_ctx();
+        int64_t ne[4];
+        for (int i = 0; i < 4; i++) ne[i] = sizes[(g_rng >> (7 * i + 3)) % 5], frand();
+        int perm[4] = { 0, 1, 2, 3 };
+        for (int i = 3; i > 0; i--) { const int j = (int)((g_rng >> 9) % (uint64_t)(i + 1)); frand(); const int t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
+        // base shape b with permute(b, perm) of shape ne: b[perm[i]] = ne[i]
+        int64_t b[4];
+        for (int i = 0; i < 4; i++) b[perm[i]] = ne[i];
+        struct lm_ggml_tensor * s0 = lm_ggml_new_tensor_4d(ctx, ts, b[0], b[1], b[2], b[3]);
+        fill_plain(s0);
+        struct lm_ggml_tensor * s = lm_ggml_permute(ctx, s0, perm[0], perm[1], perm[2], perm[3]);
+        const int pad = iter % 2; // 0: the window is contiguous rows, 1: padded rows
+        struct lm_ggml_tensor * d0 = lm_ggml_new_tensor_4d(ctx, td, ne[0] + pad, ne[1] + pad, ne[2], ne[3]);
+        fill_plain(d0);
+        const size_t bytes = lm_ggml_nbytes(d0);
+        char * before = malloc(bytes);
+        memcpy(before, d0->data, bytes);
+        struct lm_ggml_tensor * d = lm_ggml_view_4d(ctx, d0, ne[0], ne[1], ne[2], ne[3], d0->nb[1], d0->nb[2], d0->nb[3], 0);
+        compute(ctx, lm_ggml_cpy(ctx, s, d), nth);
+        bool ok = true;
+        for (int64_t i = 0; i < lm_ggml_nelements(s) && ok; i++) {
+            const float want = round_to(td, get_flat(s, i)), got = get_flat(d, i);
+            if (memcmp(&want, &got, 4) != 0) ok = false;
+        }
+        const size_t es = lm_ggml_type_size(td);
+        for (int64_t i = 0; i < lm_ggml_nelements(d0) && ok; i++) { // outside the window: untouched
+            const int64_t i0 = i % d0->ne[0], i1 = (i / d0->ne[0]) % d0->ne[1];
+            if (i0 < ne[0] && i1 < ne[1]) continue;
+            if (memcmp(before + i * es, (char *) d0->data + i * es, es) != 0) ok = false;
+        }
+        free(before);
+        char what[200];
+        snprintf(what, sizeof(what), "cpy dims %s -> %s ne=[%lld,%lld,%lld,%lld] perm=[%d,%d,%d,%d] pad=%d nth=%d", lm_ggml_type_name(ts),
+                 lm_ggml_type_name(td), (long long) ne[0], (long long) ne[1], (long long) ne[2], (long long) ne[3], perm[0], perm[1],
+                 perm[2], perm[3], pad, nth);
+        check(ok, what);
+        lm_ggml_free(ctx);
+    }
+    // one token's V row into a transposed cache of 7 positions, at position 4
+    struct lm_ggml_context * ctx = new_ctx();
+    const int64_t n = 37, nctx = 7, pos = 4;
+    struct lm_ggml_tensor * v = lm_ggml_new_tensor_2d(ctx, ts, n, 1);
+    fill_plain(v);
+    struct lm_ggml_tensor * cache = lm_ggml_new_tensor_1d(ctx, td, n * nctx);
+    fill_plain(cache);
+    const size_t es = lm_ggml_type_size(td);
+    char * before = malloc(lm_ggml_nbytes(cache));
+    memcpy(before, cache->data, lm_ggml_nbytes(cache));
+    struct lm_ggml_tensor * dst = lm_ggml_view_2d(ctx, cache, 1, n, es * nctx, es * pos);
+    compute(ctx, lm_ggml_cpy(ctx, lm_ggml_transpose(ctx, v), dst), nth);
+    bool ok = true;
+    for (int64_t c = 0; c < n; c++) {
+        for (int64_t p = 0; p < nctx; p++) {
+            const char * at = (const char *) cache->data + (c * nctx + p) * es;
+            if (p != pos) { ok = ok && memcmp(at, before + (c * nctx + p) * es, es) == 0; continue; }
+            const float want = round_to(td, get_f(v, c, 0, 0, 0)), got = get_flat(cache, c * nctx + p);
+            ok = ok && memcmp(&want, &got, 4) == 0;
+        }
+    }
+    free(before);
+    char what[120];
+    snprintf(what, sizeof(what), "cpy V-cache store %s -> %s nth=%d", lm_ggml_type_name(ts), lm_ggml_type_name(td), nth);
+    check(ok, what);
+    lm_ggml_free(ctx);
+}
+
 // f32 -> quantized -> f32 and same-type quantized copies, against the
 // traits' reference quantizer.
 static void test_cpy_quant(enum lm_ggml_type tq, int nth) {
@@ -274,6 +348,8 @@ int main(void) {
                 for (int sv = 0; sv < 3; sv++)
                     for (int dk = 0; dk < 3; dk++) test_cpy_plain(plain[i], plain[j], sv, dk, nth);
         for (int sv = 0; sv < 3; sv++) for (int dk = 0; dk < 3; dk++) test_cpy_plain(LM_GGML_TYPE_I32, LM_GGML_TYPE_I32, sv, dk, nth);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) test_cpy_dims(plain[i], plain[j], nth);
         for (int t = 0; t < LM_GGML_TYPE_COUNT; t++) {
             if (lm_ggml_blck_size((enum lm_ggml_type) t) > 1 && lm_ggml_is_quantized((enum lm_ggml_type) t)) test_cpy_quant((enum lm_ggml_type) t, nth);
         }
