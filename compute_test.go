@@ -160,8 +160,10 @@ func BenchmarkElementwise(b *testing.B) {
 		"silu":     func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.Silu(x) },
 		"soft_max": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.SoftMax(x) },
 		"rms_norm": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.RMSNorm(x, 1e-6) },
+		"sum_rows": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.SumRows(x) },
+		"sum":      func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.Sum(x) },
 	}
-	for _, name := range []string{"add", "mul", "silu", "soft_max", "rms_norm"} {
+	for _, name := range []string{"add", "mul", "silu", "soft_max", "rms_norm", "sum_rows", "sum"} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(4096 * 256 * 4)
 			benchGraph(b, 2, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {

@@ -183,7 +183,8 @@ static bool same_layout(const struct lm_ggml_tensor * a, const struct lm_ggml_te
 // predecessor in memory merged into it. The spans of the copy engine then
 // run as long as the memory allows: a transposed one-token row stored into
 // the V cache ([1, n] to [1, n] with a long row stride) is one strided span
-// of n elements instead of n rows of one (24 -> 1 us for n = 768).
+// of n elements instead of n rows of one (134M llama decode, n = 768:
+// 12.3 -> 5.6 us per Cpy node, the K and V stores averaged).
 static void flatten_dims(const struct lm_ggml_tensor * t, struct lm_ggml_tensor * o) {
     const int64_t bk = lm_ggml_blck_size(t->type);
     int n = 0;
