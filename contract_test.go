@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"weak"
@@ -542,6 +543,45 @@ func TestContractThreadpoolConcurrent(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+}
+
+// Compute without a Threadpool runs on a pool the process keeps between
+// computations (one at most, its threads asleep while idle;
+// ReleaseCachedThreadpool frees it); computations running at the same time
+// each get threads of their own (TestComputeConcurrentThreadCounts).
+func TestContractComputeCachedPool(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	y := ctx.Scale(ctx.NewTensor1D(TypeF32, 4096).Fill(2), 3)
+	g := ctx.NewGraph().BuildForward(y)
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	for _, n := range []int{2, 4} {
+		for range 20 {
+			require.NoError(t, g.Compute(n))
+		}
+		require.Equal(t, float32(6), y.F32(4095))
+		c0 := cpu()
+		time.Sleep(200 * time.Millisecond)
+		idle := cpu() - c0
+		require.Less(t, idle, 20*time.Millisecond, "CPU used over 200 ms after Compute(%d)", n)
+	}
+	// the pool of 4 stayed (a pool of 2 came back first and was dropped for
+	// it): releasing stops its 3 workers; the Go runtime may start a thread
+	// meanwhile, so a few tries
+	for try := 0; ; try++ {
+		require.NoError(t, g.Compute(4))
+		before := procStat(t, "threads")
+		ReleaseCachedThreadpool()
+		after := procStat(t, "threads")
+		if before-after == 3 || try == 4 {
+			require.Equal(t, int64(3), before-after, "threads stopped by ReleaseCachedThreadpool")
+			break
+		}
+	}
+	require.NoError(t, g.Compute(2))
 }
 
 // Custom-op callbacks run on the computation's worker threads, up to nTasks

@@ -105,6 +105,10 @@
 //   - A Threadpool is safe for concurrent use; its computations run one after
 //     the other. A backend likewise serializes its computations, and a
 //     scheduler the graphs it runs.
+//   - Compute without a Threadpool runs on a pool the process keeps between
+//     computations (one at most, its threads asleep while idle;
+//     ReleaseCachedThreadpool frees it); computations running at the same
+//     time each get threads of their own.
 //   - Custom-op callbacks (MapCustom1, ...) run on the worker threads of the
 //     computation, not on the goroutine that called Compute, up to nTasks of
 //     them at once. They must be safe for concurrent use and must not wait on

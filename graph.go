@@ -243,7 +243,8 @@ func (e *PathError) Unwrap() error { return e.Err }
 // callback (see Custom1Func), which would otherwise wait for itself.
 var ErrInCallback = errors.New("ggml: cannot compute a graph from inside a custom-op callback")
 
-// Compute runs the graph with nThreads threads (a pool made for this call).
+// Compute runs the graph with nThreads threads, those of a pool the
+// process keeps between computations (see ReleaseCachedThreadpool).
 //
 // It returns an error naming the op and the node if the graph cannot be
 // computed (an op the CPU lacks, a tensor without memory such as one of a

@@ -370,7 +370,7 @@ struct lm_ggml_threadpool {
 
 // Asked once per process: glibc answers sysconf(_SC_NPROCESSORS_ONLN) by
 // opening and parsing a sysfs file, which cost a few microseconds on every
-// disposable pool (every lm_ggml_graph_compute_with_ctx) before.
+// pool started.
 static int online_cpus(void) {
     static atomic_int cached;
     int n = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -512,9 +512,14 @@ static void * worker_main(void * arg) {
     free(arg);
 
     unsigned seen = 0;
+    bool took_part = true; // in the last job: only then may the next follow at once
     for (;;) {
-        // wait for a new job (or stop), polling a little first
-        const uint32_t spins = tp->n_threads <= tp->n_cpus ? tp->params.poll * 64 : 0;
+        // Wait for a new job (or stop), polling a little first. A worker
+        // left out of the last job (a pool lent for fewer threads than it
+        // has) goes straight to sleep; so does everyone when the job's
+        // threads outnumber the CPUs.
+        const int active = atomic_load(&tp->n_threads_cur);
+        const uint32_t spins = took_part && active <= tp->n_cpus ? tp->params.poll * 64 : 0;
         uint32_t i = 0;
         while (i < spins && atomic_load(&tp->job_gen) == seen && !atomic_load(&tp->stop)) {
             cpu_relax();
@@ -524,12 +529,16 @@ static void * worker_main(void * arg) {
         while ((atomic_load(&tp->job_gen) == seen || atomic_load(&tp->pause)) && !atomic_load(&tp->stop)) {
             pthread_cond_wait(&tp->cond, &tp->mutex);
         }
+        // The job's thread count is read with the job: a worker left out of
+        // it that reads it late might otherwise see the next job's count and
+        // join that one with this one's graph.
         seen = atomic_load(&tp->job_gen);
         struct lm_ggml_cgraph * cgraph = tp->cgraph;
         struct lm_ggml_cplan  * cplan  = tp->cplan;
+        took_part = ith < atomic_load(&tp->n_threads_cur);
         pthread_mutex_unlock(&tp->mutex);
         if (atomic_load(&tp->stop)) break;
-        if (ith < atomic_load(&tp->n_threads_cur)) {
+        if (took_part) {
             compute_graph_thread(tp, cgraph, cplan, ith, seen);
         }
     }
@@ -673,6 +682,69 @@ void lm_ggml_threadpool_resume(struct lm_ggml_threadpool * tp) {
     pthread_mutex_unlock(&tp->mutex);
 }
 
+// ---------------------------------------------------------------- the cached pool
+//
+// A computation that brings no pool borrows the process's cached one instead
+// of starting and joining threads for the call (about 70 us at two threads,
+// more than a small graph costs). Taking it empties the slot, so a pool
+// serves one computation at a time and nothing is locked while it computes;
+// a computation that finds the slot empty, or its pool too small, starts its
+// own, and whichever pools come back, the slot keeps the largest. A larger
+// pool lent for fewer threads leaves its extra workers asleep (n_threads_cur).
+// Its workers poll briefly after a job, as any pool's, then sleep on the
+// pool's condition variable: an idle cached pool costs no CPU.
+
+static _Atomic(struct lm_ggml_threadpool *) g_cached_pool;
+
+// The child of a fork has none of the parent's threads: it forgets the pool
+// (leaking its memory) and starts its own when it computes.
+static void cached_pool_forget(void) {
+    atomic_store(&g_cached_pool, NULL);
+}
+
+static void cached_pool_register_fork_handler(void) {
+    pthread_atfork(NULL, NULL, cached_pool_forget);
+}
+
+static void cached_pool_put(struct lm_ggml_threadpool * tp) {
+    while (tp != NULL) {
+        struct lm_ggml_threadpool * empty = NULL;
+        if (atomic_compare_exchange_strong(&g_cached_pool, &empty, tp)) return;
+        // Another came back meanwhile: take it out (it is then ours alone),
+        // free the smaller of the two and try again with the other.
+        struct lm_ggml_threadpool * other = atomic_exchange(&g_cached_pool, NULL);
+        if (other != NULL && other->n_threads > tp->n_threads) {
+            struct lm_ggml_threadpool * t = tp;
+            tp = other;
+            other = t;
+        }
+        lm_ggml_threadpool_free(other);
+    }
+}
+
+// A pool of at least n_threads with no job, or NULL if none can be started.
+// One thread needs no workers: a fresh pool costs less than waking the cached one's.
+static struct lm_ggml_threadpool * cached_pool_take(int n_threads) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (n_threads > 1) {
+        pthread_once(&once, cached_pool_register_fork_handler);
+        struct lm_ggml_threadpool * tp = atomic_exchange(&g_cached_pool, NULL);
+        if (tp != NULL && tp->n_threads >= n_threads) return tp;
+        cached_pool_put(tp); // too small for this one: it may serve another
+    }
+    struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(n_threads);
+    return lm_ggml_threadpool_new(&p);
+}
+
+static void cached_pool_give_back(struct lm_ggml_threadpool * tp) {
+    if (tp->n_threads > 1) cached_pool_put(tp);
+    else lm_ggml_threadpool_free(tp);
+}
+
+void lm_cpu_release_cached_threadpool(void) {
+    lm_ggml_threadpool_free(atomic_exchange(&g_cached_pool, NULL));
+}
+
 // ---------------------------------------------------------------- plan and compute
 
 struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, int n_threads, struct lm_ggml_threadpool * threadpool) {
@@ -734,15 +806,13 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
     }
 
     struct lm_ggml_threadpool * tp = cplan->threadpool;
-    bool disposable = false;
-    if (tp == NULL) {
-        struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(cplan->n_threads);
-        tp = lm_ggml_threadpool_new(&p);
+    const bool borrowed = tp == NULL;
+    if (borrowed) {
+        tp = cached_pool_take(cplan->n_threads);
         if (tp == NULL) {
             lm_ggml_err_report(saved, "cannot start %d threads", cplan->n_threads);
             return LM_GGML_STATUS_ALLOC_FAILED;
         }
-        disposable = true;
     }
     int n_threads = cplan->n_threads < tp->n_threads ? cplan->n_threads : tp->n_threads;
 
@@ -770,8 +840,8 @@ enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgraph * cgraph, struct
         lm_ggml_err_report(saved, "%s", tp->error.msg);
     }
     pthread_mutex_unlock(&tp->compute_lock);
-    if (disposable) {
-        lm_ggml_threadpool_free(tp);
+    if (borrowed) {
+        cached_pool_give_back(tp);
     }
     return failed ? LM_GGML_STATUS_FAILED : aborted ? LM_GGML_STATUS_ABORTED : LM_GGML_STATUS_SUCCESS;
 }

@@ -61,6 +61,15 @@ LM_GGML_BACKEND_API enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgr
 // Like lm_ggml_graph_compute, with the work buffer allocated in ctx.
 LM_GGML_BACKEND_API enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads);
 
+// An addition of ours to the reference API. A computation whose plan has no
+// threadpool (every lm_ggml_graph_compute_with_ctx) runs on a process-wide
+// cached pool instead of starting threads for the call: it takes the pool if
+// it is idle and has at least n_threads threads (else starts one of its own)
+// and puts it back afterwards. Idle, its workers sleep; a forked child does
+// not use its parent's. This stops the cached pool's threads and frees it
+// (a computation using it meanwhile puts it back when it ends).
+LM_GGML_BACKEND_API void lm_cpu_release_cached_threadpool(void);
+
 // x86
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_sse3       (void);
 LM_GGML_BACKEND_API int lm_ggml_cpu_has_ssse3      (void);
