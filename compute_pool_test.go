@@ -69,8 +69,8 @@ func (c *chainGraph) run(cctx context.Context, threads int, v float32) error {
 }
 
 // Computations without a pool share a cached one: from several goroutines at
-// once (each then gets a pool of its own), with thread counts that make the
-// cached pool larger or smaller than a computation needs.
+// once (each then gets a pool of its own), with thread counts that keep
+// replacing the cached pool.
 func TestComputeConcurrentThreadCounts(t *testing.T) {
 	const workers = 4
 	var wg sync.WaitGroup

@@ -688,9 +688,11 @@ void lm_ggml_threadpool_resume(struct lm_ggml_threadpool * tp) {
 // of starting and joining threads for the call (about 70 us at two threads,
 // more than a small graph costs). Taking it empties the slot, so a pool
 // serves one computation at a time and nothing is locked while it computes;
-// a computation that finds the slot empty, or its pool too small, starts its
-// own, and whichever pools come back, the slot keeps the largest. A larger
-// pool lent for fewer threads leaves its extra workers asleep (n_threads_cur).
+// a computation that finds the slot empty, or a pool of another size in it,
+// starts its own, and the slot keeps the pool that came back last. Only an
+// exact size is taken: every job wakes all of a pool's workers (those left
+// out go back to sleep), so after one Compute(64) a pool of 64 would cost
+// 63 wake-ups on each later Compute(2).
 // Its workers poll briefly after a job, as any pool's, then sleep on the
 // pool's condition variable: an idle cached pool costs no CPU.
 
@@ -711,14 +713,8 @@ static void cached_pool_put(struct lm_ggml_threadpool * tp) {
         struct lm_ggml_threadpool * empty = NULL;
         if (atomic_compare_exchange_strong(&g_cached_pool, &empty, tp)) return;
         // Another came back meanwhile: take it out (it is then ours alone),
-        // free the smaller of the two and try again with the other.
-        struct lm_ggml_threadpool * other = atomic_exchange(&g_cached_pool, NULL);
-        if (other != NULL && other->n_threads > tp->n_threads) {
-            struct lm_ggml_threadpool * t = tp;
-            tp = other;
-            other = t;
-        }
-        lm_ggml_threadpool_free(other);
+        // free it and try again with this one, the latest.
+        lm_ggml_threadpool_free(atomic_exchange(&g_cached_pool, NULL));
     }
 }
 
@@ -729,8 +725,8 @@ static struct lm_ggml_threadpool * cached_pool_take(int n_threads) {
     if (n_threads > 1) {
         pthread_once(&once, cached_pool_register_fork_handler);
         struct lm_ggml_threadpool * tp = atomic_exchange(&g_cached_pool, NULL);
-        if (tp != NULL && tp->n_threads >= n_threads) return tp;
-        cached_pool_put(tp); // too small for this one: it may serve another
+        if (tp != NULL && tp->n_threads == n_threads) return tp;
+        lm_ggml_threadpool_free(tp); // another size: this computation's pool replaces it
     }
     struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(n_threads);
     return lm_ggml_threadpool_new(&p);

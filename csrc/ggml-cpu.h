@@ -64,8 +64,8 @@ LM_GGML_BACKEND_API enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm
 // An addition of ours to the reference API. A computation whose plan has no
 // threadpool (every lm_ggml_graph_compute_with_ctx) runs on a process-wide
 // cached pool instead of starting threads for the call: it takes the pool if
-// it is idle and has at least n_threads threads (else starts one of its own)
-// and puts it back afterwards. Idle, its workers sleep; a forked child does
+// it is idle and has n_threads threads (else starts one of its own) and puts
+// it back afterwards, where it replaces the one cached before. Idle, its workers sleep; a forked child does
 // not use its parent's. This stops the cached pool's threads and frees it
 // (a computation using it meanwhile puts it back when it ends).
 LM_GGML_BACKEND_API void lm_cpu_release_cached_threadpool(void);

@@ -1,6 +1,6 @@
 // test-pool-cache.c - the cached thread pool of computations that bring none
 // (lm_ggml_graph_compute with cplan->threadpool == NULL): results at every
-// thread count and in any order of counts, a larger pool lent for fewer
+// thread count and in any order of counts, a larger (user) pool given fewer
 // threads, an aborted and a failed computation followed by good ones,
 // computations from several threads at once, no CPU used while idle, a
 // forked child computing on its own threads, and the release function.
@@ -64,17 +64,25 @@ static float chain_expect(const struct chain * c, float v) {
     return y;
 }
 
-static bool chain_run(struct chain * c, int n_threads, float v) {
+// The chain at n_threads on tp (NULL: the cached pool), checked.
+static bool chain_run_on(struct chain * c, int n_threads, struct lm_ggml_threadpool * tp, float v) {
     const int64_t n = lm_ggml_nelements(c->x);
     float * xd = c->x->data;
     for (int64_t i = 0; i < n; i++) xd[i] = v + (float) (i % 7);
-    if (lm_ggml_graph_compute_with_ctx(c->ctx, c->g, n_threads) != LM_GGML_STATUS_SUCCESS) return false;
+    struct lm_ggml_cplan plan = lm_ggml_graph_plan(c->g, n_threads, tp);
+    uint8_t * work = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
+    plan.work_data = work;
+    const enum lm_ggml_status st = lm_ggml_graph_compute(c->g, &plan);
+    free(work);
+    if (st != LM_GGML_STATUS_SUCCESS) return false;
     const float * yd = c->y->data;
     for (int64_t i = 0; i < n; i++) {
         if (yd[i] != chain_expect(c, v + (float) (i % 7))) return false;
     }
     return true;
 }
+
+static bool chain_run(struct chain * c, int n_threads, float v) { return chain_run_on(c, n_threads, NULL, v); }
 
 static double cpu_seconds(void) {
     struct rusage ru;
@@ -115,7 +123,7 @@ int main(void) {
     lm_ggml_cpu_init();
     struct chain c = chain_new(30, 10000);
 
-    // every count, then counts in an order that lends larger pools for fewer threads
+    // every count, then counts in an order that replaces the cached pool often
     const int order[] = { 1, 2, 3, 4, 2, 1, 3, 8, 2, 4, 2, 2, 5, 1 };
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         char what[64];
@@ -176,12 +184,21 @@ int main(void) {
         }
     }
 
-    // idle workers sleep: a pool of its own size, and a larger one lent for fewer
+    // idle workers sleep: the cached pool, and a pool of 4 given 2 threads (its
+    // workers left out of the jobs must not poll for the next)
     {
         const double at2 = idle_cpu_after(&c, 2);
         check(at2 < 0.02, "idle after 2 threads uses no CPU");
-        chain_run(&c, 4, 1.0f);
-        const double at4for2 = idle_cpu_after(&c, 2);
+        struct lm_ggml_threadpool_params pp = lm_ggml_threadpool_params_default(4);
+        struct lm_ggml_threadpool * tp4 = lm_ggml_threadpool_new(&pp);
+        bool ok = true;
+        for (int k = 0; k < 20 && ok; k++) ok = chain_run_on(&c, 2, tp4, (float) k);
+        check(ok, "chain at 2 threads on a pool of 4");
+        const double t0 = cpu_seconds();
+        struct timespec ts = { 0, 200 * 1000 * 1000 };
+        while (nanosleep(&ts, &ts) != 0) {}
+        const double at4for2 = cpu_seconds() - t0;
+        lm_ggml_threadpool_free(tp4);
         check(at4for2 < 0.02, "idle after 2 threads on a 4-thread pool uses no CPU");
         printf("idle CPU over 200 ms: %.2f ms (2 threads), %.2f ms (4-thread pool, 2 used)\n", at2 * 1e3, at4for2 * 1e3);
     }
