@@ -131,31 +131,32 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, boo
 
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
+// the K-quant steps of mm-quant-neon.c, weights permuted to trans4 order
+static inline LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const uint8_t * q, const int8x16_t * a, int32_t s0, int32_t s1) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    int8x16_t x[4];
+    k4_nibbles(vqtbl1q_u8(vld1q_u8(q), tt), vqtbl1q_u8(vld1q_u8(q + 16), tt), x);
+    return vmlaq_n_s32(vmlaq_n_s32(ai, dot2(x[0], a[0], x[1], a[1]), s0), dot2(x[2], a[2], x[3], a[3]), s1);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
+                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    int8x16_t v[4];
+    q6k_values(vqtbl1q_u8(vld1q_u8(ql), tt), vqtbl1q_u8(vld1q_u8(ql + 32), tt), vqtbl1q_u8(vld1q_u8(qh), tt), v);
+    ai = dot_scaled(ai, v[0], a[0], s0);
+    ai = dot_scaled(ai, v[1], a[1], s1);
+    ai = dot_scaled(ai, v[2], a[2], s2);
+    return dot_scaled(ai, v[3], a[3], s3);
+}
+
+// 16 activation bytes at p in trans4 order (tt, pre: as act16)
+#define ACT_TRANS4(p) act16(p, tt, pre)
+
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q4_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
-            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
-            const int8_t * a = y[i].qs + 64 * j;
-            const int32x4_t d0 = dot2(vreinterpretq_s8_u8(vandq_u8(q0, m4)), act16(a, tt, pre),
-                                      vreinterpretq_s8_u8(vandq_u8(q1, m4)), act16(a + 16, tt, pre));
-            const int32x4_t d1 = dot2(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), act16(a + 32, tt, pre),
-                                      vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), act16(a + 48, tt, pre));
-            ai = vmlaq_n_s32(ai, d0, sc[2 * j]);
-            ai = vmlaq_n_s32(ai, d1, sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK4_BODY(block_q4_K, q4k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool pre) {
@@ -190,32 +191,8 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool 
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q6_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), m3 = vdupq_n_u8(0x30);
-    const int8x16_t off = vdupq_n_s8(32);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8_t * ql = x[i].ql + 64 * h, * qh = x[i].qh + 32 * h;
-            const int8_t * sc = x[i].scales + 8 * h, * a = y[i].qs + 128 * h;
-            for (int r = 0; r < 2; r++) {
-                const uint8x16_t l0 = vqtbl1q_u8(vld1q_u8(ql + 16 * r), tt);
-                const uint8x16_t l1 = vqtbl1q_u8(vld1q_u8(ql + 32 + 16 * r), tt);
-                const uint8x16_t hb = vqtbl1q_u8(vld1q_u8(qh + 16 * r), tt);
-                int8x16_t v[4];
-                v[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m3)));
-                v[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m3)));
-                v[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3)));
-                v[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3)));
-                for (int k = 0; k < 4; k++) {
-                    ai = dot_scaled(ai, vsubq_s8(v[k], off), act16(a + 32 * k + 16 * r, tt, pre), sc[2 * k + r]);
-                }
-            }
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
-    }
-    *s = vaddvq_f32(acc);
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK6_BODY(q6k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q2_K_q8_K(VD_ARGS, bool pre) {
@@ -329,6 +306,10 @@ QMV8_KERNEL(qmv8_q5_0_dot, LM_TARGET_DOTPROD, block_q5_0, block_q8_0, blk_q5_0, 
 QMV8_KERNEL(qmv8_q5_1_dot, LM_TARGET_DOTPROD, block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
 QMV8_KERNEL(qmv8_q8_0_dot, LM_TARGET_DOTPROD, block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_iq4_nl_dot, LM_TARGET_DOTPROD, block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
+// scale k of the int16 lanes v as an int32 lane, for MLA by element
+#define SCL_DOT(v, k) vgetq_lane_s32((k) < 4 ? vmovl_s16(vget_low_s16(v)) : vmovl_high_s16(v), (k) & 3)
+QMV8K_KERNEL(qmv8_q4_K_dot, LM_TARGET_DOTPROD, block_q4_K, Q4K8_BODY, q4k_step, SCL_DOT, 1)
+QMV8K_KERNEL(qmv8_q6_K_dot, LM_TARGET_DOTPROD, block_q6_K, Q6K8_BODY, q6k_step, SCL_DOT, 0)
 
 mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
     switch (type) {
@@ -338,6 +319,8 @@ mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q5_1:   return qmv8_q5_1_dot;
         case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_dot;
         case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_dot;
+        case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_dot;
+        case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_dot;
         default: return NULL;
     }
 }

@@ -8,6 +8,7 @@
 #if defined(LM_ARM64)
 #include "ggml-common.h"
 #include <arm_neon.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -76,6 +77,28 @@ static inline void k4_scales(const uint8_t * q, uint8_t * sc, uint8_t * mn) {
     const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
     memcpy(sc, &s_lo, 4); memcpy(sc + 4, &s_hi, 4);
     memcpy(mn, &m_lo, 4); memcpy(mn + 4, &m_hi, 4);
+}
+
+// q4_K's 32 quant bytes q0, q1 of sub-blocks 2j (low nibbles) and 2j + 1
+// (high nibbles) as x[0..1] and x[2..3]
+static inline void k4_nibbles(uint8x16_t q0, uint8x16_t q1, int8x16_t * x) {
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    x[0] = vreinterpretq_s8_u8(vandq_u8(q0, m4));
+    x[1] = vreinterpretq_s8_u8(vandq_u8(q1, m4));
+    x[2] = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4));
+    x[3] = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
+}
+
+// The values (less 32) of 16 elements of each quarter k of a q6_K half: the
+// low 4 bits from l0 (quarters 0, 2: low, high nibbles) or l1 (1, 3), the
+// top 2 bits at bits 2k of hb. SLI / SRI put both parts in place in one op.
+static inline void q6k_values(uint8x16_t l0, uint8x16_t l1, uint8x16_t hb, int8x16_t * v) {
+    const uint8x16_t m2 = vdupq_n_u8(3), m3 = vdupq_n_u8(0x30), h2 = vshrq_n_u8(hb, 2);
+    const int8x16_t off = vdupq_n_s8(32);
+    v[0] = vsubq_s8(vreinterpretq_s8_u8(vsliq_n_u8(l0, vandq_u8(hb, m2), 4)), off);
+    v[1] = vsubq_s8(vreinterpretq_s8_u8(vsliq_n_u8(l1, vandq_u8(h2, m2), 4)), off);
+    v[2] = vsubq_s8(vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(hb, m3), l0, 4)), off);
+    v[3] = vsubq_s8(vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(h2, m3), l1, 4)), off);
 }
 
 // The 16 6-bit scales of q3_K (stored +32): low nibbles in bytes 0-7 (sub-blocks
@@ -212,6 +235,169 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
         vst1q_f32(out, vaddq_f32(vld1q_f32(out), mn[0]));                                                         \
         vst1q_f32(out + 4, vaddq_f32(vld1q_f32(out + 4), mn[1]));                                                 \
     } while (0)
+
+// ---------------------------------------------------------------- K-quants, per row
+//
+// The per-row q4_K and q6_K kernels at both levels: a super-block is 4 steps
+// of 64 quants of the row against 64 activations (loaded 16 at a time by
+// LOAD), each adding the int32 lanes STEP gives, scaled by the sub-blocks'
+// integer scales; then fl(d_y * d) * (float) lanes joins 4 float lanes by an
+// unfused multiply and add, and (q4_K) fl(d_y * dmin) * (float) (the mins
+// against the activation sums) joins a float of its own by one fused
+// multiply-add (fmaf: what the compiler made of the expression before, now
+// pinned), subtracted last. The lanes are summed by vaddvq_f32.
+#define VDK4_BODY(XT, STEP, LOAD)                                                                                 \
+    const XT * x = vx; const block_q8_K * y = vy;                                                                 \
+    float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
+    float mins = 0.0f;                                                                                            \
+    for (int i = 0; i < n / QK_K; i++) {                                                                          \
+        uint8_t sc[8], mn[8];                                                                                     \
+        k4_scales(x[i].scales, sc, mn);                                                                           \
+        int32x4_t ai = vdupq_n_s32(0);                                                                            \
+        for (int j = 0; j < 4; j++) {                                                                             \
+            const int8_t * q = y[i].qs + 64 * j;                                                                  \
+            const int8x16_t a[4] = { LOAD(q), LOAD(q + 16), LOAD(q + 32), LOAD(q + 48) };                         \
+            ai = STEP(ai, x[i].qs + 32 * j, a, sc[2 * j], sc[2 * j + 1]);                                         \
+        }                                                                                                         \
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));                                          \
+        mins = fmaf(y[i].d * H2F(x[i].dmin), (float) mins_dot_8(mn, y[i].bsums), mins);                           \
+    }                                                                                                             \
+    *s = vaddvq_f32(acc) - mins
+// q6_K: step u of half h takes 16 bytes of each quarter (sub-blocks 8h + 2k + u)
+#define VDK6_BODY(STEP, LOAD)                                                                                     \
+    const block_q6_K * x = vx; const block_q8_K * y = vy;                                                         \
+    float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
+    for (int i = 0; i < n / QK_K; i++) {                                                                          \
+        int32x4_t ai = vdupq_n_s32(0);                                                                            \
+        for (int h = 0; h < 2; h++) {                                                                             \
+            const int8_t * sc = x[i].scales + 8 * h;                                                              \
+            for (int u = 0; u < 2; u++) {                                                                         \
+                const int8_t * q = y[i].qs + 128 * h + 16 * u;                                                    \
+                const int8x16_t a[4] = { LOAD(q), LOAD(q + 32), LOAD(q + 64), LOAD(q + 96) };                     \
+                ai = STEP(ai, x[i].ql + 64 * h + 16 * u, x[i].qh + 32 * h + 16 * u, a,                            \
+                          sc[u], sc[2 + u], sc[4 + u], sc[6 + u]);                                                \
+            }                                                                                                     \
+        }                                                                                                         \
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);                                          \
+    }                                                                                                             \
+    *s = vaddvq_f32(acc)
+
+// ---------------------------------------------------------------- K-quants, 8 rows x 1 column
+//
+// mm_qmv8_fn kernels for the K-quants against one q8_K column (in lane order
+// at the dotprod level), with the bits of the per-row kernels above: row r's
+// super-block sums to the same int32 lanes through the same STEP (integer
+// sums are exact, so it does not matter that the mins and scales are
+// unpacked for 8 rows at once), each step's 64 activations are loaded once
+// for the 8 rows, and the float steps are the per-row kernel's, lane for
+// lane: fl(d_y * d_r) from one FMUL for 4 rows, the unfused multiply and add
+// per row, the mins' fused multiply-add for 4 rows, vaddvq_f32's order.
+
+// q4_K/q5_K scales of the 8 rows' blocks at byte o (of their scales field):
+// sc[r] row r's 8 sub-block scales, mi[0] (rows 0-3) and mi[1] (4-7) the
+// sums over sub-blocks of min * (the two bsums). LD3 puts the 3 words of
+// k4_scales (a, b, c) of 4 rows into lanes of A, B, C, so one vector op
+// unpacks 4 rows; the zips bring each row's 4 + 4 bytes together.
+static inline void k4_scales8(const char * const * rows, size_t o, const int16_t * bsums, int16x8_t * sc, int32x4_t * mi) {
+    const int16x8_t bs = vpaddq_s16(vld1q_s16(bsums), vld1q_s16(bsums + 8));
+    const uint32x4_t m6 = vdupq_n_u32(0x3f3f3f3fu), m4 = vdupq_n_u32(0x0f0f0f0fu), t2 = vdupq_n_u32(0x30303030u);
+    for (int g = 0; g < 2; g++) {
+        uint32x4x3_t w = { { vdupq_n_u32(0), vdupq_n_u32(0), vdupq_n_u32(0) } };
+        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 0] + o), w, 0);
+        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 1] + o), w, 1);
+        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 2] + o), w, 2);
+        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 3] + o), w, 3);
+        const uint32x4_t A = w.val[0], B = w.val[1], C = w.val[2];
+        const uint32x4_t s_lo = vandq_u32(A, m6), m_lo = vandq_u32(B, m6);
+        const uint32x4_t s_hi = vorrq_u32(vandq_u32(C, m4), vandq_u32(vshrq_n_u32(A, 2), t2));
+        const uint32x4_t m_hi = vorrq_u32(vandq_u32(vshrq_n_u32(C, 4), m4), vandq_u32(vshrq_n_u32(B, 2), t2));
+        // bytes 0-7 row 4g (2g + 1: row 4g + 2), bytes 8-15 the next row
+        const uint8x16_t s01 = vreinterpretq_u8_u32(vzip1q_u32(s_lo, s_hi)), s23 = vreinterpretq_u8_u32(vzip2q_u32(s_lo, s_hi));
+        const uint8x16_t m01 = vreinterpretq_u8_u32(vzip1q_u32(m_lo, m_hi)), m23 = vreinterpretq_u8_u32(vzip2q_u32(m_lo, m_hi));
+        sc[4 * g + 0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(s01)));
+        sc[4 * g + 1] = vreinterpretq_s16_u16(vmovl_high_u8(s01));
+        sc[4 * g + 2] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(s23)));
+        sc[4 * g + 3] = vreinterpretq_s16_u16(vmovl_high_u8(s23));
+        int32x4_t p[4];
+        const int16x8_t mr[4] = {
+            vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(m01))), vreinterpretq_s16_u16(vmovl_high_u8(m01)),
+            vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(m23))), vreinterpretq_s16_u16(vmovl_high_u8(m23)),
+        };
+        for (int t = 0; t < 4; t++) p[t] = vmlal_high_s16(vmull_s16(vget_low_s16(mr[t]), vget_low_s16(bs)), mr[t], bs);
+        mi[g] = vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
+    }
+}
+
+// acc[r] += fl(d[r] * dy) * (float) ai[r] (d: rows 0-3, 4-7), as the per-row kernels add
+static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const float32x4_t * d, float dy) {
+    const float32x4_t s[2] = { vmulq_n_f32(d[0], dy), vmulq_n_f32(d[1], dy) };
+#define QMV8_KACC(r) acc[r] = vmlaq_n_f32(acc[r], vcvtq_f32_s32(ai[r]), vgetq_lane_f32(s[(r) / 4], (r) % 4));
+    QMV8_KACC(0) QMV8_KACC(1) QMV8_KACC(2) QMV8_KACC(3) QMV8_KACC(4) QMV8_KACC(5) QMV8_KACC(6) QMV8_KACC(7)
+#undef QMV8_KACC
+}
+
+// The 8 rows of one step: ai[r] = STEP(ai[r], ...) with r a constant (scale lanes)
+#define K8_ROWS(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) \
+                        X(4, __VA_ARGS__) X(5, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
+// Each row's sum is pinned after its step: else the compiler interleaves the
+// 8 rows' steps and spills their products.
+#define K8_PIN(v) __asm__("" : "+w"(v) : : "memory")
+// SCL(v, k): the scale k of the int16 lanes v, as STEP takes it
+#define Q4K8_ROW(r, j, STEP, SCL) ai[r] = STEP(ai[r], b[r]->qs + 32 * (j), a, SCL(sc[r], 2 * (j)), SCL(sc[r], 2 * (j) + 1)); \
+                                  K8_PIN(ai[r]);
+#define Q4K8_STEP(j, STEP, SCL)                                                                                   \
+    {   const int8_t * qa = q + 64 * (j);                                                                         \
+        const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
+        K8_ROWS(Q4K8_ROW, j, STEP, SCL) }
+#define Q4K8_BODY(XT, STEP, SCL)                                                                                  \
+    int16x8_t sc[8];                                                                                              \
+    int32x4_t mi[2];                                                                                              \
+    float32x4_t dm[2];                                                                                            \
+    k4_scales8(rows, o + offsetof(XT, scales), y[i].bsums, sc, mi);                                               \
+    Q4K8_STEP(0, STEP, SCL) Q4K8_STEP(1, STEP, SCL) Q4K8_STEP(2, STEP, SCL) Q4K8_STEP(3, STEP, SCL)               \
+    qmv8_halves(rows, o + offsetof(XT, dmin), dm);                                                                \
+    mn[0] = vfmaq_f32(mn[0], vmulq_n_f32(dm[0], y[i].d), vcvtq_f32_s32(mi[0]));                                   \
+    mn[1] = vfmaq_f32(mn[1], vmulq_n_f32(dm[1], y[i].d), vcvtq_f32_s32(mi[1]));
+#define Q6K8_ROW(r, h, u, STEP, SCL)                                                                              \
+    ai[r] = STEP(ai[r], b[r]->ql + 64 * (h) + 16 * (u), b[r]->qh + 32 * (h) + 16 * (u), a,                        \
+                 SCL(sc[r], u), SCL(sc[r], 2 + (u)), SCL(sc[r], 4 + (u)), SCL(sc[r], 6 + (u)));                     \
+    K8_PIN(ai[r]);
+#define Q6K8_STEP(h, u, STEP, SCL)                                                                                \
+    {   const int8_t * qa = q + 128 * (h) + 16 * (u);                                                             \
+        const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 32), vld1q_s8(qa + 64), vld1q_s8(qa + 96) };         \
+        K8_ROWS(Q6K8_ROW, h, u, STEP, SCL) }
+#define Q6K8_HALF(h, STEP, SCL)                                                                                   \
+    {   int16x8_t sc[8];                                                                                          \
+        for (int r = 0; r < 8; r++) sc[r] = vmovl_s8(vld1_s8(b[r]->scales + 8 * (h)));                            \
+        Q6K8_STEP(h, 0, STEP, SCL) Q6K8_STEP(h, 1, STEP, SCL) }
+#define Q6K8_BODY(XT, STEP, SCL) Q6K8_HALF(0, STEP, SCL) Q6K8_HALF(1, STEP, SCL)
+
+// A kernel NAME (attributes ATTR) for XT whose super-block BODY (Q4K8_BODY,
+// Q6K8_BODY) sums ai[r] with STEP and SCL and, with MIN, the mins into mn.
+#define QMV8K_KERNEL(NAME, ATTR, XT, BODY, STEP, SCL, MIN)                                                        \
+static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, float * out, const char * pf) {     \
+    const block_q8_K * y = vy;                                                                                    \
+    float32x4_t acc[8], mn[2] = { vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                                         \
+    for (int r = 0; r < 8; r++) acc[r] = vdupq_n_f32(0.0f);                                                       \
+    for (int64_t i = 0; i < nb; i++) {                                                                            \
+        if (pf) qmv8_prefetch(pf + i * 8 * sizeof(XT), 8 * sizeof(XT));                                           \
+        const size_t o = (size_t) i * sizeof(XT);                                                                 \
+        const XT * b[8];                                                                                          \
+        for (int r = 0; r < 8; r++) b[r] = (const XT *) (rows[r] + o);                                            \
+        const int8_t * q = y[i].qs;                                                                               \
+        int32x4_t ai[8];                                                                                          \
+        for (int r = 0; r < 8; r++) ai[r] = vdupq_n_s32(0);                                                       \
+        BODY(XT, STEP, SCL)                                                                                       \
+        float32x4_t d[2];                                                                                         \
+        qmv8_halves(rows, o + offsetof(XT, d), d);                                                                \
+        qmv8_kacc(acc, ai, d, y[i].d);                                                                            \
+    }                                                                                                             \
+    qmv8_store(acc, out);                                                                                         \
+    if (MIN) {                                                                                                    \
+        vst1q_f32(out, vsubq_f32(vld1q_f32(out), mn[0]));                                                         \
+        vst1q_f32(out + 4, vsubq_f32(vld1q_f32(out + 4), mn[1]));                                                 \
+    }                                                                                                             \
+}
 
 // The iq4_xs scale of sub-block ib (6 bits stored +32: the low 4 in
 // scales_l, two per byte; the top 2 in scales_h).
