@@ -132,11 +132,24 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, boo
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
 // the K-quant steps of mm-quant-neon.c, weights permuted to trans4 order
-static inline LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const uint8_t * q, const int8x16_t * a, int32_t s0, int32_t s1) {
+static inline LM_TARGET_DOTPROD int32x4_t k4_step_sum(int32x4_t ai, const int8x16_t * x, const int8x16_t * a, int32_t s0, int32_t s1) {
+    return vmlaq_n_s32(vmlaq_n_s32(ai, dot2(x[0], a[0], x[1], a[1]), s0), dot2(x[2], a[2], x[3], a[3]), s1);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const block_q4_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
     const uint8x16_t tt = vld1q_u8(trans4);
     int8x16_t x[4];
-    k4_nibbles(vqtbl1q_u8(vld1q_u8(q), tt), vqtbl1q_u8(vld1q_u8(q + 16), tt), x);
-    return vmlaq_n_s32(vmlaq_n_s32(ai, dot2(x[0], a[0], x[1], a[1]), s0), dot2(x[2], a[2], x[3], a[3]), s1);
+    k4_nibbles(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt), x);
+    return k4_step_sum(ai, x, a, s0, s1);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    const int8x16_t sh = vdupq_n_s8((int8_t) (-2 * j));
+    int8x16_t x[4];
+    k5_values(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt),
+              vqtbl1q_u8(vshlq_u8(vld1q_u8(b->qh), sh), tt), vqtbl1q_u8(vshlq_u8(vld1q_u8(b->qh + 16), sh), tt), x);
+    return k4_step_sum(ai, x, a, s0, s1);
 }
 
 static inline LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
@@ -161,32 +174,8 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_K_q8_K(VD_ARGS, bool 
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q5_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        uint8x16_t h0 = vqtbl1q_u8(vld1q_u8(x[i].qh), tt), h1 = vqtbl1q_u8(vld1q_u8(x[i].qh + 16), tt);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
-            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
-            const int8_t * a = y[i].qs + 64 * j;
-            const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, m4), vshlq_n_u8(vandq_u8(h0, b0), 4)));
-            const int8x16_t l1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, m4), vshlq_n_u8(vandq_u8(h1, b0), 4)));
-            const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), vshlq_n_u8(vandq_u8(h0, b1), 3)));
-            const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
-            h0 = vshrq_n_u8(h0, 2);
-            h1 = vshrq_n_u8(h1, 2);
-            ai = vmlaq_n_s32(ai, dot2(l0, act16(a, tt, pre), l1, act16(a + 16, tt, pre)), sc[2 * j]);
-            ai = vmlaq_n_s32(ai, dot2(u0, act16(a + 32, tt, pre), u1, act16(a + 48, tt, pre)), sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK4_BODY(block_q5_K, q5k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
@@ -306,9 +295,10 @@ QMV8_KERNEL(qmv8_q5_0_dot, LM_TARGET_DOTPROD, block_q5_0, block_q8_0, blk_q5_0, 
 QMV8_KERNEL(qmv8_q5_1_dot, LM_TARGET_DOTPROD, block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
 QMV8_KERNEL(qmv8_q8_0_dot, LM_TARGET_DOTPROD, block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_iq4_nl_dot, LM_TARGET_DOTPROD, block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
-// scale k of the int16 lanes v as an int32 lane, for MLA by element
-#define SCL_DOT(v, k) vgetq_lane_s32((k) < 4 ? vmovl_s16(vget_low_s16(v)) : vmovl_high_s16(v), (k) & 3)
+// row r's scale of the int16 lanes t as an int32 lane, for MLA by element
+#define SCL_DOT(t, r) vgetq_lane_s32((r) < 4 ? vmovl_s16(vget_low_s16(t)) : vmovl_high_s16(t), (r) & 3)
 QMV8K_KERNEL(qmv8_q4_K_dot, LM_TARGET_DOTPROD, block_q4_K, Q4K8_BODY, q4k_step, SCL_DOT, 1)
+QMV8K_KERNEL(qmv8_q5_K_dot, LM_TARGET_DOTPROD, block_q5_K, Q4K8_BODY, q5k_step, SCL_DOT, 1)
 QMV8K_KERNEL(qmv8_q6_K_dot, LM_TARGET_DOTPROD, block_q6_K, Q6K8_BODY, q6k_step, SCL_DOT, 0)
 
 mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
@@ -320,6 +310,7 @@ mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_dot;
         case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_dot;
         case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_dot;
+        case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_dot;
         case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_dot;
         default: return NULL;
     }

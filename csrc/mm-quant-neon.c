@@ -119,47 +119,33 @@ static void vd_iq4_xs_q8_K_neon(VD_ARGS) {
 
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
-// q4_K step: the 32 quant bytes at q (sub-blocks 2j, 2j + 1) against their
-// 64 activations a[0..3], scales s0, s1. lanes: 4 products of x in [0, 15]
-static inline int32x4_t q4k_step(int32x4_t ai, const uint8_t * q, const int8x16_t * a, int16_t s0, int16_t s1) {
-    int8x16_t x[4];
-    k4_nibbles(vld1q_u8(q), vld1q_u8(q + 16), x);
+// ai + the scaled lanes of a q4_K/q5_K step: x[0..3] (sub-block 2j: x[0],
+// x[1]; 2j + 1: x[2], x[3]) against a[0..3]. lanes: 4 products of x in [0, 31]
+static inline int32x4_t k4_step_sum(int32x4_t ai, const int8x16_t * x, const int8x16_t * a, int16_t s0, int16_t s1) {
     ai = mla_scaled(ai, mla16(mul16(x[0], a[0]), x[1], a[1]), s0);
     return mla_scaled(ai, mla16(mul16(x[2], a[2]), x[3], a[3]), s1);
 }
 
-static void vd_q4_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q4_K, q4k_step, vld1q_s8); }
-
-// q5_K: q4_K plus a fifth bit per element in qh (bit 2j / 2j+1 of byte l for
-// the low / high nibbles of the j-th 32 bytes of qs). lanes: 4 products of x in [0, 31]
-static void vd_q5_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q5_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        uint8x16_t h0 = vld1q_u8(x[i].qh), h1 = vld1q_u8(x[i].qh + 16);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * j), q1 = vld1q_u8(x[i].qs + 32 * j + 16);
-            const int8_t * a = y[i].qs + 64 * j;
-            const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, m4), vshlq_n_u8(vandq_u8(h0, b0), 4)));
-            const int8x16_t l1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, m4), vshlq_n_u8(vandq_u8(h1, b0), 4)));
-            const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), vshlq_n_u8(vandq_u8(h0, b1), 3)));
-            const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
-            h0 = vshrq_n_u8(h0, 2);
-            h1 = vshrq_n_u8(h1, 2);
-            ai = mla_scaled(ai, mla16(mul16(l0, vld1q_s8(a)), l1, vld1q_s8(a + 16)), sc[2 * j]);
-            ai = mla_scaled(ai, mla16(mul16(u0, vld1q_s8(a + 32)), u1, vld1q_s8(a + 48)), sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+// q4_K step j: 32 quant bytes (sub-blocks 2j, 2j + 1) against their 64
+// activations a[0..3], scales s0, s1
+static inline int32x4_t q4k_step(int32x4_t ai, const block_q4_K * b, int j, const int8x16_t * a, int16_t s0, int16_t s1) {
+    int8x16_t x[4];
+    k4_nibbles(vld1q_u8(b->qs + 32 * j), vld1q_u8(b->qs + 32 * j + 16), x);
+    return k4_step_sum(ai, x, a, s0, s1);
 }
+
+// q5_K step j: q4_K's with a fifth bit per element in qh (bits 2j, 2j + 1 of
+// byte l for the low / high nibbles of the j-th 32 bytes of qs)
+static inline int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, const int8x16_t * a, int16_t s0, int16_t s1) {
+    const int8x16_t sh = vdupq_n_s8((int8_t) (-2 * j));
+    int8x16_t x[4];
+    k5_values(vld1q_u8(b->qs + 32 * j), vld1q_u8(b->qs + 32 * j + 16), vshlq_u8(vld1q_u8(b->qh), sh),
+              vshlq_u8(vld1q_u8(b->qh + 16), sh), x);
+    return k4_step_sum(ai, x, a, s0, s1);
+}
+
+static void vd_q4_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q4_K, q4k_step, vld1q_s8); }
+static void vd_q5_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q5_K, q5k_step, vld1q_s8); }
 
 // q6_K step: per half of 128, element l of quarter k (32 each) takes 4 bits
 // of ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of
@@ -256,8 +242,9 @@ QMV8_KERNEL(qmv8_q5_0_neon, , block_q5_0, block_q8_0, blk_q5_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_q5_1_neon, , block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
 QMV8_KERNEL(qmv8_q8_0_neon, , block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_iq4_nl_neon, , block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
-#define SCL_NEON(v, k) vgetq_lane_s16(v, k)
+#define SCL_NEON(t, r) vgetq_lane_s16(t, r)
 QMV8K_KERNEL(qmv8_q4_K_neon, , block_q4_K, Q4K8_BODY, q4k_step, SCL_NEON, 1)
+QMV8K_KERNEL(qmv8_q5_K_neon, , block_q5_K, Q4K8_BODY, q5k_step, SCL_NEON, 1)
 QMV8K_KERNEL(qmv8_q6_K_neon, , block_q6_K, Q6K8_BODY, q6k_step, SCL_NEON, 0)
 
 mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
@@ -269,6 +256,7 @@ mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_neon;
         case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_neon;
         case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_neon;
+        case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_neon;
         case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_neon;
         default: return NULL;
     }

@@ -89,6 +89,16 @@ static inline void k4_nibbles(uint8x16_t q0, uint8x16_t q1, int8x16_t * x) {
     x[3] = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
 }
 
+// q5_K: k4_nibbles plus the fifth bits, bit 0 of h0, h1 for x[0], x[1] and
+// bit 1 for x[2], x[3], put in place by SLI / SRI
+static inline void k5_values(uint8x16_t q0, uint8x16_t q1, uint8x16_t h0, uint8x16_t h1, int8x16_t * x) {
+    const uint8x16_t b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
+    x[0] = vreinterpretq_s8_u8(vsliq_n_u8(q0, vandq_u8(h0, b0), 4));
+    x[1] = vreinterpretq_s8_u8(vsliq_n_u8(q1, vandq_u8(h1, b0), 4));
+    x[2] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h0, b1), 3), q0, 4));
+    x[3] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h1, b1), 3), q1, 4));
+}
+
 // The values (less 32) of 16 elements of each quarter k of a q6_K half: the
 // low 4 bits from l0 (quarters 0, 2: low, high nibbles) or l1 (1, 3), the
 // top 2 bits at bits 2k of hb. SLI / SRI put both parts in place in one op.
@@ -238,10 +248,11 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
 
 // ---------------------------------------------------------------- K-quants, per row
 //
-// The per-row q4_K and q6_K kernels at both levels: a super-block is 4 steps
-// of 64 quants of the row against 64 activations (loaded 16 at a time by
-// LOAD), each adding the int32 lanes STEP gives, scaled by the sub-blocks'
-// integer scales; then fl(d_y * d) * (float) lanes joins 4 float lanes by an
+// The per-row q4_K, q5_K and q6_K kernels at both levels: a super-block is 4
+// steps of 64 quants of the row against 64 activations (loaded 16 at a time
+// by LOAD), each adding the int32 lanes STEP gives, scaled by the
+// sub-blocks' integer scales (q4_K/q5_K: STEP(ai, block, j, a, s0, s1) for
+// sub-blocks 2j, 2j + 1); then fl(d_y * d) * (float) lanes joins 4 float lanes by an
 // unfused multiply and add, and (q4_K) fl(d_y * dmin) * (float) (the mins
 // against the activation sums) joins a float of its own by one fused
 // multiply-add (fmaf: what the compiler made of the expression before, now
@@ -257,7 +268,7 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
         for (int j = 0; j < 4; j++) {                                                                             \
             const int8_t * q = y[i].qs + 64 * j;                                                                  \
             const int8x16_t a[4] = { LOAD(q), LOAD(q + 16), LOAD(q + 32), LOAD(q + 48) };                         \
-            ai = STEP(ai, x[i].qs + 32 * j, a, sc[2 * j], sc[2 * j + 1]);                                         \
+            ai = STEP(ai, &x[i], j, a, sc[2 * j], sc[2 * j + 1]);                                                 \
         }                                                                                                         \
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));                                          \
         mins = fmaf(y[i].d * H2F(x[i].dmin), (float) mins_dot_8(mn, y[i].bsums), mins);                           \
@@ -293,39 +304,85 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
 // lane: fl(d_y * d_r) from one FMUL for 4 rows, the unfused multiply and add
 // per row, the mins' fused multiply-add for 4 rows, vaddvq_f32's order.
 
-// q4_K/q5_K scales of the 8 rows' blocks at byte o (of their scales field):
-// sc[r] row r's 8 sub-block scales, mi[0] (rows 0-3) and mi[1] (4-7) the
-// sums over sub-blocks of min * (the two bsums). LD3 puts the 3 words of
-// k4_scales (a, b, c) of 4 rows into lanes of A, B, C, so one vector op
-// unpacks 4 rows; the zips bring each row's 4 + 4 bytes together.
-static inline void k4_scales8(const char * const * rows, size_t o, const int16_t * bsums, int16x8_t * sc, int32x4_t * mi) {
-    const int16x8_t bs = vpaddq_s16(vld1q_s16(bsums), vld1q_s16(bsums + 8));
-    const uint32x4_t m6 = vdupq_n_u32(0x3f3f3f3fu), m4 = vdupq_n_u32(0x0f0f0f0fu), t2 = vdupq_n_u32(0x30303030u);
+// Bytes of 8 rows side by side: g0 holds a 32-bit word of each of rows
+// 0-3, g1 of rows 4-7. Two levels of UZP gather byte 0 of the 8 words into
+// bytes 0-7 of t[0] and byte 1 into bytes 8-15; t[1] the same of bytes 2, 3:
+// sub-blocks' scales (or mins) with the rows as lanes, for multiplies by
+// element.
+static inline void k8_transpose(uint8x16_t g0, uint8x16_t g1, uint8x16_t * t) {
+    const uint8x16_t e = vuzp1q_u8(g0, g1), o = vuzp2q_u8(g0, g1); // bytes 0, 2 / 1, 3 of each word
+    t[0] = vuzp1q_u8(e, o);
+    t[1] = vuzp2q_u8(e, o);
+}
+
+// Words 0-2 of 4 rows at byte o, a row per lane: w[k] lane t = word k of
+// row t (16-byte loads and a 4x4 transpose: LD3 to lanes went through the
+// stack with GCC 12). Reads 16 bytes a row.
+static inline void k8_words3(const char * const * rows, size_t o, uint32x4_t * w) {
+    const uint32x4_t r0 = vld1q_u32((const uint32_t *) (rows[0] + o)), r1 = vld1q_u32((const uint32_t *) (rows[1] + o));
+    const uint32x4_t r2 = vld1q_u32((const uint32_t *) (rows[2] + o)), r3 = vld1q_u32((const uint32_t *) (rows[3] + o));
+    const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(r0, r1)), t1 = vreinterpretq_u64_u32(vtrn2q_u32(r0, r1));
+    const uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(r2, r3)), t3 = vreinterpretq_u64_u32(vtrn2q_u32(r2, r3));
+    w[0] = vreinterpretq_u32_u64(vtrn1q_u64(t0, t2));
+    w[1] = vreinterpretq_u32_u64(vtrn1q_u64(t1, t3));
+    w[2] = vreinterpretq_u32_u64(vtrn2q_u64(t0, t2));
+}
+
+// q4_K/q5_K scales and mins of 4 rows' blocks at byte o (their scales
+// field), as in k4_scales with a row per 32-bit lane (words a, b, c in A,
+// B, C). sl: scales 0-3, sh: 4-7 (ml, mh: the mins), byte k of lane t
+// sub-block k (4 + k) of row t.
+static inline void k4_unpack4(const char * const * rows, size_t o, uint8x16_t * sl, uint8x16_t * sh, uint8x16_t * ml,
+                              uint8x16_t * mh) {
+    uint32x4_t w[3];
+    k8_words3(rows, o, w);
+    const uint8x16_t A = vreinterpretq_u8_u32(w[0]), B = vreinterpretq_u8_u32(w[1]), C = vreinterpretq_u8_u32(w[2]);
+    const uint8x16_t m6 = vdupq_n_u8(0x3f), m4 = vdupq_n_u8(0x0f), t2 = vdupq_n_u8(0x30);
+    *sl = vandq_u8(A, m6);
+    *ml = vandq_u8(B, m6);
+    *sh = vorrq_u8(vandq_u8(C, m4), vandq_u8(vshrq_n_u8(A, 2), t2));
+    *mh = vorrq_u8(vshrq_n_u8(C, 4), vandq_u8(vshrq_n_u8(B, 2), t2));
+}
+
+// The 8 rows' q4_K/q5_K scales, sub-block k in half k % 2 of ts[k / 2] (see
+// k8_transpose), and mi[0] (rows 0-3), mi[1] (4-7): the sums over
+// sub-blocks k of min k * bs[k] (bs: the activations' sums of 32), by
+// element of bs.
+#define K4_MINS(t, k)                                                                                             \
+    {   const int16x8_t u_ = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(t)));                                    \
+        const int16x8_t v_ = vreinterpretq_s16_u16(vmovl_high_u8(t));                                            \
+        lo = vmlal_laneq_s16(lo, vget_low_s16(u_), bs, k); hi = vmlal_high_laneq_s16(hi, u_, bs, k);              \
+        lo = vmlal_laneq_s16(lo, vget_low_s16(v_), bs, (k) + 1); hi = vmlal_high_laneq_s16(hi, v_, bs, (k) + 1); }
+static inline void k4_scales8(const char * const * rows, size_t o, int16x8_t bs, uint8x16_t * ts, int32x4_t * mi) {
+    uint8x16_t sl[2], sh[2], ml[2], mh[2], tm[4];
+    k4_unpack4(rows, o, &sl[0], &sh[0], &ml[0], &mh[0]);
+    k4_unpack4(rows + 4, o, &sl[1], &sh[1], &ml[1], &mh[1]);
+    k8_transpose(sl[0], sl[1], ts);
+    k8_transpose(sh[0], sh[1], ts + 2);
+    k8_transpose(ml[0], ml[1], tm);
+    k8_transpose(mh[0], mh[1], tm + 2);
+    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+    K4_MINS(tm[0], 0) K4_MINS(tm[1], 2) K4_MINS(tm[2], 4) K4_MINS(tm[3], 6)
+    mi[0] = lo;
+    mi[1] = hi;
+}
+#undef K4_MINS
+
+// q6_K: the 8 int8 scales of a half of the 8 rows' blocks at byte o, scale k
+// in half k % 2 of ts[k / 2] (8 bytes a row, words 0 and 1 of 4 rows parted
+// by UZP, then k8_transpose).
+static inline void q6k_scales8(const char * const * rows, size_t o, uint8x16_t * ts) {
+    uint32x4_t w[2][2];
     for (int g = 0; g < 2; g++) {
-        uint32x4x3_t w = { { vdupq_n_u32(0), vdupq_n_u32(0), vdupq_n_u32(0) } };
-        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 0] + o), w, 0);
-        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 1] + o), w, 1);
-        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 2] + o), w, 2);
-        w = vld3q_lane_u32((const uint32_t *) (rows[4 * g + 3] + o), w, 3);
-        const uint32x4_t A = w.val[0], B = w.val[1], C = w.val[2];
-        const uint32x4_t s_lo = vandq_u32(A, m6), m_lo = vandq_u32(B, m6);
-        const uint32x4_t s_hi = vorrq_u32(vandq_u32(C, m4), vandq_u32(vshrq_n_u32(A, 2), t2));
-        const uint32x4_t m_hi = vorrq_u32(vandq_u32(vshrq_n_u32(C, 4), m4), vandq_u32(vshrq_n_u32(B, 2), t2));
-        // bytes 0-7 row 4g (2g + 1: row 4g + 2), bytes 8-15 the next row
-        const uint8x16_t s01 = vreinterpretq_u8_u32(vzip1q_u32(s_lo, s_hi)), s23 = vreinterpretq_u8_u32(vzip2q_u32(s_lo, s_hi));
-        const uint8x16_t m01 = vreinterpretq_u8_u32(vzip1q_u32(m_lo, m_hi)), m23 = vreinterpretq_u8_u32(vzip2q_u32(m_lo, m_hi));
-        sc[4 * g + 0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(s01)));
-        sc[4 * g + 1] = vreinterpretq_s16_u16(vmovl_high_u8(s01));
-        sc[4 * g + 2] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(s23)));
-        sc[4 * g + 3] = vreinterpretq_s16_u16(vmovl_high_u8(s23));
-        int32x4_t p[4];
-        const int16x8_t mr[4] = {
-            vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(m01))), vreinterpretq_s16_u16(vmovl_high_u8(m01)),
-            vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(m23))), vreinterpretq_s16_u16(vmovl_high_u8(m23)),
-        };
-        for (int t = 0; t < 4; t++) p[t] = vmlal_high_s16(vmull_s16(vget_low_s16(mr[t]), vget_low_s16(bs)), mr[t], bs);
-        mi[g] = vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
+        const uint32x4_t r01 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[4 * g] + o),
+                                                                vld1_u8((const uint8_t *) rows[4 * g + 1] + o)));
+        const uint32x4_t r23 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[4 * g + 2] + o),
+                                                                vld1_u8((const uint8_t *) rows[4 * g + 3] + o)));
+        w[g][0] = vuzp1q_u32(r01, r23);
+        w[g][1] = vuzp2q_u32(r01, r23);
     }
+    k8_transpose(vreinterpretq_u8_u32(w[0][0]), vreinterpretq_u8_u32(w[1][0]), ts);
+    k8_transpose(vreinterpretq_u8_u32(w[0][1]), vreinterpretq_u8_u32(w[1][1]), ts + 2);
 }
 
 // acc[r] += fl(d[r] * dy) * (float) ai[r] (d: rows 0-3, 4-7), as the per-row kernels add
@@ -339,54 +396,71 @@ static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const floa
 // The 8 rows of one step: ai[r] = STEP(ai[r], ...) with r a constant (scale lanes)
 #define K8_ROWS(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) \
                         X(4, __VA_ARGS__) X(5, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
-// Each row's sum is pinned after its step: else the compiler interleaves the
-// 8 rows' steps and spills their products.
-#define K8_PIN(v) __asm__("" : "+w"(v) : : "memory")
-// SCL(v, k): the scale k of the int16 lanes v, as STEP takes it
-#define Q4K8_ROW(r, j, STEP, SCL) ai[r] = STEP(ai[r], b[r]->qs + 32 * (j), a, SCL(sc[r], 2 * (j)), SCL(sc[r], 2 * (j) + 1)); \
-                                  K8_PIN(ai[r]);
+// Each row's sum is pinned after its step, and the next row's weights and
+// the activations behind it (their addresses made to depend on the pin):
+// else the compiler hoists the 8 rows' loads and steps into one another
+// and spills. The empty asm orders the compiler only, not the CPU.
+#define K8_PIN(v, r) __asm__("" : "+w"(v), "+r"(b[((r) + 1) % 8]), "+r"(q))
+// ts[k / 2], pinned behind the last row's step (else all steps' scales are
+// widened at once and spilled)
+#define K8_TS(k) ({ uint8x16_t t_ = ts[(k) / 2]; __asm__("" : "+w"(t_) : "r"(q)); t_; })
+// t0..t3: the step's scales with the rows as int16 lanes; SCL(t, r) row r's
+// as STEP takes it
+#define Q4K8_ROW(r, j, STEP, SCL)                                                                                 \
+    ai[r] = STEP(ai[r], b[r], j, a, SCL(t0, r), SCL(t1, r));                                                      \
+    K8_PIN(ai[r], r);
 #define Q4K8_STEP(j, STEP, SCL)                                                                                   \
     {   const int8_t * qa = q + 64 * (j);                                                                         \
         const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
+        const uint8x16_t tp = K8_TS(2 * (j));                                                                     \
+        const int16x8_t t0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(tp)));                                   \
+        const int16x8_t t1 = vreinterpretq_s16_u16(vmovl_high_u8(tp));                                           \
         K8_ROWS(Q4K8_ROW, j, STEP, SCL) }
 #define Q4K8_BODY(XT, STEP, SCL)                                                                                  \
-    int16x8_t sc[8];                                                                                              \
+    uint8x16_t ts[4];                                                                                             \
     int32x4_t mi[2];                                                                                              \
     float32x4_t dm[2];                                                                                            \
-    k4_scales8(rows, o + offsetof(XT, scales), y[i].bsums, sc, mi);                                               \
+    k4_scales8(rows, o + offsetof(XT, scales), vpaddq_s16(vld1q_s16(y[i].bsums), vld1q_s16(y[i].bsums + 8)),      \
+               ts, mi);                                                                                           \
     Q4K8_STEP(0, STEP, SCL) Q4K8_STEP(1, STEP, SCL) Q4K8_STEP(2, STEP, SCL) Q4K8_STEP(3, STEP, SCL)               \
     qmv8_halves(rows, o + offsetof(XT, dmin), dm);                                                                \
     mn[0] = vfmaq_f32(mn[0], vmulq_n_f32(dm[0], y[i].d), vcvtq_f32_s32(mi[0]));                                   \
     mn[1] = vfmaq_f32(mn[1], vmulq_n_f32(dm[1], y[i].d), vcvtq_f32_s32(mi[1]));
 #define Q6K8_ROW(r, h, u, STEP, SCL)                                                                              \
     ai[r] = STEP(ai[r], b[r]->ql + 64 * (h) + 16 * (u), b[r]->qh + 32 * (h) + 16 * (u), a,                        \
-                 SCL(sc[r], u), SCL(sc[r], 2 + (u)), SCL(sc[r], 4 + (u)), SCL(sc[r], 6 + (u)));                     \
-    K8_PIN(ai[r]);
+                 SCL(t0, r), SCL(t1, r), SCL(t2, r), SCL(t3, r));                                                 \
+    K8_PIN(ai[r], r);
+// the signed scale 2k + u of the 8 rows as int16 lanes
+#define Q6K8_SC(k, u) ((u) ? vmovl_high_s8(vreinterpretq_s8_u8(K8_TS(2 * (k)))) : vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(K8_TS(2 * (k))))))
+// step u of half h: the half's scales u + 2k, k = 0..3
 #define Q6K8_STEP(h, u, STEP, SCL)                                                                                \
     {   const int8_t * qa = q + 128 * (h) + 16 * (u);                                                             \
         const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 32), vld1q_s8(qa + 64), vld1q_s8(qa + 96) };         \
+        const int16x8_t t0 = Q6K8_SC(0, u), t1 = Q6K8_SC(1, u), t2 = Q6K8_SC(2, u), t3 = Q6K8_SC(3, u);           \
         K8_ROWS(Q6K8_ROW, h, u, STEP, SCL) }
 #define Q6K8_HALF(h, STEP, SCL)                                                                                   \
-    {   int16x8_t sc[8];                                                                                          \
-        for (int r = 0; r < 8; r++) sc[r] = vmovl_s8(vld1_s8(b[r]->scales + 8 * (h)));                            \
+    {   uint8x16_t ts[4];                                                                                         \
+        q6k_scales8(rows, o + offsetof(block_q6_K, scales) + 8 * (h), ts);                                        \
         Q6K8_STEP(h, 0, STEP, SCL) Q6K8_STEP(h, 1, STEP, SCL) }
 #define Q6K8_BODY(XT, STEP, SCL) Q6K8_HALF(0, STEP, SCL) Q6K8_HALF(1, STEP, SCL)
 
 // A kernel NAME (attributes ATTR) for XT whose super-block BODY (Q4K8_BODY,
 // Q6K8_BODY) sums ai[r] with STEP and SCL and, with MIN, the mins into mn.
+#define K8_ZERO(r, v, z) v[r] = z;
+#define K8_BLOCK(r, XT) b[r] = (const XT *) (rows[r] + o);
 #define QMV8K_KERNEL(NAME, ATTR, XT, BODY, STEP, SCL, MIN)                                                        \
 static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, float * out, const char * pf) {     \
     const block_q8_K * y = vy;                                                                                    \
     float32x4_t acc[8], mn[2] = { vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                                         \
-    for (int r = 0; r < 8; r++) acc[r] = vdupq_n_f32(0.0f);                                                       \
+    K8_ROWS(K8_ZERO, acc, vdupq_n_f32(0.0f))                                                                      \
     for (int64_t i = 0; i < nb; i++) {                                                                            \
         if (pf) qmv8_prefetch(pf + i * 8 * sizeof(XT), 8 * sizeof(XT));                                           \
         const size_t o = (size_t) i * sizeof(XT);                                                                 \
         const XT * b[8];                                                                                          \
-        for (int r = 0; r < 8; r++) b[r] = (const XT *) (rows[r] + o);                                            \
+        K8_ROWS(K8_BLOCK, XT)                                                                                     \
         const int8_t * q = y[i].qs;                                                                               \
         int32x4_t ai[8];                                                                                          \
-        for (int r = 0; r < 8; r++) ai[r] = vdupq_n_s32(0);                                                       \
+        K8_ROWS(K8_ZERO, ai, vdupq_n_s32(0))                                                                      \
         BODY(XT, STEP, SCL)                                                                                       \
         float32x4_t d[2];                                                                                         \
         qmv8_halves(rows, o + offsetof(XT, d), d);                                                                \
