@@ -147,94 +147,54 @@ static inline int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, cons
 static void vd_q4_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q4_K, q4k_step, vld1q_s8); }
 static void vd_q5_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q5_K, q5k_step, vld1q_s8); }
 
-// q6_K step: per half of 128, element l of quarter k (32 each) takes 4 bits
-// of ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of
-// qh[l]; the scale of its 16 is scales[2k + l / 16]. A step is one 16 of
-// each quarter: ql, qh at its first byte, scales s0..s3 of the quarters.
-// lanes: 2 products of x in [-32, 31]
-static inline int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
-                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
-    int8x16_t v[4];
-    q6k_values(vld1q_u8(ql), vld1q_u8(ql + 32), vld1q_u8(qh), v);
+// ai + 4 sub-blocks of 16: v[k] against a[k], scaled by s0..s3 (the steps
+// of q2_K, q3_K, q6_K). lanes: 2 products of x in [-32, 31]
+static inline int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
+                                     int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
     ai = mla_scaled(ai, mul16(v[0], a[0]), s0);
     ai = mla_scaled(ai, mul16(v[1], a[1]), s1);
     ai = mla_scaled(ai, mul16(v[2], a[2]), s2);
     return mla_scaled(ai, mul16(v[3], a[3]), s3);
 }
 
+// q6_K step: per half of 128, element l of quarter k (32 each) takes 4 bits
+// of ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of
+// qh[l]; the scale of its 16 is scales[2k + l / 16]. A step is one 16 of
+// each quarter: ql, qh at its first byte, scales s0..s3 of the quarters.
+static inline int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    int8x16_t v[4];
+    q6k_values(vld1q_u8(ql), vld1q_u8(ql + 32), vld1q_u8(qh), v);
+    return k16_step_sum(ai, v, a, s0, s1, s2, s3);
+}
+
 static void vd_q6_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK6_BODY(q6k_step, vld1q_s8); }
 
 // q2_K: 16 sub-blocks of 16; sub-block 8h + 2s + p holds bits 2s..2s+1 of
-// qs[32h + 16p + l] and scale | min << 4 in scales[8h + 2s + p].
-// lanes: 2 products of x in [0, 3]
-static void vd_q2_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q2_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m3 = vdupq_n_u8(3);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[16];
-        const int32_t mi = q2k_scales_mins(&x[i], y[i].bsums, sc);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
-            const int8_t * a = y[i].qs + 128 * h;
-            const uint8_t * sh = sc + 8 * h;
-            // shift 0, 2, 4, 6 (unrolled: the shift must be a constant)
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(q0, m3)), vld1q_s8(a)), sh[0]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(q1, m3)), vld1q_s8(a + 16)), sh[1]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), vld1q_s8(a + 32)), sh[2]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), vld1q_s8(a + 48)), sh[3]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), vld1q_s8(a + 64)), sh[4]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), vld1q_s8(a + 80)), sh[5]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), vld1q_s8(a + 96)), sh[6]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), vld1q_s8(a + 112)), sh[7]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
-    }
-    *s = vaddvq_f32(acc) - mins;
+// qs[32h + 16p + l] and scale | min << 4 in scales[8h + 2s + p]. Step j
+// (h = j / 2) takes groups s = 2 (j % 2), 2 (j % 2) + 1. q3_K: the same
+// packing of the low 2 bits; the third bit of element 16p + l of group
+// (h, s) is bit 4h + s of hmask[16p + l] (hm, with third), and a clear bit
+// subtracts 4. lanes: 2 products of x in [-4, 3]
+static inline int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    const uint8_t * q = qs + 32 * (j / 2);
+    const uint8x16_t z = vdupq_n_u8(0);
+    int8x16_t v[4];
+    k23_values(vld1q_u8(q), vld1q_u8(q + 16), third ? vld1q_u8(hm) : z, third ? vld1q_u8(hm + 16) : z, third, j, v);
+    return k16_step_sum(ai, v, a, s0, s1, s2, s3);
+}
+static inline int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    return k23_step(ai, b->qs, NULL, false, j, a, s0, s1, s2, s3);
+}
+static inline int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    return k23_step(ai, b->qs, b->hmask, true, j, a, s0, s1, s2, s3);
 }
 
-// q3_K: q2_K's packing of the low 2 bits; the third bit of element 16p + l
-// of sub-block group (h, s) is bit 4h + s of hmask[16p + l], and a clear bit
-// subtracts 4. lanes: 2 products of x in [-4, 3]
-static void vd_q3_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q3_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int8_t sc[16];
-        q3k_scales(x[i].scales, sc);
-        const uint8x16_t hm0 = vld1q_u8(x[i].hmask), hm1 = vld1q_u8(x[i].hmask + 16);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
-            const int8_t * a = y[i].qs + 128 * h;
-            const int8_t * sh = sc + 8 * h;
-            // the third bits of group s: a -4 where clear
-#define Q3_PAIR(S, LO0, LO1)                                                                            \
-            do {                                                                                        \
-                const uint8x16_t bit = vdupq_n_u8((uint8_t) (1u << (4 * h + (S))));                     \
-                const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, bit));                               \
-                const uint8x16_t n1 = vbicq_u8(four, vtstq_u8(hm1, bit));                               \
-                const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(LO0), vreinterpretq_s8_u8(n0));       \
-                const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(LO1), vreinterpretq_s8_u8(n1));       \
-                ai = mla_scaled(ai, mul16(v0, vld1q_s8(a + 32 * (S))), sh[2 * (S)]);                    \
-                ai = mla_scaled(ai, mul16(v1, vld1q_s8(a + 32 * (S) + 16)), sh[2 * (S) + 1]);           \
-            } while (0)
-            Q3_PAIR(0, vandq_u8(q0, m3), vandq_u8(q1, m3));
-            Q3_PAIR(1, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3));
-            Q3_PAIR(2, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3));
-            Q3_PAIR(3, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6));
-#undef Q3_PAIR
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-    }
-    *s = vaddvq_f32(acc);
-}
+static void vd_q2_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK2_BODY(q2k_step, vld1q_s8); }
+static void vd_q3_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK3_BODY(q3k_step, vld1q_s8); }
 
 QMV8_KERNEL(qmv8_q4_0_neon, , block_q4_0, block_q8_0, blk_q4_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_q4_1_neon, , block_q4_1, block_q8_1, blk_q4_1, QMV8_MIN)
@@ -243,6 +203,8 @@ QMV8_KERNEL(qmv8_q5_1_neon, , block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
 QMV8_KERNEL(qmv8_q8_0_neon, , block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_iq4_nl_neon, , block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
 #define SCL_NEON(t, r) vgetq_lane_s16(t, r)
+QMV8K_KERNEL(qmv8_q2_K_neon, , block_q2_K, Q2K8_BODY, q2k_step, SCL_NEON, 1)
+QMV8K_KERNEL(qmv8_q3_K_neon, , block_q3_K, Q3K8_BODY, q3k_step, SCL_NEON, 0)
 QMV8K_KERNEL(qmv8_q4_K_neon, , block_q4_K, Q4K8_BODY, q4k_step, SCL_NEON, 1)
 QMV8K_KERNEL(qmv8_q5_K_neon, , block_q5_K, Q4K8_BODY, q5k_step, SCL_NEON, 1)
 QMV8K_KERNEL(qmv8_q6_K_neon, , block_q6_K, Q6K8_BODY, q6k_step, SCL_NEON, 0)
@@ -255,6 +217,8 @@ mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q5_1:   return qmv8_q5_1_neon;
         case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_neon;
         case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_neon;
+        case LM_GGML_TYPE_Q2_K:   return qmv8_q2_K_neon;
+        case LM_GGML_TYPE_Q3_K:   return qmv8_q3_K_neon;
         case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_neon;
         case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_neon;
         case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_neon;

@@ -51,8 +51,8 @@ static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
 
 // The q2_K super-block's 16 sub-block scales (low nibbles of scales[]) into
 // sc; returns the sum over the 16 of min j (high nibble of scales[j]) * bsums[j].
-static inline int32_t q2k_scales_mins(const block_q2_K * b, const int16_t * bsums, uint8_t * sc) {
-    const uint8x16_t scv = vld1q_u8(b->scales);
+static inline int32_t q2k_scales_mins(const uint8_t * scales, const int16_t * bsums, uint8_t * sc) {
+    const uint8x16_t scv = vld1q_u8(scales);
     vst1q_u8(sc, vandq_u8(scv, vdupq_n_u8(0xF)));
     const uint8x16_t mv = vshrq_n_u8(scv, 4);
     const int16x8_t b0 = vld1q_s16(bsums), b1 = vld1q_s16(bsums + 8);
@@ -109,6 +109,22 @@ static inline void q6k_values(uint8x16_t l0, uint8x16_t l1, uint8x16_t hb, int8x
     v[1] = vsubq_s8(vreinterpretq_s8_u8(vsliq_n_u8(l1, vandq_u8(h2, m2), 4)), off);
     v[2] = vsubq_s8(vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(hb, m3), l0, 4)), off);
     v[3] = vsubq_s8(vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(h2, m3), l1, 4)), off);
+}
+
+// The values of q2_K/q3_K step j (groups 2j, 2j + 1 of 16-byte halves q0,
+// q1): the 2-bit fields at bit 4 (j % 2) into v[0], v[1], at 4 (j % 2) + 2
+// into v[2], v[3]; with third (q3_K), less 4 where the third bit is clear
+// (bit 2j of hm0, hm1 for v[0], v[1]; bit 2j + 1 for v[2], v[3]).
+static inline void k23_values(uint8x16_t q0, uint8x16_t q1, uint8x16_t hm0, uint8x16_t hm1, bool third, int j, int8x16_t * v) {
+    const int8x16_t s0 = vdupq_n_s8((int8_t) (-4 * (j & 1))), s1 = vdupq_n_s8((int8_t) (-4 * (j & 1) - 2));
+    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+    const uint8x16_t b0 = vdupq_n_u8((uint8_t) (1u << (2 * j))), b1 = vdupq_n_u8((uint8_t) (2u << (2 * j)));
+    const uint8x16_t x[4] = { vandq_u8(vshlq_u8(q0, s0), m3), vandq_u8(vshlq_u8(q1, s0), m3),
+                              vandq_u8(vshlq_u8(q0, s1), m3), vandq_u8(vshlq_u8(q1, s1), m3) };
+    const uint8x16_t h[4] = { hm0, hm1, hm0, hm1 }, b[4] = { b0, b0, b1, b1 };
+    for (int k = 0; k < 4; k++) {
+        v[k] = vreinterpretq_s8_u8(third ? vsubq_u8(x[k], vbicq_u8(four, vtstq_u8(h[k], b[k]))) : x[k]);
+    }
 }
 
 // The 16 6-bit scales of q3_K (stored +32): low nibbles in bytes 0-7 (sub-blocks
@@ -248,32 +264,51 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
 
 // ---------------------------------------------------------------- K-quants, per row
 //
-// The per-row q4_K, q5_K and q6_K kernels at both levels: a super-block is 4
-// steps of 64 quants of the row against 64 activations (loaded 16 at a time
-// by LOAD), each adding the int32 lanes STEP gives, scaled by the
-// sub-blocks' integer scales (q4_K/q5_K: STEP(ai, block, j, a, s0, s1) for
-// sub-blocks 2j, 2j + 1); then fl(d_y * d) * (float) lanes joins 4 float lanes by an
-// unfused multiply and add, and (q4_K) fl(d_y * dmin) * (float) (the mins
-// against the activation sums) joins a float of its own by one fused
-// multiply-add (fmaf: what the compiler made of the expression before, now
-// pinned), subtracted last. The lanes are summed by vaddvq_f32.
-#define VDK4_BODY(XT, STEP, LOAD)                                                                                 \
+// The per-row q2_K..q6_K kernels at both levels: a super-block is 4 steps
+// of 64 quants of the row against 64 activations (loaded 16 at a time by
+// LOAD), each adding the int32 lanes STEP gives, scaled by the sub-blocks'
+// integer scales (STEP(ai, block, j, a, scales of step j): 2 of 32 for
+// q4_K/q5_K, 4 of 16 for q2_K/q3_K); then fl(d_y * d) * (float) lanes joins
+// 4 float lanes by an unfused multiply and add, and, for the types with
+// mins, fl(d_y * dmin) * (float) mi (the mins against the activation sums,
+// from SCALES) joins a float of its own by one fused multiply-add (fmaf:
+// what the compiler made of the expression before, now pinned), subtracted
+// last. The lanes are summed by vaddvq_f32.
+#define VDK_BODY(XT, SCT, SCALES, STEP, SCARGS, LOAD, MINS)                                                       \
     const XT * x = vx; const block_q8_K * y = vy;                                                                 \
     float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
     float mins = 0.0f;                                                                                            \
     for (int i = 0; i < n / QK_K; i++) {                                                                          \
-        uint8_t sc[8], mn[8];                                                                                     \
-        k4_scales(x[i].scales, sc, mn);                                                                           \
+        SCT sc[16];                                                                                               \
+        const int32_t mi = SCALES(x[i].scales, y[i].bsums, sc);                                                   \
         int32x4_t ai = vdupq_n_s32(0);                                                                            \
         for (int j = 0; j < 4; j++) {                                                                             \
             const int8_t * q = y[i].qs + 64 * j;                                                                  \
             const int8x16_t a[4] = { LOAD(q), LOAD(q + 16), LOAD(q + 32), LOAD(q + 48) };                         \
-            ai = STEP(ai, &x[i], j, a, sc[2 * j], sc[2 * j + 1]);                                                 \
+            ai = STEP(ai, &x[i], j, a, SCARGS(sc, j));                                                            \
         }                                                                                                         \
         acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));                                          \
-        mins = fmaf(y[i].d * H2F(x[i].dmin), (float) mins_dot_8(mn, y[i].bsums), mins);                           \
+        MINS(mins, mi);                                                                                           \
     }                                                                                                             \
     *s = vaddvq_f32(acc) - mins
+#define VDK_MINS(mins, mi) mins = fmaf(y[i].d * H2F(x[i].dmin), (float) (mi), mins)
+#define VDK_NO_MINS(mins, mi) (void) (mi)
+#define VDK_SC2(sc, j) sc[2 * (j)], sc[2 * (j) + 1]
+#define VDK_SC4(sc, j) sc[4 * (j)], sc[4 * (j) + 1], sc[4 * (j) + 2], sc[4 * (j) + 3]
+// SCALES of q4_K/q5_K, q3_K (no mins)
+static inline int32_t k4_scales_mins(const uint8_t * q, const int16_t * bsums, uint8_t * sc) {
+    uint8_t mn[8];
+    k4_scales(q, sc, mn);
+    return mins_dot_8(mn, bsums);
+}
+static inline int32_t q3k_scales_0(const uint8_t * q, const int16_t * bsums, int8_t * sc) {
+    (void) bsums;
+    q3k_scales(q, sc);
+    return 0;
+}
+#define VDK4_BODY(XT, STEP, LOAD) VDK_BODY(XT, uint8_t, k4_scales_mins, STEP, VDK_SC2, LOAD, VDK_MINS)
+#define VDK2_BODY(STEP, LOAD) VDK_BODY(block_q2_K, uint8_t, q2k_scales_mins, STEP, VDK_SC4, LOAD, VDK_MINS)
+#define VDK3_BODY(STEP, LOAD) VDK_BODY(block_q3_K, int8_t, q3k_scales_0, STEP, VDK_SC4, LOAD, VDK_NO_MINS)
 // q6_K: step u of half h takes 16 bytes of each quarter (sub-blocks 8h + 2k + u)
 #define VDK6_BODY(STEP, LOAD)                                                                                     \
     const block_q6_K * x = vx; const block_q8_K * y = vy;                                                         \
@@ -315,10 +350,10 @@ static inline void k8_transpose(uint8x16_t g0, uint8x16_t g1, uint8x16_t * t) {
     t[1] = vuzp2q_u8(e, o);
 }
 
-// Words 0-2 of 4 rows at byte o, a row per lane: w[k] lane t = word k of
-// row t (16-byte loads and a 4x4 transpose: LD3 to lanes went through the
-// stack with GCC 12). Reads 16 bytes a row.
-static inline void k8_words3(const char * const * rows, size_t o, uint32x4_t * w) {
+// The 4 words of 16 bytes at byte o of 4 rows, a row per lane: w[k] lane t
+// = word k of row t (16-byte loads and a 4x4 transpose: LD3 to lanes went
+// through the stack with GCC 12).
+static inline void k8_words(const char * const * rows, size_t o, uint32x4_t * w) {
     const uint32x4_t r0 = vld1q_u32((const uint32_t *) (rows[0] + o)), r1 = vld1q_u32((const uint32_t *) (rows[1] + o));
     const uint32x4_t r2 = vld1q_u32((const uint32_t *) (rows[2] + o)), r3 = vld1q_u32((const uint32_t *) (rows[3] + o));
     const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(r0, r1)), t1 = vreinterpretq_u64_u32(vtrn2q_u32(r0, r1));
@@ -326,6 +361,7 @@ static inline void k8_words3(const char * const * rows, size_t o, uint32x4_t * w
     w[0] = vreinterpretq_u32_u64(vtrn1q_u64(t0, t2));
     w[1] = vreinterpretq_u32_u64(vtrn1q_u64(t1, t3));
     w[2] = vreinterpretq_u32_u64(vtrn2q_u64(t0, t2));
+    w[3] = vreinterpretq_u32_u64(vtrn2q_u64(t1, t3));
 }
 
 // q4_K/q5_K scales and mins of 4 rows' blocks at byte o (their scales
@@ -334,8 +370,8 @@ static inline void k8_words3(const char * const * rows, size_t o, uint32x4_t * w
 // sub-block k (4 + k) of row t.
 static inline void k4_unpack4(const char * const * rows, size_t o, uint8x16_t * sl, uint8x16_t * sh, uint8x16_t * ml,
                               uint8x16_t * mh) {
-    uint32x4_t w[3];
-    k8_words3(rows, o, w);
+    uint32x4_t w[4];
+    k8_words(rows, o, w); // the 12 bytes and 4 of qh / qs
     const uint8x16_t A = vreinterpretq_u8_u32(w[0]), B = vreinterpretq_u8_u32(w[1]), C = vreinterpretq_u8_u32(w[2]);
     const uint8x16_t m6 = vdupq_n_u8(0x3f), m4 = vdupq_n_u8(0x0f), t2 = vdupq_n_u8(0x30);
     *sl = vandq_u8(A, m6);
@@ -344,15 +380,17 @@ static inline void k4_unpack4(const char * const * rows, size_t o, uint8x16_t * 
     *mh = vorrq_u8(vshrq_n_u8(C, 4), vandq_u8(vshrq_n_u8(B, 2), t2));
 }
 
-// The 8 rows' q4_K/q5_K scales, sub-block k in half k % 2 of ts[k / 2] (see
-// k8_transpose), and mi[0] (rows 0-3), mi[1] (4-7): the sums over
-// sub-blocks k of min k * bs[k] (bs: the activations' sums of 32), by
-// element of bs.
-#define K4_MINS(t, k)                                                                                             \
+// lo (rows 0-3), hi (4-7) += (the mins of sub-blocks k, k + 1 of 8 rows, side
+// by side in t) * bs[k], bs[k + 1]: by element of bs
+#define K8_MINS(t, bs, k)                                                                                         \
     {   const int16x8_t u_ = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(t)));                                    \
         const int16x8_t v_ = vreinterpretq_s16_u16(vmovl_high_u8(t));                                            \
         lo = vmlal_laneq_s16(lo, vget_low_s16(u_), bs, k); hi = vmlal_high_laneq_s16(hi, u_, bs, k);              \
         lo = vmlal_laneq_s16(lo, vget_low_s16(v_), bs, (k) + 1); hi = vmlal_high_laneq_s16(hi, v_, bs, (k) + 1); }
+
+// The 8 rows' q4_K/q5_K scales, sub-block k in half k % 2 of ts[k / 2] (see
+// k8_transpose), and mi[0] (rows 0-3), mi[1] (4-7): the sums over
+// sub-blocks k of min k * bs[k] (bs: the activations' sums of 32).
 static inline void k4_scales8(const char * const * rows, size_t o, int16x8_t bs, uint8x16_t * ts, int32x4_t * mi) {
     uint8x16_t sl[2], sh[2], ml[2], mh[2], tm[4];
     k4_unpack4(rows, o, &sl[0], &sh[0], &ml[0], &mh[0]);
@@ -362,11 +400,55 @@ static inline void k4_scales8(const char * const * rows, size_t o, int16x8_t bs,
     k8_transpose(ml[0], ml[1], tm);
     k8_transpose(mh[0], mh[1], tm + 2);
     int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
-    K4_MINS(tm[0], 0) K4_MINS(tm[1], 2) K4_MINS(tm[2], 4) K4_MINS(tm[3], 6)
+    K8_MINS(tm[0], bs, 0) K8_MINS(tm[1], bs, 2) K8_MINS(tm[2], bs, 4) K8_MINS(tm[3], bs, 6)
     mi[0] = lo;
     mi[1] = hi;
 }
-#undef K4_MINS
+
+// q2_K: the 16 scales (low nibbles) of the 8 rows' blocks at byte o, scale k
+// in half k % 2 of ts[k / 2], and mi as k4_scales8's of the 16 mins (high
+// nibbles) against bsums (16 sums of 16).
+static inline void q2k_scales8(const char * const * rows, size_t o, const int16_t * bsums, uint8x16_t * ts, int32x4_t * mi) {
+    uint32x4_t w0[4], w1[4];
+    k8_words(rows, o, w0);
+    k8_words(rows + 4, o, w1);
+    const int16x8_t bs0 = vld1q_s16(bsums), bs1 = vld1q_s16(bsums + 8);
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+    for (int k = 0; k < 4; k++) {
+        uint8x16_t t[2];
+        k8_transpose(vreinterpretq_u8_u32(w0[k]), vreinterpretq_u8_u32(w1[k]), t);
+        ts[2 * k] = vandq_u8(t[0], m4);
+        ts[2 * k + 1] = vandq_u8(t[1], m4);
+        w0[k] = vreinterpretq_u32_u8(vshrq_n_u8(t[0], 4)); // the mins of scales 4k, 4k + 1
+        w1[k] = vreinterpretq_u32_u8(vshrq_n_u8(t[1], 4)); // 4k + 2, 4k + 3
+    }
+    K8_MINS(vreinterpretq_u8_u32(w0[0]), bs0, 0) K8_MINS(vreinterpretq_u8_u32(w1[0]), bs0, 2)
+    K8_MINS(vreinterpretq_u8_u32(w0[1]), bs0, 4) K8_MINS(vreinterpretq_u8_u32(w1[1]), bs0, 6)
+    K8_MINS(vreinterpretq_u8_u32(w0[2]), bs1, 0) K8_MINS(vreinterpretq_u8_u32(w1[2]), bs1, 2)
+    K8_MINS(vreinterpretq_u8_u32(w0[3]), bs1, 4) K8_MINS(vreinterpretq_u8_u32(w1[3]), bs1, 6)
+    mi[0] = lo;
+    mi[1] = hi;
+}
+#undef K8_MINS
+
+// q3_K: the 16 scales (less 32) of the 8 rows' blocks whose scales field is
+// at byte o, scale k in half k % 2 of ts[k / 2]; as q3k_scales with a row
+// per lane. The 16 bytes read end with the 12 (the block ends 2 bytes on).
+static inline void q3k_scales8(const char * const * rows, size_t o, uint8x16_t * ts) {
+    uint8x16_t s[2][4];
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(0x30), b32 = vdupq_n_u8(32);
+    for (int g = 0; g < 2; g++) {
+        uint32x4_t w[4];
+        k8_words(rows + 4 * g, o - 4, w);
+        const uint8x16_t a0 = vreinterpretq_u8_u32(w[1]), a1 = vreinterpretq_u8_u32(w[2]), t = vreinterpretq_u8_u32(w[3]);
+        s[g][0] = vsubq_u8(vorrq_u8(vandq_u8(a0, m4), vandq_u8(vshlq_n_u8(t, 4), m3)), b32);
+        s[g][1] = vsubq_u8(vorrq_u8(vandq_u8(a1, m4), vandq_u8(vshlq_n_u8(t, 2), m3)), b32);
+        s[g][2] = vsubq_u8(vorrq_u8(vshrq_n_u8(a0, 4), vandq_u8(t, m3)), b32);
+        s[g][3] = vsubq_u8(vorrq_u8(vshrq_n_u8(a1, 4), vandq_u8(vshrq_n_u8(t, 2), m3)), b32);
+    }
+    for (int k = 0; k < 4; k++) k8_transpose(s[0][k], s[1][k], ts + 2 * k);
+}
 
 // q6_K: the 8 int8 scales of a half of the 8 rows' blocks at byte o, scale k
 // in half k % 2 of ts[k / 2] (8 bytes a row, words 0 and 1 of 4 rows parted
@@ -401,9 +483,11 @@ static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const floa
 // else the compiler hoists the 8 rows' loads and steps into one another
 // and spills. The empty asm orders the compiler only, not the CPU.
 #define K8_PIN(v, r) __asm__("" : "+w"(v), "+r"(b[((r) + 1) % 8]), "+r"(q))
-// ts[k / 2], pinned behind the last row's step (else all steps' scales are
-// widened at once and spilled)
-#define K8_TS(k) ({ uint8x16_t t_ = ts[(k) / 2]; __asm__("" : "+w"(t_) : "r"(q)); t_; })
+// ts[k], pinned behind the last row's step (else all steps' scales are
+// widened at once and spilled); K8_UW, K8_SW: its half h as int16 lanes
+#define K8_TS(k) ({ uint8x16_t t_ = ts[k]; __asm__("" : "+w"(t_) : "r"(q)); t_; })
+#define K8_UW(v, h) vreinterpretq_s16_u16((h) ? vmovl_high_u8(v) : vmovl_u8(vget_low_u8(v)))
+#define K8_SW(v, h) ((h) ? vmovl_high_s8(vreinterpretq_s8_u8(v)) : vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(v))))
 // t0..t3: the step's scales with the rows as int16 lanes; SCL(t, r) row r's
 // as STEP takes it
 #define Q4K8_ROW(r, j, STEP, SCL)                                                                                 \
@@ -412,26 +496,50 @@ static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const floa
 #define Q4K8_STEP(j, STEP, SCL)                                                                                   \
     {   const int8_t * qa = q + 64 * (j);                                                                         \
         const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
-        const uint8x16_t tp = K8_TS(2 * (j));                                                                     \
-        const int16x8_t t0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(tp)));                                   \
-        const int16x8_t t1 = vreinterpretq_s16_u16(vmovl_high_u8(tp));                                           \
+        const uint8x16_t tp = K8_TS(j);                                                                           \
+        const int16x8_t t0 = K8_UW(tp, 0), t1 = K8_UW(tp, 1);                                                     \
         K8_ROWS(Q4K8_ROW, j, STEP, SCL) }
+// q2_K/q3_K: 4 scales a step, widened by W
+#define Q2K8_ROW(r, j, STEP, SCL)                                                                                 \
+    ai[r] = STEP(ai[r], b[r], j, a, SCL(t0, r), SCL(t1, r), SCL(t2, r), SCL(t3, r));                              \
+    K8_PIN(ai[r], r);
+#define Q2K8_STEP(j, STEP, SCL, W)                                                                                \
+    {   const int8_t * qa = q + 64 * (j);                                                                         \
+        const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
+        const uint8x16_t u0 = K8_TS(2 * (j)), u1 = K8_TS(2 * (j) + 1);                                            \
+        const int16x8_t t0 = W(u0, 0), t1 = W(u0, 1), t2 = W(u1, 0), t3 = W(u1, 1);                               \
+        K8_ROWS(Q2K8_ROW, j, STEP, SCL) }
+// the mins' part of rows with a dmin: mn += fl(dmin * d_y) * (float) mi, fused
+#define K8_DMIN(XT)                                                                                               \
+    {   float32x4_t dm[2];                                                                                        \
+        qmv8_halves(rows, o + offsetof(XT, dmin), dm);                                                            \
+        mn[0] = vfmaq_f32(mn[0], vmulq_n_f32(dm[0], y[i].d), vcvtq_f32_s32(mi[0]));                               \
+        mn[1] = vfmaq_f32(mn[1], vmulq_n_f32(dm[1], y[i].d), vcvtq_f32_s32(mi[1])); }
+#define Q2K8_BODY(XT, STEP, SCL)                                                                                  \
+    uint8x16_t ts[8];                                                                                             \
+    int32x4_t mi[2];                                                                                              \
+    q2k_scales8(rows, o + offsetof(XT, scales), y[i].bsums, ts, mi);                                              \
+    Q2K8_STEP(0, STEP, SCL, K8_UW) Q2K8_STEP(1, STEP, SCL, K8_UW)                                                 \
+    Q2K8_STEP(2, STEP, SCL, K8_UW) Q2K8_STEP(3, STEP, SCL, K8_UW)                                                 \
+    K8_DMIN(XT)
+#define Q3K8_BODY(XT, STEP, SCL)                                                                                  \
+    uint8x16_t ts[8];                                                                                             \
+    q3k_scales8(rows, o + offsetof(XT, scales), ts);                                                              \
+    Q2K8_STEP(0, STEP, SCL, K8_SW) Q2K8_STEP(1, STEP, SCL, K8_SW)                                                 \
+    Q2K8_STEP(2, STEP, SCL, K8_SW) Q2K8_STEP(3, STEP, SCL, K8_SW)
 #define Q4K8_BODY(XT, STEP, SCL)                                                                                  \
     uint8x16_t ts[4];                                                                                             \
     int32x4_t mi[2];                                                                                              \
-    float32x4_t dm[2];                                                                                            \
     k4_scales8(rows, o + offsetof(XT, scales), vpaddq_s16(vld1q_s16(y[i].bsums), vld1q_s16(y[i].bsums + 8)),      \
                ts, mi);                                                                                           \
     Q4K8_STEP(0, STEP, SCL) Q4K8_STEP(1, STEP, SCL) Q4K8_STEP(2, STEP, SCL) Q4K8_STEP(3, STEP, SCL)               \
-    qmv8_halves(rows, o + offsetof(XT, dmin), dm);                                                                \
-    mn[0] = vfmaq_f32(mn[0], vmulq_n_f32(dm[0], y[i].d), vcvtq_f32_s32(mi[0]));                                   \
-    mn[1] = vfmaq_f32(mn[1], vmulq_n_f32(dm[1], y[i].d), vcvtq_f32_s32(mi[1]));
+    K8_DMIN(XT)
 #define Q6K8_ROW(r, h, u, STEP, SCL)                                                                              \
     ai[r] = STEP(ai[r], b[r]->ql + 64 * (h) + 16 * (u), b[r]->qh + 32 * (h) + 16 * (u), a,                        \
                  SCL(t0, r), SCL(t1, r), SCL(t2, r), SCL(t3, r));                                                 \
     K8_PIN(ai[r], r);
 // the signed scale 2k + u of the 8 rows as int16 lanes
-#define Q6K8_SC(k, u) ((u) ? vmovl_high_s8(vreinterpretq_s8_u8(K8_TS(2 * (k)))) : vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(K8_TS(2 * (k))))))
+#define Q6K8_SC(k, u) K8_SW(K8_TS(k), u)
 // step u of half h: the half's scales u + 2k, k = 0..3
 #define Q6K8_STEP(h, u, STEP, SCL)                                                                                \
     {   const int8_t * qa = q + 128 * (h) + 16 * (u);                                                             \
