@@ -131,159 +131,93 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, boo
 
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
+// the K-quant steps of mm-quant-neon.c, weights permuted to trans4 order
+static inline LM_TARGET_DOTPROD int32x4_t k4_step_sum(int32x4_t ai, const int8x16_t * x, const int8x16_t * a, int32_t s0, int32_t s1) {
+    return vmlaq_n_s32(vmlaq_n_s32(ai, dot2(x[0], a[0], x[1], a[1]), s0), dot2(x[2], a[2], x[3], a[3]), s1);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const block_q4_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    int8x16_t x[4];
+    k4_nibbles(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt), x);
+    return k4_step_sum(ai, x, a, s0, s1);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    const int8x16_t sh = vdupq_n_s8((int8_t) (-2 * j));
+    int8x16_t x[4];
+    k5_values(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt),
+              vqtbl1q_u8(vshlq_u8(vld1q_u8(b->qh), sh), tt), vqtbl1q_u8(vshlq_u8(vld1q_u8(b->qh + 16), sh), tt), x);
+    return k4_step_sum(ai, x, a, s0, s1);
+}
+
+// ai + 4 sub-blocks of 16: v[k] against a[k], scaled by s0..s3 (q2_K, q3_K, q6_K)
+static inline LM_TARGET_DOTPROD int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
+                                                       int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+    ai = dot_scaled(ai, v[0], a[0], s0);
+    ai = dot_scaled(ai, v[1], a[1], s1);
+    ai = dot_scaled(ai, v[2], a[2], s2);
+    return dot_scaled(ai, v[3], a[3], s3);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
+                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    int8x16_t v[4];
+    q6k_values(vqtbl1q_u8(vld1q_u8(ql), tt), vqtbl1q_u8(vld1q_u8(ql + 32), tt), vqtbl1q_u8(vld1q_u8(qh), tt), v);
+    return k16_step_sum(ai, v, a, s0, s1, s2, s3);
+}
+
+static inline LM_TARGET_DOTPROD int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
+                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+    const uint8x16_t tt = vld1q_u8(trans4), z = vdupq_n_u8(0);
+    const uint8_t * q = qs + 32 * (j / 2);
+    int8x16_t v[4];
+    k23_values(vqtbl1q_u8(vld1q_u8(q), tt), vqtbl1q_u8(vld1q_u8(q + 16), tt), third ? vqtbl1q_u8(vld1q_u8(hm), tt) : z,
+               third ? vqtbl1q_u8(vld1q_u8(hm + 16), tt) : z, third, j, v);
+    return k16_step_sum(ai, v, a, s0, s1, s2, s3);
+}
+static inline LM_TARGET_DOTPROD int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
+                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+    return k23_step(ai, b->qs, NULL, false, j, a, s0, s1, s2, s3);
+}
+static inline LM_TARGET_DOTPROD int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
+                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+    return k23_step(ai, b->qs, b->hmask, true, j, a, s0, s1, s2, s3);
+}
+
+// 16 activation bytes at p in trans4 order (tt, pre: as act16)
+#define ACT_TRANS4(p) act16(p, tt, pre)
+
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q4_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q4_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
-            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
-            const int8_t * a = y[i].qs + 64 * j;
-            const int32x4_t d0 = dot2(vreinterpretq_s8_u8(vandq_u8(q0, m4)), act16(a, tt, pre),
-                                      vreinterpretq_s8_u8(vandq_u8(q1, m4)), act16(a + 16, tt, pre));
-            const int32x4_t d1 = dot2(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), act16(a + 32, tt, pre),
-                                      vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), act16(a + 48, tt, pre));
-            ai = vmlaq_n_s32(ai, d0, sc[2 * j]);
-            ai = vmlaq_n_s32(ai, d1, sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK4_BODY(block_q4_K, q4k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q5_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        uint8x16_t h0 = vqtbl1q_u8(vld1q_u8(x[i].qh), tt), h1 = vqtbl1q_u8(vld1q_u8(x[i].qh + 16), tt);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j), tt);
-            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * j + 16), tt);
-            const int8_t * a = y[i].qs + 64 * j;
-            const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, m4), vshlq_n_u8(vandq_u8(h0, b0), 4)));
-            const int8x16_t l1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, m4), vshlq_n_u8(vandq_u8(h1, b0), 4)));
-            const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), vshlq_n_u8(vandq_u8(h0, b1), 3)));
-            const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
-            h0 = vshrq_n_u8(h0, 2);
-            h1 = vshrq_n_u8(h1, 2);
-            ai = vmlaq_n_s32(ai, dot2(l0, act16(a, tt, pre), l1, act16(a + 16, tt, pre)), sc[2 * j]);
-            ai = vmlaq_n_s32(ai, dot2(u0, act16(a + 32, tt, pre), u1, act16(a + 48, tt, pre)), sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK4_BODY(block_q5_K, q5k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q6_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF), m3 = vdupq_n_u8(0x30);
-    const int8x16_t off = vdupq_n_s8(32);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8_t * ql = x[i].ql + 64 * h, * qh = x[i].qh + 32 * h;
-            const int8_t * sc = x[i].scales + 8 * h, * a = y[i].qs + 128 * h;
-            for (int r = 0; r < 2; r++) {
-                const uint8x16_t l0 = vqtbl1q_u8(vld1q_u8(ql + 16 * r), tt);
-                const uint8x16_t l1 = vqtbl1q_u8(vld1q_u8(ql + 32 + 16 * r), tt);
-                const uint8x16_t hb = vqtbl1q_u8(vld1q_u8(qh + 16 * r), tt);
-                int8x16_t v[4];
-                v[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m3)));
-                v[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m3)));
-                v[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3)));
-                v[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3)));
-                for (int k = 0; k < 4; k++) {
-                    ai = dot_scaled(ai, vsubq_s8(v[k], off), act16(a + 32 * k + 16 * r, tt, pre), sc[2 * k + r]);
-                }
-            }
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
-    }
-    *s = vaddvq_f32(acc);
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK6_BODY(q6k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q2_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q2_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[16];
-        const int32_t mi = q2k_scales_mins(&x[i], y[i].bsums, sc);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
-            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h + 16), tt);
-            const int8_t * a = y[i].qs + 128 * h;
-            const uint8_t * sh = sc + 8 * h;
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q0, m3)), act16(a, tt, pre), sh[0]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(q1, m3)), act16(a + 16, tt, pre), sh[1]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), act16(a + 32, tt, pre), sh[2]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), act16(a + 48, tt, pre), sh[3]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), act16(a + 64, tt, pre), sh[4]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), act16(a + 80, tt, pre), sh[5]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), act16(a + 96, tt, pre), sh[6]);
-            ai = dot_scaled(ai, vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), act16(a + 112, tt, pre), sh[7]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
-    }
-    *s = vaddvq_f32(acc) - mins;
-}
-
-// ai + the two 16s of one q3_K group against a (permuted by tt): low bits
-// lo0/lo1, less 4 where the group's bit of hm0/hm1 is clear; scales sc[0..1].
-static inline LM_TARGET_DOTPROD int32x4_t q3_group(int32x4_t ai, uint8x16_t lo0, uint8x16_t lo1, uint8x16_t hm0, uint8x16_t hm1,
-                                                   uint8_t bit, const int8_t * a, uint8x16_t tt, bool pre, const int8_t * sc) {
-    const uint8x16_t four = vdupq_n_u8(4), b = vdupq_n_u8(bit);
-    const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, b)), n1 = vbicq_u8(four, vtstq_u8(hm1, b));
-    const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(lo0), vreinterpretq_s8_u8(n0));
-    const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(lo1), vreinterpretq_s8_u8(n1));
-    ai = dot_scaled(ai, v0, act16(a, tt, pre), sc[0]);
-    return dot_scaled(ai, v1, act16(a + 16, tt, pre), sc[1]);
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK2_BODY(q2k_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q3_K_q8_K(VD_ARGS, bool pre) {
     VD_UNUSED;
-    const block_q3_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t tt = vld1q_u8(trans4), m3 = vdupq_n_u8(3);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int8_t sc[16];
-        q3k_scales(x[i].scales, sc);
-        const uint8x16_t hm0 = vqtbl1q_u8(vld1q_u8(x[i].hmask), tt), hm1 = vqtbl1q_u8(vld1q_u8(x[i].hmask + 16), tt);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h), tt);
-            const uint8x16_t q1 = vqtbl1q_u8(vld1q_u8(x[i].qs + 32 * h + 16), tt);
-            const int8_t * a = y[i].qs + 128 * h, * sh = sc + 8 * h;
-            const uint8_t b = (uint8_t) (1u << (4 * h));
-            // the shifts must be constants: one call per 2-bit field
-            ai = q3_group(ai, vandq_u8(q0, m3), vandq_u8(q1, m3), hm0, hm1, b, a, tt, pre, sh);
-            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3), hm0, hm1, (uint8_t) (b << 1), a + 32, tt, pre, sh + 2);
-            ai = q3_group(ai, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3), hm0, hm1, (uint8_t) (b << 2), a + 64, tt, pre, sh + 4);
-            ai = q3_group(ai, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6), hm0, hm1, (uint8_t) (b << 3), a + 96, tt, pre, sh + 6);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-    }
-    *s = vaddvq_f32(acc);
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDK3_BODY(q3k_step, ACT_TRANS4);
 }
 
 // ---------------------------------------------------------------- entry points
@@ -329,6 +263,13 @@ QMV8_KERNEL(qmv8_q5_0_dot, LM_TARGET_DOTPROD, block_q5_0, block_q8_0, blk_q5_0, 
 QMV8_KERNEL(qmv8_q5_1_dot, LM_TARGET_DOTPROD, block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
 QMV8_KERNEL(qmv8_q8_0_dot, LM_TARGET_DOTPROD, block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_iq4_nl_dot, LM_TARGET_DOTPROD, block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
+// row r's scale of the int16 lanes t as an int32 lane, for MLA by element
+#define SCL_DOT(t, r) vgetq_lane_s32((r) < 4 ? vmovl_s16(vget_low_s16(t)) : vmovl_high_s16(t), (r) & 3)
+QMV8K_KERNEL(qmv8_q2_K_dot, LM_TARGET_DOTPROD, block_q2_K, Q2K8_BODY, q2k_step, SCL_DOT, 1)
+QMV8K_KERNEL(qmv8_q3_K_dot, LM_TARGET_DOTPROD, block_q3_K, Q3K8_BODY, q3k_step, SCL_DOT, 0)
+QMV8K_KERNEL(qmv8_q4_K_dot, LM_TARGET_DOTPROD, block_q4_K, Q4K8_BODY, q4k_step, SCL_DOT, 1)
+QMV8K_KERNEL(qmv8_q5_K_dot, LM_TARGET_DOTPROD, block_q5_K, Q4K8_BODY, q5k_step, SCL_DOT, 1)
+QMV8K_KERNEL(qmv8_q6_K_dot, LM_TARGET_DOTPROD, block_q6_K, Q6K8_BODY, q6k_step, SCL_DOT, 0)
 
 mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
     switch (type) {
@@ -338,6 +279,11 @@ mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q5_1:   return qmv8_q5_1_dot;
         case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_dot;
         case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_dot;
+        case LM_GGML_TYPE_Q2_K:   return qmv8_q2_K_dot;
+        case LM_GGML_TYPE_Q3_K:   return qmv8_q3_K_dot;
+        case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_dot;
+        case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_dot;
+        case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_dot;
         default: return NULL;
     }
 }

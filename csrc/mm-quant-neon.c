@@ -119,168 +119,82 @@ static void vd_iq4_xs_q8_K_neon(VD_ARGS) {
 
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
-// q4_K: lanes 4 products of x in [0, 15]
-static void vd_q4_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q4_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * j), q1 = vld1q_u8(x[i].qs + 32 * j + 16);
-            const int8_t * a = y[i].qs + 64 * j;
-            int16x8_t p0 = mul16(vreinterpretq_s8_u8(vandq_u8(q0, m4)), vld1q_s8(a));
-            p0 = mla16(p0, vreinterpretq_s8_u8(vandq_u8(q1, m4)), vld1q_s8(a + 16));
-            int16x8_t p1 = mul16(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), vld1q_s8(a + 32));
-            p1 = mla16(p1, vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), vld1q_s8(a + 48));
-            ai = mla_scaled(ai, p0, sc[2 * j]);
-            ai = mla_scaled(ai, p1, sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+// ai + the scaled lanes of a q4_K/q5_K step: x[0..3] (sub-block 2j: x[0],
+// x[1]; 2j + 1: x[2], x[3]) against a[0..3]. lanes: 4 products of x in [0, 31]
+static inline int32x4_t k4_step_sum(int32x4_t ai, const int8x16_t * x, const int8x16_t * a, int16_t s0, int16_t s1) {
+    ai = mla_scaled(ai, mla16(mul16(x[0], a[0]), x[1], a[1]), s0);
+    return mla_scaled(ai, mla16(mul16(x[2], a[2]), x[3], a[3]), s1);
 }
 
-// q5_K: q4_K plus a fifth bit per element in qh (bit 2j / 2j+1 of byte l for
-// the low / high nibbles of the j-th 32 bytes of qs). lanes: 4 products of x in [0, 31]
-static void vd_q5_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q5_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF), b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], mn[8];
-        k4_scales(x[i].scales, sc, mn);
-        uint8x16_t h0 = vld1q_u8(x[i].qh), h1 = vld1q_u8(x[i].qh + 16);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int j = 0; j < 4; j++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * j), q1 = vld1q_u8(x[i].qs + 32 * j + 16);
-            const int8_t * a = y[i].qs + 64 * j;
-            const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, m4), vshlq_n_u8(vandq_u8(h0, b0), 4)));
-            const int8x16_t l1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, m4), vshlq_n_u8(vandq_u8(h1, b0), 4)));
-            const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), vshlq_n_u8(vandq_u8(h0, b1), 3)));
-            const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), vshlq_n_u8(vandq_u8(h1, b1), 3)));
-            h0 = vshrq_n_u8(h0, 2);
-            h1 = vshrq_n_u8(h1, 2);
-            ai = mla_scaled(ai, mla16(mul16(l0, vld1q_s8(a)), l1, vld1q_s8(a + 16)), sc[2 * j]);
-            ai = mla_scaled(ai, mla16(mul16(u0, vld1q_s8(a + 32)), u1, vld1q_s8(a + 48)), sc[2 * j + 1]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mins_dot_8(mn, y[i].bsums);
-    }
-    *s = vaddvq_f32(acc) - mins;
+// q4_K step j: 32 quant bytes (sub-blocks 2j, 2j + 1) against their 64
+// activations a[0..3], scales s0, s1
+static inline int32x4_t q4k_step(int32x4_t ai, const block_q4_K * b, int j, const int8x16_t * a, int16_t s0, int16_t s1) {
+    int8x16_t x[4];
+    k4_nibbles(vld1q_u8(b->qs + 32 * j), vld1q_u8(b->qs + 32 * j + 16), x);
+    return k4_step_sum(ai, x, a, s0, s1);
 }
 
-// q6_K: per half of 128, element l of quarter k (32 each) takes 4 bits of
-// ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of qh[l]; the
-// scale of its 16 is scales[2k + l / 16]. lanes: 2 products of x in [-32, 31]
-static void vd_q6_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q6_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m4 = vdupq_n_u8(0xF), m3 = vdupq_n_u8(0x30);
-    const int8x16_t off = vdupq_n_s8(32);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8_t * ql = x[i].ql + 64 * h, * qh = x[i].qh + 32 * h;
-            const int8_t * sc = x[i].scales + 8 * h, * a = y[i].qs + 128 * h;
-            for (int r = 0; r < 2; r++) { // the two 16-byte halves of each 32
-                const uint8x16_t l0 = vld1q_u8(ql + 16 * r), l1 = vld1q_u8(ql + 32 + 16 * r);
-                const uint8x16_t hb = vld1q_u8(qh + 16 * r);
-                int8x16_t v[4];
-                v[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m3)));
-                v[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m3)));
-                v[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3)));
-                v[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3)));
-                for (int k = 0; k < 4; k++) {
-                    const int16x8_t p = mul16(vsubq_s8(v[k], off), vld1q_s8(a + 32 * k + 16 * r));
-                    ai = mla_scaled(ai, p, sc[2 * k + r]);
-                }
-            }
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
-    }
-    *s = vaddvq_f32(acc);
+// q5_K step j: q4_K's with a fifth bit per element in qh (bits 2j, 2j + 1 of
+// byte l for the low / high nibbles of the j-th 32 bytes of qs)
+static inline int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, const int8x16_t * a, int16_t s0, int16_t s1) {
+    const int8x16_t sh = vdupq_n_s8((int8_t) (-2 * j));
+    int8x16_t x[4];
+    k5_values(vld1q_u8(b->qs + 32 * j), vld1q_u8(b->qs + 32 * j + 16), vshlq_u8(vld1q_u8(b->qh), sh),
+              vshlq_u8(vld1q_u8(b->qh + 16), sh), x);
+    return k4_step_sum(ai, x, a, s0, s1);
 }
+
+static void vd_q4_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q4_K, q4k_step, vld1q_s8); }
+static void vd_q5_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q5_K, q5k_step, vld1q_s8); }
+
+// ai + 4 sub-blocks of 16: v[k] against a[k], scaled by s0..s3 (the steps
+// of q2_K, q3_K, q6_K). lanes: 2 products of x in [-32, 31]
+static inline int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
+                                     int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    ai = mla_scaled(ai, mul16(v[0], a[0]), s0);
+    ai = mla_scaled(ai, mul16(v[1], a[1]), s1);
+    ai = mla_scaled(ai, mul16(v[2], a[2]), s2);
+    return mla_scaled(ai, mul16(v[3], a[3]), s3);
+}
+
+// q6_K step: per half of 128, element l of quarter k (32 each) takes 4 bits
+// of ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of
+// qh[l]; the scale of its 16 is scales[2k + l / 16]. A step is one 16 of
+// each quarter: ql, qh at its first byte, scales s0..s3 of the quarters.
+static inline int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    int8x16_t v[4];
+    q6k_values(vld1q_u8(ql), vld1q_u8(ql + 32), vld1q_u8(qh), v);
+    return k16_step_sum(ai, v, a, s0, s1, s2, s3);
+}
+
+static void vd_q6_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK6_BODY(q6k_step, vld1q_s8); }
 
 // q2_K: 16 sub-blocks of 16; sub-block 8h + 2s + p holds bits 2s..2s+1 of
-// qs[32h + 16p + l] and scale | min << 4 in scales[8h + 2s + p].
-// lanes: 2 products of x in [0, 3]
-static void vd_q2_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q2_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m3 = vdupq_n_u8(3);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float mins = 0.0f;
-    for (int i = 0; i < n / QK_K; i++) {
-        uint8_t sc[16];
-        const int32_t mi = q2k_scales_mins(&x[i], y[i].bsums, sc);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
-            const int8_t * a = y[i].qs + 128 * h;
-            const uint8_t * sh = sc + 8 * h;
-            // shift 0, 2, 4, 6 (unrolled: the shift must be a constant)
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(q0, m3)), vld1q_s8(a)), sh[0]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(q1, m3)), vld1q_s8(a + 16)), sh[1]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 2), m3)), vld1q_s8(a + 32)), sh[2]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 2), m3)), vld1q_s8(a + 48)), sh[3]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q0, 4), m3)), vld1q_s8(a + 64)), sh[4]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vandq_u8(vshrq_n_u8(q1, 4), m3)), vld1q_s8(a + 80)), sh[5]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q0, 6)), vld1q_s8(a + 96)), sh[6]);
-            ai = mla_scaled(ai, mul16(vreinterpretq_s8_u8(vshrq_n_u8(q1, 6)), vld1q_s8(a + 112)), sh[7]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-        mins += y[i].d * H2F(x[i].dmin) * (float) mi;
-    }
-    *s = vaddvq_f32(acc) - mins;
+// qs[32h + 16p + l] and scale | min << 4 in scales[8h + 2s + p]. Step j
+// (h = j / 2) takes groups s = 2 (j % 2), 2 (j % 2) + 1. q3_K: the same
+// packing of the low 2 bits; the third bit of element 16p + l of group
+// (h, s) is bit 4h + s of hmask[16p + l] (hm, with third), and a clear bit
+// subtracts 4. lanes: 2 products of x in [-4, 3]
+static inline int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    const uint8_t * q = qs + 32 * (j / 2);
+    const uint8x16_t z = vdupq_n_u8(0);
+    int8x16_t v[4];
+    k23_values(vld1q_u8(q), vld1q_u8(q + 16), third ? vld1q_u8(hm) : z, third ? vld1q_u8(hm + 16) : z, third, j, v);
+    return k16_step_sum(ai, v, a, s0, s1, s2, s3);
+}
+static inline int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    return k23_step(ai, b->qs, NULL, false, j, a, s0, s1, s2, s3);
+}
+static inline int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
+                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+    return k23_step(ai, b->qs, b->hmask, true, j, a, s0, s1, s2, s3);
 }
 
-// q3_K: q2_K's packing of the low 2 bits; the third bit of element 16p + l
-// of sub-block group (h, s) is bit 4h + s of hmask[16p + l], and a clear bit
-// subtracts 4. lanes: 2 products of x in [-4, 3]
-static void vd_q3_K_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_q3_K * x = vx; const block_q8_K * y = vy;
-    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int8_t sc[16];
-        q3k_scales(x[i].scales, sc);
-        const uint8x16_t hm0 = vld1q_u8(x[i].hmask), hm1 = vld1q_u8(x[i].hmask + 16);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
-            const int8_t * a = y[i].qs + 128 * h;
-            const int8_t * sh = sc + 8 * h;
-            // the third bits of group s: a -4 where clear
-#define Q3_PAIR(S, LO0, LO1)                                                                            \
-            do {                                                                                        \
-                const uint8x16_t bit = vdupq_n_u8((uint8_t) (1u << (4 * h + (S))));                     \
-                const uint8x16_t n0 = vbicq_u8(four, vtstq_u8(hm0, bit));                               \
-                const uint8x16_t n1 = vbicq_u8(four, vtstq_u8(hm1, bit));                               \
-                const int8x16_t v0 = vsubq_s8(vreinterpretq_s8_u8(LO0), vreinterpretq_s8_u8(n0));       \
-                const int8x16_t v1 = vsubq_s8(vreinterpretq_s8_u8(LO1), vreinterpretq_s8_u8(n1));       \
-                ai = mla_scaled(ai, mul16(v0, vld1q_s8(a + 32 * (S))), sh[2 * (S)]);                    \
-                ai = mla_scaled(ai, mul16(v1, vld1q_s8(a + 32 * (S) + 16)), sh[2 * (S) + 1]);           \
-            } while (0)
-            Q3_PAIR(0, vandq_u8(q0, m3), vandq_u8(q1, m3));
-            Q3_PAIR(1, vandq_u8(vshrq_n_u8(q0, 2), m3), vandq_u8(vshrq_n_u8(q1, 2), m3));
-            Q3_PAIR(2, vandq_u8(vshrq_n_u8(q0, 4), m3), vandq_u8(vshrq_n_u8(q1, 4), m3));
-            Q3_PAIR(3, vshrq_n_u8(q0, 6), vshrq_n_u8(q1, 6));
-#undef Q3_PAIR
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));
-    }
-    *s = vaddvq_f32(acc);
-}
+static void vd_q2_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK2_BODY(q2k_step, vld1q_s8); }
+static void vd_q3_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK3_BODY(q3k_step, vld1q_s8); }
 
 QMV8_KERNEL(qmv8_q4_0_neon, , block_q4_0, block_q8_0, blk_q4_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_q4_1_neon, , block_q4_1, block_q8_1, blk_q4_1, QMV8_MIN)
@@ -288,6 +202,12 @@ QMV8_KERNEL(qmv8_q5_0_neon, , block_q5_0, block_q8_0, blk_q5_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_q5_1_neon, , block_q5_1, block_q8_1, blk_q5_1, QMV8_MIN)
 QMV8_KERNEL(qmv8_q8_0_neon, , block_q8_0, block_q8_0, blk_q8_0, QMV8_NO_MIN)
 QMV8_KERNEL(qmv8_iq4_nl_neon, , block_iq4_nl, block_q8_0, blk_iq4_nl, QMV8_NO_MIN)
+#define SCL_NEON(t, r) vgetq_lane_s16(t, r)
+QMV8K_KERNEL(qmv8_q2_K_neon, , block_q2_K, Q2K8_BODY, q2k_step, SCL_NEON, 1)
+QMV8K_KERNEL(qmv8_q3_K_neon, , block_q3_K, Q3K8_BODY, q3k_step, SCL_NEON, 0)
+QMV8K_KERNEL(qmv8_q4_K_neon, , block_q4_K, Q4K8_BODY, q4k_step, SCL_NEON, 1)
+QMV8K_KERNEL(qmv8_q5_K_neon, , block_q5_K, Q4K8_BODY, q5k_step, SCL_NEON, 1)
+QMV8K_KERNEL(qmv8_q6_K_neon, , block_q6_K, Q6K8_BODY, q6k_step, SCL_NEON, 0)
 
 mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
     switch (type) {
@@ -297,6 +217,11 @@ mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q5_1:   return qmv8_q5_1_neon;
         case LM_GGML_TYPE_Q8_0:   return qmv8_q8_0_neon;
         case LM_GGML_TYPE_IQ4_NL: return qmv8_iq4_nl_neon;
+        case LM_GGML_TYPE_Q2_K:   return qmv8_q2_K_neon;
+        case LM_GGML_TYPE_Q3_K:   return qmv8_q3_K_neon;
+        case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_neon;
+        case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_neon;
+        case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_neon;
         default: return NULL;
     }
 }

@@ -8,6 +8,7 @@
 #if defined(LM_ARM64)
 #include "ggml-common.h"
 #include <arm_neon.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -50,8 +51,8 @@ static inline int32_t mins_dot_8(const uint8_t * mn, const int16_t * bsums) {
 
 // The q2_K super-block's 16 sub-block scales (low nibbles of scales[]) into
 // sc; returns the sum over the 16 of min j (high nibble of scales[j]) * bsums[j].
-static inline int32_t q2k_scales_mins(const block_q2_K * b, const int16_t * bsums, uint8_t * sc) {
-    const uint8x16_t scv = vld1q_u8(b->scales);
+static inline int32_t q2k_scales_mins(const uint8_t * scales, const int16_t * bsums, uint8_t * sc) {
+    const uint8x16_t scv = vld1q_u8(scales);
     vst1q_u8(sc, vandq_u8(scv, vdupq_n_u8(0xF)));
     const uint8x16_t mv = vshrq_n_u8(scv, 4);
     const int16x8_t b0 = vld1q_s16(bsums), b1 = vld1q_s16(bsums + 8);
@@ -76,6 +77,54 @@ static inline void k4_scales(const uint8_t * q, uint8_t * sc, uint8_t * mn) {
     const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
     memcpy(sc, &s_lo, 4); memcpy(sc + 4, &s_hi, 4);
     memcpy(mn, &m_lo, 4); memcpy(mn + 4, &m_hi, 4);
+}
+
+// q4_K's 32 quant bytes q0, q1 of sub-blocks 2j (low nibbles) and 2j + 1
+// (high nibbles) as x[0..1] and x[2..3]
+static inline void k4_nibbles(uint8x16_t q0, uint8x16_t q1, int8x16_t * x) {
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    x[0] = vreinterpretq_s8_u8(vandq_u8(q0, m4));
+    x[1] = vreinterpretq_s8_u8(vandq_u8(q1, m4));
+    x[2] = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4));
+    x[3] = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
+}
+
+// q5_K: k4_nibbles plus the fifth bits, bit 0 of h0, h1 for x[0], x[1] and
+// bit 1 for x[2], x[3], put in place by SLI / SRI
+static inline void k5_values(uint8x16_t q0, uint8x16_t q1, uint8x16_t h0, uint8x16_t h1, int8x16_t * x) {
+    const uint8x16_t b0 = vdupq_n_u8(1), b1 = vdupq_n_u8(2);
+    x[0] = vreinterpretq_s8_u8(vsliq_n_u8(q0, vandq_u8(h0, b0), 4));
+    x[1] = vreinterpretq_s8_u8(vsliq_n_u8(q1, vandq_u8(h1, b0), 4));
+    x[2] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h0, b1), 3), q0, 4));
+    x[3] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h1, b1), 3), q1, 4));
+}
+
+// The values (less 32) of 16 elements of each quarter k of a q6_K half: the
+// low 4 bits from l0 (quarters 0, 2: low, high nibbles) or l1 (1, 3), the
+// top 2 bits at bits 2k of hb. SLI / SRI put both parts in place in one op.
+static inline void q6k_values(uint8x16_t l0, uint8x16_t l1, uint8x16_t hb, int8x16_t * v) {
+    const uint8x16_t m2 = vdupq_n_u8(3), m3 = vdupq_n_u8(0x30), h2 = vshrq_n_u8(hb, 2);
+    const int8x16_t off = vdupq_n_s8(32);
+    v[0] = vsubq_s8(vreinterpretq_s8_u8(vsliq_n_u8(l0, vandq_u8(hb, m2), 4)), off);
+    v[1] = vsubq_s8(vreinterpretq_s8_u8(vsliq_n_u8(l1, vandq_u8(h2, m2), 4)), off);
+    v[2] = vsubq_s8(vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(hb, m3), l0, 4)), off);
+    v[3] = vsubq_s8(vreinterpretq_s8_u8(vsriq_n_u8(vandq_u8(h2, m3), l1, 4)), off);
+}
+
+// The values of q2_K/q3_K step j (groups 2j, 2j + 1 of 16-byte halves q0,
+// q1): the 2-bit fields at bit 4 (j % 2) into v[0], v[1], at 4 (j % 2) + 2
+// into v[2], v[3]; with third (q3_K), less 4 where the third bit is clear
+// (bit 2j of hm0, hm1 for v[0], v[1]; bit 2j + 1 for v[2], v[3]).
+static inline void k23_values(uint8x16_t q0, uint8x16_t q1, uint8x16_t hm0, uint8x16_t hm1, bool third, int j, int8x16_t * v) {
+    const int8x16_t s0 = vdupq_n_s8((int8_t) (-4 * (j & 1))), s1 = vdupq_n_s8((int8_t) (-4 * (j & 1) - 2));
+    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+    const uint8x16_t b0 = vdupq_n_u8((uint8_t) (1u << (2 * j))), b1 = vdupq_n_u8((uint8_t) (2u << (2 * j)));
+    const uint8x16_t x[4] = { vandq_u8(vshlq_u8(q0, s0), m3), vandq_u8(vshlq_u8(q1, s0), m3),
+                              vandq_u8(vshlq_u8(q0, s1), m3), vandq_u8(vshlq_u8(q1, s1), m3) };
+    const uint8x16_t h[4] = { hm0, hm1, hm0, hm1 }, b[4] = { b0, b0, b1, b1 };
+    for (int k = 0; k < 4; k++) {
+        v[k] = vreinterpretq_s8_u8(third ? vsubq_u8(x[k], vbicq_u8(four, vtstq_u8(h[k], b[k]))) : x[k]);
+    }
 }
 
 // The 16 6-bit scales of q3_K (stored +32): low nibbles in bytes 0-7 (sub-blocks
@@ -212,6 +261,325 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
         vst1q_f32(out, vaddq_f32(vld1q_f32(out), mn[0]));                                                         \
         vst1q_f32(out + 4, vaddq_f32(vld1q_f32(out + 4), mn[1]));                                                 \
     } while (0)
+
+// ---------------------------------------------------------------- K-quants, per row
+//
+// The per-row q2_K..q6_K kernels at both levels: a super-block is 4 steps
+// of 64 quants of the row against 64 activations (loaded 16 at a time by
+// LOAD), each adding the int32 lanes STEP gives, scaled by the sub-blocks'
+// integer scales (STEP(ai, block, j, a, scales of step j): 2 of 32 for
+// q4_K/q5_K, 4 of 16 for q2_K/q3_K); then fl(d_y * d) * (float) lanes joins
+// 4 float lanes by an unfused multiply and add, and, for the types with
+// mins, fl(d_y * dmin) * (float) mi (the mins against the activation sums,
+// from SCALES) joins a float of its own by one fused multiply-add (fmaf:
+// what the compiler made of the expression before, now pinned), subtracted
+// last. The lanes are summed by vaddvq_f32.
+#define VDK_BODY(XT, SCT, SCALES, STEP, SCARGS, LOAD, MINS)                                                       \
+    const XT * x = vx; const block_q8_K * y = vy;                                                                 \
+    float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
+    float mins = 0.0f;                                                                                            \
+    for (int i = 0; i < n / QK_K; i++) {                                                                          \
+        SCT sc[16];                                                                                               \
+        const int32_t mi = SCALES(x[i].scales, y[i].bsums, sc);                                                   \
+        int32x4_t ai = vdupq_n_s32(0);                                                                            \
+        for (int j = 0; j < 4; j++) {                                                                             \
+            const int8_t * q = y[i].qs + 64 * j;                                                                  \
+            const int8x16_t a[4] = { LOAD(q), LOAD(q + 16), LOAD(q + 32), LOAD(q + 48) };                         \
+            ai = STEP(ai, &x[i], j, a, SCARGS(sc, j));                                                            \
+        }                                                                                                         \
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), y[i].d * H2F(x[i].d));                                          \
+        MINS(mins, mi);                                                                                           \
+    }                                                                                                             \
+    *s = vaddvq_f32(acc) - mins
+#define VDK_MINS(mins, mi) mins = fmaf(y[i].d * H2F(x[i].dmin), (float) (mi), mins)
+#define VDK_NO_MINS(mins, mi) (void) (mi)
+#define VDK_SC2(sc, j) sc[2 * (j)], sc[2 * (j) + 1]
+#define VDK_SC4(sc, j) sc[4 * (j)], sc[4 * (j) + 1], sc[4 * (j) + 2], sc[4 * (j) + 3]
+// SCALES of q4_K/q5_K, q3_K (no mins)
+static inline int32_t k4_scales_mins(const uint8_t * q, const int16_t * bsums, uint8_t * sc) {
+    uint8_t mn[8];
+    k4_scales(q, sc, mn);
+    return mins_dot_8(mn, bsums);
+}
+static inline int32_t q3k_scales_0(const uint8_t * q, const int16_t * bsums, int8_t * sc) {
+    (void) bsums;
+    q3k_scales(q, sc);
+    return 0;
+}
+#define VDK4_BODY(XT, STEP, LOAD) VDK_BODY(XT, uint8_t, k4_scales_mins, STEP, VDK_SC2, LOAD, VDK_MINS)
+#define VDK2_BODY(STEP, LOAD) VDK_BODY(block_q2_K, uint8_t, q2k_scales_mins, STEP, VDK_SC4, LOAD, VDK_MINS)
+#define VDK3_BODY(STEP, LOAD) VDK_BODY(block_q3_K, int8_t, q3k_scales_0, STEP, VDK_SC4, LOAD, VDK_NO_MINS)
+// q6_K: step u of half h takes 16 bytes of each quarter (sub-blocks 8h + 2k + u)
+#define VDK6_BODY(STEP, LOAD)                                                                                     \
+    const block_q6_K * x = vx; const block_q8_K * y = vy;                                                         \
+    float32x4_t acc = vdupq_n_f32(0.0f);                                                                          \
+    for (int i = 0; i < n / QK_K; i++) {                                                                          \
+        int32x4_t ai = vdupq_n_s32(0);                                                                            \
+        for (int h = 0; h < 2; h++) {                                                                             \
+            const int8_t * sc = x[i].scales + 8 * h;                                                              \
+            for (int u = 0; u < 2; u++) {                                                                         \
+                const int8_t * q = y[i].qs + 128 * h + 16 * u;                                                    \
+                const int8x16_t a[4] = { LOAD(q), LOAD(q + 32), LOAD(q + 64), LOAD(q + 96) };                     \
+                ai = STEP(ai, x[i].ql + 64 * h + 16 * u, x[i].qh + 32 * h + 16 * u, a,                            \
+                          sc[u], sc[2 + u], sc[4 + u], sc[6 + u]);                                                \
+            }                                                                                                     \
+        }                                                                                                         \
+        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);                                          \
+    }                                                                                                             \
+    *s = vaddvq_f32(acc)
+
+// ---------------------------------------------------------------- K-quants, 8 rows x 1 column
+//
+// mm_qmv8_fn kernels for the K-quants against one q8_K column (in lane order
+// at the dotprod level), with the bits of the per-row kernels above: row r's
+// super-block sums to the same int32 lanes through the same STEP (integer
+// sums are exact, so it does not matter that the mins and scales are
+// unpacked for 8 rows at once), each step's 64 activations are loaded once
+// for the 8 rows, and the float steps are the per-row kernel's, lane for
+// lane: fl(d_y * d_r) from one FMUL for 4 rows, the unfused multiply and add
+// per row, the mins' fused multiply-add for 4 rows, vaddvq_f32's order.
+
+// Bytes of 8 rows side by side: g0 holds a 32-bit word of each of rows
+// 0-3, g1 of rows 4-7. Two levels of UZP gather byte 0 of the 8 words into
+// bytes 0-7 of t[0] and byte 1 into bytes 8-15; t[1] the same of bytes 2, 3:
+// sub-blocks' scales (or mins) with the rows as lanes, for multiplies by
+// element.
+static inline void k8_transpose(uint8x16_t g0, uint8x16_t g1, uint8x16_t * t) {
+    const uint8x16_t e = vuzp1q_u8(g0, g1), o = vuzp2q_u8(g0, g1); // bytes 0, 2 / 1, 3 of each word
+    t[0] = vuzp1q_u8(e, o);
+    t[1] = vuzp2q_u8(e, o);
+}
+
+// The 4 words of 16 bytes at byte o of 4 rows, a row per lane: w[k] lane t
+// = word k of row t (16-byte loads and a 4x4 transpose: LD3 to lanes went
+// through the stack with GCC 12).
+static inline void k8_words(const char * const * rows, size_t o, uint32x4_t * w) {
+    const uint32x4_t r0 = vld1q_u32((const uint32_t *) (rows[0] + o)), r1 = vld1q_u32((const uint32_t *) (rows[1] + o));
+    const uint32x4_t r2 = vld1q_u32((const uint32_t *) (rows[2] + o)), r3 = vld1q_u32((const uint32_t *) (rows[3] + o));
+    const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(r0, r1)), t1 = vreinterpretq_u64_u32(vtrn2q_u32(r0, r1));
+    const uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(r2, r3)), t3 = vreinterpretq_u64_u32(vtrn2q_u32(r2, r3));
+    w[0] = vreinterpretq_u32_u64(vtrn1q_u64(t0, t2));
+    w[1] = vreinterpretq_u32_u64(vtrn1q_u64(t1, t3));
+    w[2] = vreinterpretq_u32_u64(vtrn2q_u64(t0, t2));
+    w[3] = vreinterpretq_u32_u64(vtrn2q_u64(t1, t3));
+}
+
+// q4_K/q5_K scales and mins of 4 rows' blocks at byte o (their scales
+// field), as in k4_scales with a row per 32-bit lane (words a, b, c in A,
+// B, C). sl: scales 0-3, sh: 4-7 (ml, mh: the mins), byte k of lane t
+// sub-block k (4 + k) of row t.
+static inline void k4_unpack4(const char * const * rows, size_t o, uint8x16_t * sl, uint8x16_t * sh, uint8x16_t * ml,
+                              uint8x16_t * mh) {
+    uint32x4_t w[4];
+    k8_words(rows, o, w); // the 12 bytes and 4 of qh / qs
+    const uint8x16_t A = vreinterpretq_u8_u32(w[0]), B = vreinterpretq_u8_u32(w[1]), C = vreinterpretq_u8_u32(w[2]);
+    const uint8x16_t m6 = vdupq_n_u8(0x3f), m4 = vdupq_n_u8(0x0f), t2 = vdupq_n_u8(0x30);
+    *sl = vandq_u8(A, m6);
+    *ml = vandq_u8(B, m6);
+    *sh = vorrq_u8(vandq_u8(C, m4), vandq_u8(vshrq_n_u8(A, 2), t2));
+    *mh = vorrq_u8(vshrq_n_u8(C, 4), vandq_u8(vshrq_n_u8(B, 2), t2));
+}
+
+// lo (rows 0-3), hi (4-7) += (the mins of sub-blocks k, k + 1 of 8 rows, side
+// by side in t) * bs[k], bs[k + 1]: by element of bs
+#define K8_MINS(t, bs, k)                                                                                         \
+    {   const int16x8_t u_ = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(t)));                                    \
+        const int16x8_t v_ = vreinterpretq_s16_u16(vmovl_high_u8(t));                                            \
+        lo = vmlal_laneq_s16(lo, vget_low_s16(u_), bs, k); hi = vmlal_high_laneq_s16(hi, u_, bs, k);              \
+        lo = vmlal_laneq_s16(lo, vget_low_s16(v_), bs, (k) + 1); hi = vmlal_high_laneq_s16(hi, v_, bs, (k) + 1); }
+
+// The 8 rows' q4_K/q5_K scales, sub-block k in half k % 2 of ts[k / 2] (see
+// k8_transpose), and mi[0] (rows 0-3), mi[1] (4-7): the sums over
+// sub-blocks k of min k * bs[k] (bs: the activations' sums of 32).
+static inline void k4_scales8(const char * const * rows, size_t o, int16x8_t bs, uint8x16_t * ts, int32x4_t * mi) {
+    uint8x16_t sl[2], sh[2], ml[2], mh[2], tm[4];
+    k4_unpack4(rows, o, &sl[0], &sh[0], &ml[0], &mh[0]);
+    k4_unpack4(rows + 4, o, &sl[1], &sh[1], &ml[1], &mh[1]);
+    k8_transpose(sl[0], sl[1], ts);
+    k8_transpose(sh[0], sh[1], ts + 2);
+    k8_transpose(ml[0], ml[1], tm);
+    k8_transpose(mh[0], mh[1], tm + 2);
+    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+    K8_MINS(tm[0], bs, 0) K8_MINS(tm[1], bs, 2) K8_MINS(tm[2], bs, 4) K8_MINS(tm[3], bs, 6)
+    mi[0] = lo;
+    mi[1] = hi;
+}
+
+// q2_K: the 16 scales (low nibbles) of the 8 rows' blocks at byte o, scale k
+// in half k % 2 of ts[k / 2], and mi as k4_scales8's of the 16 mins (high
+// nibbles) against bsums (16 sums of 16).
+static inline void q2k_scales8(const char * const * rows, size_t o, const int16_t * bsums, uint8x16_t * ts, int32x4_t * mi) {
+    uint32x4_t w0[4], w1[4];
+    k8_words(rows, o, w0);
+    k8_words(rows + 4, o, w1);
+    const int16x8_t bs0 = vld1q_s16(bsums), bs1 = vld1q_s16(bsums + 8);
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+    for (int k = 0; k < 4; k++) {
+        uint8x16_t t[2];
+        k8_transpose(vreinterpretq_u8_u32(w0[k]), vreinterpretq_u8_u32(w1[k]), t);
+        ts[2 * k] = vandq_u8(t[0], m4);
+        ts[2 * k + 1] = vandq_u8(t[1], m4);
+        w0[k] = vreinterpretq_u32_u8(vshrq_n_u8(t[0], 4)); // the mins of scales 4k, 4k + 1
+        w1[k] = vreinterpretq_u32_u8(vshrq_n_u8(t[1], 4)); // 4k + 2, 4k + 3
+    }
+    K8_MINS(vreinterpretq_u8_u32(w0[0]), bs0, 0) K8_MINS(vreinterpretq_u8_u32(w1[0]), bs0, 2)
+    K8_MINS(vreinterpretq_u8_u32(w0[1]), bs0, 4) K8_MINS(vreinterpretq_u8_u32(w1[1]), bs0, 6)
+    K8_MINS(vreinterpretq_u8_u32(w0[2]), bs1, 0) K8_MINS(vreinterpretq_u8_u32(w1[2]), bs1, 2)
+    K8_MINS(vreinterpretq_u8_u32(w0[3]), bs1, 4) K8_MINS(vreinterpretq_u8_u32(w1[3]), bs1, 6)
+    mi[0] = lo;
+    mi[1] = hi;
+}
+#undef K8_MINS
+
+// q3_K: the 16 scales (less 32) of the 8 rows' blocks whose scales field is
+// at byte o, scale k in half k % 2 of ts[k / 2]; as q3k_scales with a row
+// per lane. The 16 bytes read end with the 12 (the block ends 2 bytes on).
+static inline void q3k_scales8(const char * const * rows, size_t o, uint8x16_t * ts) {
+    uint8x16_t s[2][4];
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(0x30), b32 = vdupq_n_u8(32);
+    for (int g = 0; g < 2; g++) {
+        uint32x4_t w[4];
+        k8_words(rows + 4 * g, o - 4, w);
+        const uint8x16_t a0 = vreinterpretq_u8_u32(w[1]), a1 = vreinterpretq_u8_u32(w[2]), t = vreinterpretq_u8_u32(w[3]);
+        s[g][0] = vsubq_u8(vorrq_u8(vandq_u8(a0, m4), vandq_u8(vshlq_n_u8(t, 4), m3)), b32);
+        s[g][1] = vsubq_u8(vorrq_u8(vandq_u8(a1, m4), vandq_u8(vshlq_n_u8(t, 2), m3)), b32);
+        s[g][2] = vsubq_u8(vorrq_u8(vshrq_n_u8(a0, 4), vandq_u8(t, m3)), b32);
+        s[g][3] = vsubq_u8(vorrq_u8(vshrq_n_u8(a1, 4), vandq_u8(vshrq_n_u8(t, 2), m3)), b32);
+    }
+    for (int k = 0; k < 4; k++) k8_transpose(s[0][k], s[1][k], ts + 2 * k);
+}
+
+// q6_K: the 8 int8 scales of a half of the 8 rows' blocks at byte o, scale k
+// in half k % 2 of ts[k / 2] (8 bytes a row, words 0 and 1 of 4 rows parted
+// by UZP, then k8_transpose).
+static inline void q6k_scales8(const char * const * rows, size_t o, uint8x16_t * ts) {
+    uint32x4_t w[2][2];
+    for (int g = 0; g < 2; g++) {
+        const uint32x4_t r01 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[4 * g] + o),
+                                                                vld1_u8((const uint8_t *) rows[4 * g + 1] + o)));
+        const uint32x4_t r23 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[4 * g + 2] + o),
+                                                                vld1_u8((const uint8_t *) rows[4 * g + 3] + o)));
+        w[g][0] = vuzp1q_u32(r01, r23);
+        w[g][1] = vuzp2q_u32(r01, r23);
+    }
+    k8_transpose(vreinterpretq_u8_u32(w[0][0]), vreinterpretq_u8_u32(w[1][0]), ts);
+    k8_transpose(vreinterpretq_u8_u32(w[0][1]), vreinterpretq_u8_u32(w[1][1]), ts + 2);
+}
+
+// acc[r] += fl(d[r] * dy) * (float) ai[r] (d: rows 0-3, 4-7), as the per-row kernels add
+static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const float32x4_t * d, float dy) {
+    const float32x4_t s[2] = { vmulq_n_f32(d[0], dy), vmulq_n_f32(d[1], dy) };
+#define QMV8_KACC(r) acc[r] = vmlaq_n_f32(acc[r], vcvtq_f32_s32(ai[r]), vgetq_lane_f32(s[(r) / 4], (r) % 4));
+    QMV8_KACC(0) QMV8_KACC(1) QMV8_KACC(2) QMV8_KACC(3) QMV8_KACC(4) QMV8_KACC(5) QMV8_KACC(6) QMV8_KACC(7)
+#undef QMV8_KACC
+}
+
+// The 8 rows of one step: ai[r] = STEP(ai[r], ...) with r a constant (scale lanes)
+#define K8_ROWS(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) \
+                        X(4, __VA_ARGS__) X(5, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
+// Each row's sum is pinned after its step, and the next row's weights and
+// the activations behind it (their addresses made to depend on the pin):
+// else the compiler hoists the 8 rows' loads and steps into one another
+// and spills. The empty asm orders the compiler only, not the CPU.
+#define K8_PIN(v, r) __asm__("" : "+w"(v), "+r"(b[((r) + 1) % 8]), "+r"(q))
+// ts[k], pinned behind the last row's step (else all steps' scales are
+// widened at once and spilled); K8_UW, K8_SW: its half h as int16 lanes
+#define K8_TS(k) ({ uint8x16_t t_ = ts[k]; __asm__("" : "+w"(t_) : "r"(q)); t_; })
+#define K8_UW(v, h) vreinterpretq_s16_u16((h) ? vmovl_high_u8(v) : vmovl_u8(vget_low_u8(v)))
+#define K8_SW(v, h) ((h) ? vmovl_high_s8(vreinterpretq_s8_u8(v)) : vmovl_s8(vget_low_s8(vreinterpretq_s8_u8(v))))
+// t0..t3: the step's scales with the rows as int16 lanes; SCL(t, r) row r's
+// as STEP takes it
+#define Q4K8_ROW(r, j, STEP, SCL)                                                                                 \
+    ai[r] = STEP(ai[r], b[r], j, a, SCL(t0, r), SCL(t1, r));                                                      \
+    K8_PIN(ai[r], r);
+#define Q4K8_STEP(j, STEP, SCL)                                                                                   \
+    {   const int8_t * qa = q + 64 * (j);                                                                         \
+        const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
+        const uint8x16_t tp = K8_TS(j);                                                                           \
+        const int16x8_t t0 = K8_UW(tp, 0), t1 = K8_UW(tp, 1);                                                     \
+        K8_ROWS(Q4K8_ROW, j, STEP, SCL) }
+// q2_K/q3_K: 4 scales a step, widened by W
+#define Q2K8_ROW(r, j, STEP, SCL)                                                                                 \
+    ai[r] = STEP(ai[r], b[r], j, a, SCL(t0, r), SCL(t1, r), SCL(t2, r), SCL(t3, r));                              \
+    K8_PIN(ai[r], r);
+#define Q2K8_STEP(j, STEP, SCL, W)                                                                                \
+    {   const int8_t * qa = q + 64 * (j);                                                                         \
+        const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
+        const uint8x16_t u0 = K8_TS(2 * (j)), u1 = K8_TS(2 * (j) + 1);                                            \
+        const int16x8_t t0 = W(u0, 0), t1 = W(u0, 1), t2 = W(u1, 0), t3 = W(u1, 1);                               \
+        K8_ROWS(Q2K8_ROW, j, STEP, SCL) }
+// the mins' part of rows with a dmin: mn += fl(dmin * d_y) * (float) mi, fused
+#define K8_DMIN(XT)                                                                                               \
+    {   float32x4_t dm[2];                                                                                        \
+        qmv8_halves(rows, o + offsetof(XT, dmin), dm);                                                            \
+        mn[0] = vfmaq_f32(mn[0], vmulq_n_f32(dm[0], y[i].d), vcvtq_f32_s32(mi[0]));                               \
+        mn[1] = vfmaq_f32(mn[1], vmulq_n_f32(dm[1], y[i].d), vcvtq_f32_s32(mi[1])); }
+#define Q2K8_BODY(XT, STEP, SCL)                                                                                  \
+    uint8x16_t ts[8];                                                                                             \
+    int32x4_t mi[2];                                                                                              \
+    q2k_scales8(rows, o + offsetof(XT, scales), y[i].bsums, ts, mi);                                              \
+    Q2K8_STEP(0, STEP, SCL, K8_UW) Q2K8_STEP(1, STEP, SCL, K8_UW)                                                 \
+    Q2K8_STEP(2, STEP, SCL, K8_UW) Q2K8_STEP(3, STEP, SCL, K8_UW)                                                 \
+    K8_DMIN(XT)
+#define Q3K8_BODY(XT, STEP, SCL)                                                                                  \
+    uint8x16_t ts[8];                                                                                             \
+    q3k_scales8(rows, o + offsetof(XT, scales), ts);                                                              \
+    Q2K8_STEP(0, STEP, SCL, K8_SW) Q2K8_STEP(1, STEP, SCL, K8_SW)                                                 \
+    Q2K8_STEP(2, STEP, SCL, K8_SW) Q2K8_STEP(3, STEP, SCL, K8_SW)
+#define Q4K8_BODY(XT, STEP, SCL)                                                                                  \
+    uint8x16_t ts[4];                                                                                             \
+    int32x4_t mi[2];                                                                                              \
+    k4_scales8(rows, o + offsetof(XT, scales), vpaddq_s16(vld1q_s16(y[i].bsums), vld1q_s16(y[i].bsums + 8)),      \
+               ts, mi);                                                                                           \
+    Q4K8_STEP(0, STEP, SCL) Q4K8_STEP(1, STEP, SCL) Q4K8_STEP(2, STEP, SCL) Q4K8_STEP(3, STEP, SCL)               \
+    K8_DMIN(XT)
+#define Q6K8_ROW(r, h, u, STEP, SCL)                                                                              \
+    ai[r] = STEP(ai[r], b[r]->ql + 64 * (h) + 16 * (u), b[r]->qh + 32 * (h) + 16 * (u), a,                        \
+                 SCL(t0, r), SCL(t1, r), SCL(t2, r), SCL(t3, r));                                                 \
+    K8_PIN(ai[r], r);
+// the signed scale 2k + u of the 8 rows as int16 lanes
+#define Q6K8_SC(k, u) K8_SW(K8_TS(k), u)
+// step u of half h: the half's scales u + 2k, k = 0..3
+#define Q6K8_STEP(h, u, STEP, SCL)                                                                                \
+    {   const int8_t * qa = q + 128 * (h) + 16 * (u);                                                             \
+        const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 32), vld1q_s8(qa + 64), vld1q_s8(qa + 96) };         \
+        const int16x8_t t0 = Q6K8_SC(0, u), t1 = Q6K8_SC(1, u), t2 = Q6K8_SC(2, u), t3 = Q6K8_SC(3, u);           \
+        K8_ROWS(Q6K8_ROW, h, u, STEP, SCL) }
+#define Q6K8_HALF(h, STEP, SCL)                                                                                   \
+    {   uint8x16_t ts[4];                                                                                         \
+        q6k_scales8(rows, o + offsetof(block_q6_K, scales) + 8 * (h), ts);                                        \
+        Q6K8_STEP(h, 0, STEP, SCL) Q6K8_STEP(h, 1, STEP, SCL) }
+#define Q6K8_BODY(XT, STEP, SCL) Q6K8_HALF(0, STEP, SCL) Q6K8_HALF(1, STEP, SCL)
+
+// A kernel NAME (attributes ATTR) for XT whose super-block BODY (Q4K8_BODY,
+// Q6K8_BODY) sums ai[r] with STEP and SCL and, with MIN, the mins into mn.
+#define K8_ZERO(r, v, z) v[r] = z;
+#define K8_BLOCK(r, XT) b[r] = (const XT *) (rows[r] + o);
+#define QMV8K_KERNEL(NAME, ATTR, XT, BODY, STEP, SCL, MIN)                                                        \
+static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, float * out, const char * pf) {     \
+    const block_q8_K * y = vy;                                                                                    \
+    float32x4_t acc[8], mn[2] = { vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                                         \
+    K8_ROWS(K8_ZERO, acc, vdupq_n_f32(0.0f))                                                                      \
+    for (int64_t i = 0; i < nb; i++) {                                                                            \
+        if (pf) qmv8_prefetch(pf + i * 8 * sizeof(XT), 8 * sizeof(XT));                                           \
+        const size_t o = (size_t) i * sizeof(XT);                                                                 \
+        const XT * b[8];                                                                                          \
+        K8_ROWS(K8_BLOCK, XT)                                                                                     \
+        const int8_t * q = y[i].qs;                                                                               \
+        int32x4_t ai[8];                                                                                          \
+        K8_ROWS(K8_ZERO, ai, vdupq_n_s32(0))                                                                      \
+        BODY(XT, STEP, SCL)                                                                                       \
+        float32x4_t d[2];                                                                                         \
+        qmv8_halves(rows, o + offsetof(XT, d), d);                                                                \
+        qmv8_kacc(acc, ai, d, y[i].d);                                                                            \
+    }                                                                                                             \
+    qmv8_store(acc, out);                                                                                         \
+    if (MIN) {                                                                                                    \
+        vst1q_f32(out, vsubq_f32(vld1q_f32(out), mn[0]));                                                         \
+        vst1q_f32(out + 4, vsubq_f32(vld1q_f32(out + 4), mn[1]));                                                 \
+    }                                                                                                             \
+}
 
 // The iq4_xs scale of sub-block ib (6 bits stored +32: the low 4 in
 // scales_l, two per byte; the top 2 in scales_h).

@@ -15,6 +15,7 @@
 //     per-row kernels of their level, bit for bit.
 // Elsewhere than arm64 there is nothing to test and it says so. Run it with
 // QEMU_CPU=cortex-a53 (no dotprod) and the default CPU (max) to see both.
+// An optional argument (e.g. "q4_K,q6_K") runs only the kernel tests of those types.
 //
 // build: aarch64-linux-gnu-gcc -std=gnu11 -O2 -pthread -Icsrc tests/c/test-neon-quant.c csrc/*.c -lm
 //        qemu-aarch64 -L /usr/aarch64-linux-gnu ./a.out
@@ -25,6 +26,7 @@
 #include "ggml-common.h"
 #include "ggml-quants.h"
 #include "mm-kernels.h"
+#include "type-list.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -386,6 +388,16 @@ static void test_dot(enum lm_ggml_type t) {
 // NaN), rows repeated (the matmul's tail), with and without a prefetch
 // pointer. Then the GEMM entry (mm_qgemm_neon) over row ranges of 1 to 19
 // rows (tails of 1 to 7 after whole groups, or alone) and 1 to 3 columns.
+// byte offset of a block's fp16 d (a min, where there is one, follows it)
+static size_t d_offset(enum lm_ggml_type t) {
+    switch (t) {
+        case LM_GGML_TYPE_Q2_K: return offsetof(block_q2_K, d);
+        case LM_GGML_TYPE_Q3_K: return offsetof(block_q3_K, d);
+        case LM_GGML_TYPE_Q6_K: return offsetof(block_q6_K, d);
+        default: return 0;
+    }
+}
+
 static int per_row_differs(lm_ggml_vec_dot_t vd, int n, const void * row, const void * y, float got) {
     float want;
     vd(n, &want, 0, row, 0, y, 0, 1);
@@ -394,11 +406,13 @@ static int per_row_differs(lm_ggml_vec_dot_t vd, int n, const void * row, const 
 
 static void test_qmv8(enum lm_ggml_type t) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(t);
-    const enum lm_ggml_type vdt = has_min(t) ? LM_GGML_TYPE_Q8_1 : LM_GGML_TYPE_Q8_0;
+    const int bk = (int) tt->blck_size; // elements per block
+    const enum lm_ggml_type vdt = bk == QK_K ? LM_GGML_TYPE_Q8_K : has_min(t) ? LM_GGML_TYPE_Q8_1 : LM_GGML_TYPE_Q8_0;
     const size_t xs = tt->type_size, ys = lm_ggml_get_type_traits(vdt)->type_size;
+    const size_t od = d_offset(t); // the fp16 d, and the min after it where there is one
     const int maxnb = 64, maxr = 19, ncol = 3;
     unsigned char * wx = malloc(maxr * maxnb * xs), * wy = malloc(ncol * maxnb * ys), * wyp = malloc(ncol * maxnb * ys);
-    float * src = malloc(maxnb * 32 * sizeof(float));
+    float * src = malloc((size_t) maxnb * bk * sizeof(float));
     static const lm_ggml_fp16_t special[5] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff};
     int bad[2] = {0, 0}, bad_gemm[2] = {0, 0}, trials = 0, gemm_outs = 0;
     for (int trial = 0; trial < 300; trial++, trials++) {
@@ -410,13 +424,13 @@ static void test_qmv8(enum lm_ggml_type t) {
                 for (size_t i = 0; i < rowb; i++) row[i] = (unsigned char) (rnd() >> 24);
                 for (int i = 0; i < nb; i++) fix_scales(t, row + i * xs, 0);
             } else {
-                for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 6));
-                tt->from_float_ref(src, row, nb * 32);
+                for (int i = 0; i < nb * bk; i++) src[i] = frand() * (float) (1 << (rnd() % 6));
+                tt->from_float_ref(src, row, nb * bk);
             }
             if (trial % 3 == 2) { // d, and the min m (the half after d) where there is one
                 for (int i = 0; i < nb; i++) {
-                    if (rnd() % 4 == 0) memcpy(row + i * xs, &special[rnd() % 5], 2);
-                    if (has_min(t) && rnd() % 4 == 0) memcpy(row + i * xs + 2, &special[rnd() % 5], 2);
+                    if (rnd() % 4 == 0) memcpy(row + i * xs + od, &special[rnd() % 5], 2);
+                    if (has_min(t) && rnd() % 4 == 0) memcpy(row + i * xs + od + 2, &special[rnd() % 5], 2);
                 }
             }
         }
@@ -425,9 +439,10 @@ static void test_qmv8(enum lm_ggml_type t) {
             if (trial % 4 < 2) {
                 raw_act(vdt, y, nb, 1000);
             } else {
-                for (int i = 0; i < nb * 32; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
-                if (vdt == LM_GGML_TYPE_Q8_1) lm_quantize_row_q8_1_ref(src, (block_q8_1 *) y, nb * 32);
-                else                          lm_quantize_row_q8_0_ref(src, (block_q8_0 *) y, nb * 32);
+                for (int i = 0; i < nb * bk; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
+                if (vdt == LM_GGML_TYPE_Q8_K)      lm_quantize_row_q8_K_ref(src, (block_q8_K *) y, nb * bk);
+                else if (vdt == LM_GGML_TYPE_Q8_1) lm_quantize_row_q8_1_ref(src, (block_q8_1 *) y, nb * bk);
+                else                               lm_quantize_row_q8_0_ref(src, (block_q8_0 *) y, nb * bk);
             }
         }
         const char * rows[8];
@@ -442,7 +457,7 @@ static void test_qmv8(enum lm_ggml_type t) {
             float out[8];
             mv(nb, rows, y, out, pf);
             for (int r = 0; r < 8; r++) {
-                if (per_row_differs(vd, nb * 32, rows[r], y, out[r])) {
+                if (per_row_differs(vd, nb * bk, rows[r], y, out[r])) {
                     if (bad[lv] < 3) printf("    %s nb=%d row %d: 8-row %.9g\n", tt->type_name, nb, r, out[r]);
                     bad[lv]++;
                 }
@@ -453,10 +468,10 @@ static void test_qmv8(enum lm_ggml_type t) {
             const void * ycol[3];
             float * dcol[3];
             for (int c = 0; c < ncol; c++) { ycol[c] = y + (size_t) c * nb * ys; dcol[c] = res[c]; }
-            mm_qgemm_neon(t, lv)(nb * 32, (const char *) wx, rowb, r0, r1, ycol, dcol, 1 + trial % ncol, NULL);
+            mm_qgemm_neon(t, lv)(nb * bk, (const char *) wx, rowb, r0, r1, ycol, dcol, 1 + trial % ncol, NULL);
             for (int c = 0; c < 1 + trial % ncol; c++) {
                 for (int r = r0; r < r1; r++, gemm_outs += !lv) {
-                    if (per_row_differs(vd, nb * 32, wx + (size_t) r * rowb, ycol[c], res[c][r])) {
+                    if (per_row_differs(vd, nb * bk, wx + (size_t) r * rowb, ycol[c], res[c][r])) {
                         if (bad_gemm[lv] < 3) printf("    %s gemm nb=%d rows %d..%d col %d row %d\n", tt->type_name, nb, r0, r1, c, r);
                         bad_gemm[lv]++;
                     }
@@ -475,7 +490,8 @@ static void test_qmv8(enum lm_ggml_type t) {
     free(wx); free(wy); free(wyp); free(src);
 }
 
-int main(void) {
+int main(int argc, char ** argv) {
+    const char * only_types = argc > 1 ? argv[1] : NULL;
     printf("dotprod in hwcaps: %d, cpu level: %d\n", lm_ggml_cpu_has_dotprod(), (int) lm_cpu_level());
     if (!lm_cpu_level_is_neon(lm_cpu_level())) {
         printf("cpu level is not neon (LM_GGML_CPU_LEVEL?): nothing tested\n");
@@ -488,14 +504,17 @@ int main(void) {
         report("dotprod level iff HWCAP_ASIMDDP", g_has_dot != (lm_ggml_cpu_has_dotprod() != 0), 1);
     }
     if (!g_has_dot) printf("no dot product extension: the dotprod kernels are not tested here\n");
-    test_fp16_hw();
-    test_act_quant();
+    if (only_types == NULL) {
+        test_fp16_hw();
+        test_act_quant();
+    }
     static const enum lm_ggml_type types[] = {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0,
         LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K,
         LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS,
     };
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (!type_selected(only_types, lm_ggml_type_name(types[i]))) continue;
         if (!mm_quant_dot_neon(types[i])) {
             report(lm_ggml_type_name(types[i]), 1, 1);
             continue;
@@ -505,9 +524,12 @@ int main(void) {
     // the types with 8-row kernels, and at each level a GEMM entry for exactly those
     static const enum lm_ggml_type qmv8_types[] = {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL,
+        LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K,
     };
     int n_qmv8 = 0, bad_entry = 0;
-    for (size_t i = 0; i < sizeof(qmv8_types) / sizeof(qmv8_types[0]); i++) test_qmv8(qmv8_types[i]);
+    for (size_t i = 0; i < sizeof(qmv8_types) / sizeof(qmv8_types[0]); i++) {
+        if (type_selected(only_types, lm_ggml_type_name(qmv8_types[i]))) test_qmv8(qmv8_types[i]);
+    }
     for (int ti = 0; ti < LM_GGML_TYPE_COUNT; ti++) {
         const bool has8 = mm_qmv8_neon((enum lm_ggml_type) ti) != NULL;
         n_qmv8 += has8;
@@ -515,7 +537,7 @@ int main(void) {
         bad_entry += has8 != (mm_qgemm_neon((enum lm_ggml_type) ti, false) != NULL);
         bad_entry += has8 != (mm_qgemm_neon((enum lm_ggml_type) ti, true) != NULL);
     }
-    report("8-row kernels and GEMM entries: the same 6 types at both levels",
+    report("8-row kernels and GEMM entries: the same types at both levels",
            bad_entry + (n_qmv8 != (int) (sizeof(qmv8_types) / sizeof(qmv8_types[0]))), 1);
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
@@ -525,6 +547,7 @@ int main(void) {
 
 int main(void) {
     (void) report;
+    (void) type_selected;
     printf("not arm64: nothing tested\n");
     return 0;
 }
