@@ -368,19 +368,27 @@ struct lm_ggml_threadpool {
     struct lm_cpu_error_slot error; // of the current job (reset before it starts)
 };
 
-// Asked once per process: glibc answers sysconf(_SC_NPROCESSORS_ONLN) by
-// opening and parsing a sysfs file, which cost a few microseconds on every
-// pool started.
+// The CPUs this process may run on: those of its affinity mask where the
+// system says (a process started by taskset -c 0 has one, whatever the
+// machine has), else the online ones. Asked once per process: glibc answers
+// sysconf(_SC_NPROCESSORS_ONLN) by opening and parsing a sysfs file, which
+// cost a few microseconds on every pool started.
 static int online_cpus(void) {
     static atomic_int cached;
     int n = atomic_load_explicit(&cached, memory_order_relaxed);
     if (n > 0) return n;
-#if defined(_SC_NPROCESSORS_ONLN)
-    const long v = sysconf(_SC_NPROCESSORS_ONLN);
-    n = v > 0 ? (int) v : 1;
-#else
-    n = 1;
+    n = 0;
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) n = CPU_COUNT(&set);
 #endif
+#if defined(_SC_NPROCESSORS_ONLN)
+    if (n <= 0) {
+        const long v = sysconf(_SC_NPROCESSORS_ONLN);
+        n = v > 0 ? (int) v : 1;
+    }
+#endif
+    if (n <= 0) n = 1;
     atomic_store_explicit(&cached, n, memory_order_relaxed);
     return n;
 }
@@ -452,6 +460,11 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
     for (int i = 0; i < spins; i++) {
         if (atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) != gen) return;
         cpu_relax();
+        // The thread waited for may share this CPU (another process took
+        // its core): a yield now and then lets it run, where the whole
+        // budget (about 100 us) would pass first. Alone on its CPU, a
+        // yield returns at once, a fraction of a microsecond.
+        if ((i & 255) == 255) sched_yield();
     }
     pthread_mutex_lock(&tp->barrier_mutex);
     atomic_fetch_add(&tp->barrier_sleepers, 1);
