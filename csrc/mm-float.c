@@ -121,6 +121,34 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 hsum8x8(__m25
     return _mm256_add_ps(_mm256_shuffle_ps(u0145, u2367, 0x88), _mm256_shuffle_ps(u0145, u2367, 0xDD));
 }
 
+// The K % 8 tail of 8 rows (K >= 8): lane r goes on with row r's sum s as
+// the scalar tail would (one fmaf per element, in order; a vector FMA rounds
+// each lane as fmaf does). The rows' last 8 elements are transposed so that
+// vector j holds element K-8+j of every row; the tail takes the last K % 8.
+LM_TARGET_AVX2 static LM_INLINE __m256 mv_tail8(int64_t K, const void * const * x, const float * y, __m256 s,
+                                                enum mm_xtype xt) {
+    const int64_t k0 = K - 8;
+    const __m256 r0 = ld8(x[0], k0, xt), r1 = ld8(x[1], k0, xt), r2 = ld8(x[2], k0, xt), r3 = ld8(x[3], k0, xt);
+    const __m256 r4 = ld8(x[4], k0, xt), r5 = ld8(x[5], k0, xt), r6 = ld8(x[6], k0, xt), r7 = ld8(x[7], k0, xt);
+    // pairs of rows interleaved, then quads, then the 128-bit halves
+    const __m256 a0 = _mm256_unpacklo_ps(r0, r1), a1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 a2 = _mm256_unpacklo_ps(r2, r3), a3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 a4 = _mm256_unpacklo_ps(r4, r5), a5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 a6 = _mm256_unpacklo_ps(r6, r7), a7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 b0 = _mm256_shuffle_ps(a0, a2, 0x44), b1 = _mm256_shuffle_ps(a0, a2, 0xEE);
+    const __m256 b2 = _mm256_shuffle_ps(a1, a3, 0x44), b3 = _mm256_shuffle_ps(a1, a3, 0xEE);
+    const __m256 b4 = _mm256_shuffle_ps(a4, a6, 0x44), b5 = _mm256_shuffle_ps(a4, a6, 0xEE);
+    const __m256 b6 = _mm256_shuffle_ps(a5, a7, 0x44), b7 = _mm256_shuffle_ps(a5, a7, 0xEE);
+    const __m256 t[8] = {
+        _mm256_permute2f128_ps(b0, b4, 0x20), _mm256_permute2f128_ps(b1, b5, 0x20),
+        _mm256_permute2f128_ps(b2, b6, 0x20), _mm256_permute2f128_ps(b3, b7, 0x20),
+        _mm256_permute2f128_ps(b0, b4, 0x31), _mm256_permute2f128_ps(b1, b5, 0x31),
+        _mm256_permute2f128_ps(b2, b6, 0x31), _mm256_permute2f128_ps(b3, b7, 0x31),
+    };
+    for (int j = 8 - (int)(K & 7); j < 8; j++) s = _mm256_fmadd_ps(t[j], _mm256_broadcast_ss(y + k0 + j), s);
+    return s;
+}
+
 #define AVX2_MV(r) c##r = _mm256_fmadd_ps(ld8(x##r, k, xt), b, c##r);
 LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
                                              enum mm_xtype xt) {
@@ -133,13 +161,19 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
         AVX2_MV(0) AVX2_MV(1) AVX2_MV(2) AVX2_MV(3) AVX2_MV(4) AVX2_MV(5) AVX2_MV(6) AVX2_MV(7)
     }
     MV_PF_TAIL(pf, K8, K, xt)
-    _mm256_storeu_ps(out, hsum8x8(c0, c1, c2, c3, c4, c5, c6, c7));
-    if (K8 == K) return;
-    for (int r = 0; r < MM_MV_R; r++) {
-        float s = out[r];
-        for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
-        out[r] = s;
+    __m256 s = hsum8x8(c0, c1, c2, c3, c4, c5, c6, c7);
+    if (K8 < K && K >= 8) {
+        s = mv_tail8(K, x, y, s, xt);
+    } else if (K8 < K) {
+        _mm256_storeu_ps(out, s);
+        for (int r = 0; r < MM_MV_R; r++) {
+            float sr = out[r];
+            for (int64_t k = K8; k < K; k++) sr = __builtin_fmaf(ld1(x[r], k, xt), y[k], sr);
+            out[r] = sr;
+        }
+        return;
     }
+    _mm256_storeu_ps(out, s);
 }
 
 // The same dots as mv_avx2, one row after the other: one accumulator per row,
