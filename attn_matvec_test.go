@@ -214,3 +214,28 @@ func TestAttnMatVecBits(t *testing.T) {
 		}
 	})
 }
+
+// One layer's attention in one-token decoding over an f16 cache laid out as
+// llama_run.c's (hd 64, 12 heads, a context of 1056): kq = K view x q,
+// softmax, kqv = V view x kq. Cache lengths that are and are not multiples
+// of 8 (the mat-vec tails). One layer's cache is read again and again here
+// (in caches); in a model's decoding every layer's comes from L3 or memory.
+func BenchmarkAttnDecode(b *testing.B) {
+	const hd, nHead, nCtx = 64, 12, 1056
+	for _, nkv := range []int{64, 256, 259, 1024, 1021} {
+		b.Run("f16/nkv"+itoa(nkv), func(b *testing.B) {
+			benchGraph(b, 1, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {
+				gqa := hd * nHead
+				kc := randTensor(b, ctx, r, TypeF16, gqa*nCtx)
+				vc := randTensor(b, ctx, r, TypeF16, gqa*nCtx)
+				q := randTensor(b, ctx, r, TypeF32, hd, nHead, 1)
+				mask := ctx.NewTensor2D(TypeF32, nkv, 1)
+				require.NoError(b, mask.SetFloat32s(make([]float32, nkv)))
+				k := ctx.View3D(kc, hd, nkv, nHead, 2*gqa, 2*hd, 0)
+				v := ctx.View3D(vc, nkv, hd, nHead, 2*nCtx, 2*nCtx*hd, 0)
+				kq := ctx.SoftMaxExt(ctx.MulMat(k, ctx.Permute(q, 0, 2, 1, 3)), mask, 0.125, 0)
+				return ctx.MulMat(v, kq), int64(4 * hd * nkv * nHead)
+			})
+		})
+	}
+}
