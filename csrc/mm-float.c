@@ -104,6 +104,51 @@ static inline int xt_size(enum mm_xtype xt) { return xt == MM_X_F32 ? 4 : 2; }
 #define MV_PF_TAIL(pf, k0, K, xt) if (pf) { \
     for (int64_t o_ = (k0) * MM_MV_R * xt_size(xt); o_ < (K) * MM_MV_R * xt_size(xt); o_ += 64) __builtin_prefetch((pf) + o_); }
 
+// hsum8 of eight vectors at once: lane r of the result is hsum8(c[r]), bit
+// for bit (the same additions, operands in the same order: low half + high
+// half, then lanes 0,1 + lanes 2,3, then lane 0 + lane 1), in 21 operations
+// instead of 8 * 6 and one store instead of 8.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 hsum8x8(__m256 c0, __m256 c1, __m256 c2, __m256 c3,
+                                                                           __m256 c4, __m256 c5, __m256 c6, __m256 c7) {
+    // [c0 | c4] halves summed: lanes 0-3 low+high of c0, lanes 4-7 of c4
+#define HALVES(a, b) _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31))
+    const __m256 t04 = HALVES(c0, c4), t15 = HALVES(c1, c5), t26 = HALVES(c2, c6), t37 = HALVES(c3, c7);
+#undef HALVES
+    // per 128-bit lane: [a0+a2, a1+a3, b0+b2, b1+b3]
+    const __m256 u0145 = _mm256_add_ps(_mm256_shuffle_ps(t04, t15, 0x44), _mm256_shuffle_ps(t04, t15, 0xEE));
+    const __m256 u2367 = _mm256_add_ps(_mm256_shuffle_ps(t26, t37, 0x44), _mm256_shuffle_ps(t26, t37, 0xEE));
+    // per 128-bit lane: the first pair sum of each row + its second
+    return _mm256_add_ps(_mm256_shuffle_ps(u0145, u2367, 0x88), _mm256_shuffle_ps(u0145, u2367, 0xDD));
+}
+
+// The K % 8 tail of 8 rows (K >= 8): lane r goes on with row r's sum s as
+// the scalar tail would (one fmaf per element, in order; a vector FMA rounds
+// each lane as fmaf does). The rows' last 8 elements are transposed so that
+// vector j holds element K-8+j of every row; the tail takes the last K % 8.
+LM_TARGET_AVX2 static LM_INLINE __m256 mv_tail8(int64_t K, const void * const * x, const float * y, __m256 s,
+                                                enum mm_xtype xt) {
+    const int64_t k0 = K - 8;
+    const __m256 r0 = ld8(x[0], k0, xt), r1 = ld8(x[1], k0, xt), r2 = ld8(x[2], k0, xt), r3 = ld8(x[3], k0, xt);
+    const __m256 r4 = ld8(x[4], k0, xt), r5 = ld8(x[5], k0, xt), r6 = ld8(x[6], k0, xt), r7 = ld8(x[7], k0, xt);
+    // pairs of rows interleaved, then quads, then the 128-bit halves
+    const __m256 a0 = _mm256_unpacklo_ps(r0, r1), a1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 a2 = _mm256_unpacklo_ps(r2, r3), a3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 a4 = _mm256_unpacklo_ps(r4, r5), a5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 a6 = _mm256_unpacklo_ps(r6, r7), a7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 b0 = _mm256_shuffle_ps(a0, a2, 0x44), b1 = _mm256_shuffle_ps(a0, a2, 0xEE);
+    const __m256 b2 = _mm256_shuffle_ps(a1, a3, 0x44), b3 = _mm256_shuffle_ps(a1, a3, 0xEE);
+    const __m256 b4 = _mm256_shuffle_ps(a4, a6, 0x44), b5 = _mm256_shuffle_ps(a4, a6, 0xEE);
+    const __m256 b6 = _mm256_shuffle_ps(a5, a7, 0x44), b7 = _mm256_shuffle_ps(a5, a7, 0xEE);
+    const __m256 t[8] = {
+        _mm256_permute2f128_ps(b0, b4, 0x20), _mm256_permute2f128_ps(b1, b5, 0x20),
+        _mm256_permute2f128_ps(b2, b6, 0x20), _mm256_permute2f128_ps(b3, b7, 0x20),
+        _mm256_permute2f128_ps(b0, b4, 0x31), _mm256_permute2f128_ps(b1, b5, 0x31),
+        _mm256_permute2f128_ps(b2, b6, 0x31), _mm256_permute2f128_ps(b3, b7, 0x31),
+    };
+    for (int j = 8 - (int)(K & 7); j < 8; j++) s = _mm256_fmadd_ps(t[j], _mm256_broadcast_ss(y + k0 + j), s);
+    return s;
+}
+
 #define AVX2_MV(r) c##r = _mm256_fmadd_ps(ld8(x##r, k, xt), b, c##r);
 LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
                                              enum mm_xtype xt) {
@@ -116,12 +161,19 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
         AVX2_MV(0) AVX2_MV(1) AVX2_MV(2) AVX2_MV(3) AVX2_MV(4) AVX2_MV(5) AVX2_MV(6) AVX2_MV(7)
     }
     MV_PF_TAIL(pf, K8, K, xt)
-    const __m256 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
-    for (int r = 0; r < MM_MV_R; r++) {
-        float s = hsum8(cs[r]);
-        for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
-        out[r] = s;
+    __m256 s = hsum8x8(c0, c1, c2, c3, c4, c5, c6, c7);
+    if (K8 < K && K >= 8) {
+        s = mv_tail8(K, x, y, s, xt);
+    } else if (K8 < K) {
+        _mm256_storeu_ps(out, s);
+        for (int r = 0; r < MM_MV_R; r++) {
+            float sr = out[r];
+            for (int64_t k = K8; k < K; k++) sr = __builtin_fmaf(ld1(x[r], k, xt), y[k], sr);
+            out[r] = sr;
+        }
+        return;
     }
+    _mm256_storeu_ps(out, s);
 }
 
 // The same dots as mv_avx2, one row after the other: one accumulator per row,

@@ -266,25 +266,32 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
     float out[MM_TILE_R * MM_TILE_C];
     if (ncol == 1) { // matrix-vector: stream the rows once
         const size_t rowb = (size_t) K * k->xes;
+        const bool contig = xrs == rowb, short_rows = rowb <= MM_PF_ROW;
         // contiguous short rows of a matrix too large to be in L2 are walked in
         // memory order (see mm_get_mv_seq); rlim * xrs is the whole matrix
-        const mm_mv_fn mv = k->mv_seq && rowb <= MM_PF_ROW && xrs == rowb &&
-                                    (int64_t)(rlim * xrs) >= lm_mv_seq_min_bytes() ? k->mv_seq : k->mv;
+        const mm_mv_fn mv = k->mv_seq && short_rows && contig && (int64_t)(rlim * xrs) >= lm_mv_seq_min_bytes() ? k->mv_seq : k->mv;
+        const float * y = (const float *) ycol[0];
+        float * d = dcol[0];
         for (int64_t r = r0; r < r1; r += MM_MV_R) {
             const int nr = (int) LM_GGML_MIN(MM_MV_R, r1 - r);
             for (int i = 0; i < MM_MV_R; i++) xs[i] = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs;
             // short rows run out before the hardware prefetchers catch up: the next group is
             // prefetched, by the kernel in pace with its loads where the rows are contiguous
             const char * pf = NULL;
-            if (rowb <= MM_PF_ROW && xrs == rowb && r + 2 * MM_MV_R <= rlim) {
+            if (short_rows && contig && r + 2 * MM_MV_R <= rlim) {
                 pf = x + (r + MM_MV_R) * xrs;
-            } else {
-                for (int64_t i = r + MM_MV_R; rowb <= MM_PF_ROW && i < LM_GGML_MIN(r + 2 * MM_MV_R, r1); i++) {
-                    for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(x + i * xrs + o);
+            } else if (short_rows) {
+                const int64_t pe = LM_GGML_MIN(r + 2 * MM_MV_R, r1);
+                for (const char * row = x + (r + MM_MV_R) * xrs; row < x + pe * xrs; row += xrs) {
+                    for (size_t o = 0; o < rowb; o += 64) __builtin_prefetch(row + o);
                 }
             }
-            mv(K, xs, (const float *) ycol[0], out, pf);
-            for (int i = 0; i < nr; i++) dcol[0][r + i] = out[i];
+            if (nr == MM_MV_R) { // a whole group: its results go straight to the column
+                mv(K, xs, y, d + r, pf);
+                continue;
+            }
+            mv(K, xs, y, out, pf);
+            for (int i = 0; i < nr; i++) d[r + i] = out[i];
         }
         return;
     }
