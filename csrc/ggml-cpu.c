@@ -475,6 +475,49 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
     pthread_mutex_unlock(&tp->barrier_mutex);
 }
 
+// Small row-wise nodes ("solo" nodes) run on thread 0 alone when several
+// threads compute a graph: split, each share is a fraction of a microsecond,
+// less than the barrier after it. The others skip them, and a run of
+// consecutive solo nodes ends with one barrier instead of one per node. In a
+// one-token llama graph the norms, ropes, KV stores, soft_max and the
+// residual adds between the matrix products make such runs (24M llama of
+// shared/tools/llama_run.c at 2 threads: 112 barriers per token, was 143).
+// Only kernels that need no other thread qualify (no barrier or counter
+// inside), and only ops whose results do not depend on how the work is split
+// (each row, or each element, is computed the same by whichever thread), so
+// the bits are those of the split computation.
+#define SOLO_MAX_ELEMENTS 4096
+
+static bool node_is_solo(const struct lm_ggml_tensor * node) {
+    switch (node->op) {
+        case LM_GGML_OP_ADD:
+        case LM_GGML_OP_SUB:
+        case LM_GGML_OP_MUL:
+        case LM_GGML_OP_DIV:
+        case LM_GGML_OP_SCALE:
+        case LM_GGML_OP_NORM:
+        case LM_GGML_OP_RMS_NORM:
+        case LM_GGML_OP_ROPE:
+        case LM_GGML_OP_SOFT_MAX:
+        case LM_GGML_OP_UNARY:
+        case LM_GGML_OP_CPY:
+        case LM_GGML_OP_DUP:
+        case LM_GGML_OP_CONT:
+        case LM_GGML_OP_GET_ROWS:
+            return lm_ggml_nelements(node) <= SOLO_MAX_ELEMENTS;
+        default:
+            return false;
+    }
+}
+
+// Whether the next node that computes after i is solo (all threads agree).
+static bool next_is_solo(struct lm_ggml_tensor * const * nodes, int n_nodes, int i) {
+    for (int j = i + 1; j < n_nodes; j++) {
+        if (!op_is_noop(nodes[j])) return node_is_solo(nodes[j]);
+    }
+    return false;
+}
+
 static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_cgraph * cgraph,
                                  struct lm_ggml_cplan * cplan, int ith, unsigned gen) {
     const int nth = atomic_load(&tp->n_threads_cur);
@@ -495,19 +538,31 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
     for (int i = 0; i < n_nodes; i++) {
         struct lm_ggml_tensor * node = nodes[i];
         if (op_is_noop(node)) continue;
-        params.node = node;
-        params.node_index = i;
-        g_ops[node->op].compute(&params, node);
-        if (ith == 0) {
-            if (abort_cb != NULL && abort_cb(abort_data)) {
-                atomic_store(&tp->abort_gen, gen);
-                stop_job_at(&tp->error, i);
-            }
-            int bad;
-            if (!check_ahead(nodes, n_nodes, i + 1, &host, &bad, why, sizeof(why))) {
-                job_fail(&tp->error, i, nodes[bad], why);
+        const bool solo = nth > 1 && node_is_solo(node);
+        // Inside a run of solo nodes thread 0 meets no barrier: it stops
+        // computing once the job stops at an earlier node, and leaves at the
+        // run's barrier with the others (see struct lm_cpu_error_slot).
+        const bool run = !solo || ith == 0;
+        if (run && (!solo || atomic_load_explicit(&tp->error.stop_node, memory_order_relaxed) >= i)) {
+            params.node = node;
+            params.node_index = i;
+            params.ith = solo ? 0 : ith;
+            params.nth = solo ? 1 : nth;
+            g_ops[node->op].compute(&params, node);
+            params.ith = ith;
+            params.nth = nth;
+            if (ith == 0) {
+                if (abort_cb != NULL && abort_cb(abort_data)) {
+                    atomic_store(&tp->abort_gen, gen);
+                    stop_job_at(&tp->error, i);
+                }
+                int bad;
+                if (!check_ahead(nodes, n_nodes, i + 1, &host, &bad, why, sizeof(why))) {
+                    job_fail(&tp->error, i, nodes[bad], why);
+                }
             }
         }
+        if (solo && next_is_solo(nodes, n_nodes, i)) continue; // the run goes on
         if (nth > 1) lm_ggml_barrier(tp);
         else reset_counters(tp);
         if (atomic_load_explicit(&tp->error.stop_node, memory_order_relaxed) <= i) break; // see struct lm_cpu_error_slot
