@@ -242,9 +242,9 @@ func (tp *Threadpool) Close() error {
 // ReleaseCachedThreadpool stops the threads of the process-wide pool that
 // computations without a pool of their own (Graph.Compute, ComputeContext,
 // lm_ggml_graph_compute_with_ctx in C) share, and frees it. Such a
-// computation takes that pool when it is idle and has at least the threads
-// it asks for (else it starts threads of its own, as many as it asks for),
-// and leaves it behind for the next one, so a program computing small graphs
+// computation takes that pool when it is idle and has as many threads as it
+// asks for (else it starts threads of its own, as many as it asks for), and
+// leaves its pool behind for the next one, so a program computing small graphs
 // in a loop does not start threads on every call. Idle, the pool's threads
 // sleep; this gives them back to the system, for instance when a program
 // is done computing. The next computation starts a new pool.

@@ -355,7 +355,7 @@ struct lm_ggml_threadpool {
     pthread_mutex_t barrier_mutex;
     pthread_cond_t  barrier_cond;
     atomic_int  barrier_sleepers; // changed under barrier_mutex, read without it
-    int         n_cpus;           // online CPUs: no spinning when oversubscribed
+    int         n_cpus;           // CPUs we may run on (online_cpus): no spinning when oversubscribed
 
     // lm_cpu_counter's: zeroed by the last thread into a barrier, and after a
     // node at one thread; padded so that no two share a cache line
@@ -583,8 +583,8 @@ static void * worker_main(void * arg) {
     bool took_part = true; // in the last job: only then may the next follow at once
     for (;;) {
         // Wait for a new job (or stop), polling a little first. A worker
-        // left out of the last job (a pool lent for fewer threads than it
-        // has) goes straight to sleep; so does everyone when the job's
+        // left out of the last job (a pool whose plan asked for fewer threads
+        // than it has) goes straight to sleep; so does everyone when the job's
         // threads outnumber the CPUs.
         const int active = atomic_load(&tp->n_threads_cur);
         const uint32_t spins = took_part && active <= tp->n_cpus ? tp->params.poll * 64 : 0;
@@ -786,7 +786,7 @@ static void cached_pool_put(struct lm_ggml_threadpool * tp) {
     }
 }
 
-// A pool of at least n_threads with no job, or NULL if none can be started.
+// A pool of n_threads with no job, or NULL if none can be started.
 // One thread needs no workers: a fresh pool costs less than waking the cached one's.
 static struct lm_ggml_threadpool * cached_pool_take(int n_threads) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
