@@ -17,20 +17,11 @@
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
 #include "graphs-util.h"
+#include "test-check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_fail, g_checks;
-static void check(bool ok, const char * what) {
-    g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
-}
-
-static void quiet_log(enum lm_ggml_log_level level, const char * text, void * ud) {
-    (void) level; (void) text; (void) ud;
-}
 
 #define NTH 2
 

@@ -10,16 +10,11 @@
 #include "ggml-backend.h"
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
+#include "test-check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_fail, g_checks;
-static void check(bool ok, const char * what) {
-    g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
-}
 
 // Runs an expression that must end in lm_ggml_abort; true if it did, with
 // the message containing want.
@@ -35,10 +30,6 @@ static void check(bool ok, const char * what) {
         }                                                                         \
         check(caught_, what);                                                     \
     } while (0)
-
-static void quiet_log(enum lm_ggml_log_level level, const char * text, void * ud) {
-    (void) level; (void) text; (void) ud;
-}
 
 // ---------------------------------------------------------------- a non-host buffer type
 //

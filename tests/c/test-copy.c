@@ -5,6 +5,7 @@
 // build: cc -O2 -pthread -Icsrc tests/c/test-copy.c csrc/*.c -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,11 +16,6 @@ static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static float frand(void) {
     g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
     return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-static int g_fail, g_checks;
-static void check(bool ok, const char * what) {
-    g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
 }
 
 static struct lm_ggml_context * new_ctx(void) {

@@ -8,6 +8,7 @@
 // build: cc -O2 -pthread -Icsrc tests/c/test-pool-cache.c csrc/*.c -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "test-check.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -18,19 +19,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static int g_fail, g_checks;
-static pthread_mutex_t g_check_mu = PTHREAD_MUTEX_INITIALIZER;
-static void check(bool ok, const char * what) {
-    pthread_mutex_lock(&g_check_mu);
-    g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
-    pthread_mutex_unlock(&g_check_mu);
-}
-
-static void quiet_log(enum lm_ggml_log_level level, const char * text, void * ud) {
-    (void) level; (void) text; (void) ud;
-}
 
 // A chain y = (((x + x) * 1.5 + x) * 1.5 ...): n_nodes ops over rows long
 // enough that every thread gets some.

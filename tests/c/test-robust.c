@@ -9,15 +9,10 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-impl.h"
+#include "test-check.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int g_fail, g_checks;
-static void check(bool ok, const char * what) {
-    g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
-}
 
 // Runs the expression under an error frame; true if it asserted.
 #define ASSERTS(expr) ({                                   \

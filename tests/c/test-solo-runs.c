@@ -8,21 +8,12 @@
 // build: cc -O2 -pthread -Icsrc tests/c/test-solo-runs.c csrc/*.c -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_fail, g_checks;
-static void check(bool ok, const char * what) {
-    g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
-}
-
-static void quiet_log(enum lm_ggml_log_level level, const char * text, void * ud) {
-    (void) level; (void) text; (void) ud;
-}
 
 static void fill(struct lm_ggml_tensor * t, float scale, int seed) {
     float * d = t->data;
