@@ -161,19 +161,13 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
         AVX2_MV(0) AVX2_MV(1) AVX2_MV(2) AVX2_MV(3) AVX2_MV(4) AVX2_MV(5) AVX2_MV(6) AVX2_MV(7)
     }
     MV_PF_TAIL(pf, K8, K, xt)
-    __m256 s = hsum8x8(c0, c1, c2, c3, c4, c5, c6, c7);
-    if (K8 < K && K >= 8) {
-        s = mv_tail8(K, x, y, s, xt);
-    } else if (K8 < K) {
-        _mm256_storeu_ps(out, s);
+    const __m256 s = hsum8x8(c0, c1, c2, c3, c4, c5, c6, c7);
+    _mm256_storeu_ps(out, K8 < K && K >= 8 ? mv_tail8(K, x, y, s, xt) : s);
+    if (K < 8) { // rows shorter than one vector: the scalar tail
         for (int r = 0; r < MM_MV_R; r++) {
-            float sr = out[r];
-            for (int64_t k = K8; k < K; k++) sr = __builtin_fmaf(ld1(x[r], k, xt), y[k], sr);
-            out[r] = sr;
+            for (int64_t k = 0; k < K; k++) out[r] = __builtin_fmaf(ld1(x[r], k, xt), y[k], out[r]);
         }
-        return;
     }
-    _mm256_storeu_ps(out, s);
 }
 
 // The same dots as mv_avx2, one row after the other: one accumulator per row,
