@@ -849,6 +849,36 @@ func (t *Tensor) Buffer() *Buffer {
 	return nil
 }
 
+// hostData returns the tensor's data pointer, pinned (its buffer cannot be
+// freed) until release is called, for tensors whose bytes are in this
+// process's memory; an error otherwise (no data, a closed buffer, or memory
+// of another device).
+func (t *Tensor) hostData(op string) (p unsafe.Pointer, release func(), err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			oe, ok := r.(*OpError)
+			if !ok {
+				panic(r)
+			}
+			err = oe
+		}
+	}()
+	c := t.requireData(op) // an empty tensor may have none: p is then nil
+	o := ownerOf(c)
+	if o != nil && !o.pin() {
+		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("the buffer of tensor %q is closed", t.Name())}
+	}
+	release = func() {}
+	if o != nil {
+		release = o.unpin
+	}
+	if c.data != nil && !C.gg_data_is_host(c) {
+		release()
+		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is not in host memory", t.Name())}
+	}
+	return c.data, release, nil
+}
+
 // withData runs f on the tensor's bytes in this process's memory: the tensor
 // itself, or, for a tensor in a buffer of another kind of memory, a copy read
 // through the backend (and written back after f when write is set). Writing

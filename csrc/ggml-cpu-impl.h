@@ -134,6 +134,13 @@ int64_t lm_set_mv_seq_min_bytes(int64_t n);
 // false without writing anything otherwise. Same bits as fn(x, y, k).
 // (to-float-stream.c)
 bool lm_to_float_stream(lm_ggml_to_float_t fn, int64_t blck, size_t bsize, const void * x, float * y, int64_t k);
+// Reads the n buffers (ptrs[i], sizes[i] bytes) once, in order, rounds times,
+// n_threads threads splitting each buffer and meeting after it; times[r] gets
+// the seconds of round r. The ceiling of a computation that reads the same
+// bytes (not a kernel; see stream-probe.c). Returns 0, or -1 for bad
+// arguments (n_threads outside 1..64) or a thread that could not start.
+int lm_cpu_stream_probe(const void * const * ptrs, const size_t * sizes, int n, int n_threads, int rounds,
+                        double * times);
 
 // ---------------------------------------------------------------- run-time SIMD dispatch
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
 	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
 	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
+	ceiling := fs.Int("ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
 		fs.PrintDefaults()
@@ -127,10 +129,31 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		st.PromptTokens, ms(st.PromptTime), st.PromptTokensPerSecond(), ms(st.PromptCPU))
 	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms, %d threads)\n",
 		st.GenEvals, ms(st.GenTime), st.GenTokensPerSecond(), ms(st.GenCPU), s.Threads())
+	if err == nil && *ceiling > 0 {
+		err = printCeiling(stderr, m, s.Threads(), *ceiling, st)
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// printCeiling prints the time of the best of rounds plain reads of the
+// matrices a token reads, and how close generation came to it.
+func printCeiling(w io.Writer, m *llama.Model, threads, rounds int, st llama.Stats) error {
+	ts, bytes, err := m.StreamCeiling(threads, rounds)
+	if err != nil {
+		return err
+	}
+	best := slices.Min(ts)
+	fmt.Fprintf(w, "ceiling: the %.1f MiB of matrices a token reads, read once in decode order (loads only, %d threads): best of %d %.3f ms = %.1f GB/s",
+		mib(int(bytes)), threads, rounds, ms(best), float64(bytes)/best.Seconds()/1e9)
+	if st.GenEvals > 0 {
+		per := st.GenTime / time.Duration(st.GenEvals)
+		fmt.Fprintf(w, "; generation %.3f ms/token, %.0f%% of that speed", ms(per), 100*best.Seconds()/per.Seconds())
+	}
+	fmt.Fprintln(w)
+	return nil
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }

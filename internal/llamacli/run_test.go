@@ -41,6 +41,16 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
+	// the memory ceiling after generating
+	out.Reset()
+	errb.Reset()
+	if err := Run("llama", []string{"-m", path, "-ids", "1,5,6", "-n", "3", "-t", "2", "-ceiling", "3", "-q"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "ceiling: ") || !strings.Contains(errb.String(), "2 threads): best of 3 ") ||
+		!strings.Contains(errb.String(), "% of that speed") {
+		t.Errorf("no ceiling line:\n%s", errb.String())
+	}
 	for _, bad := range [][]string{{}, {"-m", path, "-ids", "1,x"}, {"-m", filepath.Join(t.TempDir(), "none.gguf")}, {"-m", path, "-ids", "99999"}} {
 		if err := Run("llama", bad, &out, &errb); err == nil {
 			t.Errorf("%v: no error", bad)
