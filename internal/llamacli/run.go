@@ -138,19 +138,24 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// printCeiling prints the time of the best of rounds plain reads of the
-// matrices a token reads, and how close generation came to it.
+// printCeiling prints the best and the mean time of rounds plain reads of
+// the matrices a token reads, and how close generation (a mean over its
+// tokens) came to the mean.
 func printCeiling(w io.Writer, m *llama.Model, threads, rounds int, st llama.Stats) error {
 	ts, bytes, err := m.StreamCeiling(threads, rounds)
 	if err != nil {
 		return err
 	}
-	best := slices.Min(ts)
-	fmt.Fprintf(w, "ceiling: the %.1f MiB of matrices a token reads, read once in decode order (loads only, %d threads): best of %d %.3f ms = %.1f GB/s",
-		mib(int(bytes)), threads, rounds, ms(best), float64(bytes)/best.Seconds()/1e9)
+	var sum time.Duration
+	for _, t := range ts {
+		sum += t
+	}
+	best, mean := slices.Min(ts), sum/time.Duration(len(ts))
+	fmt.Fprintf(w, "ceiling: the %.1f MiB of matrices a token reads, read once in decode order (loads only, %d threads, %d rounds): best %.3f ms, mean %.3f ms = %.1f GB/s",
+		mib(int(bytes)), threads, rounds, ms(best), ms(mean), float64(bytes)/mean.Seconds()/1e9)
 	if st.GenEvals > 0 {
 		per := st.GenTime / time.Duration(st.GenEvals)
-		fmt.Fprintf(w, "; generation %.3f ms/token, %.0f%% of that speed", ms(per), 100*best.Seconds()/per.Seconds())
+		fmt.Fprintf(w, "; generation %.3f ms/token, %.0f%% of the mean's speed", ms(per), 100*mean.Seconds()/per.Seconds())
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -47,8 +47,8 @@ func TestRun(t *testing.T) {
 	if err := Run("llama", []string{"-m", path, "-ids", "1,5,6", "-n", "3", "-t", "2", "-ceiling", "3", "-q"}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	if !strings.Contains(errb.String(), "ceiling: ") || !strings.Contains(errb.String(), "2 threads): best of 3 ") ||
-		!strings.Contains(errb.String(), "% of that speed") {
+	if !strings.Contains(errb.String(), "ceiling: ") || !strings.Contains(errb.String(), "2 threads, 3 rounds): best ") ||
+		!strings.Contains(errb.String(), "% of the mean's speed") {
 		t.Errorf("no ceiling line:\n%s", errb.String())
 	}
 	for _, bad := range [][]string{{}, {"-m", path, "-ids", "1,x"}, {"-m", filepath.Join(t.TempDir(), "none.gguf")}, {"-m", path, "-ids", "99999"}} {
