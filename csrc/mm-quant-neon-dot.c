@@ -109,26 +109,6 @@ K32(q5_1_q8_1, q5_1, VD32_BODY_MIN)
 K32(q8_0_q8_0, q8_0, VD32_BODY)
 K32(iq4_nl_q8_0, iq4_nl, VD32_BODY)
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_iq4_xs * x = vx; const block_q8_K * y = vy;
-    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int ib = 0; ib < 8; ib++) {
-            const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs + 16 * ib), tt);
-            const int8_t * a = y[i].qs + 32 * ib;
-            const int32x4_t d = dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), act16(a, tt, pre),
-                                     vqtbl1q_s8(values, vshrq_n_u8(q, 4)), act16(a + 16, tt, pre));
-            ai = vmlaq_n_s32(ai, d, iq4xs_scale_of(&x[i], ib));
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
-    }
-    *s = vaddvq_f32(acc);
-}
-
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
 // the K-quant steps of mm-quant-neon.c, weights permuted to trans4 order
@@ -140,6 +120,14 @@ static inline LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const block_q4_
     const uint8x16_t tt = vld1q_u8(trans4);
     int8x16_t x[4];
     k4_nibbles(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt), x);
+    return k4_step_sum(ai, x, a, s0, s1);
+}
+
+// iq4_xs step j: sub-blocks 2j, 2j + 1 (as in mm-quant-neon.c)
+static inline LM_TARGET_DOTPROD int32x4_t iq4xs_step(int32x4_t ai, const block_iq4_xs * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    int8x16_t x[4];
+    iq4_values(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt), x);
     return k4_step_sum(ai, x, a, s0, s1);
 }
 
@@ -200,6 +188,12 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool 
     VD_UNUSED;
     const uint8x16_t tt = vld1q_u8(trans4);
     VDK4_BODY(block_q5_K, q5k_step, ACT_TRANS4);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDKX_BODY(iq4xs_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
@@ -270,6 +264,7 @@ QMV8K_KERNEL(qmv8_q3_K_dot, LM_TARGET_DOTPROD, block_q3_K, Q3K8_BODY, q3k_step, 
 QMV8K_KERNEL(qmv8_q4_K_dot, LM_TARGET_DOTPROD, block_q4_K, Q4K8_BODY, q4k_step, SCL_DOT, 1)
 QMV8K_KERNEL(qmv8_q5_K_dot, LM_TARGET_DOTPROD, block_q5_K, Q4K8_BODY, q5k_step, SCL_DOT, 1)
 QMV8K_KERNEL(qmv8_q6_K_dot, LM_TARGET_DOTPROD, block_q6_K, Q6K8_BODY, q6k_step, SCL_DOT, 0)
+QMV8K_KERNEL(qmv8_iq4_xs_dot, LM_TARGET_DOTPROD, block_iq4_xs, IQ4XS8_BODY, iq4xs_step, SCL_DOT, 0)
 
 mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
     switch (type) {
@@ -284,6 +279,7 @@ mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_dot;
         case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_dot;
         case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_dot;
+        case LM_GGML_TYPE_IQ4_XS: return qmv8_iq4_xs_dot;
         default: return NULL;
     }
 }

@@ -93,30 +93,6 @@ static void vd_q5_1_q8_1_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY_MIN(block_q5_1, 
 static void vd_q8_0_q8_0_neon(VD_ARGS)   { VD_UNUSED; VD32_BODY(block_q8_0, blk_q8_0, vld1q_s8); }
 static void vd_iq4_nl_q8_0_neon(VD_ARGS) { VD_UNUSED; VD32_BODY(block_iq4_nl, blk_iq4_nl, vld1q_s8); }
 
-// iq4_xs: 8 sub-blocks of 32 of iq4_nl codes, each with a 6-bit scale
-// (stored +32): low 4 bits in scales_l (two per byte), top 2 in scales_h.
-// lanes: 2 products of x in [-127, 113]
-static void vd_iq4_xs_q8_K_neon(VD_ARGS) {
-    VD_UNUSED;
-    const block_iq4_xs * x = vx; const block_q8_K * y = vy;
-    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
-    const uint8x16_t m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int16_t sc[8];
-        for (int ib = 0; ib < 8; ib++) sc[ib] = iq4xs_scale_of(&x[i], ib);
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int ib = 0; ib < 8; ib++) {
-            const uint8x16_t q = vld1q_u8(x[i].qs + 16 * ib);
-            const int8_t * a = y[i].qs + 32 * ib;
-            ai = mla_scaled(ai, mul16(vqtbl1q_s8(values, vandq_u8(q, m4)), vld1q_s8(a)), sc[ib]);
-            ai = mla_scaled(ai, mul16(vqtbl1q_s8(values, vshrq_n_u8(q, 4)), vld1q_s8(a + 16)), sc[ib]);
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
-    }
-    *s = vaddvq_f32(acc);
-}
-
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
 // ai + the scaled lanes of a q4_K/q5_K step: x[0..3] (sub-block 2j: x[0],
@@ -156,6 +132,18 @@ static inline int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const in
     ai = mla_scaled(ai, mul16(v[2], a[2]), s2);
     return mla_scaled(ai, mul16(v[3], a[3]), s3);
 }
+
+// iq4_xs: 8 sub-blocks of 32 of iq4_nl codes (16 bytes each: the low
+// nibbles meet the first 16 activations, the high ones the next 16), with
+// signed 6-bit scales. Step j is sub-blocks 2j (scale s0), 2j + 1 (s1).
+// lanes: 2 products of x in [-127, 113] (at most 2 * 127 * 128)
+static inline int32x4_t iq4xs_step(int32x4_t ai, const block_iq4_xs * b, int j, const int8x16_t * a, int16_t s0, int16_t s1) {
+    int8x16_t x[4];
+    iq4_values(vld1q_u8(b->qs + 32 * j), vld1q_u8(b->qs + 32 * j + 16), x);
+    return k16_step_sum(ai, x, a, s0, s0, s1, s1);
+}
+
+static void vd_iq4_xs_q8_K_neon(VD_ARGS) { VD_UNUSED; VDKX_BODY(iq4xs_step, vld1q_s8); }
 
 // q6_K step: per half of 128, element l of quarter k (32 each) takes 4 bits
 // of ql[l + 32 * (k & 1)] (low nibble for k < 2) and bits 2k, 2k+1 of
@@ -208,6 +196,7 @@ QMV8K_KERNEL(qmv8_q3_K_neon, , block_q3_K, Q3K8_BODY, q3k_step, SCL_NEON, 0)
 QMV8K_KERNEL(qmv8_q4_K_neon, , block_q4_K, Q4K8_BODY, q4k_step, SCL_NEON, 1)
 QMV8K_KERNEL(qmv8_q5_K_neon, , block_q5_K, Q4K8_BODY, q5k_step, SCL_NEON, 1)
 QMV8K_KERNEL(qmv8_q6_K_neon, , block_q6_K, Q6K8_BODY, q6k_step, SCL_NEON, 0)
+QMV8K_KERNEL(qmv8_iq4_xs_neon, , block_iq4_xs, IQ4XS8_BODY, iq4xs_step, SCL_NEON, 0)
 
 mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
     switch (type) {
@@ -222,6 +211,7 @@ mm_qmv8_fn mm_qmv8_neon(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_neon;
         case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_neon;
         case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_neon;
+        case LM_GGML_TYPE_IQ4_XS: return qmv8_iq4_xs_neon;
         default: return NULL;
     }
 }

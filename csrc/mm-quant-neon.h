@@ -7,6 +7,7 @@
 
 #if defined(LM_ARM64)
 #include "ggml-common.h"
+#include "ggml-iquants.h"
 #include <arm_neon.h>
 #include <math.h>
 #include <stdbool.h>
@@ -142,6 +143,33 @@ static inline void q3k_scales(const uint8_t * q, int8_t * sc) {
     vst1q_s8(sc, vsubq_s8(vreinterpretq_s8_u32(vld1q_u32(s)), vdupq_n_s8(32)));
 }
 
+// The iq4_nl codebook values of 32 packed codes: x[0], x[1] the low, high
+// nibbles of q0; x[2], x[3] those of q1 (an iq4_xs step: sub-blocks of 32
+// whose low nibbles meet the first 16 activations).
+static inline void iq4_values(uint8x16_t q0, uint8x16_t q1, int8x16_t * x) {
+    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
+    const uint8x16_t m4 = vdupq_n_u8(0xF);
+    x[0] = vqtbl1q_s8(values, vandq_u8(q0, m4));
+    x[1] = vqtbl1q_s8(values, vshrq_n_u8(q0, 4));
+    x[2] = vqtbl1q_s8(values, vandq_u8(q1, m4));
+    x[3] = vqtbl1q_s8(values, vshrq_n_u8(q1, 4));
+}
+
+// The 8 6-bit scales of an iq4_xs block (stored +32): sub-block k has the
+// nibble k % 2 of scales_l[k / 2] as its low 4 bits and bits 2k, 2k + 1 of
+// scales_h as its top 2. Read as the block's first 8 bytes (d, scales_h,
+// scales_l): the nibbles zipped into bytes, scales_h's byte k / 4 copied to
+// byte k and shifted so that its bits 2 (k % 4) land at bits 4 and 5.
+static inline void iq4xs_scales(const block_iq4_xs * b, int8_t * sc) {
+    static const uint8_t hbyte[8] = {2, 2, 2, 2, 3, 3, 3, 3};
+    static const int8_t hshift[8] = {4, 2, 0, -2, 4, 2, 0, -2};
+    _Static_assert(offsetof(block_iq4_xs, scales_h) == 2 && offsetof(block_iq4_xs, scales_l) == 4, "iq4_xs layout");
+    const uint8x8_t v = vld1_u8((const uint8_t *) b);
+    const uint8x8_t lo = vzip2_u8(vand_u8(v, vdup_n_u8(0xF)), vshr_n_u8(v, 4)); // bytes 4-7 are scales_l
+    const uint8x8_t hi = vand_u8(vshl_u8(vtbl1_u8(v, vld1_u8(hbyte)), vld1_s8(hshift)), vdup_n_u8(0x30));
+    vst1_s8(sc, vsub_s8(vreinterpret_s8_u8(vorr_u8(lo, hi)), vdup_n_s8(32)));
+}
+
 // ---------------------------------------------------------------- 32-quant blocks, per row
 //
 // The per-row kernels of the 32-quant types at both levels: block i adds
@@ -268,7 +296,7 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
 // of 64 quants of the row against 64 activations (loaded 16 at a time by
 // LOAD), each adding the int32 lanes STEP gives, scaled by the sub-blocks'
 // integer scales (STEP(ai, block, j, a, scales of step j): 2 of 32 for
-// q4_K/q5_K, 4 of 16 for q2_K/q3_K); then fl(d_y * d) * (float) lanes joins
+// q4_K/q5_K and iq4_xs, 4 of 16 for q2_K/q3_K); then fl(d_y * d) * (float) lanes joins
 // 4 float lanes by an unfused multiply and add, and, for the types with
 // mins, fl(d_y * dmin) * (float) mi (the mins against the activation sums,
 // from SCALES) joins a float of its own by one fused multiply-add (fmaf:
@@ -280,7 +308,7 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
     float mins = 0.0f;                                                                                            \
     for (int i = 0; i < n / QK_K; i++) {                                                                          \
         SCT sc[16];                                                                                               \
-        const int32_t mi = SCALES(x[i].scales, y[i].bsums, sc);                                                   \
+        const int32_t mi = SCALES(&x[i], y[i].bsums, sc);                                                         \
         int32x4_t ai = vdupq_n_s32(0);                                                                            \
         for (int j = 0; j < 4; j++) {                                                                             \
             const int8_t * q = y[i].qs + 64 * j;                                                                  \
@@ -295,20 +323,22 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
 #define VDK_NO_MINS(mins, mi) (void) (mi)
 #define VDK_SC2(sc, j) sc[2 * (j)], sc[2 * (j) + 1]
 #define VDK_SC4(sc, j) sc[4 * (j)], sc[4 * (j) + 1], sc[4 * (j) + 2], sc[4 * (j) + 3]
-// SCALES of q4_K/q5_K, q3_K (no mins)
+// SCALES(block, bsums, sc): the super-block's scales into sc; the sum of its
+// mins against bsums (0 for the types without mins)
 static inline int32_t k4_scales_mins(const uint8_t * q, const int16_t * bsums, uint8_t * sc) {
     uint8_t mn[8];
     k4_scales(q, sc, mn);
     return mins_dot_8(mn, bsums);
 }
-static inline int32_t q3k_scales_0(const uint8_t * q, const int16_t * bsums, int8_t * sc) {
-    (void) bsums;
-    q3k_scales(q, sc);
-    return 0;
-}
-#define VDK4_BODY(XT, STEP, LOAD) VDK_BODY(XT, uint8_t, k4_scales_mins, STEP, VDK_SC2, LOAD, VDK_MINS)
-#define VDK2_BODY(STEP, LOAD) VDK_BODY(block_q2_K, uint8_t, q2k_scales_mins, STEP, VDK_SC4, LOAD, VDK_MINS)
-#define VDK3_BODY(STEP, LOAD) VDK_BODY(block_q3_K, int8_t, q3k_scales_0, STEP, VDK_SC4, LOAD, VDK_NO_MINS)
+#define VDK4_SCALES(b, bs, sc) k4_scales_mins((b)->scales, bs, sc)
+#define VDK2_SCALES(b, bs, sc) q2k_scales_mins((b)->scales, bs, sc)
+#define VDK3_SCALES(b, bs, sc) (q3k_scales((b)->scales, sc), 0)
+#define VDKX_SCALES(b, bs, sc) (iq4xs_scales(b, sc), 0)
+#define VDK4_BODY(XT, STEP, LOAD) VDK_BODY(XT, uint8_t, VDK4_SCALES, STEP, VDK_SC2, LOAD, VDK_MINS)
+#define VDK2_BODY(STEP, LOAD) VDK_BODY(block_q2_K, uint8_t, VDK2_SCALES, STEP, VDK_SC4, LOAD, VDK_MINS)
+#define VDK3_BODY(STEP, LOAD) VDK_BODY(block_q3_K, int8_t, VDK3_SCALES, STEP, VDK_SC4, LOAD, VDK_NO_MINS)
+// iq4_xs: as q4_K's steps of two sub-blocks of 32, signed scales, no mins
+#define VDKX_BODY(STEP, LOAD) VDK_BODY(block_iq4_xs, int8_t, VDKX_SCALES, STEP, VDK_SC2, LOAD, VDK_NO_MINS)
 // q6_K: step u of half h takes 16 bytes of each quarter (sub-blocks 8h + 2k + u)
 #define VDK6_BODY(STEP, LOAD)                                                                                     \
     const block_q6_K * x = vx; const block_q8_K * y = vy;                                                         \
@@ -450,21 +480,54 @@ static inline void q3k_scales8(const char * const * rows, size_t o, uint8x16_t *
     for (int k = 0; k < 4; k++) k8_transpose(s[0][k], s[1][k], ts + 2 * k);
 }
 
+// The 2 words of 8 bytes at byte o of 4 rows, a row per lane: w[k] lane t =
+// word k of row t (two rows a register, parted by UZP).
+static inline void k8_words2(const char * const * rows, size_t o, uint32x4_t * w) {
+    const uint32x4_t r01 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[0] + o),
+                                                            vld1_u8((const uint8_t *) rows[1] + o)));
+    const uint32x4_t r23 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[2] + o),
+                                                            vld1_u8((const uint8_t *) rows[3] + o)));
+    w[0] = vuzp1q_u32(r01, r23);
+    w[1] = vuzp2q_u32(r01, r23);
+}
+
 // q6_K: the 8 int8 scales of a half of the 8 rows' blocks at byte o, scale k
-// in half k % 2 of ts[k / 2] (8 bytes a row, words 0 and 1 of 4 rows parted
-// by UZP, then k8_transpose).
+// in half k % 2 of ts[k / 2] (k8_words2, then k8_transpose).
 static inline void q6k_scales8(const char * const * rows, size_t o, uint8x16_t * ts) {
-    uint32x4_t w[2][2];
+    uint32x4_t w0[2], w1[2];
+    k8_words2(rows, o, w0);
+    k8_words2(rows + 4, o, w1);
+    k8_transpose(vreinterpretq_u8_u32(w0[0]), vreinterpretq_u8_u32(w1[0]), ts);
+    k8_transpose(vreinterpretq_u8_u32(w0[1]), vreinterpretq_u8_u32(w1[1]), ts + 2);
+}
+
+// iq4_xs: the 8 scales (less 32) of the 8 rows' blocks at byte o, sub-block
+// k in half k % 2 of ts[k / 2] (as q4_K's). As iq4xs_scales with a row per
+// 32-bit lane, the even sub-blocks (low nibbles of scales_l, byte b: 2b) in
+// ev and the odd ones in od, their top 2 bits put in place by SLI / SRI
+// (scales_h's byte b / 2 copied to byte b, its bits 4b % 8 + {0, 2} shifted
+// to 0 or 4); then two levels of UZP part the sub-blocks: ev, od of rows
+// 0-3 and 4-7 give pairs (0, 4), (2, 6), (1, 5), (3, 7) of each row, and
+// those the sub-blocks' 8 bytes.
+static inline void iq4xs_scales8(const char * const * rows, size_t o, uint8x16_t * ts) {
+    static const uint8_t hbyte[16] = {2, 2, 3, 3, 6, 6, 7, 7, 10, 10, 11, 11, 14, 14, 15, 15};
+    static const int8_t sh_ev[16] = {0, -4, 0, -4, 0, -4, 0, -4, 0, -4, 0, -4, 0, -4, 0, -4};
+    static const int8_t sh_od[16] = {2, -2, 2, -2, 2, -2, 2, -2, 2, -2, 2, -2, 2, -2, 2, -2};
+    const uint8x16_t m3 = vdupq_n_u8(3), m30 = vdupq_n_u8(0x30), b32 = vdupq_n_u8(32);
+    uint8x16_t ev[2], od[2];
     for (int g = 0; g < 2; g++) {
-        const uint32x4_t r01 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[4 * g] + o),
-                                                                vld1_u8((const uint8_t *) rows[4 * g + 1] + o)));
-        const uint32x4_t r23 = vreinterpretq_u32_u8(vcombine_u8(vld1_u8((const uint8_t *) rows[4 * g + 2] + o),
-                                                                vld1_u8((const uint8_t *) rows[4 * g + 3] + o)));
-        w[g][0] = vuzp1q_u32(r01, r23);
-        w[g][1] = vuzp2q_u32(r01, r23);
+        uint32x4_t w[2];
+        k8_words2(rows + 4 * g, o, w); // d | scales_h << 16; scales_l
+        const uint8x16_t h = vqtbl1q_u8(vreinterpretq_u8_u32(w[0]), vld1q_u8(hbyte)), l = vreinterpretq_u8_u32(w[1]);
+        ev[g] = vsubq_u8(vsliq_n_u8(l, vandq_u8(vshlq_u8(h, vld1q_s8(sh_ev)), m3), 4), b32);
+        od[g] = vsubq_u8(vsriq_n_u8(vandq_u8(vshlq_u8(h, vld1q_s8(sh_od)), m30), l, 4), b32);
     }
-    k8_transpose(vreinterpretq_u8_u32(w[0][0]), vreinterpretq_u8_u32(w[1][0]), ts);
-    k8_transpose(vreinterpretq_u8_u32(w[0][1]), vreinterpretq_u8_u32(w[1][1]), ts + 2);
+    const uint8x16_t e04 = vuzp1q_u8(ev[0], ev[1]), e26 = vuzp2q_u8(ev[0], ev[1]);
+    const uint8x16_t o15 = vuzp1q_u8(od[0], od[1]), o37 = vuzp2q_u8(od[0], od[1]);
+    ts[0] = vuzp1q_u8(e04, o15);
+    ts[1] = vuzp1q_u8(e26, o37);
+    ts[2] = vuzp2q_u8(e04, o15);
+    ts[3] = vuzp2q_u8(e26, o37);
 }
 
 // acc[r] += fl(d[r] * dy) * (float) ai[r] (d: rows 0-3, 4-7), as the per-row kernels add
@@ -493,11 +556,12 @@ static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const floa
 #define Q4K8_ROW(r, j, STEP, SCL)                                                                                 \
     ai[r] = STEP(ai[r], b[r], j, a, SCL(t0, r), SCL(t1, r));                                                      \
     K8_PIN(ai[r], r);
-#define Q4K8_STEP(j, STEP, SCL)                                                                                   \
+// q4_K/q5_K/iq4_xs: 2 scales a step, widened by W
+#define Q4K8_STEP(j, STEP, SCL, W)                                                                                \
     {   const int8_t * qa = q + 64 * (j);                                                                         \
         const int8x16_t a[4] = { vld1q_s8(qa), vld1q_s8(qa + 16), vld1q_s8(qa + 32), vld1q_s8(qa + 48) };         \
         const uint8x16_t tp = K8_TS(j);                                                                           \
-        const int16x8_t t0 = K8_UW(tp, 0), t1 = K8_UW(tp, 1);                                                     \
+        const int16x8_t t0 = W(tp, 0), t1 = W(tp, 1);                                                             \
         K8_ROWS(Q4K8_ROW, j, STEP, SCL) }
 // q2_K/q3_K: 4 scales a step, widened by W
 #define Q2K8_ROW(r, j, STEP, SCL)                                                                                 \
@@ -532,8 +596,14 @@ static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const floa
     int32x4_t mi[2];                                                                                              \
     k4_scales8(rows, o + offsetof(XT, scales), vpaddq_s16(vld1q_s16(y[i].bsums), vld1q_s16(y[i].bsums + 8)),      \
                ts, mi);                                                                                           \
-    Q4K8_STEP(0, STEP, SCL) Q4K8_STEP(1, STEP, SCL) Q4K8_STEP(2, STEP, SCL) Q4K8_STEP(3, STEP, SCL)               \
+    Q4K8_STEP(0, STEP, SCL, K8_UW) Q4K8_STEP(1, STEP, SCL, K8_UW)                                                 \
+    Q4K8_STEP(2, STEP, SCL, K8_UW) Q4K8_STEP(3, STEP, SCL, K8_UW)                                                 \
     K8_DMIN(XT)
+#define IQ4XS8_BODY(XT, STEP, SCL)                                                                                \
+    uint8x16_t ts[4];                                                                                             \
+    iq4xs_scales8(rows, o, ts);                                                                                   \
+    Q4K8_STEP(0, STEP, SCL, K8_SW) Q4K8_STEP(1, STEP, SCL, K8_SW)                                                 \
+    Q4K8_STEP(2, STEP, SCL, K8_SW) Q4K8_STEP(3, STEP, SCL, K8_SW)
 #define Q6K8_ROW(r, h, u, STEP, SCL)                                                                              \
     ai[r] = STEP(ai[r], b[r]->ql + 64 * (h) + 16 * (u), b[r]->qh + 32 * (h) + 16 * (u), a,                        \
                  SCL(t0, r), SCL(t1, r), SCL(t2, r), SCL(t3, r));                                                 \
@@ -553,7 +623,7 @@ static inline void qmv8_kacc(float32x4_t * acc, const int32x4_t * ai, const floa
 #define Q6K8_BODY(XT, STEP, SCL) Q6K8_HALF(0, STEP, SCL) Q6K8_HALF(1, STEP, SCL)
 
 // A kernel NAME (attributes ATTR) for XT whose super-block BODY (Q4K8_BODY,
-// Q6K8_BODY) sums ai[r] with STEP and SCL and, with MIN, the mins into mn.
+// Q6K8_BODY, IQ4XS8_BODY, ...) sums ai[r] with STEP and SCL and, with MIN, the mins into mn.
 #define K8_ZERO(r, v, z) v[r] = z;
 #define K8_BLOCK(r, XT) b[r] = (const XT *) (rows[r] + o);
 #define QMV8K_KERNEL(NAME, ATTR, XT, BODY, STEP, SCL, MIN)                                                        \
@@ -579,11 +649,5 @@ static ATTR void NAME(int64_t nb, const char * const * rows, const void * vy, fl
         vst1q_f32(out, vsubq_f32(vld1q_f32(out), mn[0]));                                                         \
         vst1q_f32(out + 4, vsubq_f32(vld1q_f32(out + 4), mn[1]));                                                 \
     }                                                                                                             \
-}
-
-// The iq4_xs scale of sub-block ib (6 bits stored +32: the low 4 in
-// scales_l, two per byte; the top 2 in scales_h).
-static inline int16_t iq4xs_scale_of(const block_iq4_xs * x, int ib) {
-    return (int16_t) ((((x->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | ((x->scales_h >> (2 * ib)) & 3) << 4) - 32);
 }
 #endif
