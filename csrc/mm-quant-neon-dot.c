@@ -140,7 +140,7 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q5k_step(int32x4_t ai
 
 // ai + 4 sub-blocks of 16: v[k] against a[k], scaled by s0..s3 (q2_K, q3_K, q6_K)
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
-                                                       int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+                                                                        int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     ai = dot_scaled(ai, v[0], a[0], s0);
     ai = dot_scaled(ai, v[1], a[1], s1);
     ai = dot_scaled(ai, v[2], a[2], s2);
@@ -148,7 +148,7 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k16_step_sum(int32x4_
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     const uint8x16_t tt = vld1q_u8(trans4);
     int8x16_t v[4];
     q6k_values(vqtbl1q_u8(vld1q_u8(ql), tt), vqtbl1q_u8(vld1q_u8(ql + 32), tt), vqtbl1q_u8(vld1q_u8(qh), tt), v);
@@ -156,7 +156,7 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     const uint8x16_t tt = vld1q_u8(trans4), z = vdupq_n_u8(0);
     const uint8_t * q = qs + 32 * (j / 2);
     int8x16_t v[4];
@@ -165,11 +165,11 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k23_step(int32x4_t ai
     return k16_step_sum(ai, v, a, s0, s1, s2, s3);
 }
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     return k23_step(ai, b->qs, NULL, false, j, a, s0, s1, s2, s3);
 }
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     return k23_step(ai, b->qs, b->hmask, true, j, a, s0, s1, s2, s3);
 }
 

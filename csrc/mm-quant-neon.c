@@ -126,7 +126,7 @@ static void vd_q5_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK4_BODY(block_q5_K, q5k_st
 // ai + 4 sub-blocks of 16: v[k] against a[k], scaled by s0..s3 (the steps
 // of q2_K, q3_K, q6_K). lanes: 2 products of x in [-32, 31]
 static inline LM_ALWAYS_INLINE int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
-                                     int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+                                                      int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
     ai = mla_scaled(ai, mul16(v[0], a[0]), s0);
     ai = mla_scaled(ai, mul16(v[1], a[1]), s1);
     ai = mla_scaled(ai, mul16(v[2], a[2]), s2);
@@ -150,7 +150,7 @@ static void vd_iq4_xs_q8_K_neon(VD_ARGS) { VD_UNUSED; VDKX_BODY(iq4xs_step, vld1
 // qh[l]; the scale of its 16 is scales[2k + l / 16]. A step is one 16 of
 // each quarter: ql, qh at its first byte, scales s0..s3 of the quarters.
 static inline LM_ALWAYS_INLINE int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
-                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+                                                  int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
     int8x16_t v[4];
     q6k_values(vld1q_u8(ql), vld1q_u8(ql + 32), vld1q_u8(qh), v);
     return k16_step_sum(ai, v, a, s0, s1, s2, s3);
@@ -165,7 +165,7 @@ static void vd_q6_K_q8_K_neon(VD_ARGS) { VD_UNUSED; VDK6_BODY(q6k_step, vld1q_s8
 // (h, s) is bit 4h + s of hmask[16p + l] (hm, with third), and a clear bit
 // subtracts 4. lanes: 2 products of x in [-4, 3]
 static inline LM_ALWAYS_INLINE int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
-                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+                                                  int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
     const uint8_t * q = qs + 32 * (j / 2);
     const uint8x16_t z = vdupq_n_u8(0);
     int8x16_t v[4];
@@ -173,11 +173,11 @@ static inline LM_ALWAYS_INLINE int32x4_t k23_step(int32x4_t ai, const uint8_t * 
     return k16_step_sum(ai, v, a, s0, s1, s2, s3);
 }
 static inline LM_ALWAYS_INLINE int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
-                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+                                                  int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
     return k23_step(ai, b->qs, NULL, false, j, a, s0, s1, s2, s3);
 }
 static inline LM_ALWAYS_INLINE int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
-                                 int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
+                                                  int16_t s0, int16_t s1, int16_t s2, int16_t s3) {
     return k23_step(ai, b->qs, b->hmask, true, j, a, s0, s1, s2, s3);
 }
 

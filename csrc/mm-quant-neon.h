@@ -26,7 +26,7 @@
 // bit of element e (e < 16) found at byte idx[i] and mask bit[i] of qh;
 // *hi the same for e + 16. The tables give the elements' order.
 static inline LM_ALWAYS_INLINE void q5_high_mask(const uint8_t * qh, const uint8_t * idx, const uint8_t * bit,
-                                uint8x16_t * lo, uint8x16_t * hi) {
+                                                 uint8x16_t * lo, uint8x16_t * hi) {
     uint32_t w;
     memcpy(&w, qh, 4);
     const uint8x16_t b = vreinterpretq_u8_u32(vdupq_n_u32(w));
@@ -39,7 +39,7 @@ static inline LM_ALWAYS_INLINE void q5_high_mask(const uint8_t * qh, const uint8
 // elements' order the tables give) and qh: nib | 16 h, less 16 for q5_0
 // (sub16), i.e. nib less 16 where the fifth bit h is clear.
 static inline LM_ALWAYS_INLINE void q5_values(const uint8_t * qh, uint8x16_t q, const uint8_t * idx, const uint8_t * bit, bool sub16,
-                             int8x16_t * x0, int8x16_t * x1) {
+                                              int8x16_t * x0, int8x16_t * x1) {
     uint8x16_t h0, h1;
     q5_high_mask(qh, idx, bit, &h0, &h1);
     const uint8x16_t lo = vandq_u8(q, vdupq_n_u8(0xF)), hi = vshrq_n_u8(q, 4), b4 = vdupq_n_u8(0x10);
@@ -163,7 +163,7 @@ static inline LM_ALWAYS_INLINE void iq4_values(uint8x16_t q0, uint8x16_t q1, int
 // nibble k % 2 of scales_l[k / 2] as its low 4 bits and bits 2k, 2k + 1 of
 // scales_h as its top 2. Read as the block's first 8 bytes (d, scales_h,
 // scales_l): the nibbles zipped into bytes, scales_h's byte k / 4 copied to
-// byte k and shifted so that its bits 2 (k % 4) land at bits 4 and 5.
+// byte k and shifted so that its bits 2 (k % 4), 2 (k % 4) + 1 land at bits 4, 5.
 static inline LM_ALWAYS_INLINE void iq4xs_scales(const block_iq4_xs * b, int8_t * sc) {
     static const uint8_t hbyte[8] = {2, 2, 2, 2, 3, 3, 3, 3};
     static const int8_t hshift[8] = {4, 2, 0, -2, 4, 2, 0, -2};
@@ -403,7 +403,7 @@ static inline LM_ALWAYS_INLINE void k8_words(const char * const * rows, size_t o
 // B, C). sl: scales 0-3, sh: 4-7 (ml, mh: the mins), byte k of lane t
 // sub-block k (4 + k) of row t.
 static inline LM_ALWAYS_INLINE void k4_unpack4(const char * const * rows, size_t o, uint8x16_t * sl, uint8x16_t * sh, uint8x16_t * ml,
-                              uint8x16_t * mh) {
+                                               uint8x16_t * mh) {
     uint32x4_t w[4];
     k8_words(rows, o, w); // the 12 bytes and 4 of qh / qs
     const uint8x16_t A = vreinterpretq_u8_u32(w[0]), B = vreinterpretq_u8_u32(w[1]), C = vreinterpretq_u8_u32(w[2]);
