@@ -51,6 +51,7 @@ QG_ENTRIES(Q3_K)
 QG_ENTRIES(Q4_K)
 QG_ENTRIES(Q5_K)
 QG_ENTRIES(Q6_K)
+QG_ENTRIES(IQ4_XS)
 
 // dotprod: the kernels that take activations in lane order, as the matmul
 // quantizes them at that level (mm_quant_dot_mm)
@@ -58,7 +59,7 @@ mm_qgemm_fn mm_qgemm_neon(enum lm_ggml_type type, bool dotprod) {
     switch (type) {
 #define QG_CASE(T) case LM_GGML_TYPE_##T: return dotprod ? qgemm_##T##_neon_dotprod : qgemm_##T##_neon
         QG_CASE(Q4_0); QG_CASE(Q4_1); QG_CASE(Q5_0); QG_CASE(Q5_1); QG_CASE(Q8_0); QG_CASE(IQ4_NL);
-        QG_CASE(Q2_K); QG_CASE(Q3_K); QG_CASE(Q4_K); QG_CASE(Q5_K); QG_CASE(Q6_K);
+        QG_CASE(Q2_K); QG_CASE(Q3_K); QG_CASE(Q4_K); QG_CASE(Q5_K); QG_CASE(Q6_K); QG_CASE(IQ4_XS);
 #undef QG_CASE
         default: return NULL;
     }

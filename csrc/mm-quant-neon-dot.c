@@ -33,19 +33,17 @@ static const uint8_t q5_bit_pair4[16] = {1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32,
 
 // 16 activation bytes at p, in the order idx gives; pre: they are in it already
 // (activations quantized for the matmul by mm_act_quantizer_dotprod).
-static inline int8x16_t act16(const int8_t * p, uint8x16_t idx, bool pre) {
+static inline LM_ALWAYS_INLINE int8x16_t act16(const int8_t * p, uint8x16_t idx, bool pre) {
     return pre ? vld1q_s8(p) : vqtbl1q_s8(vld1q_s8(p), idx);
 }
 
-#define LM_ALWAYS_INLINE __attribute__((always_inline))
-
 // a0 . b0 + a1 . b1, 4 bytes per lane.
-static inline LM_TARGET_DOTPROD int32x4_t dot2(int8x16_t a0, int8x16_t b0, int8x16_t a1, int8x16_t b1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t dot2(int8x16_t a0, int8x16_t b0, int8x16_t a1, int8x16_t b1) {
     return vdotq_s32(vdotq_s32(vdupq_n_s32(0), a0, b0), a1, b1);
 }
 
 // acc + sc * (a . b), 4 bytes per lane.
-static inline LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a, int8x16_t b, int32_t sc) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a, int8x16_t b, int32_t sc) {
     return vmlaq_n_s32(acc, vdotq_s32(vdupq_n_s32(0), a, b), sc);
 }
 
@@ -55,7 +53,7 @@ static inline LM_TARGET_DOTPROD int32x4_t dot_scaled(int32x4_t acc, int8x16_t a,
 // pair4 order): the per-row and the 8-row kernels' (VD32_BODY, QMV8_KERNEL).
 // The weights' 16 bytes are permuted once for both nibbles.
 
-static inline LM_TARGET_DOTPROD int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t blk_q4_0(const block_q4_0 * b, int8x16_t y0, int8x16_t y1) {
     const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
     const int8x16_t off = vdupq_n_s8(8);
     const int8x16_t x0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), off);
@@ -64,30 +62,30 @@ static inline LM_TARGET_DOTPROD int32x4_t blk_q4_0(const block_q4_0 * b, int8x16
 }
 
 // q4_1: the min is the caller's
-static inline LM_TARGET_DOTPROD int32x4_t blk_q4_1(const block_q4_1 * b, int8x16_t y0, int8x16_t y1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t blk_q4_1(const block_q4_1 * b, int8x16_t y0, int8x16_t y1) {
     const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
     return dot2(vreinterpretq_s8_u8(vandq_u8(q, m4)), y0, vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), y1);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t blk_q5_0(const block_q5_0 * b, int8x16_t y0, int8x16_t y1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t blk_q5_0(const block_q5_0 * b, int8x16_t y0, int8x16_t y1) {
     int8x16_t x0, x1;
     q5_values(b->qh, vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), q5_idx_pair4, q5_bit_pair4, true, &x0, &x1);
     return dot2(x0, y0, x1, y1);
 }
 
 // q5_1: the min is the caller's
-static inline LM_TARGET_DOTPROD int32x4_t blk_q5_1(const block_q5_1 * b, int8x16_t y0, int8x16_t y1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t blk_q5_1(const block_q5_1 * b, int8x16_t y0, int8x16_t y1) {
     int8x16_t x0, x1;
     q5_values(b->qh, vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), q5_idx_pair4, q5_bit_pair4, false, &x0, &x1);
     return dot2(x0, y0, x1, y1);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t blk_q8_0(const block_q8_0 * b, int8x16_t y0, int8x16_t y1) {
     const uint8x16_t pp = vld1q_u8(pair4);
     return dot2(vqtbl1q_s8(vld1q_s8(b->qs), pp), y0, vqtbl1q_s8(vld1q_s8(b->qs + 16), pp), y1);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t blk_iq4_nl(const block_iq4_nl * b, int8x16_t y0, int8x16_t y1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t blk_iq4_nl(const block_iq4_nl * b, int8x16_t y0, int8x16_t y1) {
     const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
     const uint8x16_t q = vqtbl1q_u8(vld1q_u8(b->qs), vld1q_u8(pair4)), m4 = vdupq_n_u8(0xF);
     return dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), y0, vqtbl1q_s8(values, vshrq_n_u8(q, 4)), y1);
@@ -109,41 +107,29 @@ K32(q5_1_q8_1, q5_1, VD32_BODY_MIN)
 K32(q8_0_q8_0, q8_0, VD32_BODY)
 K32(iq4_nl_q8_0, iq4_nl, VD32_BODY)
 
-static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
-    VD_UNUSED;
-    const block_iq4_xs * x = vx; const block_q8_K * y = vy;
-    const int8x16_t values = vld1q_s8(lm_kvalues_iq4nl);
-    const uint8x16_t tt = vld1q_u8(trans4), m4 = vdupq_n_u8(0xF);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int i = 0; i < n / QK_K; i++) {
-        int32x4_t ai = vdupq_n_s32(0);
-        for (int ib = 0; ib < 8; ib++) {
-            const uint8x16_t q = vqtbl1q_u8(vld1q_u8(x[i].qs + 16 * ib), tt);
-            const int8_t * a = y[i].qs + 32 * ib;
-            const int32x4_t d = dot2(vqtbl1q_s8(values, vandq_u8(q, m4)), act16(a, tt, pre),
-                                     vqtbl1q_s8(values, vshrq_n_u8(q, 4)), act16(a + 16, tt, pre));
-            ai = vmlaq_n_s32(ai, d, iq4xs_scale_of(&x[i], ib));
-        }
-        acc = vmlaq_n_f32(acc, vcvtq_f32_s32(ai), H2F(x[i].d) * y[i].d);
-    }
-    *s = vaddvq_f32(acc);
-}
-
 // ---------------------------------------------------------------- K-quants (256-element super-blocks)
 
 // the K-quant steps of mm-quant-neon.c, weights permuted to trans4 order
-static inline LM_TARGET_DOTPROD int32x4_t k4_step_sum(int32x4_t ai, const int8x16_t * x, const int8x16_t * a, int32_t s0, int32_t s1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k4_step_sum(int32x4_t ai, const int8x16_t * x, const int8x16_t * a, int32_t s0, int32_t s1) {
     return vmlaq_n_s32(vmlaq_n_s32(ai, dot2(x[0], a[0], x[1], a[1]), s0), dot2(x[2], a[2], x[3], a[3]), s1);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const block_q4_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q4k_step(int32x4_t ai, const block_q4_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
     const uint8x16_t tt = vld1q_u8(trans4);
     int8x16_t x[4];
     k4_nibbles(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt), x);
     return k4_step_sum(ai, x, a, s0, s1);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+// iq4_xs step j: sub-blocks 2j, 2j + 1 (as in mm-quant-neon.c)
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t iq4xs_step(int32x4_t ai, const block_iq4_xs * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
+    const uint8x16_t tt = vld1q_u8(trans4);
+    int8x16_t x[4];
+    iq4_values(vqtbl1q_u8(vld1q_u8(b->qs + 32 * j), tt), vqtbl1q_u8(vld1q_u8(b->qs + 32 * j + 16), tt), x);
+    return k4_step_sum(ai, x, a, s0, s1);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q5k_step(int32x4_t ai, const block_q5_K * b, int j, const int8x16_t * a, int32_t s0, int32_t s1) {
     const uint8x16_t tt = vld1q_u8(trans4);
     const int8x16_t sh = vdupq_n_s8((int8_t) (-2 * j));
     int8x16_t x[4];
@@ -153,24 +139,24 @@ static inline LM_TARGET_DOTPROD int32x4_t q5k_step(int32x4_t ai, const block_q5_
 }
 
 // ai + 4 sub-blocks of 16: v[k] against a[k], scaled by s0..s3 (q2_K, q3_K, q6_K)
-static inline LM_TARGET_DOTPROD int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
-                                                       int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k16_step_sum(int32x4_t ai, const int8x16_t * v, const int8x16_t * a,
+                                                                        int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     ai = dot_scaled(ai, v[0], a[0], s0);
     ai = dot_scaled(ai, v[1], a[1], s1);
     ai = dot_scaled(ai, v[2], a[2], s2);
     return dot_scaled(ai, v[3], a[3], s3);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q6k_step(int32x4_t ai, const uint8_t * ql, const uint8_t * qh, const int8x16_t * a,
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     const uint8x16_t tt = vld1q_u8(trans4);
     int8x16_t v[4];
     q6k_values(vqtbl1q_u8(vld1q_u8(ql), tt), vqtbl1q_u8(vld1q_u8(ql + 32), tt), vqtbl1q_u8(vld1q_u8(qh), tt), v);
     return k16_step_sum(ai, v, a, s0, s1, s2, s3);
 }
 
-static inline LM_TARGET_DOTPROD int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t k23_step(int32x4_t ai, const uint8_t * qs, const uint8_t * hm, bool third, int j, const int8x16_t * a,
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     const uint8x16_t tt = vld1q_u8(trans4), z = vdupq_n_u8(0);
     const uint8_t * q = qs + 32 * (j / 2);
     int8x16_t v[4];
@@ -178,12 +164,12 @@ static inline LM_TARGET_DOTPROD int32x4_t k23_step(int32x4_t ai, const uint8_t *
                third ? vqtbl1q_u8(vld1q_u8(hm + 16), tt) : z, third, j, v);
     return k16_step_sum(ai, v, a, s0, s1, s2, s3);
 }
-static inline LM_TARGET_DOTPROD int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q2k_step(int32x4_t ai, const block_q2_K * b, int j, const int8x16_t * a,
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     return k23_step(ai, b->qs, NULL, false, j, a, s0, s1, s2, s3);
 }
-static inline LM_TARGET_DOTPROD int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
-                                                   int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD int32x4_t q3k_step(int32x4_t ai, const block_q3_K * b, int j, const int8x16_t * a,
+                                                                    int32_t s0, int32_t s1, int32_t s2, int32_t s3) {
     return k23_step(ai, b->qs, b->hmask, true, j, a, s0, s1, s2, s3);
 }
 
@@ -200,6 +186,12 @@ static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q5_K_q8_K(VD_ARGS, bool 
     VD_UNUSED;
     const uint8x16_t tt = vld1q_u8(trans4);
     VDK4_BODY(block_q5_K, q5k_step, ACT_TRANS4);
+}
+
+static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_iq4_xs_q8_K(VD_ARGS, bool pre) {
+    VD_UNUSED;
+    const uint8x16_t tt = vld1q_u8(trans4);
+    VDKX_BODY(iq4xs_step, ACT_TRANS4);
 }
 
 static inline LM_ALWAYS_INLINE LM_TARGET_DOTPROD void k_q6_K_q8_K(VD_ARGS, bool pre) {
@@ -270,6 +262,7 @@ QMV8K_KERNEL(qmv8_q3_K_dot, LM_TARGET_DOTPROD, block_q3_K, Q3K8_BODY, q3k_step, 
 QMV8K_KERNEL(qmv8_q4_K_dot, LM_TARGET_DOTPROD, block_q4_K, Q4K8_BODY, q4k_step, SCL_DOT, 1)
 QMV8K_KERNEL(qmv8_q5_K_dot, LM_TARGET_DOTPROD, block_q5_K, Q4K8_BODY, q5k_step, SCL_DOT, 1)
 QMV8K_KERNEL(qmv8_q6_K_dot, LM_TARGET_DOTPROD, block_q6_K, Q6K8_BODY, q6k_step, SCL_DOT, 0)
+QMV8K_KERNEL(qmv8_iq4_xs_dot, LM_TARGET_DOTPROD, block_iq4_xs, IQ4XS8_BODY, iq4xs_step, SCL_DOT, 0)
 
 mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
     switch (type) {
@@ -284,6 +277,7 @@ mm_qmv8_fn mm_qmv8_neon_dotprod(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q4_K:   return qmv8_q4_K_dot;
         case LM_GGML_TYPE_Q5_K:   return qmv8_q5_K_dot;
         case LM_GGML_TYPE_Q6_K:   return qmv8_q6_K_dot;
+        case LM_GGML_TYPE_IQ4_XS: return qmv8_iq4_xs_dot;
         default: return NULL;
     }
 }

@@ -524,7 +524,7 @@ int main(int argc, char ** argv) {
     // the types with 8-row kernels, and at each level a GEMM entry for exactly those
     static const enum lm_ggml_type qmv8_types[] = {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL,
-        LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K,
+        LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS,
     };
     int n_qmv8 = 0, bad_entry = 0;
     for (size_t i = 0; i < sizeof(qmv8_types) / sizeof(qmv8_types[0]); i++) {
