@@ -307,6 +307,24 @@ LM_TARGET_AVX2 static void mk_s8(const void * vp, int n, const void * vy, float 
     _mm256_store_ps(acc, a);
 }
 
+#if defined(LM_TARGET_VNNI)
+// mk_s8 with vpdpbusd: rows r and r+4 in one zmm, the same sign trick
+// (dot_s8_zmm) and float steps, so the same bits
+LM_TARGET_VNNI static void mk_s8_vnni(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    (void) accm;
+    const struct qg_pa * p = vp; const block_q8_0 * y = vy;
+    __m256 a = _mm256_load_ps(acc);
+    for (int i = 0; i < n; i++) {
+        const __m512i yv = _mm512_broadcast_i64x4(LD(y[i].qs));
+        __m512i s[4];
+        for (int r = 0; r < 4; r++) s[r] = dot_s8_zmm(ld_pair(p[i].w[r], p[i].w[r + 4]), yv);
+        const __m256 d = _mm256_mul_ps(_mm256_load_ps(p[i].d), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(reduce_pairs(s)), a);
+    }
+    _mm256_store_ps(acc, a);
+}
+#endif
+
 // unsigned quants x q8_1, plus m_x * s_y
 LM_TARGET_AVX2 static void mk_u8m(const void * vp, int n, const void * vy, float * acc, float * accm) {
     const struct qg_pa * p = vp; const block_q8_1 * y = vy;
@@ -416,16 +434,18 @@ static const struct qg_type * qg_lookup(enum lm_ggml_type t) {
     }
 }
 
-static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K, const char * x,
-                      size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol,
-                      void * scratch) {
+// vnni: the AVX512_VNNI kernels where a type has them (the same bits)
+static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K,
+                      const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol,
+                      int ncol, void * scratch) {
     const int64_t nb = K / qt->bk;
     const size_t xbs = lm_ggml_type_size(t), ybs = lm_ggml_type_size(vdt);
     char * panel = (char *)(((uintptr_t) scratch + 63) & ~(uintptr_t) 63);
     float * acc  = (float *)(panel + (size_t) qt->kc * qt->pbytes);
     float * accm = acc + MM_QGEMM_MAX_COLS * QG_R;
     // a lone column: decoding into a panel would not pay; the mat-vec kernel sums alike
-    const mm_qmv_fn mv = ncol <= QG_MV_COLS ? mm_qmv_avx2(t) : NULL;
+    const mm_qmv_fn mv = ncol > QG_MV_COLS ? NULL : vnni && mm_qmv_vnni(t) ? mm_qmv_vnni(t) : mm_qmv_avx2(t);
+    const qg_mk_fn mk = vnni && qt->mk == mk_s8 ? mk_s8_vnni : qt->mk;
     for (int64_t r = r0; r < r1; r += QG_R) {
         const int nr = (int) LM_GGML_MIN(QG_R, r1 - r);
         memset(acc, 0, (size_t) ncol * QG_R * sizeof(float));
@@ -447,7 +467,7 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
             // rows past the end repeat the last one: their lanes are not stored
             for (int i = 0; i < QG_R; i++) qt->dec(x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + b0 * xbs, n, i, panel);
             for (int c = 0; c < ncol; c++) {
-                qt->mk(panel, n, (const char *) ycol[c] + b0 * ybs, acc + c * QG_R, accm + c * QG_R);
+                mk(panel, n, (const char *) ycol[c] + b0 * ybs, acc + c * QG_R, accm + c * QG_R);
             }
         }
         for (int c = 0; c < ncol; c++) {
@@ -465,8 +485,13 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
 #define QG_ENTRY(T, VDT)                                                                                          \
 static void qgemm_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                       float * const * dcol, int ncol, void * scratch) {                                          \
-    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol, dcol,   \
-              ncol, scratch);                                                                                     \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,  \
+              dcol, ncol, scratch);                                                                               \
+}                                                                                                                 \
+static void qgemm_vnni_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
+                           float * const * dcol, int ncol, void * scratch) {                                     \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,   \
+              dcol, ncol, scratch);                                                                               \
 }
 QG_ENTRY(Q4_0, Q8_0)
 QG_ENTRY(Q4_1, Q8_1)
@@ -481,22 +506,19 @@ QG_ENTRY(Q5_K, Q8_K)
 QG_ENTRY(Q6_K, Q8_K)
 QG_ENTRY(IQ4_XS, Q8_K)
 
+static const struct { mm_qgemm_fn avx2, vnni; } qg_entries[LM_GGML_TYPE_COUNT] = {
+#define E(T) [LM_GGML_TYPE_##T] = { qgemm_##T, qgemm_vnni_##T }
+    E(Q4_0), E(Q4_1), E(Q5_0), E(Q5_1), E(Q8_0), E(IQ4_NL), E(Q2_K), E(Q3_K), E(Q4_K), E(Q5_K), E(Q6_K), E(IQ4_XS),
+#undef E
+};
+
 mm_qgemm_fn mm_qgemm_avx2(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_Q4_0:   return qgemm_Q4_0;
-        case LM_GGML_TYPE_Q4_1:   return qgemm_Q4_1;
-        case LM_GGML_TYPE_Q5_0:   return qgemm_Q5_0;
-        case LM_GGML_TYPE_Q5_1:   return qgemm_Q5_1;
-        case LM_GGML_TYPE_Q8_0:   return qgemm_Q8_0;
-        case LM_GGML_TYPE_IQ4_NL: return qgemm_IQ4_NL;
-        case LM_GGML_TYPE_Q2_K:   return qgemm_Q2_K;
-        case LM_GGML_TYPE_Q3_K:   return qgemm_Q3_K;
-        case LM_GGML_TYPE_Q4_K:   return qgemm_Q4_K;
-        case LM_GGML_TYPE_Q5_K:   return qgemm_Q5_K;
-        case LM_GGML_TYPE_Q6_K:   return qgemm_Q6_K;
-        case LM_GGML_TYPE_IQ4_XS: return qgemm_IQ4_XS;
-        default:                  return NULL;
-    }
+    return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].avx2 : NULL;
+}
+
+// The AVX512_VNNI kernels of a type where it has them, the AVX2 ones elsewhere.
+mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
+    return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].vnni : NULL;
 }
 #else
 typedef int mm_qgemm_x86_unused; // ISO C forbids an empty translation unit

@@ -375,30 +375,6 @@ LM_TARGET_AVX2 static inline __m256i qmv_reduce_blend(const __m256i * v) {
     return _mm256_add_epi32(_mm256_blend_epi32(u0, u1, 0xF0), _mm256_permute2x128_si256(u0, u1, 0x21));
 }
 
-// the fp16 field at byte offset off of block b of each of the 8 rows, as f32
-// (built in a register by inserts: eight 2-byte stores read back as one
-// vector stall on store forwarding, which is what the compiler made of an array)
-static inline uint16_t ld16(const char * p) { uint16_t v; memcpy(&v, p, 2); return v; }
-LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t off) {
-    __m128i h = _mm_cvtsi32_si128(ld16(rows[0] + off));
-    h = _mm_insert_epi16(h, ld16(rows[1] + off), 1);
-    h = _mm_insert_epi16(h, ld16(rows[2] + off), 2);
-    h = _mm_insert_epi16(h, ld16(rows[3] + off), 3);
-    h = _mm_insert_epi16(h, ld16(rows[4] + off), 4);
-    h = _mm_insert_epi16(h, ld16(rows[5] + off), 5);
-    h = _mm_insert_epi16(h, ld16(rows[6] + off), 6);
-    return _mm256_cvtph_ps(_mm_insert_epi16(h, ld16(rows[7] + off), 7));
-}
-
-// The next group's block i (8 blocks' bytes of the contiguous rows) is
-// prefetched while block i of this group is summed: 8 rows of a few blocks
-// each are too short for the hardware prefetchers to get ahead of. 1 thread,
-// weights from memory, K=4096: q4_K 32768 rows 7.2 -> 5.1 ms, q6_K 16384 rows
-// 4.2 -> 3.5 ms, q4_0 32768 rows 8.2 -> 6.3 ms (reference q4_K: 6.0 ms).
-#define QMV_PF(pf, i, XT) if (pf) {                                                                      \
-    const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
-    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }
-
 #define QMV_K(name, XT, kd, MIN)                                                                         \
 LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
                                 const char * pf) {                                                       \
@@ -429,7 +405,6 @@ QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
 
 // d and dmin (the fp16 pair at the start of a q4_K/q5_K block) of the 8 rows:
 // one 32-bit load per row, the halves parted by a shuffle and a permute
-static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }
 LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __m256 * dmin) {
     const __m256i w = _mm256_setr_epi32((int) ld32(bl[0]), (int) ld32(bl[1]), (int) ld32(bl[2]), (int) ld32(bl[3]),
                                         (int) ld32(bl[4]), (int) ld32(bl[5]), (int) ld32(bl[6]), (int) ld32(bl[7]));
