@@ -101,7 +101,6 @@ LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t of
 // of up to 6 bits), so a maddubs pair lies in [-32768, 32512] and never
 // saturates. So the VNNI forms below compute the AVX2 integer sums exactly,
 // and their callers repeat the AVX2 float steps.
-#if defined(LM_TARGET_VNNI)
 // The sign trick of dot_s8 without vpsignb (none for zmm): |w| by vpabsb
 // (0x80 for -128, as vpsignb gives) against y negated where w < 0 (wrapping:
 // -(-128) stays -128, as in vpsignb); where w is 0, |w| is 0.
@@ -126,4 +125,3 @@ LM_TARGET_VNNI static inline __m256i reduce_pairs(const __m512i * p) {
     const __m512i v = _mm512_add_epi32(u, _mm512_shuffle_i32x4(u, u, 1 | 0 << 2 | 3 << 4 | 2 << 6));
     return _mm512_castsi512_si256(_mm512_shuffle_i32x4(v, v, 0 | 2 << 2));
 }
-#endif
