@@ -55,25 +55,58 @@ static void fill_bytes(void * p, size_t n, int mode) {
     }
 }
 
-// Weight rows of a 32-quant type (q4_0, q8_0: d then the quants): fill
-// mode per block drawn at random, favouring random content.
-static void fill_x(enum lm_ggml_type t, void * x, int64_t nblk) {
-    const size_t bs = lm_ggml_type_size(t);
-    for (int64_t i = 0; i < nblk; i++) {
-        uint8_t * b = (uint8_t *) x + i * bs;
-        const int mode = rnd() % 3 ? FILL_RANDOM : (int) (rnd() % FILL_COUNT);
-        const lm_ggml_fp16_t d = rnd_scale();
-        memcpy(b, &d, 2);
-        fill_bytes(b + 2, bs - 2, mode);
+// The fp16 scale fields of a weight block (byte offsets, -1 ends the list):
+// they get drawn scales, the rest of the block random or extreme bytes.
+static void scale_fields(enum lm_ggml_type t, int off[3]) {
+    off[0] = 0; off[1] = -1; off[2] = -1;
+    switch (t) {
+        case LM_GGML_TYPE_Q4_1: case LM_GGML_TYPE_Q5_1: off[1] = 2; break;              // d, m
+        case LM_GGML_TYPE_Q4_K: case LM_GGML_TYPE_Q5_K: off[1] = 2; break;              // d, dmin
+        case LM_GGML_TYPE_Q2_K: off[0] = (int) offsetof(block_q2_K, d); off[1] = off[0] + 2; break;
+        case LM_GGML_TYPE_Q3_K: off[0] = (int) offsetof(block_q3_K, d); break;
+        case LM_GGML_TYPE_Q6_K: off[0] = (int) offsetof(block_q6_K, d); break;
+        default: break;                                                                  // d first
     }
 }
 
-// q8_0 activations: quants from the whole int8 range or extreme blocks.
-static void fill_y(block_q8_0 * y, int64_t nblk) {
+static void fill_x(enum lm_ggml_type t, void * x, int64_t nblk) {
+    const size_t bs = lm_ggml_type_size(t);
+    int off[3];
+    scale_fields(t, off);
+    for (int64_t i = 0; i < nblk; i++) {
+        uint8_t * b = (uint8_t *) x + i * bs;
+        fill_bytes(b, bs, rnd() % 3 ? FILL_RANDOM : (int) (rnd() % FILL_COUNT));
+        for (int k = 0; k < 3 && off[k] >= 0; k++) {
+            const lm_ggml_fp16_t d = rnd_scale();
+            memcpy(b + off[k], &d, 2);
+        }
+    }
+}
+
+// Activations (q8_0, q8_1, q8_K): quants from the whole int8 range or
+// extreme blocks; q8_K's block sums are those of its quants.
+static void fill_y(enum lm_ggml_type vdt, void * y, int64_t nblk) {
     for (int64_t i = 0; i < nblk; i++) {
         const int mode = rnd() % 3 ? FILL_RANDOM : (int) (rnd() % FILL_COUNT);
-        y[i].d = rnd_scale();
-        fill_bytes(y[i].qs, sizeof(y[i].qs), mode);
+        if (vdt == LM_GGML_TYPE_Q8_K) {
+            block_q8_K * b = (block_q8_K *) y + i;
+            b->d = lm_ggml_fp16_to_fp32(rnd_scale());
+            fill_bytes(b->qs, sizeof(b->qs), mode);
+            for (int j = 0; j < 16; j++) {
+                int sum = 0;
+                for (int l = 0; l < 16; l++) sum += b->qs[16 * j + l];
+                b->bsums[j] = (int16_t) sum;
+            }
+        } else if (vdt == LM_GGML_TYPE_Q8_1) {
+            block_q8_1 * b = (block_q8_1 *) y + i;
+            b->d = rnd_scale();
+            b->s = rnd_scale();
+            fill_bytes(b->qs, sizeof(b->qs), mode);
+        } else {
+            block_q8_0 * b = (block_q8_0 *) y + i;
+            b->d = rnd_scale();
+            fill_bytes(b->qs, sizeof(b->qs), mode);
+        }
     }
 }
 
@@ -96,7 +129,7 @@ static void test_vec_dot(enum lm_ggml_type t, int max_blocks, int reps) {
     for (int nb = 1; nb <= max_blocks; nb++) {
         for (int rep = 0; rep < reps; rep++, n++) {
             fill_x(t, x, nb);
-            fill_y(y, nb);
+            fill_y(LM_GGML_TYPE_Q8_0, y, nb);
             float sv, sa;
             v(32 * nb, &sv, 0, x, 0, y, 0, 1);
             a(32 * nb, &sa, 0, x, 0, y, 0, 1);
@@ -128,7 +161,7 @@ static void test_qmv(enum lm_ggml_type t, int max_blocks, int reps) {
     for (int nb = 1; nb <= max_blocks; nb++) {
         for (int rep = 0; rep < reps; rep++, n++) {
             fill_x(t, x, (int64_t) nb * 8);
-            fill_y(y, nb);
+            fill_y(LM_GGML_TYPE_Q8_0, y, nb);
             const int nrows = 1 + rep % 8; // rows past nrows repeat the last one
             const char * rows[8];
             for (int r = 0; r < 8; r++) rows[r] = x + (size_t)(r < nrows ? r : nrows - 1) * nb * bs;
@@ -156,42 +189,45 @@ static void test_qmv(enum lm_ggml_type t, int max_blocks, int reps) {
 
 // The GEMM: rows [r0, r1) of an odd-sized matrix against 1, 2, 5 and 64
 // columns (1 takes the mat-vec kernels, more the panels), K past one panel
-// stretch (16 blocks).
+// stretch (16 blocks of 32, 2 of 256).
 static void test_qgemm(enum lm_ggml_type t, const int * kblocks, int nk) {
     const mm_qgemm_fn v = mm_qgemm_vnni(t), a = mm_qgemm_avx2(t);
     char what[200];
     snprintf(what, sizeof(what), "%s: a VNNI GEMM entry exists", lm_ggml_type_name(t));
     check(v != NULL && a != NULL, what);
     if (v == NULL || a == NULL) return;
+    enum lm_ggml_type vdt;
+    check(mm_quant_dot(t, &vdt) != NULL, "activation type");
     const int row_counts[] = { 1, 3, 7, 8, 9, 13, 17, 31 };
     const int col_counts[] = { 1, 2, 5, MM_QGEMM_MAX_COLS };
-    const size_t bs = lm_ggml_type_size(t);
+    const int64_t bk = lm_ggml_blck_size(t);
+    const size_t bs = lm_ggml_type_size(t), ybs = lm_ggml_type_size(vdt);
     void * scratch = aligned_alloc(64, MM_QGEMM_SCRATCH + 64);
     int bad = 0, n = 0;
     for (int ik = 0; ik < nk; ik++) {
-        const int nb = kblocks[ik];
+        const int nb = bk == 256 ? (kblocks[ik] + 7) / 8 : kblocks[ik];
         for (size_t ir = 0; ir < sizeof(row_counts) / sizeof(row_counts[0]); ir++) {
             for (size_t ic = 0; ic < sizeof(col_counts) / sizeof(col_counts[0]); ic++, n++) {
                 const int nrows = row_counts[ir], ncol = col_counts[ic];
                 const int r0 = (int) (rnd() % 3), r1 = r0 + nrows;
                 char * x = malloc(bs * nb * r1);
-                block_q8_0 * y = malloc(sizeof(block_q8_0) * nb * ncol);
+                char * y = malloc(ybs * nb * ncol);
                 float * dv = malloc(sizeof(float) * r1 * ncol), * da = malloc(sizeof(float) * r1 * ncol);
                 fill_x(t, x, (int64_t) nb * r1);
-                fill_y(y, (int64_t) nb * ncol);
+                fill_y(vdt, y, (int64_t) nb * ncol);
                 const void * ycol[MM_QGEMM_MAX_COLS];
                 float * dcv[MM_QGEMM_MAX_COLS], * dca[MM_QGEMM_MAX_COLS];
                 for (int c = 0; c < ncol; c++) {
-                    ycol[c] = y + (size_t) c * nb;
+                    ycol[c] = y + ybs * nb * c;
                     dcv[c] = dv + (size_t) c * r1;
                     dca[c] = da + (size_t) c * r1;
                 }
                 memset(dv, 0, sizeof(float) * r1 * ncol);
                 memset(da, 0, sizeof(float) * r1 * ncol);
-                v(32 * nb, x, bs * nb, r0, r1, ycol, dcv, ncol, scratch);
-                a(32 * nb, x, bs * nb, r0, r1, ycol, dca, ncol, scratch);
+                v(bk * nb, x, bs * nb, r0, r1, ycol, dcv, ncol, scratch);
+                a(bk * nb, x, bs * nb, r0, r1, ycol, dca, ncol, scratch);
                 if (!same_bits(dv, da, r1 * ncol) && bad++ < 5) {
-                    printf("  %s qgemm K=%d rows [%d,%d) cols %d differ\n", lm_ggml_type_name(t), 32 * nb, r0, r1, ncol);
+                    printf("  %s qgemm K=%lld rows [%d,%d) cols %d differ\n", lm_ggml_type_name(t), (long long) (bk * nb), r0, r1, ncol);
                 }
                 free(x);
                 free(y);
@@ -227,9 +263,11 @@ static void run_mul_mat(enum lm_ggml_type t, int64_t K, int64_t rows, int64_t co
 }
 
 static void test_mul_mat(enum lm_ggml_type t) {
-    const int64_t shapes[][3] = { { 32, 1, 1 }, { 96, 9, 1 }, { 256, 17, 3 }, { 1024, 33, 1 }, { 608, 13, 70 } };
+    const int64_t s32[][3] = { { 32, 1, 1 }, { 96, 9, 1 }, { 256, 17, 3 }, { 1024, 33, 1 }, { 608, 13, 70 } };
+    const int64_t s256[][3] = { { 256, 1, 1 }, { 512, 9, 1 }, { 256, 17, 3 }, { 1024, 33, 1 }, { 768, 13, 70 } };
+    const int64_t (*shapes)[3] = lm_ggml_blck_size(t) == 256 ? s256 : s32;
     char what[200];
-    for (size_t is = 0; is < sizeof(shapes) / sizeof(shapes[0]); is++) {
+    for (size_t is = 0; is < sizeof(s32) / sizeof(s32[0]); is++) {
         const int64_t K = shapes[is][0], rows = shapes[is][1], cols = shapes[is][2];
         float * wf = malloc(sizeof(float) * K * rows), * af = malloc(sizeof(float) * K * cols);
         for (int64_t i = 0; i < K * rows; i++) wf[i] = (float) ((int) (rnd() % 20001) - 10000) * 1e-4f;
@@ -258,19 +296,15 @@ int main(void) {
     }
     const int kblocks[] = { 1, 2, 3, 5, 16, 17, 40 };
     for (int i = 0; i < N_TYPES; i++) {
-        const enum lm_ggml_type t = g_types[i];
-        test_vec_dot(t, 40, 24);
-        test_qmv(t, 40, 24);
-        test_qgemm(t, kblocks, (int) (sizeof(kblocks) / sizeof(kblocks[0])));
-        test_mul_mat(t);
+        test_vec_dot(g_types[i], 40, 24);
+        test_qmv(g_types[i], 40, 24);
     }
-    // types without VNNI kernels of their own run the AVX2 ones through the VNNI entries
+    const enum lm_ggml_type mm_types[] = { LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
+                                           LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS };
+    for (size_t i = 0; i < sizeof(mm_types) / sizeof(mm_types[0]); i++) test_mul_mat(mm_types[i]);
+    // every type through the GEMM entries (the VNNI micro-kernels of q4_1/q5_1 and the K-quants)
     for (int t = 0; t < LM_GGML_TYPE_COUNT; t++) {
-        if (mm_qgemm_avx2((enum lm_ggml_type) t) != NULL) {
-            char what[120];
-            snprintf(what, sizeof(what), "%s: a VNNI GEMM entry exists", lm_ggml_type_name((enum lm_ggml_type) t));
-            check(mm_qgemm_vnni((enum lm_ggml_type) t) != NULL, what);
-        }
+        if (mm_qgemm_avx2((enum lm_ggml_type) t) != NULL) test_qgemm((enum lm_ggml_type) t, kblocks, (int) (sizeof(kblocks) / sizeof(kblocks[0])));
     }
     if (g_fail) printf("FAILED: %d of %d checks failed\n", g_fail, g_checks);
     else printf("PASSED: 0 of %d checks failed (AVX512_VNNI against AVX2)\n", g_checks);
