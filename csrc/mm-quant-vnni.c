@@ -157,7 +157,7 @@ lm_ggml_vec_dot_t mm_quant_dot_vnni(enum lm_ggml_type type) {
     switch (type) {
         case LM_GGML_TYPE_Q4_0: return vd_q4_0_q8_0_vnni;
         case LM_GGML_TYPE_Q8_0: return vd_q8_0_q8_0_vnni;
-        default:                return NULL;
+        default:                return mm_quant_dot_k_vnni(type); // mm-quant-x86.c
     }
 }
 
@@ -165,7 +165,7 @@ mm_qmv_fn mm_qmv_vnni(enum lm_ggml_type type) {
     switch (type) {
         case LM_GGML_TYPE_Q4_0: return qmv_q4_0_vnni;
         case LM_GGML_TYPE_Q8_0: return qmv_q8_0_vnni;
-        default:                return NULL;
+        default:                return mm_qmv_k_vnni(type); // mm-quant-x86.c
     }
 }
 #else

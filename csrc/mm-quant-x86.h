@@ -93,6 +93,11 @@ LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t of
     const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
     for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }
 
+// the VNNI instances of mm-quant-x86.c's templates, or NULL: 8 rows (q4_K,
+// q5_K, q6_K) and 1 row (q6_K)
+mm_qmv_fn         mm_qmv_k_vnni(enum lm_ggml_type type);
+lm_ggml_vec_dot_t mm_quant_dot_k_vnni(enum lm_ggml_type type);
+
 // ---------------------------------------------------------------- AVX512_VNNI (mm-quant-vnni.c, mm-qgemm-x86.c)
 //
 // vpdpbusd sums 4 u8 x s8 products into an int32 with no 16-bit step. The

@@ -112,9 +112,6 @@ static void fill_y(enum lm_ggml_type vdt, void * y, int64_t nblk) {
 
 static bool same_bits(const float * a, const float * b, int n) { return memcmp(a, b, (size_t) n * sizeof(float)) == 0; }
 
-static const enum lm_ggml_type g_types[] = { LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q8_0 };
-#define N_TYPES ((int) (sizeof(g_types) / sizeof(g_types[0])))
-
 // 1-row dots: mm_quant_dot_vnni against mm_quant_dot_avx2.
 static void test_vec_dot(enum lm_ggml_type t, int max_blocks, int reps) {
     const lm_ggml_vec_dot_t v = mm_quant_dot_vnni(t), a = mm_quant_dot_avx2(t);
@@ -122,17 +119,20 @@ static void test_vec_dot(enum lm_ggml_type t, int max_blocks, int reps) {
     snprintf(what, sizeof(what), "%s: a 1-row VNNI kernel exists", lm_ggml_type_name(t));
     check(v != NULL && a != NULL, what);
     if (v == NULL || a == NULL) return;
-    const size_t bs = lm_ggml_type_size(t);
+    enum lm_ggml_type vdt;
+    check(mm_quant_dot(t, &vdt) != NULL, "activation type");
+    const int64_t bk = lm_ggml_blck_size(t);
+    const size_t bs = lm_ggml_type_size(t), ybs = lm_ggml_type_size(vdt);
     void * x = malloc(bs * max_blocks);
-    block_q8_0 * y = malloc(sizeof(block_q8_0) * max_blocks);
+    void * y = malloc(ybs * max_blocks);
     int bad = 0, n = 0;
     for (int nb = 1; nb <= max_blocks; nb++) {
         for (int rep = 0; rep < reps; rep++, n++) {
             fill_x(t, x, nb);
-            fill_y(LM_GGML_TYPE_Q8_0, y, nb);
+            fill_y(vdt, y, nb);
             float sv, sa;
-            v(32 * nb, &sv, 0, x, 0, y, 0, 1);
-            a(32 * nb, &sa, 0, x, 0, y, 0, 1);
+            v((int) bk * nb, &sv, 0, x, 0, y, 0, 1);
+            a((int) bk * nb, &sa, 0, x, 0, y, 0, 1);
             if (!same_bits(&sv, &sa, 1) && bad++ < 5) {
                 printf("  %s vec_dot nb=%d rep=%d: vnni %a, avx2 %a\n", lm_ggml_type_name(t), nb, rep, sv, sa);
             }
@@ -154,14 +154,16 @@ static void test_qmv(enum lm_ggml_type t, int max_blocks, int reps) {
     snprintf(what, sizeof(what), "%s: an 8-row VNNI mat-vec kernel exists", lm_ggml_type_name(t));
     check(v != NULL && a != NULL, what);
     if (v == NULL || a == NULL) return;
-    const size_t bs = lm_ggml_type_size(t);
+    enum lm_ggml_type vdt;
+    check(mm_quant_dot(t, &vdt) != NULL, "activation type");
+    const size_t bs = lm_ggml_type_size(t), ybs = lm_ggml_type_size(vdt);
     char * x = malloc(bs * max_blocks * 8);
-    block_q8_0 * y = malloc(sizeof(block_q8_0) * max_blocks);
+    char * y = malloc(ybs * max_blocks);
     int bad = 0, n = 0;
     for (int nb = 1; nb <= max_blocks; nb++) {
         for (int rep = 0; rep < reps; rep++, n++) {
             fill_x(t, x, (int64_t) nb * 8);
-            fill_y(LM_GGML_TYPE_Q8_0, y, nb);
+            fill_y(vdt, y, nb);
             const int nrows = 1 + rep % 8; // rows past nrows repeat the last one
             const char * rows[8];
             for (int r = 0; r < 8; r++) rows[r] = x + (size_t)(r < nrows ? r : nrows - 1) * nb * bs;
@@ -294,10 +296,21 @@ int main(void) {
         printf("SKIP: no AVX512_VNNI here (CPU, OS or LM_GGML_CPU_LEVEL): the VNNI kernels are not tested\n");
         return 0;
     }
+    // the level's choice: the VNNI forms at avx512 (this CPU), the AVX2 ones at avx2
+    enum lm_ggml_type vdt;
+    check(mm_quant_dot(LM_GGML_TYPE_Q8_0, &vdt) == mm_quant_dot_vnni(LM_GGML_TYPE_Q8_0), "avx512 level: q8_0 dot is the VNNI one");
+    check(mm_qgemm(LM_GGML_TYPE_Q4_K) == mm_qgemm_vnni(LM_GGML_TYPE_Q4_K), "avx512 level: q4_K GEMM is the VNNI one");
+    check(lm_cpu_force_level(LM_CPU_LEVEL_AVX2) && !lm_cpu_vnni(), "avx2 level: no VNNI");
+    check(mm_quant_dot(LM_GGML_TYPE_Q8_0, &vdt) == mm_quant_dot_avx2(LM_GGML_TYPE_Q8_0), "avx2 level: q8_0 dot is the AVX2 one");
+    check(mm_qgemm(LM_GGML_TYPE_Q4_K) == mm_qgemm_avx2(LM_GGML_TYPE_Q4_K), "avx2 level: q4_K GEMM is the AVX2 one");
+    lm_cpu_force_level(-1);
     const int kblocks[] = { 1, 2, 3, 5, 16, 17, 40 };
-    for (int i = 0; i < N_TYPES; i++) {
-        test_vec_dot(g_types[i], 40, 24);
-        test_qmv(g_types[i], 40, 24);
+    // the types with VNNI forms of their own: 1-row dots, 8-row mat-vec
+    for (int i = 0; i < LM_GGML_TYPE_COUNT; i++) {
+        const enum lm_ggml_type t = (enum lm_ggml_type) i;
+        const int max_blocks = lm_ggml_blck_size(t) == 256 ? 9 : 40;
+        if (mm_quant_dot_vnni(t) != NULL) test_vec_dot(t, max_blocks, 24);
+        if (mm_qmv_vnni(t) != NULL) test_qmv(t, max_blocks, 24);
     }
     const enum lm_ggml_type mm_types[] = { LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0,
                                            LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS };
