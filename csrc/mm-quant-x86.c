@@ -414,17 +414,6 @@ QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0, LM_TARGET_AVX2)
 QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0, LM_TARGET_AVX2)
 QMV_K(qmv_q6_K_vnni, block_q6_K, kd_q6_K_vnni, 0, LM_TARGET_VNNI)
 
-// d and dmin (the fp16 pair at the start of a q4_K/q5_K block) of the 8 rows:
-// one 32-bit load per row, the halves parted by a shuffle and a permute
-LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __m256 * dmin) {
-    const __m256i w = _mm256_setr_epi32((int) ld32(bl[0]), (int) ld32(bl[1]), (int) ld32(bl[2]), (int) ld32(bl[3]),
-                                        (int) ld32(bl[4]), (int) ld32(bl[5]), (int) ld32(bl[6]), (int) ld32(bl[7]));
-    const __m256i part = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
-                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    const __m256i v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(w, part), 0 | 2 << 2 | 1 << 4 | 3 << 6);
-    *d = _mm256_cvtph_ps(_mm256_castsi256_si128(v));
-    *dmin = _mm256_cvtph_ps(_mm256_extracti128_si256(v, 1));
-}
 
 // q4_K and q5_K, 8 rows. Per block, the scales of rows t and t+4 are
 // unpacked together (lane 0 row t, lane 1 row t+4) into a table of int16
