@@ -265,72 +265,79 @@ Q6K_KD(kd_q6_K_vnni, q6k_half_vnni, LM_TARGET_VNNI, k16_pair_vnni)
 // q3_K: quants biased to 0..7 (2 low bits | high bit << 2), the -4 returned
 // through the block sums. Step t (32 quants) takes bits 2(t%4) of qs half
 // t/4 and bit t of hmask; written out so that shifts and masks are constants.
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q3k_step(__m256i ai, __m256i q, __m256i hm, const int8_t * yq,
-                                                                            __m256i s16, int t) {
-    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
-    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), m3),
-                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, t), m1), 2));
-    return k16_pair(ai, u, yq + 32 * t, s16, t);
+#define Q3K_KD(kd, step, TARGET, pair)                                                                   \
+TARGET static inline __attribute__((always_inline)) __m256i step(__m256i ai, __m256i q, __m256i hm, const int8_t * yq, \
+                                                                __m256i s16, int t) {                    \
+    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);                                    \
+    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), m3),          \
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, t), m1), 2)); \
+    return pair(ai, u, yq + 32 * t, s16, t);                                                             \
+}                                                                                                        \
+TARGET static inline __m256i kd(const block_q3_K * x, const block_q8_K * y, __m256i * mi) {              \
+    const __m128i sc8 = q3k_scales8(x->scales);                                                          \
+    const __m256i s16 = scales16_by_lane(sc8);                                                           \
+    const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);                                 \
+    __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 2)); \
+    const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);                                   \
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32)); \
+    ai = step(ai, q0, hm, y->qs, s16, 0); ai = step(ai, q0, hm, y->qs, s16, 1);                          \
+    ai = step(ai, q0, hm, y->qs, s16, 2); ai = step(ai, q0, hm, y->qs, s16, 3);                          \
+    ai = step(ai, q1, hm, y->qs, s16, 4); ai = step(ai, q1, hm, y->qs, s16, 5);                          \
+    ai = step(ai, q1, hm, y->qs, s16, 6); ai = step(ai, q1, hm, y->qs, s16, 7);                          \
+    *mi = _mm256_setzero_si256();                                                                        \
+    return ai;                                                                                           \
 }
+Q3K_KD(kd_q3_K, q3k_step, LM_TARGET_AVX2, k16_pair)
+Q3K_KD(kd_q3_K_vnni, q3k_step_vnni, LM_TARGET_VNNI, k16_pair_vnni)
 
-LM_TARGET_AVX2 static inline __m256i kd_q3_K(const block_q3_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m128i sc8 = q3k_scales8(x->scales);
-    const __m256i s16 = scales16_by_lane(sc8);
-    const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);
-    __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 2));
-    const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
-    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32));
-    ai = q3k_step(ai, q0, hm, y->qs, s16, 0); ai = q3k_step(ai, q0, hm, y->qs, s16, 1);
-    ai = q3k_step(ai, q0, hm, y->qs, s16, 2); ai = q3k_step(ai, q0, hm, y->qs, s16, 3);
-    ai = q3k_step(ai, q1, hm, y->qs, s16, 4); ai = q3k_step(ai, q1, hm, y->qs, s16, 5);
-    ai = q3k_step(ai, q1, hm, y->qs, s16, 6); ai = q3k_step(ai, q1, hm, y->qs, s16, 7);
-    *mi = _mm256_setzero_si256();
-    return ai;
+#define Q2K_KD(kd, step, TARGET, pair)                                                                   \
+TARGET static inline __attribute__((always_inline)) __m256i step(__m256i ai, __m256i q, const int8_t * yq, __m256i s16, int t) { \
+    return pair(ai, _mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), _mm256_set1_epi8(3)), yq + 32 * t, s16, t); \
+}                                                                                                        \
+TARGET static inline __m256i kd(const block_q2_K * x, const block_q8_K * y, __m256i * mi) {              \
+    const __m128i m4 = _mm_set1_epi8(0xF);                                                               \
+    const __m128i sm = _mm_loadu_si128((const __m128i *) x->scales);                                     \
+    const __m256i s16 = scales16_by_lane(_mm_and_si128(sm, m4));                                         \
+    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));                 \
+    *mi = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));                       \
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32)); \
+    __m256i ai = step(_mm256_setzero_si256(), q0, y->qs, s16, 0);                                        \
+    ai = step(ai, q0, y->qs, s16, 1); ai = step(ai, q0, y->qs, s16, 2); ai = step(ai, q0, y->qs, s16, 3); \
+    ai = step(ai, q1, y->qs, s16, 4); ai = step(ai, q1, y->qs, s16, 5);                                  \
+    ai = step(ai, q1, y->qs, s16, 6); ai = step(ai, q1, y->qs, s16, 7);                                  \
+    return ai;                                                                                           \
 }
-
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q2k_step(__m256i ai, __m256i q, const int8_t * yq, __m256i s16, int t) {
-    return k16_pair(ai, _mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), _mm256_set1_epi8(3)), yq + 32 * t, s16, t);
-}
-
-LM_TARGET_AVX2 static inline __m256i kd_q2_K(const block_q2_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m128i m4 = _mm_set1_epi8(0xF);
-    const __m128i sm = _mm_loadu_si128((const __m128i *) x->scales);
-    const __m256i s16 = scales16_by_lane(_mm_and_si128(sm, m4));
-    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));
-    *mi = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));
-    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32));
-    __m256i ai = q2k_step(_mm256_setzero_si256(), q0, y->qs, s16, 0);
-    ai = q2k_step(ai, q0, y->qs, s16, 1); ai = q2k_step(ai, q0, y->qs, s16, 2); ai = q2k_step(ai, q0, y->qs, s16, 3);
-    ai = q2k_step(ai, q1, y->qs, s16, 4); ai = q2k_step(ai, q1, y->qs, s16, 5);
-    ai = q2k_step(ai, q1, y->qs, s16, 6); ai = q2k_step(ai, q1, y->qs, s16, 7);
-    return ai;
-}
+Q2K_KD(kd_q2_K, q2k_step, LM_TARGET_AVX2, k16_pair)
+Q2K_KD(kd_q2_K_vnni, q2k_step_vnni, LM_TARGET_VNNI, k16_pair_vnni)
 
 // iq4_xs: two sub-blocks of 32 per 32 bytes of qs; their low nibbles sit in
 // lanes 0 and 1 of one vector and the high ones likewise, so each sub-block
 // is one lane of each, joined by a cross-lane permute.
-LM_TARGET_AVX2 static inline __m256i kd_iq4_xs(const block_iq4_xs * x, const block_q8_K * y, __m256i * mi) {
-    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
-    const __m256i m4 = _mm256_set1_epi8(0xF);
-    __m256i ai = _mm256_setzero_si256();
-    for (int ib = 0; ib < QK_K / 32; ib += 2) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 16 * ib));
-        const __m256i lo = _mm256_shuffle_epi8(tbl, _mm256_and_si256(q, m4));
-        const __m256i hi = _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
-        const __m256i x0 = _mm256_permute2x128_si256(lo, hi, 0x20);
-        const __m256i x1 = _mm256_permute2x128_si256(lo, hi, 0x31);
-        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib));
-        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib + 32));
-        const __m256i p0 = _mm256_maddubs_epi16(_mm256_sign_epi8(x0, x0), _mm256_sign_epi8(y0, x0));
-        const __m256i p1 = _mm256_maddubs_epi16(_mm256_sign_epi8(x1, x1), _mm256_sign_epi8(y1, x1));
-        const int ls0 = (((x->scales_l[ib / 2] & 0xF) | ((x->scales_h >> (2 * ib)) & 3) << 4)) - 32;
-        const int ls1 = (((x->scales_l[ib / 2] >> 4) | ((x->scales_h >> (2 * ib + 2)) & 3) << 4)) - 32;
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, _mm256_set1_epi16((short) ls0)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, _mm256_set1_epi16((short) ls1)));
-    }
-    *mi = _mm256_setzero_si256();
-    return ai;
+#define IQ4XS_KD(kd, TARGET, MADD_ADD)                                                                   \
+TARGET static inline __m256i kd(const block_iq4_xs * x, const block_q8_K * y, __m256i * mi) {            \
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl)); \
+    const __m256i m4 = _mm256_set1_epi8(0xF);                                                            \
+    __m256i ai = _mm256_setzero_si256();                                                                 \
+    for (int ib = 0; ib < QK_K / 32; ib += 2) {                                                          \
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 16 * ib));                        \
+        const __m256i lo = _mm256_shuffle_epi8(tbl, _mm256_and_si256(q, m4));                            \
+        const __m256i hi = _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));      \
+        const __m256i x0 = _mm256_permute2x128_si256(lo, hi, 0x20);                                      \
+        const __m256i x1 = _mm256_permute2x128_si256(lo, hi, 0x31);                                      \
+        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib));                       \
+        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib + 32));                  \
+        const __m256i p0 = _mm256_maddubs_epi16(_mm256_sign_epi8(x0, x0), _mm256_sign_epi8(y0, x0));     \
+        const __m256i p1 = _mm256_maddubs_epi16(_mm256_sign_epi8(x1, x1), _mm256_sign_epi8(y1, x1));     \
+        const int ls0 = (((x->scales_l[ib / 2] & 0xF) | ((x->scales_h >> (2 * ib)) & 3) << 4)) - 32;      \
+        const int ls1 = (((x->scales_l[ib / 2] >> 4) | ((x->scales_h >> (2 * ib + 2)) & 3) << 4)) - 32;   \
+        ai = MADD_ADD(ai, p0, _mm256_set1_epi16((short) ls0));                                           \
+        ai = MADD_ADD(ai, p1, _mm256_set1_epi16((short) ls1));                                           \
+    }                                                                                                    \
+    *mi = _mm256_setzero_si256();                                                                        \
+    return ai;                                                                                           \
 }
+IQ4XS_KD(kd_iq4_xs, LM_TARGET_AVX2, K16_MADD_ADD_AVX2)
+IQ4XS_KD(kd_iq4_xs_vnni, LM_TARGET_VNNI, K16_MADD_ADD_VNNI)
 
 // 1 row: lane-wise float sums of the blocks (MIN: minus the mins' sums).
 #define KDOT_KERNEL(name, XT, kd, MIN, TARGET)                                                          \
@@ -354,7 +361,10 @@ KDOT_KERNEL(vd_q4_K_q8_K_avx2,   block_q4_K,   kd_q4_K,   1, LM_TARGET_AVX2)
 KDOT_KERNEL(vd_q5_K_q8_K_avx2,   block_q5_K,   kd_q5_K,   1, LM_TARGET_AVX2)
 KDOT_KERNEL(vd_q6_K_q8_K_avx2,   block_q6_K,   kd_q6_K,   0, LM_TARGET_AVX2)
 KDOT_KERNEL(vd_iq4_xs_q8_K_avx2, block_iq4_xs, kd_iq4_xs, 0, LM_TARGET_AVX2)
-KDOT_KERNEL(vd_q6_K_q8_K_vnni,   block_q6_K,   kd_q6_K_vnni, 0, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_q2_K_q8_K_vnni,   block_q2_K,   kd_q2_K_vnni,   1, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_q3_K_q8_K_vnni,   block_q3_K,   kd_q3_K_vnni,   0, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_q6_K_q8_K_vnni,   block_q6_K,   kd_q6_K_vnni,   0, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_iq4_xs_q8_K_vnni, block_iq4_xs, kd_iq4_xs_vnni, 0, LM_TARGET_VNNI)
 
 // ---------------------------------------------------------------- 8-row mat-vec kernels
 //
@@ -412,7 +422,10 @@ QMV_K(qmv_q2_K,   block_q2_K,   kd_q2_K,   1, LM_TARGET_AVX2)
 QMV_K(qmv_q3_K,   block_q3_K,   kd_q3_K,   0, LM_TARGET_AVX2)
 QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0, LM_TARGET_AVX2)
 QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0, LM_TARGET_AVX2)
-QMV_K(qmv_q6_K_vnni, block_q6_K, kd_q6_K_vnni, 0, LM_TARGET_VNNI)
+QMV_K(qmv_q2_K_vnni,   block_q2_K,   kd_q2_K_vnni,   1, LM_TARGET_VNNI)
+QMV_K(qmv_q3_K_vnni,   block_q3_K,   kd_q3_K_vnni,   0, LM_TARGET_VNNI)
+QMV_K(qmv_q6_K_vnni,   block_q6_K,   kd_q6_K_vnni,   0, LM_TARGET_VNNI)
+QMV_K(qmv_iq4_xs_vnni, block_iq4_xs, kd_iq4_xs_vnni, 0, LM_TARGET_VNNI)
 
 
 // q4_K and q5_K, 8 rows. Per block, the scales of rows t and t+4 are
@@ -490,15 +503,24 @@ QMV_K4(qmv_q5_K_vnni, block_q5_K, q5k_quants, LM_TARGET_VNNI, K4_ACC2_VNNI)
 // the VNNI instances of the templates above (mm_qmv_vnni and mm_quant_dot_vnni serve them)
 mm_qmv_fn mm_qmv_k_vnni(enum lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_Q4_K: return qmv_q4_K_vnni;
-        case LM_GGML_TYPE_Q5_K: return qmv_q5_K_vnni;
-        case LM_GGML_TYPE_Q6_K: return qmv_q6_K_vnni;
-        default:                return NULL;
+        case LM_GGML_TYPE_Q2_K:   return qmv_q2_K_vnni;
+        case LM_GGML_TYPE_Q3_K:   return qmv_q3_K_vnni;
+        case LM_GGML_TYPE_Q4_K:   return qmv_q4_K_vnni;
+        case LM_GGML_TYPE_Q5_K:   return qmv_q5_K_vnni;
+        case LM_GGML_TYPE_Q6_K:   return qmv_q6_K_vnni;
+        case LM_GGML_TYPE_IQ4_XS: return qmv_iq4_xs_vnni;
+        default:                  return NULL;
     }
 }
 
 lm_ggml_vec_dot_t mm_quant_dot_k_vnni(enum lm_ggml_type type) {
-    return type == LM_GGML_TYPE_Q6_K ? vd_q6_K_q8_K_vnni : NULL;
+    switch (type) {
+        case LM_GGML_TYPE_Q2_K:   return vd_q2_K_q8_K_vnni;
+        case LM_GGML_TYPE_Q3_K:   return vd_q3_K_q8_K_vnni;
+        case LM_GGML_TYPE_Q6_K:   return vd_q6_K_q8_K_vnni;
+        case LM_GGML_TYPE_IQ4_XS: return vd_iq4_xs_q8_K_vnni;
+        default:                  return NULL;
+    }
 }
 _Static_assert(offsetof(block_q4_K, dmin) == 2 && offsetof(block_q5_K, dmin) == 2, "qmv_dm: d, dmin lead the block");
 _Static_assert(offsetof(block_q4_1, m) == 2 && offsetof(block_q5_1, m) == 2, "qmv_dm: d, m lead the block");

@@ -105,8 +105,8 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
     const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
     for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }
 
-// the VNNI instances of mm-quant-x86.c's templates, or NULL: 8 rows (q4_K,
-// q5_K, q6_K) and 1 row (q6_K)
+// the VNNI instances of mm-quant-x86.c's templates, or NULL: 8 rows (the
+// K-quants, iq4_xs) and 1 row (q2_K, q3_K, q6_K, iq4_xs)
 mm_qmv_fn         mm_qmv_k_vnni(enum lm_ggml_type type);
 lm_ggml_vec_dot_t mm_quant_dot_k_vnni(enum lm_ggml_type type);
 
