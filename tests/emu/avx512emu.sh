@@ -18,12 +18,14 @@
 # the AVX2 ones bit for bit). It boots Debian's 6.12 kernel (bookworm-security,
 # linux-image-6.12-amd64: 2 minutes to the tests on a loaded 2-core host).
 # Debian's 6.1 kernel (linux-image-amd64) does not boot on tigerlake nor on
-# corei7_icelake_u: after "LSM: Security Framework initializing" a memmove
-# reads past the kernel image's end (0xffffffff84600000, .init.scratch),
-# and the page fault handler then faults on its own per-CPU area
-# (0xffff88801f41fb80: PDPE not present), again and again (seen with
-# Bochs's cpu0 debug log; clearcpuid of UMIP and RDPID, ibt=off, nofsgsbase,
-# lpj= did not help; cause not found). 6.1 still boots corei7_skylake_x.
+# corei7_icelake_u: while printk formats the LSM "landlock" line, a memmove
+# of a negative length (rdx 0xffffffffff98cfd9) runs past the kernel image's
+# end (0xffffffff84600000, .init.scratch), and the page fault handler then
+# faults on its own per-CPU area (0xffff88801f41fb80: PDPE not present),
+# again and again (seen with Bochs's cpu0 debug log and debugger; clearcpuid
+# of UMIP and RDPID, ibt=off, nofsgsbase, lpj= did not help; the cause, an
+# instruction Bochs runs differently for these models, perhaps FSRM's short
+# rep movsb, was not found). 6.1 still boots corei7_skylake_x.
 #
 # Environment:
 #   AVX512EMU_CPU      Bochs CPU model (default tigerlake). corei7_skylake_x:
