@@ -164,10 +164,17 @@ static inline bool lm_cpu_level_is_neon(enum lm_cpu_level l) {
 // Forces a level (for tests); returns false if the CPU lacks it. -1 restores auto.
 bool lm_cpu_force_level(int level);
 
+// True at LM_CPU_LEVEL_AVX512 where the CPU also has AVX512_VNNI (CPUID
+// leaf 7 ECX bit 11; the OS saves the ZMM state, as the level needs): the
+// quantized integer dots then take their vpdpbusd forms, which give the AVX2
+// kernels' bits. Follows lm_cpu_force_level and LM_GGML_CPU_LEVEL.
+bool lm_cpu_vnni(void);
+
 #if defined(__x86_64__) || defined(_M_X64)
 #define LM_X86 1
 #define LM_TARGET_AVX2   __attribute__((target("avx2,fma,f16c")))
 #define LM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#define LM_TARGET_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #endif
 #if defined(__aarch64__)
 #define LM_ARM64 1

@@ -89,6 +89,36 @@ bool lm_cpu_force_level(int level) {
 }
 
 #if defined(LM_X86)
+#include <cpuid.h>
+// CPUID and XCR0 read directly rather than through __builtin_cpu_supports:
+// whether a given libgcc or compiler-rt checks the OS's ZMM state before it
+// reports avx512vnni is theirs to decide, and the AVX-512 level checks it.
+static int detect_vnni(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; // OSXSAVE: XGETBV usable
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void) hi;
+    if ((lo & 0xE6) != 0xE6) return 0; // SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM state
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (c >> 11) & 1; // AVX512_VNNI
+}
+
+bool lm_cpu_vnni(void) {
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = detect_vnni();
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h && lm_cpu_level() == LM_CPU_LEVEL_AVX512;
+}
+#else
+bool lm_cpu_vnni(void) { return false; }
+#endif
+
+#if defined(LM_X86)
 #define X86_HAS(f) (__builtin_cpu_init(), __builtin_cpu_supports(f) ? 1 : 0)
 int lm_ggml_cpu_has_sse3       (void) { return X86_HAS("sse3"); }
 int lm_ggml_cpu_has_ssse3      (void) { return X86_HAS("ssse3"); }

@@ -307,6 +307,22 @@ LM_TARGET_AVX2 static void mk_s8(const void * vp, int n, const void * vy, float 
     _mm256_store_ps(acc, a);
 }
 
+// mk_s8 with vpdpbusd: rows r and r+4 in one zmm, the same sign trick
+// (dot_s8_zmm) and float steps, so the same bits
+LM_TARGET_VNNI static void mk_s8_vnni(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    (void) accm;
+    const struct qg_pa * p = vp; const block_q8_0 * y = vy;
+    __m256 a = _mm256_load_ps(acc);
+    for (int i = 0; i < n; i++) {
+        const __m512i yv = _mm512_broadcast_i64x4(LD(y[i].qs));
+        __m512i s[4];
+        for (int r = 0; r < 4; r++) s[r] = dot_s8_zmm(ld_pair(p[i].w[r], p[i].w[r + 4]), yv);
+        const __m256 d = _mm256_mul_ps(_mm256_load_ps(p[i].d), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(reduce_pairs(s)), a);
+    }
+    _mm256_store_ps(acc, a);
+}
+
 // unsigned quants x q8_1, plus m_x * s_y
 LM_TARGET_AVX2 static void mk_u8m(const void * vp, int n, const void * vy, float * acc, float * accm) {
     const struct qg_pa * p = vp; const block_q8_1 * y = vy;
@@ -326,50 +342,72 @@ LM_TARGET_AVX2 static void mk_u8m(const void * vp, int n, const void * vy, float
 }
 
 // super-blocks x q8_K. SGN: signed quants (sign trick); MIN: mins present.
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) void mk_k(const struct qg_pk * p, int n, const block_q8_K * y,
-                                                                     float * acc, float * accm, const bool sgn, const bool min) {
+// MADD_ADD(acc, p, sc): acc + the pair sums of the int16 products p * sc
+// (madd then add; one vpdpwssd with VNNI: the same exact int32 sums).
+#define MK_BIAS(r) _mm256_madd_epi16(LDA(p[i].bias[r]), bs)
+#define MK_G(MADD_ADD, r) s##r = MADD_ADD(s##r, sgn                                                     \
+        ? _mm256_maddubs_epi16(LDA(p[i].aw[r] + 32 * g), _mm256_sign_epi8(yg, LDA(p[i].w[r] + 32 * g))) \
+        : _mm256_maddubs_epi16(LDA(p[i].w[r] + 32 * g), yg), LDA(p[i].sc[r][g]));
+#define MK_K(name, TARGET, MADD_ADD)                                                                    \
+TARGET static inline __attribute__((always_inline)) void name(const struct qg_pk * p, int n, const block_q8_K * y, \
+                                                             float * acc, float * accm, const bool sgn, const bool min) { \
+    __m256 a = _mm256_load_ps(acc), am = _mm256_load_ps(accm);                                          \
+    for (int i = 0; i < n; i++) {                                                                       \
+        const __m256i bs = LD(y[i].bsums);                                                              \
+        const __m256 dy = _mm256_set1_ps(y[i].d);                                                       \
+        if (min) {                                                                                      \
+            const __m256i ms = reduce8(_mm256_madd_epi16(LDA(p[i].mn[0]), bs), _mm256_madd_epi16(LDA(p[i].mn[1]), bs), \
+                                       _mm256_madd_epi16(LDA(p[i].mn[2]), bs), _mm256_madd_epi16(LDA(p[i].mn[3]), bs), \
+                                       _mm256_madd_epi16(LDA(p[i].mn[4]), bs), _mm256_madd_epi16(LDA(p[i].mn[5]), bs), \
+                                       _mm256_madd_epi16(LDA(p[i].mn[6]), bs), _mm256_madd_epi16(LDA(p[i].mn[7]), bs)); \
+            am = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(p[i].dmin), dy), _mm256_cvtepi32_ps(ms), am);   \
+        }                                                                                               \
+        __m256i s0, s1, s2, s3, s4, s5, s6, s7;                                                         \
+        if (sgn) {                                                                                      \
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = _mm256_setzero_si256();                             \
+        } else {                                                                                        \
+            s0 = MK_BIAS(0); s1 = MK_BIAS(1); s2 = MK_BIAS(2); s3 = MK_BIAS(3);                         \
+            s4 = MK_BIAS(4); s5 = MK_BIAS(5); s6 = MK_BIAS(6); s7 = MK_BIAS(7);                         \
+        }                                                                                               \
+        for (int g = 0; g < 8; g++) {                                                                   \
+            const __m256i yg = LD(y[i].qs + 32 * g);                                                    \
+            MK_G(MADD_ADD, 0) MK_G(MADD_ADD, 1) MK_G(MADD_ADD, 2) MK_G(MADD_ADD, 3)                     \
+            MK_G(MADD_ADD, 4) MK_G(MADD_ADD, 5) MK_G(MADD_ADD, 6) MK_G(MADD_ADD, 7)                     \
+        }                                                                                               \
+        const __m256i s = reduce8(s0, s1, s2, s3, s4, s5, s6, s7);                                      \
+        a = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(p[i].d), dy), _mm256_cvtepi32_ps(s), a);       \
+    }                                                                                                   \
+    _mm256_store_ps(acc, a);                                                                            \
+    _mm256_store_ps(accm, am);                                                                          \
+}                                                                                                       \
+TARGET static void name##_u(const void * vp, int n, const void * vy, float * acc, float * accm) {       \
+    name(vp, n, vy, acc, accm, false, false);                                                           \
+}                                                                                                       \
+TARGET static void name##_um(const void * vp, int n, const void * vy, float * acc, float * accm) {      \
+    name(vp, n, vy, acc, accm, false, true);                                                            \
+}                                                                                                       \
+TARGET static void name##_s(const void * vp, int n, const void * vy, float * acc, float * accm) {       \
+    name(vp, n, vy, acc, accm, true, false);                                                            \
+}
+#define MADD_ADD_AVX2(acc, p, sc) _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc))
+MK_K(mk_k, LM_TARGET_AVX2, MADD_ADD_AVX2)
+#define MADD_ADD_VNNI(acc, p, sc) _mm256_dpwssd_epi32(acc, p, sc)
+MK_K(mk_k_vnni, LM_TARGET_VNNI, MADD_ADD_VNNI)
+
+// mk_u8m with vpdpbusd: the quants (at most 31) against y, rows r and r+4 in one zmm
+LM_TARGET_VNNI static void mk_u8m_vnni(const void * vp, int n, const void * vy, float * acc, float * accm) {
+    const struct qg_pa * p = vp; const block_q8_1 * y = vy;
     __m256 a = _mm256_load_ps(acc), am = _mm256_load_ps(accm);
     for (int i = 0; i < n; i++) {
-        const __m256i bs = LD(y[i].bsums);
-        const __m256 dy = _mm256_set1_ps(y[i].d);
-        if (min) {
-#define MD(r) _mm256_madd_epi16(LDA(p[i].mn[r]), bs)
-            const __m256i ms = reduce8(MD(0), MD(1), MD(2), MD(3), MD(4), MD(5), MD(6), MD(7));
-#undef MD
-            am = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(p[i].dmin), dy), _mm256_cvtepi32_ps(ms), am);
-        }
-        __m256i s0, s1, s2, s3, s4, s5, s6, s7;
-        if (sgn) {
-            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = _mm256_setzero_si256();
-        } else {
-            s0 = _mm256_madd_epi16(LDA(p[i].bias[0]), bs); s1 = _mm256_madd_epi16(LDA(p[i].bias[1]), bs);
-            s2 = _mm256_madd_epi16(LDA(p[i].bias[2]), bs); s3 = _mm256_madd_epi16(LDA(p[i].bias[3]), bs);
-            s4 = _mm256_madd_epi16(LDA(p[i].bias[4]), bs); s5 = _mm256_madd_epi16(LDA(p[i].bias[5]), bs);
-            s6 = _mm256_madd_epi16(LDA(p[i].bias[6]), bs); s7 = _mm256_madd_epi16(LDA(p[i].bias[7]), bs);
-        }
-        for (int g = 0; g < 8; g++) {
-            const __m256i yg = LD(y[i].qs + 32 * g);
-#define G(r) s##r = _mm256_add_epi32(s##r, _mm256_madd_epi16(sgn \
-            ? _mm256_maddubs_epi16(LDA(p[i].aw[r] + 32 * g), _mm256_sign_epi8(yg, LDA(p[i].w[r] + 32 * g))) \
-            : _mm256_maddubs_epi16(LDA(p[i].w[r] + 32 * g), yg), LDA(p[i].sc[r][g])));
-            G(0) G(1) G(2) G(3) G(4) G(5) G(6) G(7)
-#undef G
-        }
-        const __m256i s = reduce8(s0, s1, s2, s3, s4, s5, s6, s7);
-        a = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(p[i].d), dy), _mm256_cvtepi32_ps(s), a);
+        const __m512i yv = _mm512_broadcast_i64x4(LD(y[i].qs));
+        __m512i s[4];
+        for (int r = 0; r < 4; r++) s[r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ld_pair(p[i].w[r], p[i].w[r + 4]), yv);
+        const __m256 d = _mm256_mul_ps(_mm256_load_ps(p[i].d), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(reduce_pairs(s)), a);
+        am = _mm256_fmadd_ps(_mm256_load_ps(p[i].m), _mm256_set1_ps(H2F(y[i].s)), am);
     }
     _mm256_store_ps(acc, a);
     _mm256_store_ps(accm, am);
-}
-
-LM_TARGET_AVX2 static void mk_k_u(const void * vp, int n, const void * vy, float * acc, float * accm) {
-    mk_k(vp, n, vy, acc, accm, false, false);
-}
-LM_TARGET_AVX2 static void mk_k_um(const void * vp, int n, const void * vy, float * acc, float * accm) {
-    mk_k(vp, n, vy, acc, accm, false, true);
-}
-LM_TARGET_AVX2 static void mk_k_s(const void * vp, int n, const void * vy, float * acc, float * accm) {
-    mk_k(vp, n, vy, acc, accm, true, false);
 }
 
 // ---------------------------------------------------------------- driver
@@ -382,6 +420,7 @@ enum qg_fin { FIN_ACC, FIN_ADD, FIN_SUB }; // result: acc, acc + accm, acc - acc
 struct qg_type {
     qg_dec_fn dec;
     qg_mk_fn  mk;
+    qg_mk_fn  mkv;     // mk with AVX512_VNNI (the same bits)
     int       bk;      // quants per block
     int       kc;      // blocks per panel stretch
     size_t    pbytes;  // bytes per panel block
@@ -389,8 +428,11 @@ struct qg_type {
 };
 
 static const struct qg_type * qg_lookup(enum lm_ggml_type t) {
-#define PA(dec, mk, fin) { dec, mk, 32, QG_KC, sizeof(struct qg_pa), fin }
-#define PK(dec, mk, fin) { dec, mk, 256, QG_KCS, sizeof(struct qg_pk), fin }
+#define PA(dec, mk, fin) { dec, mk, mk##_vnni, 32, QG_KC, sizeof(struct qg_pa), fin }
+#define PK(dec, mk, fin) { dec, mk, VNNI_##mk, 256, QG_KCS, sizeof(struct qg_pk), fin }
+#define VNNI_mk_k_u  mk_k_vnni_u
+#define VNNI_mk_k_um mk_k_vnni_um
+#define VNNI_mk_k_s  mk_k_vnni_s
     static const struct qg_type q4_0 = PA(dec_q4_0, mk_s8, FIN_ACC), q4_1 = PA(dec_q4_1, mk_u8m, FIN_ADD);
     static const struct qg_type q5_0 = PA(dec_q5_0, mk_s8, FIN_ACC), q5_1 = PA(dec_q5_1, mk_u8m, FIN_ADD);
     static const struct qg_type q8_0 = PA(dec_q8_0, mk_s8, FIN_ACC), iq4_nl = PA(dec_iq4_nl, mk_s8, FIN_ACC);
@@ -399,6 +441,9 @@ static const struct qg_type * qg_lookup(enum lm_ggml_type t) {
     static const struct qg_type q6_K = PK(dec_q6_K, mk_k_u, FIN_ACC), iq4_xs = PK(dec_iq4_xs, mk_k_s, FIN_ACC);
 #undef PA
 #undef PK
+#undef VNNI_mk_k_u
+#undef VNNI_mk_k_um
+#undef VNNI_mk_k_s
     switch (t) {
         case LM_GGML_TYPE_Q4_0:   return &q4_0;
         case LM_GGML_TYPE_Q4_1:   return &q4_1;
@@ -416,16 +461,18 @@ static const struct qg_type * qg_lookup(enum lm_ggml_type t) {
     }
 }
 
-static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K, const char * x,
-                      size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol,
-                      void * scratch) {
+// vnni: the AVX512_VNNI kernels where a type has them (the same bits)
+static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K,
+                      const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol,
+                      int ncol, void * scratch) {
     const int64_t nb = K / qt->bk;
     const size_t xbs = lm_ggml_type_size(t), ybs = lm_ggml_type_size(vdt);
     char * panel = (char *)(((uintptr_t) scratch + 63) & ~(uintptr_t) 63);
     float * acc  = (float *)(panel + (size_t) qt->kc * qt->pbytes);
     float * accm = acc + MM_QGEMM_MAX_COLS * QG_R;
     // a lone column: decoding into a panel would not pay; the mat-vec kernel sums alike
-    const mm_qmv_fn mv = ncol <= QG_MV_COLS ? mm_qmv_avx2(t) : NULL;
+    const mm_qmv_fn mv = ncol > QG_MV_COLS ? NULL : vnni && mm_qmv_vnni(t) ? mm_qmv_vnni(t) : mm_qmv_avx2(t);
+    const qg_mk_fn mk = vnni ? qt->mkv : qt->mk;
     for (int64_t r = r0; r < r1; r += QG_R) {
         const int nr = (int) LM_GGML_MIN(QG_R, r1 - r);
         memset(acc, 0, (size_t) ncol * QG_R * sizeof(float));
@@ -447,7 +494,7 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
             // rows past the end repeat the last one: their lanes are not stored
             for (int i = 0; i < QG_R; i++) qt->dec(x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + b0 * xbs, n, i, panel);
             for (int c = 0; c < ncol; c++) {
-                qt->mk(panel, n, (const char *) ycol[c] + b0 * ybs, acc + c * QG_R, accm + c * QG_R);
+                mk(panel, n, (const char *) ycol[c] + b0 * ybs, acc + c * QG_R, accm + c * QG_R);
             }
         }
         for (int c = 0; c < ncol; c++) {
@@ -465,8 +512,13 @@ static void qgemm_run(const struct qg_type * qt, enum lm_ggml_type t, enum lm_gg
 #define QG_ENTRY(T, VDT)                                                                                          \
 static void qgemm_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                       float * const * dcol, int ncol, void * scratch) {                                          \
-    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol, dcol,   \
-              ncol, scratch);                                                                                     \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,  \
+              dcol, ncol, scratch);                                                                               \
+}                                                                                                                 \
+static void qgemm_vnni_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
+                           float * const * dcol, int ncol, void * scratch) {                                     \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,   \
+              dcol, ncol, scratch);                                                                               \
 }
 QG_ENTRY(Q4_0, Q8_0)
 QG_ENTRY(Q4_1, Q8_1)
@@ -481,22 +533,19 @@ QG_ENTRY(Q5_K, Q8_K)
 QG_ENTRY(Q6_K, Q8_K)
 QG_ENTRY(IQ4_XS, Q8_K)
 
+static const struct { mm_qgemm_fn avx2, vnni; } qg_entries[LM_GGML_TYPE_COUNT] = {
+#define E(T) [LM_GGML_TYPE_##T] = { qgemm_##T, qgemm_vnni_##T }
+    E(Q4_0), E(Q4_1), E(Q5_0), E(Q5_1), E(Q8_0), E(IQ4_NL), E(Q2_K), E(Q3_K), E(Q4_K), E(Q5_K), E(Q6_K), E(IQ4_XS),
+#undef E
+};
+
 mm_qgemm_fn mm_qgemm_avx2(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_Q4_0:   return qgemm_Q4_0;
-        case LM_GGML_TYPE_Q4_1:   return qgemm_Q4_1;
-        case LM_GGML_TYPE_Q5_0:   return qgemm_Q5_0;
-        case LM_GGML_TYPE_Q5_1:   return qgemm_Q5_1;
-        case LM_GGML_TYPE_Q8_0:   return qgemm_Q8_0;
-        case LM_GGML_TYPE_IQ4_NL: return qgemm_IQ4_NL;
-        case LM_GGML_TYPE_Q2_K:   return qgemm_Q2_K;
-        case LM_GGML_TYPE_Q3_K:   return qgemm_Q3_K;
-        case LM_GGML_TYPE_Q4_K:   return qgemm_Q4_K;
-        case LM_GGML_TYPE_Q5_K:   return qgemm_Q5_K;
-        case LM_GGML_TYPE_Q6_K:   return qgemm_Q6_K;
-        case LM_GGML_TYPE_IQ4_XS: return qgemm_IQ4_XS;
-        default:                  return NULL;
-    }
+    return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].avx2 : NULL;
+}
+
+// The AVX512_VNNI kernels of a type where it has them, the AVX2 ones elsewhere.
+mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
+    return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].vnni : NULL;
 }
 #else
 typedef int mm_qgemm_x86_unused; // ISO C forbids an empty translation unit

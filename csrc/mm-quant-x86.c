@@ -220,112 +220,128 @@ LM_TARGET_AVX2 static inline __m256i kd_q5_K(const block_q5_K * x, const block_q
 // One step of the 16-scale walks (q6_K, q3_K, q2_K): 32 quants v against
 // the activations at a, the scales of sub-blocks 2t, 2t+1. The walks are
 // written out (t constant): rolled loops built the masks at run time.
-LM_TARGET_AVX2 static inline __m256i k16_pair(__m256i ai, __m256i v, const int8_t * a, __m256i s16, int t) {
-    const __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *) a));
-    return _mm256_add_epi32(ai, _mm256_madd_epi16(p, scale_pair(s16, t)));
+// K16_MADD_ADD(ai, p, sc): ai plus the pair sums of the int16 products p * sc;
+// the VNNI instances (q6_K's) take one vpdpwssd, the same exact int32 sums.
+#define K16_PAIR(name, TARGET, MADD_ADD)                                                                 \
+TARGET static inline __m256i name(__m256i ai, __m256i v, const int8_t * a, __m256i s16, int t) {         \
+    const __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *) a));                  \
+    return MADD_ADD(ai, p, scale_pair(s16, t));                                                          \
 }
+#define K16_MADD_ADD_AVX2(ai, p, sc) _mm256_add_epi32(ai, _mm256_madd_epi16(p, sc))
+#define K16_MADD_ADD_VNNI(ai, p, sc) _mm256_dpwssd_epi32(ai, p, sc)
+K16_PAIR(k16_pair, LM_TARGET_AVX2, K16_MADD_ADD_AVX2)
+K16_PAIR(k16_pair_vnni, LM_TARGET_VNNI, K16_MADD_ADD_VNNI)
 
 // q6_K: quants biased to 0..63, the -32 returned through the block sums;
 // half h is 128 quants.
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q6k_half(__m256i ai, const block_q6_K * x, const int8_t * yq,
-                                                                            __m256i s16, int h) {
-    const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
-    const uint8_t * ql = x->ql + 64 * h;
-    const int8_t * a = yq + 128 * h;
-    const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);
-    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-    const __m256i hb = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
-    ai = k16_pair(ai, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)), a, s16, 4 * h);
-    ai = k16_pair(ai, _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)),
-                  a + 32, s16, 4 * h + 1);
-    ai = k16_pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)),
-                  a + 64, s16, 4 * h + 2);
-    return k16_pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)),
-                    a + 96, s16, 4 * h + 3);
+#define Q6K_KD(kd, half, TARGET, pair)                                                                   \
+TARGET static inline __attribute__((always_inline)) __m256i half(__m256i ai, const block_q6_K * x, const int8_t * yq, \
+                                                                __m256i s16, int h) {                    \
+    const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);                                  \
+    const uint8_t * ql = x->ql + 64 * h;                                                                 \
+    const int8_t * a = yq + 128 * h;                                                                     \
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);                                         \
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));                                   \
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));                            \
+    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)), a, s16, 4 * h); \
+    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)), \
+              a + 32, s16, 4 * h + 1);                                                                   \
+    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),                        \
+                                  _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)), a + 64, s16, 4 * h + 2); \
+    return pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),                      \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)), a + 96, s16, 4 * h + 3); \
+}                                                                                                        \
+TARGET static inline __m256i kd(const block_q6_K * x, const block_q8_K * y, __m256i * mi) {              \
+    const __m128i sc8 = _mm_loadu_si128((const __m128i *) x->scales);                                    \
+    const __m256i s16 = scales16_by_lane(sc8);                                                           \
+    const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);                                 \
+    const __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 5)); \
+    *mi = _mm256_setzero_si256();                                                                        \
+    return half(half(ai, x, y->qs, s16, 0), x, y->qs, s16, 1);                                           \
 }
-
-LM_TARGET_AVX2 static inline __m256i kd_q6_K(const block_q6_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m128i sc8 = _mm_loadu_si128((const __m128i *) x->scales);
-    const __m256i s16 = scales16_by_lane(sc8);
-    const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);
-    const __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 5));
-    *mi = _mm256_setzero_si256();
-    return q6k_half(q6k_half(ai, x, y->qs, s16, 0), x, y->qs, s16, 1);
-}
+Q6K_KD(kd_q6_K, q6k_half, LM_TARGET_AVX2, k16_pair)
+Q6K_KD(kd_q6_K_vnni, q6k_half_vnni, LM_TARGET_VNNI, k16_pair_vnni)
 
 // q3_K: quants biased to 0..7 (2 low bits | high bit << 2), the -4 returned
 // through the block sums. Step t (32 quants) takes bits 2(t%4) of qs half
 // t/4 and bit t of hmask; written out so that shifts and masks are constants.
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q3k_step(__m256i ai, __m256i q, __m256i hm, const int8_t * yq,
-                                                                            __m256i s16, int t) {
-    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
-    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), m3),
-                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, t), m1), 2));
-    return k16_pair(ai, u, yq + 32 * t, s16, t);
+#define Q3K_KD(kd, step, TARGET, pair)                                                                   \
+TARGET static inline __attribute__((always_inline)) __m256i step(__m256i ai, __m256i q, __m256i hm, const int8_t * yq, \
+                                                                __m256i s16, int t) {                    \
+    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);                                    \
+    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), m3),          \
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, t), m1), 2)); \
+    return pair(ai, u, yq + 32 * t, s16, t);                                                             \
+}                                                                                                        \
+TARGET static inline __m256i kd(const block_q3_K * x, const block_q8_K * y, __m256i * mi) {              \
+    const __m128i sc8 = q3k_scales8(x->scales);                                                          \
+    const __m256i s16 = scales16_by_lane(sc8);                                                           \
+    const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);                                 \
+    __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 2)); \
+    const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);                                   \
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32)); \
+    ai = step(ai, q0, hm, y->qs, s16, 0); ai = step(ai, q0, hm, y->qs, s16, 1);                          \
+    ai = step(ai, q0, hm, y->qs, s16, 2); ai = step(ai, q0, hm, y->qs, s16, 3);                          \
+    ai = step(ai, q1, hm, y->qs, s16, 4); ai = step(ai, q1, hm, y->qs, s16, 5);                          \
+    ai = step(ai, q1, hm, y->qs, s16, 6); ai = step(ai, q1, hm, y->qs, s16, 7);                          \
+    *mi = _mm256_setzero_si256();                                                                        \
+    return ai;                                                                                           \
 }
+Q3K_KD(kd_q3_K, q3k_step, LM_TARGET_AVX2, k16_pair)
+Q3K_KD(kd_q3_K_vnni, q3k_step_vnni, LM_TARGET_VNNI, k16_pair_vnni)
 
-LM_TARGET_AVX2 static inline __m256i kd_q3_K(const block_q3_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m128i sc8 = q3k_scales8(x->scales);
-    const __m256i s16 = scales16_by_lane(sc8);
-    const __m256i bsum = _mm256_loadu_si256((const __m256i *) y->bsums);
-    __m256i ai = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsum), 2));
-    const __m256i hm = _mm256_loadu_si256((const __m256i *) x->hmask);
-    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32));
-    ai = q3k_step(ai, q0, hm, y->qs, s16, 0); ai = q3k_step(ai, q0, hm, y->qs, s16, 1);
-    ai = q3k_step(ai, q0, hm, y->qs, s16, 2); ai = q3k_step(ai, q0, hm, y->qs, s16, 3);
-    ai = q3k_step(ai, q1, hm, y->qs, s16, 4); ai = q3k_step(ai, q1, hm, y->qs, s16, 5);
-    ai = q3k_step(ai, q1, hm, y->qs, s16, 6); ai = q3k_step(ai, q1, hm, y->qs, s16, 7);
-    *mi = _mm256_setzero_si256();
-    return ai;
+#define Q2K_KD(kd, step, TARGET, pair)                                                                   \
+TARGET static inline __attribute__((always_inline)) __m256i step(__m256i ai, __m256i q, const int8_t * yq, __m256i s16, int t) { \
+    return pair(ai, _mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), _mm256_set1_epi8(3)), yq + 32 * t, s16, t); \
+}                                                                                                        \
+TARGET static inline __m256i kd(const block_q2_K * x, const block_q8_K * y, __m256i * mi) {              \
+    const __m128i m4 = _mm_set1_epi8(0xF);                                                               \
+    const __m128i sm = _mm_loadu_si128((const __m128i *) x->scales);                                     \
+    const __m256i s16 = scales16_by_lane(_mm_and_si128(sm, m4));                                         \
+    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));                 \
+    *mi = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));                       \
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32)); \
+    __m256i ai = step(_mm256_setzero_si256(), q0, y->qs, s16, 0);                                        \
+    ai = step(ai, q0, y->qs, s16, 1); ai = step(ai, q0, y->qs, s16, 2); ai = step(ai, q0, y->qs, s16, 3); \
+    ai = step(ai, q1, y->qs, s16, 4); ai = step(ai, q1, y->qs, s16, 5);                                  \
+    ai = step(ai, q1, y->qs, s16, 6); ai = step(ai, q1, y->qs, s16, 7);                                  \
+    return ai;                                                                                           \
 }
-
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i q2k_step(__m256i ai, __m256i q, const int8_t * yq, __m256i s16, int t) {
-    return k16_pair(ai, _mm256_and_si256(_mm256_srli_epi16(q, 2 * (t & 3)), _mm256_set1_epi8(3)), yq + 32 * t, s16, t);
-}
-
-LM_TARGET_AVX2 static inline __m256i kd_q2_K(const block_q2_K * x, const block_q8_K * y, __m256i * mi) {
-    const __m128i m4 = _mm_set1_epi8(0xF);
-    const __m128i sm = _mm_loadu_si128((const __m128i *) x->scales);
-    const __m256i s16 = scales16_by_lane(_mm_and_si128(sm, m4));
-    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));
-    *mi = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *) y->bsums));
-    const __m256i q0 = _mm256_loadu_si256((const __m256i *) x->qs), q1 = _mm256_loadu_si256((const __m256i *)(x->qs + 32));
-    __m256i ai = q2k_step(_mm256_setzero_si256(), q0, y->qs, s16, 0);
-    ai = q2k_step(ai, q0, y->qs, s16, 1); ai = q2k_step(ai, q0, y->qs, s16, 2); ai = q2k_step(ai, q0, y->qs, s16, 3);
-    ai = q2k_step(ai, q1, y->qs, s16, 4); ai = q2k_step(ai, q1, y->qs, s16, 5);
-    ai = q2k_step(ai, q1, y->qs, s16, 6); ai = q2k_step(ai, q1, y->qs, s16, 7);
-    return ai;
-}
+Q2K_KD(kd_q2_K, q2k_step, LM_TARGET_AVX2, k16_pair)
+Q2K_KD(kd_q2_K_vnni, q2k_step_vnni, LM_TARGET_VNNI, k16_pair_vnni)
 
 // iq4_xs: two sub-blocks of 32 per 32 bytes of qs; their low nibbles sit in
 // lanes 0 and 1 of one vector and the high ones likewise, so each sub-block
 // is one lane of each, joined by a cross-lane permute.
-LM_TARGET_AVX2 static inline __m256i kd_iq4_xs(const block_iq4_xs * x, const block_q8_K * y, __m256i * mi) {
-    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
-    const __m256i m4 = _mm256_set1_epi8(0xF);
-    __m256i ai = _mm256_setzero_si256();
-    for (int ib = 0; ib < QK_K / 32; ib += 2) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 16 * ib));
-        const __m256i lo = _mm256_shuffle_epi8(tbl, _mm256_and_si256(q, m4));
-        const __m256i hi = _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
-        const __m256i x0 = _mm256_permute2x128_si256(lo, hi, 0x20);
-        const __m256i x1 = _mm256_permute2x128_si256(lo, hi, 0x31);
-        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib));
-        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib + 32));
-        const __m256i p0 = _mm256_maddubs_epi16(_mm256_sign_epi8(x0, x0), _mm256_sign_epi8(y0, x0));
-        const __m256i p1 = _mm256_maddubs_epi16(_mm256_sign_epi8(x1, x1), _mm256_sign_epi8(y1, x1));
-        const int ls0 = (((x->scales_l[ib / 2] & 0xF) | ((x->scales_h >> (2 * ib)) & 3) << 4)) - 32;
-        const int ls1 = (((x->scales_l[ib / 2] >> 4) | ((x->scales_h >> (2 * ib + 2)) & 3) << 4)) - 32;
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p0, _mm256_set1_epi16((short) ls0)));
-        ai = _mm256_add_epi32(ai, _mm256_madd_epi16(p1, _mm256_set1_epi16((short) ls1)));
-    }
-    *mi = _mm256_setzero_si256();
-    return ai;
+#define IQ4XS_KD(kd, TARGET, MADD_ADD)                                                                   \
+TARGET static inline __m256i kd(const block_iq4_xs * x, const block_q8_K * y, __m256i * mi) {            \
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl)); \
+    const __m256i m4 = _mm256_set1_epi8(0xF);                                                            \
+    __m256i ai = _mm256_setzero_si256();                                                                 \
+    for (int ib = 0; ib < QK_K / 32; ib += 2) {                                                          \
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 16 * ib));                        \
+        const __m256i lo = _mm256_shuffle_epi8(tbl, _mm256_and_si256(q, m4));                            \
+        const __m256i hi = _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));      \
+        const __m256i x0 = _mm256_permute2x128_si256(lo, hi, 0x20);                                      \
+        const __m256i x1 = _mm256_permute2x128_si256(lo, hi, 0x31);                                      \
+        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib));                       \
+        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * ib + 32));                  \
+        const __m256i p0 = _mm256_maddubs_epi16(_mm256_sign_epi8(x0, x0), _mm256_sign_epi8(y0, x0));     \
+        const __m256i p1 = _mm256_maddubs_epi16(_mm256_sign_epi8(x1, x1), _mm256_sign_epi8(y1, x1));     \
+        const int ls0 = (((x->scales_l[ib / 2] & 0xF) | ((x->scales_h >> (2 * ib)) & 3) << 4)) - 32;      \
+        const int ls1 = (((x->scales_l[ib / 2] >> 4) | ((x->scales_h >> (2 * ib + 2)) & 3) << 4)) - 32;   \
+        ai = MADD_ADD(ai, p0, _mm256_set1_epi16((short) ls0));                                           \
+        ai = MADD_ADD(ai, p1, _mm256_set1_epi16((short) ls1));                                           \
+    }                                                                                                    \
+    *mi = _mm256_setzero_si256();                                                                        \
+    return ai;                                                                                           \
 }
+IQ4XS_KD(kd_iq4_xs, LM_TARGET_AVX2, K16_MADD_ADD_AVX2)
+IQ4XS_KD(kd_iq4_xs_vnni, LM_TARGET_VNNI, K16_MADD_ADD_VNNI)
 
 // 1 row: lane-wise float sums of the blocks (MIN: minus the mins' sums).
-#define KDOT_KERNEL(name, XT, kd, MIN)                                                                  \
-LM_TARGET_AVX2 static void name(VD_ARGS) {                                                              \
+#define KDOT_KERNEL(name, XT, kd, MIN, TARGET)                                                          \
+TARGET static void name(VD_ARGS) {                                                              \
     VD_UNUSED;                                                                                          \
     const XT * x = vx; const block_q8_K * y = vy;                                                       \
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                                       \
@@ -339,12 +355,16 @@ LM_TARGET_AVX2 static void name(VD_ARGS) {                                      
 }
 #define KDOT_MIN_0 (void) mi;
 #define KDOT_MIN_1 accm = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * H2F(x[i].dmin)), _mm256_cvtepi32_ps(mi), accm);
-KDOT_KERNEL(vd_q2_K_q8_K_avx2,   block_q2_K,   kd_q2_K,   1)
-KDOT_KERNEL(vd_q3_K_q8_K_avx2,   block_q3_K,   kd_q3_K,   0)
-KDOT_KERNEL(vd_q4_K_q8_K_avx2,   block_q4_K,   kd_q4_K,   1)
-KDOT_KERNEL(vd_q5_K_q8_K_avx2,   block_q5_K,   kd_q5_K,   1)
-KDOT_KERNEL(vd_q6_K_q8_K_avx2,   block_q6_K,   kd_q6_K,   0)
-KDOT_KERNEL(vd_iq4_xs_q8_K_avx2, block_iq4_xs, kd_iq4_xs, 0)
+KDOT_KERNEL(vd_q2_K_q8_K_avx2,   block_q2_K,   kd_q2_K,   1, LM_TARGET_AVX2)
+KDOT_KERNEL(vd_q3_K_q8_K_avx2,   block_q3_K,   kd_q3_K,   0, LM_TARGET_AVX2)
+KDOT_KERNEL(vd_q4_K_q8_K_avx2,   block_q4_K,   kd_q4_K,   1, LM_TARGET_AVX2)
+KDOT_KERNEL(vd_q5_K_q8_K_avx2,   block_q5_K,   kd_q5_K,   1, LM_TARGET_AVX2)
+KDOT_KERNEL(vd_q6_K_q8_K_avx2,   block_q6_K,   kd_q6_K,   0, LM_TARGET_AVX2)
+KDOT_KERNEL(vd_iq4_xs_q8_K_avx2, block_iq4_xs, kd_iq4_xs, 0, LM_TARGET_AVX2)
+KDOT_KERNEL(vd_q2_K_q8_K_vnni,   block_q2_K,   kd_q2_K_vnni,   1, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_q3_K_q8_K_vnni,   block_q3_K,   kd_q3_K_vnni,   0, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_q6_K_q8_K_vnni,   block_q6_K,   kd_q6_K_vnni,   0, LM_TARGET_VNNI)
+KDOT_KERNEL(vd_iq4_xs_q8_K_vnni, block_iq4_xs, kd_iq4_xs_vnni, 0, LM_TARGET_VNNI)
 
 // ---------------------------------------------------------------- 8-row mat-vec kernels
 //
@@ -375,32 +395,8 @@ LM_TARGET_AVX2 static inline __m256i qmv_reduce_blend(const __m256i * v) {
     return _mm256_add_epi32(_mm256_blend_epi32(u0, u1, 0xF0), _mm256_permute2x128_si256(u0, u1, 0x21));
 }
 
-// the fp16 field at byte offset off of block b of each of the 8 rows, as f32
-// (built in a register by inserts: eight 2-byte stores read back as one
-// vector stall on store forwarding, which is what the compiler made of an array)
-static inline uint16_t ld16(const char * p) { uint16_t v; memcpy(&v, p, 2); return v; }
-LM_TARGET_AVX2 static inline __m256 qmv_f16(const char * const * rows, size_t off) {
-    __m128i h = _mm_cvtsi32_si128(ld16(rows[0] + off));
-    h = _mm_insert_epi16(h, ld16(rows[1] + off), 1);
-    h = _mm_insert_epi16(h, ld16(rows[2] + off), 2);
-    h = _mm_insert_epi16(h, ld16(rows[3] + off), 3);
-    h = _mm_insert_epi16(h, ld16(rows[4] + off), 4);
-    h = _mm_insert_epi16(h, ld16(rows[5] + off), 5);
-    h = _mm_insert_epi16(h, ld16(rows[6] + off), 6);
-    return _mm256_cvtph_ps(_mm_insert_epi16(h, ld16(rows[7] + off), 7));
-}
-
-// The next group's block i (8 blocks' bytes of the contiguous rows) is
-// prefetched while block i of this group is summed: 8 rows of a few blocks
-// each are too short for the hardware prefetchers to get ahead of. 1 thread,
-// weights from memory, K=4096: q4_K 32768 rows 7.2 -> 5.1 ms, q6_K 16384 rows
-// 4.2 -> 3.5 ms, q4_0 32768 rows 8.2 -> 6.3 ms (reference q4_K: 6.0 ms).
-#define QMV_PF(pf, i, XT) if (pf) {                                                                      \
-    const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
-    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }
-
-#define QMV_K(name, XT, kd, MIN)                                                                         \
-LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+#define QMV_K(name, XT, kd, MIN, TARGET)                                                                 \
+TARGET static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
                                 const char * pf) {                                                       \
     const block_q8_K * y = vy;                                                                           \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
@@ -422,23 +418,15 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
 }
 #define QMV_KMIN_0(XT)
 #define QMV_KMIN_1(XT) am = _mm256_fmadd_ps(_mm256_mul_ps(qmv_f16(bl, offsetof(XT, dmin)), dy), _mm256_cvtepi32_ps(qmv_reduce(mi)), am);
-QMV_K(qmv_q2_K,   block_q2_K,   kd_q2_K,   1)
-QMV_K(qmv_q3_K,   block_q3_K,   kd_q3_K,   0)
-QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0)
-QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0)
+QMV_K(qmv_q2_K,   block_q2_K,   kd_q2_K,   1, LM_TARGET_AVX2)
+QMV_K(qmv_q3_K,   block_q3_K,   kd_q3_K,   0, LM_TARGET_AVX2)
+QMV_K(qmv_q6_K,   block_q6_K,   kd_q6_K,   0, LM_TARGET_AVX2)
+QMV_K(qmv_iq4_xs, block_iq4_xs, kd_iq4_xs, 0, LM_TARGET_AVX2)
+QMV_K(qmv_q2_K_vnni,   block_q2_K,   kd_q2_K_vnni,   1, LM_TARGET_VNNI)
+QMV_K(qmv_q3_K_vnni,   block_q3_K,   kd_q3_K_vnni,   0, LM_TARGET_VNNI)
+QMV_K(qmv_q6_K_vnni,   block_q6_K,   kd_q6_K_vnni,   0, LM_TARGET_VNNI)
+QMV_K(qmv_iq4_xs_vnni, block_iq4_xs, kd_iq4_xs_vnni, 0, LM_TARGET_VNNI)
 
-// d and dmin (the fp16 pair at the start of a q4_K/q5_K block) of the 8 rows:
-// one 32-bit load per row, the halves parted by a shuffle and a permute
-static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }
-LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __m256 * dmin) {
-    const __m256i w = _mm256_setr_epi32((int) ld32(bl[0]), (int) ld32(bl[1]), (int) ld32(bl[2]), (int) ld32(bl[3]),
-                                        (int) ld32(bl[4]), (int) ld32(bl[5]), (int) ld32(bl[6]), (int) ld32(bl[7]));
-    const __m256i part = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
-                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    const __m256i v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(w, part), 0 | 2 << 2 | 1 << 4 | 3 << 6);
-    *d = _mm256_cvtph_ps(_mm256_castsi256_si128(v));
-    *dmin = _mm256_cvtph_ps(_mm256_extracti128_si256(v, 1));
-}
 
 // q4_K and q5_K, 8 rows. Per block, the scales of rows t and t+4 are
 // unpacked together (lane 0 row t, lane 1 row t+4) into a table of int16
@@ -451,24 +439,25 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 // Integer sums are exact, so the order of their additions is free; the
 // float steps are QMV_K's.
 #define K4_SC(r, k) _mm256_set1_epi32(tab[16 * ((r) & 3) + 8 * ((k) >> 2) + 4 * ((r) >> 2) + ((k) & 3)])
-#define K4_ROW(c, r, j, XT, quants) {                                                                    \
+#define K4_ROW(c, r, j, XT, quants, ACC2) {                                                              \
         __m256i lo_, hi_;                                                                                \
         quants((const XT *) bl[r], j, &lo_, &hi_);                                                       \
-        c = _mm256_add_epi32(c, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo_, y0), K4_SC(r, 2 * (j))), \
-                                                 _mm256_madd_epi16(_mm256_maddubs_epi16(hi_, y1), K4_SC(r, 2 * (j) + 1)))); \
+        c = ACC2(c, _mm256_maddubs_epi16(lo_, y0), K4_SC(r, 2 * (j)), _mm256_maddubs_epi16(hi_, y1), K4_SC(r, 2 * (j) + 1)); \
         __asm__("" : "+x"(c)); }
-#define K4_STEP(j, XT, quants) {                                                                         \
+#define K4_STEP(j, XT, quants, ACC2) {                                                                         \
         const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (j)));                    \
         const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * (j) + 32));               \
-        K4_ROW(c0, 0, j, XT, quants) K4_ROW(c1, 1, j, XT, quants) K4_ROW(c2, 2, j, XT, quants)           \
-        K4_ROW(c3, 3, j, XT, quants) K4_ROW(c4, 4, j, XT, quants) K4_ROW(c5, 5, j, XT, quants)           \
-        K4_ROW(c6, 6, j, XT, quants) K4_ROW(c7, 7, j, XT, quants) }
-#define K4_PASS(XT, quants) {                                                                            \
+        K4_ROW(c0, 0, j, XT, quants, ACC2) K4_ROW(c1, 1, j, XT, quants, ACC2)                            \
+        K4_ROW(c2, 2, j, XT, quants, ACC2) K4_ROW(c3, 3, j, XT, quants, ACC2)                            \
+        K4_ROW(c4, 4, j, XT, quants, ACC2) K4_ROW(c5, 5, j, XT, quants, ACC2)                            \
+        K4_ROW(c6, 6, j, XT, quants, ACC2) K4_ROW(c7, 7, j, XT, quants, ACC2) }
+#define K4_PASS(XT, quants, ACC2) {                                                                            \
         __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0; \
-        K4_STEP(0, XT, quants) K4_STEP(1, XT, quants) K4_STEP(2, XT, quants) K4_STEP(3, XT, quants)      \
+        K4_STEP(0, XT, quants, ACC2) K4_STEP(1, XT, quants, ACC2)                                        \
+        K4_STEP(2, XT, quants, ACC2) K4_STEP(3, XT, quants, ACC2)                                        \
         ai[0] = c0; ai[1] = c1; ai[2] = c2; ai[3] = c3; ai[4] = c4; ai[5] = c5; ai[6] = c6; ai[7] = c7; }
-#define QMV_K4(name, XT, quants)                                                                         \
-LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
+#define QMV_K4(name, XT, quants, TARGET, ACC2)                                                           \
+TARGET static void name(int64_t nb, const char * const * rows, const void * vy, float * acc, float * accm, \
                                 const char * pf) {                                                       \
     const block_q8_K * y = vy;                                                                           \
     __m256 a = _mm256_loadu_ps(acc), am = _mm256_loadu_ps(accm);                                         \
@@ -491,7 +480,7 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
             _mm256_store_si256((__m256i *)(tab + 16 * t + 8), _mm256_unpackhi_epi16(s16, s16));          \
             mn[t] = _mm256_madd_epi16(_mm256_unpackhi_epi8(v, _mm256_setzero_si256()), bs32);            \
         }                                                                                                \
-        K4_PASS(XT, quants)                                                                              \
+        K4_PASS(XT, quants, ACC2)                                                                        \
         const __m256i ms = qmv_fold4(qmv_fold2(mn[0], mn[1]), qmv_fold2(mn[2], mn[3]));    \
         __m256 d, dmin;                                                                                  \
         qmv_dm(bl, &d, &dmin);                                                                           \
@@ -502,8 +491,37 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
     _mm256_storeu_ps(acc, a);                                                                            \
     _mm256_storeu_ps(accm, am);                                                                          \
 }
-QMV_K4(qmv_q4_K, block_q4_K, q4k_quants)
-QMV_K4(qmv_q5_K, block_q5_K, q5k_quants)
+// ACC2(c, p0, s0, p1, s1): c plus the pair sums of p0 * s0 and p1 * s1 (int16
+// products); with VNNI two vpdpwssd, the same exact int32 sums.
+#define K4_ACC2_AVX2(c, p0, s0, p1, s1) _mm256_add_epi32(c, _mm256_add_epi32(_mm256_madd_epi16(p0, s0), _mm256_madd_epi16(p1, s1)))
+#define K4_ACC2_VNNI(c, p0, s0, p1, s1) _mm256_dpwssd_epi32(_mm256_dpwssd_epi32(c, p0, s0), p1, s1)
+QMV_K4(qmv_q4_K, block_q4_K, q4k_quants, LM_TARGET_AVX2, K4_ACC2_AVX2)
+QMV_K4(qmv_q5_K, block_q5_K, q5k_quants, LM_TARGET_AVX2, K4_ACC2_AVX2)
+QMV_K4(qmv_q4_K_vnni, block_q4_K, q4k_quants, LM_TARGET_VNNI, K4_ACC2_VNNI)
+QMV_K4(qmv_q5_K_vnni, block_q5_K, q5k_quants, LM_TARGET_VNNI, K4_ACC2_VNNI)
+
+// the VNNI instances of the templates above (mm_qmv_vnni and mm_quant_dot_vnni serve them)
+mm_qmv_fn mm_qmv_k_vnni(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q2_K:   return qmv_q2_K_vnni;
+        case LM_GGML_TYPE_Q3_K:   return qmv_q3_K_vnni;
+        case LM_GGML_TYPE_Q4_K:   return qmv_q4_K_vnni;
+        case LM_GGML_TYPE_Q5_K:   return qmv_q5_K_vnni;
+        case LM_GGML_TYPE_Q6_K:   return qmv_q6_K_vnni;
+        case LM_GGML_TYPE_IQ4_XS: return qmv_iq4_xs_vnni;
+        default:                  return NULL;
+    }
+}
+
+lm_ggml_vec_dot_t mm_quant_dot_k_vnni(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q2_K:   return vd_q2_K_q8_K_vnni;
+        case LM_GGML_TYPE_Q3_K:   return vd_q3_K_q8_K_vnni;
+        case LM_GGML_TYPE_Q6_K:   return vd_q6_K_q8_K_vnni;
+        case LM_GGML_TYPE_IQ4_XS: return vd_iq4_xs_q8_K_vnni;
+        default:                  return NULL;
+    }
+}
 _Static_assert(offsetof(block_q4_K, dmin) == 2 && offsetof(block_q5_K, dmin) == 2, "qmv_dm: d, dmin lead the block");
 _Static_assert(offsetof(block_q4_1, m) == 2 && offsetof(block_q5_1, m) == 2, "qmv_dm: d, m lead the block");
 

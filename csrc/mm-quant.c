@@ -323,6 +323,8 @@ static lm_ggml_vec_dot_t scalar_dot_kernel(enum lm_ggml_type type, enum lm_ggml_
 static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
     const enum lm_cpu_level lv = lm_cpu_level();
 #if defined(LM_X86)
+    const lm_ggml_vec_dot_t v = lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni() ? mm_quant_dot_vnni(type) : NULL;
+    if (v != NULL) return v;
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_quant_dot_avx2(type);
 #elif defined(LM_ARM64)
     const lm_ggml_vec_dot_t d = lv == LM_CPU_LEVEL_NEON_DOTPROD ? mm_quant_dot_neon_dotprod(type) : NULL;
@@ -337,6 +339,7 @@ static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
 mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
 #if defined(LM_X86)
     const enum lm_cpu_level lv = lm_cpu_level();
+    if (lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni()) return mm_qgemm_vnni(type);
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_qgemm_avx2(type);
 #elif defined(LM_ARM64)
     const enum lm_cpu_level lv = lm_cpu_level();
