@@ -280,14 +280,6 @@ LM_TARGET_AVX2 static void dec_iq4_xs(const void * vx, int n, int r, void * vp) 
 
 // ---------------------------------------------------------------- micro-kernels: one column over a panel
 
-// lane i = the sum of the 8 int32 lanes of v[i]
-LM_TARGET_AVX2 static inline __m256i reduce8(__m256i v0, __m256i v1, __m256i v2, __m256i v3,
-                                             __m256i v4, __m256i v5, __m256i v6, __m256i v7) {
-    const __m256i u0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
-    const __m256i u1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v4, v5), _mm256_hadd_epi32(v6, v7));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
-}
-
 #define LDA(p) _mm256_load_si256((const __m256i *)(p))
 
 // signed quants x q8_0

@@ -177,10 +177,7 @@ LM_TARGET_VNNI static void name(int64_t nb, const char * const * rows, const voi
             off = _mm512_sub_epi32(off, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(off, o, ylo), o, yhi));  \
         }                                                                                                \
         const __m256i si = reduce_quads(qmv_quad(bl, qs, QH, off, ylo, yhi), qmv_quad(bl + 4, qs, QH, off, ylo, yhi)); \
-        __m256 dx, mx;                                                                                   \
-        if (MIN) qmv_dm(bl, &dx, &mx); else dx = qmv_f16(bl, offsetof(XT, d)), mx = dx;                  \
-        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(y[i].d))), _mm256_cvtepi32_ps(si), a);  \
-        if (MIN) am = _mm256_fmadd_ps(mx, _mm256_set1_ps(H2F(((const block_q8_1 *) y)[i].s)), am);       \
+        QMV_P_ACC(XT, MIN, bl, si)                                                                       \
     }                                                                                                    \
     _mm256_storeu_ps(acc, a);                                                                            \
     _mm256_storeu_ps(accm, am);                                                                          \

@@ -383,11 +383,9 @@ LM_TARGET_AVX2 static inline __m256i qmv_fold4(__m256i a, __m256i b) {
     return _mm256_add_epi32(_mm256_blend_epi32(a, b, 0xCC), _mm256_shuffle_epi32(_mm256_blend_epi32(a, b, 0x33), 0x4E));
 }
 
-// lane i = the sum of the 8 int32 lanes of v[i]
+// lane i = the sum of the 8 int32 lanes of v[i] (reduce8 of an array)
 LM_TARGET_AVX2 static inline __m256i qmv_reduce(const __m256i * v) {
-    const __m256i u0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-    const __m256i u1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+    return reduce8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 }
 LM_TARGET_AVX2 static inline __m256i qmv_reduce_blend(const __m256i * v) {
     const __m256i u0 = qmv_fold4(qmv_fold2(v[0], v[1]), qmv_fold2(v[2], v[3]));
@@ -624,10 +622,7 @@ LM_TARGET_AVX2 static void name(int64_t nb, const char * const * rows, const voi
         }                                                                                                \
         const __m256i si = _mm256_hadd_epi32(_mm256_madd_epi16(h01, one), _mm256_madd_epi16(h23, one));  \
         const char * const bl[8] = { x0, x1, x2, x3, x4, x5, x6, x7 };                                   \
-        __m256 dx, mx;                                                                                   \
-        if (MIN) qmv_dm(bl, &dx, &mx); else dx = qmv_f16(bl, offsetof(XT, d)), mx = dx;                  \
-        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(y[i].d))), _mm256_cvtepi32_ps(si), a);  \
-        if (MIN) am = _mm256_fmadd_ps(mx, _mm256_set1_ps(H2F(((const block_q8_1 *) y)[i].s)), am);       \
+        QMV_P_ACC(XT, MIN, bl, si)                                                                       \
         x0 += sizeof(XT); x1 += sizeof(XT); x2 += sizeof(XT); x3 += sizeof(XT);                          \
         x4 += sizeof(XT); x5 += sizeof(XT); x6 += sizeof(XT); x7 += sizeof(XT);                          \
     }                                                                                                    \

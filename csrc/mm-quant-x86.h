@@ -70,6 +70,24 @@ static inline __m128i q3k_scales8(const uint8_t * p) {
 static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline uint16_t ld16(const char * p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
+// The float steps of block i of the 32-quant 8-row mat-vecs (QMV_P and its
+// VNNI form), si the 8 rows' integer dots: a += d_x * d_y * si and, with
+// MIN, am += m_x * s_y (the fp16 m follows d: both from one load per row).
+// Uses a, am, y, i and H2F of the kernel it is expanded in.
+#define QMV_P_ACC(XT, MIN, bl, si) {                                                                      \
+        __m256 dx_, mx_;                                                                                 \
+        if (MIN) qmv_dm(bl, &dx_, &mx_); else dx_ = qmv_f16(bl, offsetof(XT, d)), mx_ = dx_;              \
+        a = _mm256_fmadd_ps(_mm256_mul_ps(dx_, _mm256_set1_ps(H2F(y[i].d))), _mm256_cvtepi32_ps(si), a); \
+        if (MIN) am = _mm256_fmadd_ps(mx_, _mm256_set1_ps(H2F(((const block_q8_1 *) y)[i].s)), am); }
+
+// lane i = the sum of the 8 int32 lanes of v[i]
+LM_TARGET_AVX2 static inline __m256i reduce8(__m256i v0, __m256i v1, __m256i v2, __m256i v3,
+                                             __m256i v4, __m256i v5, __m256i v6, __m256i v7) {
+    const __m256i u0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    const __m256i u1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v4, v5), _mm256_hadd_epi32(v6, v7));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+}
+
 // the fp16 field at byte offset off of block b of each of the 8 rows, as f32
 // (built in a register by inserts: eight 2-byte stores read back as one
 // vector stall on store forwarding, which is what the compiler made of an array)
