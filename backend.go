@@ -849,29 +849,27 @@ func (t *Tensor) Buffer() *Buffer {
 	return nil
 }
 
+// pinData keeps the tensor's buffer from being freed until the returned
+// function is called; a closed buffer panics with an *OpError.
+func (t *Tensor) pinData(op string) (unpin func()) {
+	o := ownerOf(t.ptr())
+	if o == nil {
+		return func() {}
+	}
+	if !o.pin() {
+		panic(&OpError{Op: op, Msg: fmt.Sprintf("the buffer of tensor %q is closed", t.Name())})
+	}
+	return o.unpin
+}
+
 // hostData returns the tensor's data pointer, pinned (its buffer cannot be
 // freed) until release is called, for tensors whose bytes are in this
 // process's memory; an error otherwise (no data, a closed buffer, or memory
 // of another device).
 func (t *Tensor) hostData(op string) (p unsafe.Pointer, release func(), err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			oe, ok := r.(*OpError)
-			if !ok {
-				panic(r)
-			}
-			err = oe
-		}
-	}()
+	defer recoverOpError(&err)
 	c := t.requireData(op) // an empty tensor may have none: p is then nil
-	o := ownerOf(c)
-	if o != nil && !o.pin() {
-		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("the buffer of tensor %q is closed", t.Name())}
-	}
-	release = func() {}
-	if o != nil {
-		release = o.unpin
-	}
+	release = t.pinData(op)
 	if c.data != nil && !C.gg_data_is_host(c) {
 		release()
 		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is not in host memory", t.Name())}
@@ -884,12 +882,7 @@ func (t *Tensor) hostData(op string) (p unsafe.Pointer, release func(), err erro
 // through the backend (and written back after f when write is set). Writing
 // a read-only tensor (LoadGGUF without copy) panics with an *OpError.
 func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
-	if o := ownerOf(t.ptr()); o != nil {
-		if !o.pin() {
-			panic(&OpError{Op: op, Msg: fmt.Sprintf("the buffer of tensor %q is closed", t.Name())})
-		}
-		defer o.unpin()
-	}
+	defer t.pinData(op)()
 	p := t.requireData(op)
 	if write {
 		p = t.requireWritable(op)

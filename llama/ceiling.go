@@ -38,7 +38,7 @@ func (m *Model) DecodeMatrices() []*ggml.Tensor {
 // do): the time a memory-bound one-token evaluation cannot beat on this
 // machine. It returns the time of each round and the bytes a round reads.
 func (m *Model) StreamCeiling(threads, rounds int) ([]time.Duration, int64, error) {
-	if m.weights == nil || m.weights.Closed() {
+	if m.closed() {
 		return nil, 0, errors.New("llama: StreamCeiling: the model is closed")
 	}
 	ts := m.DecodeMatrices()

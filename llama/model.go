@@ -327,6 +327,10 @@ func (m *Model) Detokenize(ids []int32) string { return m.Vocab.Detokenize(ids) 
 // Piece is the text of one token, as it is printed while generating.
 func (m *Model) Piece(id int32) string { return m.Vocab.Piece(id, false) }
 
+// closed reports whether the weights are gone (Close, or a model whose
+// context was closed under it).
+func (m *Model) closed() bool { return m.weights == nil || m.weights.Closed() }
+
 // Close releases the weights and the file mapping. Sessions of the model
 // must be closed first.
 func (m *Model) Close() error {

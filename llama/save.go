@@ -20,7 +20,7 @@ type keyValue struct {
 // hyperparameters under <arch>.*, the tokenizer under tokenizer.ggml.*, and
 // the weights in their current types. The file appears atomically.
 func (m *Model) Save(path, name string) error {
-	if m.weights == nil || m.weights.Closed() {
+	if m.closed() {
 		return errors.New("llama: Save: the model is closed")
 	}
 	w, err := gguf.Create(path)

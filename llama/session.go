@@ -33,7 +33,7 @@ type Session struct {
 
 // NewSession creates a session with an empty KV cache.
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
-	if m.weights == nil || m.weights.Closed() {
+	if m.closed() {
 		return nil, errors.New("llama: NewSession: the model is closed")
 	}
 	if opts.Threads <= 0 {
@@ -151,7 +151,7 @@ func (s *Session) check(tokens []int32) error {
 	if s.eng == nil {
 		return errors.New("llama: Eval: the session is closed")
 	}
-	if s.m.weights == nil || s.m.weights.Closed() {
+	if s.m.closed() {
 		return errors.New("llama: Eval: the model is closed")
 	}
 	if len(tokens) == 0 {
