@@ -395,7 +395,7 @@ mm_tile_fn mm_get_tile(enum mm_xtype xt) {
 #if defined(LM_X86)
     static const mm_tile_fn avx2[3]   = { tile_avx2_f32, tile_avx2_f16, tile_avx2_bf16 };
     static const mm_tile_fn avx512[3] = { tile_avx512_f32, tile_avx512_f16, tile_avx512_bf16 };
-    if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];
+    if (lv == LM_CPU_LEVEL_AVX512) return mm_bf16_dot(xt) ? mm_tile_bf16dot : avx512[xt];
     if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
 #endif
 #if defined(LM_ARM64)
@@ -412,7 +412,7 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 #if defined(LM_X86)
     static const mm_mv_fn avx2[3]   = { mv_avx2_f32, mv_avx2_f16, mv_avx2_bf16 };
     static const mm_mv_fn avx512[3] = { mv_avx512_f32, mv_avx512_f16, mv_avx512_bf16 };
-    if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];
+    if (lv == LM_CPU_LEVEL_AVX512) return mm_bf16_dot(xt) ? mm_mv_bf16dot : avx512[xt];
     if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
 #endif
 #if defined(LM_ARM64)
