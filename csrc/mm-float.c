@@ -424,6 +424,7 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 
 mm_mv_fn mm_get_mv_seq(enum mm_xtype xt) {
 #if defined(LM_X86)
+    if (mm_bf16_dot(xt)) return NULL; // the AVX512_BF16 kernels have neither form
     static const mm_mv_fn avx2[3] = { mv_seq_avx2_f32, mv_seq_avx2_f16, mv_seq_avx2_bf16 };
     if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
 #endif
@@ -439,6 +440,7 @@ int64_t lm_set_mv_seq_min_bytes(int64_t n) { return atomic_exchange_explicit(&g_
 
 mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
 #if defined(LM_X86)
+    if (mm_bf16_dot(xt)) return NULL;
     static const mm_gemm_fn avx2[3] = { fb_gemm_f32, fb_gemm_f16, fb_gemm_bf16 };
     if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
 #endif
