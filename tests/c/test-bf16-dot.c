@@ -201,7 +201,7 @@ static void test_layout(int64_t K, int64_t M, int64_t N, enum lm_ggml_type tb, i
         bs = lm_ggml_new_tensor_2d(ctx, tb, K, N);
     }
     const size_t es = lm_ggml_type_size(tb);
-    memset(bs->data, 0x7f, lm_ggml_nbytes(bs)); // the unused half: NaNs that must not be read
+    memset(bs->data, 0x7f, lm_ggml_nbytes(bs)); // the unused half: huge values (f16: NaNs) if read
     for (int64_t j = 0; j < N; j++) {
         for (int64_t k = 0; k < K; k++) {
             const float v = vals[j * K + k];
