@@ -1,14 +1,16 @@
 // ops-matmul.c - mul_mat, mul_mat_id and out_prod (constructors and CPU
 // kernels), and the CPU type traits. The inner kernels live in mm-float.c
-// (f32/f16/bf16 tiles) and mm-quant.c (quantized dot products).
+// (f32/f16/bf16 tiles), mm-bf16.c (bf16 with AVX512_BF16) and mm-quant.c
+// (quantized dot products).
 //
 // mul_mat computes dst[i, j] = dot(row i of src0, row j of src1) over K =
 // ne00. Each node runs in two phases: (1) src1 is rewritten into the work
-// buffer in the form the src0 type dots against (dense f32, or the q8
-// activation format of integer kernels), threads taking groups of its rows
-// from a shared counter; (2) threads take blocks of (src0 rows x src1
-// columns) from another. No barrier between them: a thread waits only for
-// the groups others are converting, not for a thread that starts late.
+// buffer in the form the src0 type dots against (dense f32, bf16 for the
+// AVX512_BF16 kernels, or the q8 activation format of integer kernels),
+// threads taking groups of its rows from a shared counter; (2) threads take
+// blocks of (src0 rows x src1 columns) from another. No barrier between
+// them: a thread waits only for the groups others are converting, not for a
+// thread that starts late.
 #include "mm-kernels.h"
 
 #include <pthread.h>
