@@ -169,12 +169,18 @@ bool lm_cpu_force_level(int level);
 // quantized integer dots then take their vpdpbusd forms, which give the AVX2
 // kernels' bits. Follows lm_cpu_force_level and LM_GGML_CPU_LEVEL.
 bool lm_cpu_vnni(void);
+// True at LM_CPU_LEVEL_AVX512 where the CPU also has AVX512_BF16 (CPUID
+// leaf 7 subleaf 1 EAX bit 5; ZMM state saved by the OS): mul_mat with bf16
+// weights then rounds its columns to bf16 and dots with vdpbf16ps (its own
+// bits, see mm-float.c). Follows lm_cpu_force_level and LM_GGML_CPU_LEVEL.
+bool lm_cpu_avx512bf16(void);
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define LM_X86 1
 #define LM_TARGET_AVX2   __attribute__((target("avx2,fma,f16c")))
 #define LM_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define LM_TARGET_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+#define LM_TARGET_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")))
 #endif
 #if defined(__aarch64__)
 #define LM_ARM64 1

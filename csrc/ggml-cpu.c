@@ -92,8 +92,11 @@ bool lm_cpu_force_level(int level) {
 #include <cpuid.h>
 // CPUID and XCR0 read directly rather than through __builtin_cpu_supports:
 // whether a given libgcc or compiler-rt checks the OS's ZMM state before it
-// reports avx512vnni is theirs to decide, and the AVX-512 level checks it.
-static int detect_vnni(void) {
+// reports avx512vnni or avx512bf16 is theirs to decide, and the AVX-512 level
+// checks it. Returns the CPUID bit (leaf 7, subleaf sub, register ECX or EAX),
+// or 0 where the OS does not save the ZMM state.
+enum { CPUID_EAX, CPUID_ECX };
+static int detect_avx512_ext(unsigned sub, int reg, int bit) {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; // OSXSAVE: XGETBV usable
     unsigned lo, hi;
@@ -102,20 +105,33 @@ static int detect_vnni(void) {
     if ((lo & 0xE6) != 0xE6) return 0; // SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM state
     if (__get_cpuid_max(0, NULL) < 7) return 0;
     __cpuid_count(7, 0, a, b, c, d);
-    return (c >> 11) & 1; // AVX512_VNNI
+    if (sub > a) return 0; // leaf 7 subleaf 0's EAX: the highest subleaf
+    if (sub != 0) __cpuid_count(7, sub, a, b, c, d);
+    return ((reg == CPUID_EAX ? a : c) >> bit) & 1;
+}
+
+// A cached detection of one extension, true only at the AVX-512 level.
+static bool avx512_ext(int * cache, unsigned sub, int reg, int bit) {
+    int h = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = detect_avx512_ext(sub, reg, bit);
+        __atomic_store_n(cache, h, __ATOMIC_RELAXED);
+    }
+    return h && lm_cpu_level() == LM_CPU_LEVEL_AVX512;
 }
 
 bool lm_cpu_vnni(void) {
     static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        h = detect_vnni();
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h && lm_cpu_level() == LM_CPU_LEVEL_AVX512;
+    return avx512_ext(&has, 0, CPUID_ECX, 11); // AVX512_VNNI
+}
+
+bool lm_cpu_avx512bf16(void) {
+    static int has = -1;
+    return avx512_ext(&has, 1, CPUID_EAX, 5); // AVX512_BF16
 }
 #else
 bool lm_cpu_vnni(void) { return false; }
+bool lm_cpu_avx512bf16(void) { return false; }
 #endif
 
 #if defined(LM_X86)

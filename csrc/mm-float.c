@@ -395,7 +395,7 @@ mm_tile_fn mm_get_tile(enum mm_xtype xt) {
 #if defined(LM_X86)
     static const mm_tile_fn avx2[3]   = { tile_avx2_f32, tile_avx2_f16, tile_avx2_bf16 };
     static const mm_tile_fn avx512[3] = { tile_avx512_f32, tile_avx512_f16, tile_avx512_bf16 };
-    if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];
+    if (lv == LM_CPU_LEVEL_AVX512) return mm_bf16_dot(xt) ? mm_tile_bf16dot : avx512[xt];
     if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
 #endif
 #if defined(LM_ARM64)
@@ -412,7 +412,7 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 #if defined(LM_X86)
     static const mm_mv_fn avx2[3]   = { mv_avx2_f32, mv_avx2_f16, mv_avx2_bf16 };
     static const mm_mv_fn avx512[3] = { mv_avx512_f32, mv_avx512_f16, mv_avx512_bf16 };
-    if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];
+    if (lv == LM_CPU_LEVEL_AVX512) return mm_bf16_dot(xt) ? mm_mv_bf16dot : avx512[xt];
     if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
 #endif
 #if defined(LM_ARM64)
@@ -424,6 +424,7 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 
 mm_mv_fn mm_get_mv_seq(enum mm_xtype xt) {
 #if defined(LM_X86)
+    if (mm_bf16_dot(xt)) return NULL; // the AVX512_BF16 kernels have neither form
     static const mm_mv_fn avx2[3] = { mv_seq_avx2_f32, mv_seq_avx2_f16, mv_seq_avx2_bf16 };
     if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
 #endif
@@ -439,6 +440,7 @@ int64_t lm_set_mv_seq_min_bytes(int64_t n) { return atomic_exchange_explicit(&g_
 
 mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
 #if defined(LM_X86)
+    if (mm_bf16_dot(xt)) return NULL;
     static const mm_gemm_fn avx2[3] = { fb_gemm_f32, fb_gemm_f16, fb_gemm_bf16 };
     if (lm_cpu_level() == LM_CPU_LEVEL_AVX2) return avx2[xt];
 #endif

@@ -41,6 +41,22 @@ mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
 // decoding; smaller ones are likely in cache, where mm_get_mv's is faster.
 mm_mv_fn   mm_get_mv_seq(enum mm_xtype xt);
 
+// bf16 rows at the AVX-512 level where the CPU has AVX512_BF16
+// (mm-bf16.c): mm_bf16_dot(xt) is true, mm_get_tile/mm_get_mv return the
+// vdpbf16ps kernels, and their column pointers y point at the column rounded
+// to bf16 (lm_ggml_bf16_t, as the scalar lm_ggml_compute_fp32_to_bf16 rounds),
+// mm_bf16_col_len(K) elements, zero from K on: mul_mat writes them into its
+// work buffer once per call.
+#define MM_BF16_STEP 32
+static inline int64_t mm_bf16_col_len(int64_t K) {
+    return (K + MM_BF16_STEP - 1) & ~(int64_t)(MM_BF16_STEP - 1);
+}
+bool mm_bf16_dot(enum mm_xtype xt);
+#if defined(LM_X86)
+void mm_tile_bf16dot(int64_t K, const void * const * x, const float * const * y, float * out);
+void mm_mv_bf16dot(int64_t K, const void * const * x, const float * y, float * out, const char * pf);
+#endif
+
 // Plain dot products (the vec_dot of the CPU type traits).
 void mm_vec_dot_f32 (int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);
 void mm_vec_dot_f16 (int n, float * s, size_t bs, const void * x, size_t bx, const void * y, size_t by, int nrc);

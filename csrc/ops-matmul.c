@@ -1,14 +1,16 @@
 // ops-matmul.c - mul_mat, mul_mat_id and out_prod (constructors and CPU
 // kernels), and the CPU type traits. The inner kernels live in mm-float.c
-// (f32/f16/bf16 tiles) and mm-quant.c (quantized dot products).
+// (f32/f16/bf16 tiles), mm-bf16.c (bf16 with AVX512_BF16) and mm-quant.c
+// (quantized dot products).
 //
 // mul_mat computes dst[i, j] = dot(row i of src0, row j of src1) over K =
 // ne00. Each node runs in two phases: (1) src1 is rewritten into the work
-// buffer in the form the src0 type dots against (dense f32, or the q8
-// activation format of integer kernels), threads taking groups of its rows
-// from a shared counter; (2) threads take blocks of (src0 rows x src1
-// columns) from another. No barrier between them: a thread waits only for
-// the groups others are converting, not for a thread that starts late.
+// buffer in the form the src0 type dots against (dense f32, bf16 for the
+// AVX512_BF16 kernels, or the q8 activation format of integer kernels),
+// threads taking groups of its rows from a shared counter; (2) threads take
+// blocks of (src0 rows x src1 columns) from another. No barrier between
+// them: a thread waits only for the groups others are converting, not for a
+// thread that starts late.
 #include "mm-kernels.h"
 
 #include <pthread.h>
@@ -124,6 +126,7 @@ struct mm_plan {
     lm_ggml_from_float_t act; // MM_QUANT: quantizes src1 columns as vd takes them
     int64_t K;
     bool    convert;      // src1 is rewritten into the work buffer
+    bool    act_bf16;     // MM_FLOAT of bf16 rows with vdpbf16ps: columns rounded to bf16 (mm_bf16_dot)
     size_t  col_size;     // bytes per converted column
     size_t  conv_bytes;
     size_t  scratch;      // per thread
@@ -152,6 +155,12 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         p->col_size = lm_ggml_row_size(p->vdt, p->K);
         // staging of non-f32 / strided columns (phase 1), then the GEMM's panels (phase 2)
         p->scratch  = mm_pad(LM_GGML_MAX((size_t) p->K * sizeof(float), p->qg ? (size_t) MM_QGEMM_SCRATCH : 0));
+    } else if (p->path == MM_FLOAT && mm_bf16_dot(p->xt)) {
+        // the reference's vec_dot_type of bf16 is bf16: columns rounded once per call, padded
+        // with zeros to whole steps of the kernels (a multiple of 64 bytes)
+        p->act_bf16 = true;
+        p->convert  = true;
+        p->col_size = (size_t) mm_bf16_col_len(p->K) * sizeof(lm_ggml_bf16_t);
     } else {
         p->convert  = !(src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float));
         p->col_size = (size_t) p->K * sizeof(float);
@@ -195,6 +204,19 @@ static void mm_row_to_f32(const char * s, enum lm_ggml_type t, size_t nb0, int64
     }
 }
 
+// One src1 row (K elements, stride nb0) rounded to bf16 (lm_ggml_compute_fp32_to_bf16's
+// bits; bf16 rows copied as they are), zero up to mm_bf16_col_len(K).
+static void mm_row_to_bf16(const char * s, enum lm_ggml_type t, size_t nb0, int64_t K, lm_ggml_bf16_t * out) {
+    if (t == LM_GGML_TYPE_F32 && nb0 == sizeof(float)) {
+        lm_ggml_fp32_to_bf16_row((const float *) s, out, K);
+    } else if (t == LM_GGML_TYPE_BF16) {
+        for (int64_t k = 0; k < K; k++) memcpy(&out[k], s + k * nb0, sizeof(lm_ggml_bf16_t));
+    } else {
+        for (int64_t k = 0; k < K; k++) out[k] = lm_ggml_compute_fp32_to_bf16(mm_load_f32(s + k * nb0, t));
+    }
+    memset(out + K, 0, (size_t)(mm_bf16_col_len(K) - K) * sizeof(lm_ggml_bf16_t));
+}
+
 static void mm_convert_rows(const struct lm_ggml_compute_params * params, const struct mm_plan * p,
                             const struct lm_ggml_tensor * src1, int64_t r0, int64_t r1) {
     const int64_t n1 = src1->ne[1], n2 = src1->ne[2];
@@ -205,7 +227,9 @@ static void mm_convert_rows(const struct lm_ggml_compute_params * params, const 
         const int64_t i1 = r % n1, i2 = (r / n1) % n2, i3 = r / (n1 * n2);
         const char * s = (const char *) src1->data + i1 * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3];
         char * d = conv + (size_t) r * p->col_size;
-        if (q == NULL) {
+        if (p->act_bf16) {
+            mm_row_to_bf16(s, src1->type, src1->nb[0], p->K, (lm_ggml_bf16_t *) d);
+        } else if (q == NULL) {
             mm_row_to_f32(s, src1->type, src1->nb[0], p->K, (float *) d);
         } else if (src1->type == LM_GGML_TYPE_F32 && src1->nb[0] == sizeof(float)) {
             q((const float *) s, d, p->K);
@@ -254,7 +278,7 @@ static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_g
 }
 
 // dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
-// x rows are xrs bytes apart; columns are f32.
+// x rows are xrs bytes apart; columns are f32 (bf16 where p->act_bf16).
 // Every pair is one dot over the whole of K in the kernels' fixed order (the
 // tile and the mat-vec kernel of a level sum alike), so a column's bits do
 // not depend on which kernel, tile position or thread computed it.

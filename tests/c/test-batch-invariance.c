@@ -38,7 +38,9 @@ static void quantize(enum lm_ggml_type t, const float * src, void * dst, int64_t
 // dst = a x b[:, c0:c0+n] with nth threads; returns the [M, n] result (malloc'd).
 static float * mul_cols(const struct lm_ggml_tensor * a_src, const float * bv, int64_t K, int64_t c0, int64_t n, int nth) {
     const int64_t M = a_src->ne[1];
-    const size_t mem = lm_ggml_nbytes(a_src) + (size_t)(K + M) * n * sizeof(float) + 4 * 1024 * 1024;
+    // the tensors, and the work buffer lm_ggml_graph_compute_with_ctx takes from the context: the
+    // columns converted (at most 4 bytes an element: f32; bf16 at the AVX512_BF16 level) and scratch
+    const size_t mem = lm_ggml_nbytes(a_src) + (size_t)(2 * K + M) * n * sizeof(float) + 4 * 1024 * 1024;
     struct lm_ggml_init_params ip = { mem, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, a_src->type, K, M);

@@ -74,10 +74,12 @@ CPU="${AVX512EMU_CPU:-tigerlake}"
 KPKG="${AVX512EMU_KERNEL:-linux-image-6.12-amd64}"
 # The float weight types have AVX-512 kernels (mm-float.c); the quantized
 # ones run the AVX2 kernels at the AVX-512 level, or their VNNI forms where
-# the CPU has VNNI (test-vnni: bit for bit against AVX2). All types:
+# the CPU has VNNI (test-vnni: bit for bit against AVX2); bf16 weights take
+# the vdpbf16ps kernels where it has AVX512_BF16 (test-bf16-dot; a model
+# with it, e.g. sapphire_rapids, runs them in every bf16 test). All types:
 # AVX512EMU_TESTS='test-batch-invariance 2;test-matmul 2' (hours).
 QTYPES=q4_0,q8_0,q4_1,q5_0,q4_K,q6_K
-TESTS="${AVX512EMU_TESTS:-test-vnni;test-fp16-rows 2;test-batch-invariance 2 f32,f16,bf16,$QTYPES;test-matmul 2 f32,f16,bf16,$QTYPES}"
+TESTS="${AVX512EMU_TESTS:-test-vnni;test-bf16-dot;test-fp16-rows 2;test-batch-invariance 2 f32,f16,bf16,$QTYPES;test-matmul 2 f32,f16,bf16,$QTYPES}"
 TIMEOUT="${AVX512EMU_TIMEOUT:-7200}"
 NICE="${AVX512EMU_NICE:-19}"
 MEGS="${AVX512EMU_MEGS:-512}"
@@ -237,6 +239,10 @@ if grep -q 'level 2 not available' "$work/result.txt"; then echo "avx512emu: FAI
 # likewise test-vnni's skip where the guest has VNNI
 if tr -d '\r' <"$work/serial.out" | grep -m1 '^flags' | grep -qw avx512_vnni && grep -q '^SKIP: no AVX512_VNNI' "$work/result.txt"; then
   echo "avx512emu: FAILED: the guest has AVX512_VNNI but test-vnni skipped"; exit 1
+fi
+# and test-bf16-dot's where it has AVX512_BF16
+if tr -d '\r' <"$work/serial.out" | grep -m1 '^flags' | grep -qw avx512_bf16 && grep -q '^SKIP: no AVX512_BF16' "$work/result.txt"; then
+  echo "avx512emu: FAILED: the guest has AVX512_BF16 but test-bf16-dot skipped"; exit 1
 fi
 # Bochs 2.7's VCVTPS2PH rounds 2^-25 (the tie between zero and the least fp16
 # subnormal) up to that subnormal instead of to the even zero, at the AVX2
