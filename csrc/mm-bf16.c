@@ -77,9 +77,8 @@ LM_TARGET_AVX512BF16 void mm_tile_bf16dot(int64_t K, const void * const * x, con
 }
 
 // 8 rows x 1 column. The next group of 8 contiguous rows (pf, when not NULL)
-// is prefetched in step with the loads, as mm-float.c's mat-vec kernels do:
-// a step of 32 elements of each row covers 32 * 8 * 2 bytes of the group.
-#define MV_STEP_BYTES (32 * MM_MV_R * 2)
+// is prefetched in step with the loads (MV_PF), as mm-float.c's mat-vec
+// kernels do.
 #define MV_ROW(r, LD) c##r = _mm512_dpbf16_ps(c##r, LD, b);
 
 LM_TARGET_AVX512BF16 void mm_mv_bf16dot(int64_t K, const void * const * x, const float * yf, float * out, const char * pf) {
@@ -88,18 +87,13 @@ LM_TARGET_AVX512BF16 void mm_mv_bf16dot(int64_t K, const void * const * x, const
     const uint16_t * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
     for (int64_t k = 0; k < K32; k += 32) {
-        if (pf) {
-            const char * p = pf + k * MM_MV_R * 2;
-            for (int l = 0; l < MV_STEP_BYTES; l += 64) __builtin_prefetch(p + l);
-        }
+        MV_PF(pf, k, 32, MM_X_BF16)
         const __m512bh b = ld32(y + k);
         MV_ROW(0, ld32(x0 + k)) MV_ROW(1, ld32(x1 + k)) MV_ROW(2, ld32(x2 + k)) MV_ROW(3, ld32(x3 + k))
         MV_ROW(4, ld32(x4 + k)) MV_ROW(5, ld32(x5 + k)) MV_ROW(6, ld32(x6 + k)) MV_ROW(7, ld32(x7 + k))
     }
     if (K32 < K) {
-        if (pf) {
-            for (int64_t o = K32 * MM_MV_R * 2; o < K * MM_MV_R * 2; o += 64) __builtin_prefetch(pf + o);
-        }
+        MV_PF_TAIL(pf, K32, K, MM_X_BF16)
         const int64_t k = K32;
         const __mmask32 m = tail_mask(K, k);
         const __m512bh b = ld32(y + k);

@@ -92,18 +92,6 @@ LM_TARGET_AVX2 static LM_INLINE void tile_avx2(int64_t K, const void * const * x
     }
 }
 
-// Element size in bytes of the row type.
-static inline int xt_size(enum mm_xtype xt) { return xt == MM_X_F32 ? 4 : 2; }
-
-// The next group (MM_MV_R rows of K elements, contiguous) is prefetched
-// while this one is summed: a step of n elements of every row covers n*MM_MV_R
-// elements of the group, so the prefetches keep pace with the loads.
-#define MV_PF(pf, k, nel, xt) if (pf) { \
-    const char * p_ = (pf) + (k) * MM_MV_R * xt_size(xt); \
-    for (int l_ = 0; l_ < (nel) * MM_MV_R * xt_size(xt); l_ += 64) __builtin_prefetch(p_ + l_); }
-#define MV_PF_TAIL(pf, k0, K, xt) if (pf) { \
-    for (int64_t o_ = (k0) * MM_MV_R * xt_size(xt); o_ < (K) * MM_MV_R * xt_size(xt); o_ += 64) __builtin_prefetch((pf) + o_); }
-
 // hsum8 of eight vectors at once: lane r of the result is hsum8(c[r]), bit
 // for bit (the same additions, operands in the same order: low half + high
 // half, then lanes 0,1 + lanes 2,3, then lane 0 + lane 1), in 21 operations

@@ -13,6 +13,19 @@ enum mm_xtype { MM_X_F32 = 0, MM_X_F16 = 1, MM_X_BF16 = 2 };
 #define MM_TILE_C  4
 #define MM_MV_R    8
 
+// Element size in bytes of the row type.
+static inline int xt_size(enum mm_xtype xt) { return xt == MM_X_F32 ? 4 : 2; }
+
+// The mat-vec kernels' prefetch of pf: the next group (MM_MV_R rows of K
+// elements, contiguous) is prefetched while this one is summed: a step of
+// nel elements of every row covers nel*MM_MV_R elements of the group, so the
+// prefetches keep pace with the loads; MV_PF_TAIL covers [k0, K) at the end.
+#define MV_PF(pf, k, nel, xt) if (pf) { \
+    const char * p_ = (pf) + (k) * MM_MV_R * xt_size(xt); \
+    for (int l_ = 0; l_ < (nel) * MM_MV_R * xt_size(xt); l_ += 64) __builtin_prefetch(p_ + l_); }
+#define MV_PF_TAIL(pf, k0, K, xt) if (pf) { \
+    for (int64_t o_ = (k0) * MM_MV_R * xt_size(xt); o_ < (K) * MM_MV_R * xt_size(xt); o_ += 64) __builtin_prefetch((pf) + o_); }
+
 // out[r*MM_TILE_C + c] = dot(x[r], y[c]) over K, for every r < MM_TILE_R and
 // c < MM_TILE_C (callers repeat pointers to fill a partial tile).
 typedef void (*mm_tile_fn)(int64_t K, const void * const * x, const float * const * y, float * out);
