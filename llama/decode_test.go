@@ -153,3 +153,58 @@ func TestGreedy(t *testing.T) {
 		}
 	}
 }
+
+// Warmup leaves the session as it found it: the logits after it are those
+// of a session without it, bit for bit, at the start, in the middle, and
+// when the context is full (where it does nothing).
+func TestWarmup(t *testing.T) {
+	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 48, NCtxTrain: 96}, false)
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	toks := make([]int32, 24)
+	for i := range toks {
+		toks[i] = int32(1 + (i*5)%(m.NVocab-1))
+	}
+	run := func(warm bool) [][]float32 {
+		s, err := m.NewSession(SessionOptions{Threads: 2, Context: 24, Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var out [][]float32
+		step := func(tk []int32) {
+			if warm {
+				if err := s.Warmup(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := s.Eval(ctx, tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, append([]float32(nil), l...))
+		}
+		step(toks[:10])
+		for i := 10; i < 24; i++ {
+			step(toks[i : i+1])
+		}
+		if warm {
+			if err := s.Warmup(ctx); err != nil || s.Pos() != 24 {
+				t.Fatalf("Warmup on a full session: %v, position %d", err, s.Pos())
+			}
+		}
+		return out
+	}
+	want, got := run(false), run(true)
+	for i := range want {
+		for j := range want[i] {
+			if math.Float32bits(want[i][j]) != math.Float32bits(got[i][j]) {
+				t.Fatalf("evaluation %d logit %d: %g with warm-ups, %g without", i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}

@@ -40,6 +40,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
 	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
 	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
+	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
 	ceiling := fs.Int("ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
@@ -91,6 +92,11 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.Close()
 
+	if !*noWarmup {
+		if err := s.Warmup(context.Background()); err != nil {
+			return err
+		}
+	}
 	kvBytes, computeBytes := s.Memory()
 	fmt.Fprintf(stderr, "memory: weights %.1f MiB, KV cache %.1f MiB (%d positions), compute buffer %.1f MiB\n",
 		mib(m.WeightBytes()), mib(kvBytes), ctxSize, mib(computeBytes))
