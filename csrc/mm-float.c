@@ -218,42 +218,36 @@ LM_TARGET_AVX2 static LM_INLINE void fb_tile(int64_t k0, int64_t k1, const void 
     acc[6] = c20; acc[7] = c21; acc[8] = c22; acc[9] = c30; acc[10] = c31; acc[11] = c32;
 }
 
-// The driver of both levels: TILE runs a K block of a row tile against a
-// column tile (VEC accumulators kept in acc between blocks), then each pair
-// ends as the level's mat-vec kernel ends: HSUM, then the tail with FMAs.
-// VL lanes, R x C tiles, KB elements per K block.
-#define FB_GEMM(NAME, TARGET, VEC, VL, R, C, KB, TILE, HSUM)                                                       \
-    TARGET static LM_INLINE void NAME(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol, \
-                                      float * const * dcol, int ncol, void * scratch, enum mm_xtype xt) {             \
-        const int64_t KV = K & ~(int64_t) (VL - 1);                                                                   \
-        const int nct = (ncol + C - 1) / C;                                                                           \
-        VEC * accs = (VEC *) (((uintptr_t) scratch + 63) & ~(uintptr_t) 63); /* a row tile's sums, all column tiles */\
-        const void * xs[R];                                                                                           \
-        const float * ys[C];                                                                                          \
-        for (int64_t r = 0; r < nrows; r += R) {                                                                      \
-            for (int i = 0; i < R; i++) xs[i] = x + LM_GGML_MIN(r + i, nrows - 1) * xrs;                               \
-            /* the row tile's K block stays in L1 while it meets every column tile */                                 \
-            for (int64_t k0 = 0; k0 < KV || k0 == 0; k0 += KB) {                                                      \
-                const int64_t k1 = LM_GGML_MIN(k0 + KB, KV);                                                          \
-                for (int ct = 0; ct < nct; ct++) {                                                                    \
-                    for (int j = 0; j < C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(ct * C + j, ncol - 1)];      \
-                    TILE(k0, k1, xs, ys, accs + (size_t) ct * R * C, k0 == 0, xt);                                    \
-                }                                                                                                     \
-            }                                                                                                         \
-            for (int ct = 0; ct < nct; ct++) {                                                                        \
-                const VEC * acc = accs + (size_t) ct * R * C;                                                         \
-                for (int i = 0; i < R && r + i < nrows; i++) {                                                        \
-                    for (int j = 0; j < C && ct * C + j < ncol; j++) {                                                \
-                        const float * y = (const float *) ycol[ct * C + j];                                           \
-                        float s = HSUM(acc[i * C + j]);                                                               \
-                        for (int64_t k = KV; k < K; k++) s = __builtin_fmaf(ld1(xs[i], k, xt), y[k], s);              \
-                        dcol[ct * C + j][r + i] = s;                                                                  \
-                    }                                                                                                 \
-                }                                                                                                     \
-            }                                                                                                         \
-        }                                                                                                             \
+LM_TARGET_AVX2 static LM_INLINE void fb_gemm(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
+                                             float * const * dcol, int ncol, void * scratch, enum mm_xtype xt) {
+    const int64_t K8 = K & ~(int64_t) 7;
+    const int nct = (ncol + FB_C - 1) / FB_C;
+    __m256 * accs = (__m256 *)(((uintptr_t) scratch + 31) & ~(uintptr_t) 31); // one row tile's sums, all column tiles
+    const void * xs[FB_R];
+    const float * ys[FB_C];
+    for (int64_t r = 0; r < nrows; r += FB_R) {
+        for (int i = 0; i < FB_R; i++) xs[i] = x + LM_GGML_MIN(r + i, nrows - 1) * xrs;
+        // the row tile's K block stays in L1 while it meets every column tile
+        for (int64_t k0 = 0; k0 < K8 || k0 == 0; k0 += MM_FB_KB) {
+            const int64_t k1 = LM_GGML_MIN(k0 + MM_FB_KB, K8);
+            for (int ct = 0; ct < nct; ct++) {
+                for (int j = 0; j < FB_C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(ct * FB_C + j, ncol - 1)];
+                fb_tile(k0, k1, xs, ys, accs + (size_t) ct * FB_R * FB_C, k0 == 0, xt);
+            }
+        }
+        for (int ct = 0; ct < nct; ct++) {
+            const __m256 * acc = accs + (size_t) ct * FB_R * FB_C;
+            for (int i = 0; i < FB_R && r + i < nrows; i++) {
+                for (int j = 0; j < FB_C && ct * FB_C + j < ncol; j++) {
+                    const float * y = (const float *) ycol[ct * FB_C + j];
+                    float s = hsum8(acc[i * FB_C + j]);
+                    for (int64_t k = K8; k < K; k++) s = __builtin_fmaf(ld1(xs[i], k, xt), y[k], s);
+                    dcol[ct * FB_C + j][r + i] = s;
+                }
+            }
+        }
     }
-FB_GEMM(fb_gemm, LM_TARGET_AVX2, __m256, 8, FB_R, FB_C, MM_FB_KB, fb_tile, hsum8)
+}
 
 LM_TARGET_AVX2 static void fb_gemm_f32(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F32); }
 LM_TARGET_AVX2 static void fb_gemm_f16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F16); }
@@ -322,28 +316,50 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
 // tail), so the bits are the mat-vec kernel's.
 #define FB5_R  6
 #define FB5_C  4
-#define FB5_KB ((int64_t) 1 << 40) // one block: the whole of K
 #define FB5_ROWS(F, ...) F(0, __VA_ARGS__) F(1, __VA_ARGS__) F(2, __VA_ARGS__) F(3, __VA_ARGS__) F(4, __VA_ARGS__) F(5, __VA_ARGS__)
 #define FB5_COLS(G, r) G(r, 0) G(r, 1) G(r, 2) G(r, 3)
 #define FB5_FMA(r, j)  c##r##_##j = _mm512_fmadd_ps(a, b##j, c##r##_##j);
-#define FB5_INIT(r, j) __m512 c##r##_##j = first ? _mm512_setzero_ps() : acc[FB5_C * r + j];
+#define FB5_INIT(r, j) __m512 c##r##_##j = _mm512_setzero_ps();
 #define FB5_SAVE(r, j) acc[FB5_C * r + j] = c##r##_##j;
 #define FB5_LDB(r, j)  const __m512 b##j = _mm512_loadu_ps(y[j] + k);
 // one load of a row's vector, pinned: gcc would fold it into each FMA
 #define FB5_ROW(r, u) { __m512 a = ld16(x[r], k, xt); __asm__("" : "+v"(a)); FB5_COLS(FB5_FMA, r) }
 #define FB5_EACH(r, G) FB5_COLS(G, r)
 
-LM_TARGET_AVX512 static LM_INLINE void fb5_tile(int64_t k0, int64_t k1, const void * const * x, const float * const * y,
-                                                __m512 * acc, bool first, enum mm_xtype xt) {
+LM_TARGET_AVX512 static LM_INLINE void fb5_tile(int64_t K16, const void * const * x, const float * const * y,
+                                                __m512 * acc, enum mm_xtype xt) {
     FB5_ROWS(FB5_EACH, FB5_INIT)
-    for (int64_t k = k0; k < k1; k += 16) {
+    for (int64_t k = 0; k < K16; k += 16) {
         FB5_COLS(FB5_LDB, 0)
         FB5_ROWS(FB5_ROW, 0)
     }
     FB5_ROWS(FB5_EACH, FB5_SAVE)
 }
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) float reduce16(__m512 v) { return _mm512_reduce_add_ps(v); }
-FB_GEMM(fb5_gemm, LM_TARGET_AVX512, __m512, 16, FB5_R, FB5_C, FB5_KB, fb5_tile, reduce16)
+// Each tile is finished as soon as it is computed: its sums stay in L1 (a
+// row tile's sums of every column tile kept to the end, as the AVX2 level
+// keeps them for its K blocks, took 24 KB of L1 from the operands).
+LM_TARGET_AVX512 static LM_INLINE void fb5_gemm(int64_t K, const char * x, size_t xrs, int64_t nrows, const void * const * ycol,
+                                                float * const * dcol, int ncol, void * scratch, enum mm_xtype xt) {
+    (void) scratch;
+    const int64_t K16 = K & ~(int64_t) 15;
+    __m512 acc[FB5_R * FB5_C];
+    const void * xs[FB5_R];
+    const float * ys[FB5_C];
+    for (int64_t r = 0; r < nrows; r += FB5_R) {
+        for (int i = 0; i < FB5_R; i++) xs[i] = x + LM_GGML_MIN(r + i, nrows - 1) * xrs;
+        for (int c = 0; c < ncol; c += FB5_C) {
+            for (int j = 0; j < FB5_C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(c + j, ncol - 1)];
+            fb5_tile(K16, xs, ys, acc, xt);
+            for (int i = 0; i < FB5_R && r + i < nrows; i++) {
+                for (int j = 0; j < FB5_C && c + j < ncol; j++) {
+                    float s = _mm512_reduce_add_ps(acc[i * FB5_C + j]);
+                    for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(xs[i], k, xt), ys[j][k], s);
+                    dcol[c + j][r + i] = s;
+                }
+            }
+        }
+    }
+}
 LM_TARGET_AVX512 static void fb5_gemm_f32(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb5_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F32); }
 LM_TARGET_AVX512 static void fb5_gemm_f16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb5_gemm(K, x, xrs, n, y, d, nc, s, MM_X_F16); }
 LM_TARGET_AVX512 static void fb5_gemm_bf16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb5_gemm(K, x, xrs, n, y, d, nc, s, MM_X_BF16); }
@@ -481,10 +497,9 @@ mm_gemm_fn mm_get_gemm(enum mm_xtype xt) {
 size_t mm_gemm_scratch(enum mm_xtype xt, int64_t ncol) {
     if (mm_get_gemm(xt) == NULL || ncol < 2) return 0;
 #if defined(LM_X86)
-    const bool w = lm_cpu_level() == LM_CPU_LEVEL_AVX512;
-    const int64_t c = w ? FB5_C : FB_C;
-    const int64_t nct = (LM_GGML_MIN(ncol, MM_MAX_COLS_FLOAT) + c - 1) / c; // column tiles
-    return (size_t) nct * (w ? FB5_R * FB5_C * 64 : FB_R * FB_C * 32) + 64; // one row tile's sums, aligned
+    if (lm_cpu_level() != LM_CPU_LEVEL_AVX2) return 0;                 // fb5_gemm needs none
+    const int64_t nct = (LM_GGML_MIN(ncol, MM_MAX_COLS_FLOAT) + 2) / 3; // column tiles of FB_C (3)
+    return (size_t) nct * 4 * 3 * 32 + 32;                              // one row tile's 8-lane sums, aligned
 #else
     return 0;
 #endif
