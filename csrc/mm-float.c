@@ -262,6 +262,44 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 ld16(const 
     }
 }
 
+// The 16 lanes summed in one fixed tree (the one gcc's _mm512_reduce_add_ps
+// uses, written out so that no compiler picks another): the 256-bit halves,
+// then the 128-bit halves, then lanes (0,1) + (2,3), then lane 0 + lane 1.
+// Every AVX-512 float kernel ends its sums with it; reduce16x16 gives the
+// same bits for 16 vectors at once.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) float reduce16(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 p = _mm_add_ps(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(_mm_add_ss(p, _mm_shuffle_ps(p, p, _MM_SHUFFLE(1, 1, 1, 1))));
+}
+
+// Lane j of the result is reduce16(v[j]), bit for bit: each step of the
+// tree is done for all vectors at once (30 shuffles and 15 additions
+// instead of 16 * 7 operations), with the operands of every addition in
+// the same order. The steps pair vector i with i+8, then i+4, then i+2,
+// then i+1, which leaves the sum of input m in lane PERM[m]; PERM is its
+// own inverse, so the inputs are taken in that order and the sums come out
+// in order. (test-batch-invariance fails if a single entry is off.)
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 reduce16x16(const __m512 * v) {
+    static const int perm[16] = { 0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15 };
+    __m512 t[8], u[4], w[2];
+    for (int i = 0; i < 8; i++) { // 256-bit halves: [lo+hi of x | lo+hi of x+8]
+        const __m512 a = v[perm[i]], b = v[perm[i + 8]];
+        t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    for (int i = 0; i < 4; i++) { // 128-bit halves
+        u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(t[i], t[i + 4], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(t[i], t[i + 4], _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+    for (int i = 0; i < 2; i++) { // lanes (0,1) + (2,3)
+        w[i] = _mm512_add_ps(_mm512_shuffle_ps(u[i], u[i + 2], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(u[i], u[i + 2], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    return _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)), // lane 0 + lane 1
+                         _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
 #define AVX512_ROW(r) { const __m512 a = ld16(x##r, k, xt); \
     c##r##0 = _mm512_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(a, b1, c##r##1); \
     c##r##2 = _mm512_fmadd_ps(a, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(a, b3, c##r##3); }
@@ -281,7 +319,7 @@ LM_TARGET_AVX512 static LM_INLINE void tile_avx512(int64_t K, const void * const
     const __m512 cs[16] = { c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 };
     for (int r = 0; r < 4; r++) {
         for (int c = 0; c < 4; c++) {
-            float s = _mm512_reduce_add_ps(cs[r * 4 + c]);
+            float s = reduce16(cs[r * 4 + c]);
             for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[c][k], s);
             out[r * MM_TILE_C + c] = s;
         }
@@ -302,7 +340,7 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     MV_PF_TAIL(pf, K16, K, xt)
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     for (int r = 0; r < MM_MV_R; r++) {
-        float s = _mm512_reduce_add_ps(cs[r]);
+        float s = reduce16(cs[r]);
         for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
         out[r] = s;
     }
@@ -350,9 +388,15 @@ LM_TARGET_AVX512 static LM_INLINE void fb5_gemm(int64_t K, const char * x, size_
         for (int c = 0; c < ncol; c += FB5_C) {
             for (int j = 0; j < FB5_C; j++) ys[j] = (const float *) ycol[LM_GGML_MIN(c + j, ncol - 1)];
             fb5_tile(K16, xs, ys, acc, xt);
+            // the 24 sums: rows 0-3, then rows 4-5 padded with zeros
+            _Static_assert(FB5_R * FB5_C == 24, "two reduce16x16 per tile");
+            float sums[32];
+            _mm512_storeu_ps(sums, reduce16x16(acc));
+            const __m512 rest[16] = { acc[16], acc[17], acc[18], acc[19], acc[20], acc[21], acc[22], acc[23] };
+            _mm512_storeu_ps(sums + 16, reduce16x16(rest));
             for (int i = 0; i < FB5_R && r + i < nrows; i++) {
                 for (int j = 0; j < FB5_C && c + j < ncol; j++) {
-                    float s = _mm512_reduce_add_ps(acc[i * FB5_C + j]);
+                    float s = sums[i * FB5_C + j];
                     for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(xs[i], k, xt), ys[j][k], s);
                     dcol[c + j][r + i] = s;
                 }
