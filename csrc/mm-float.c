@@ -300,6 +300,26 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 reduce16x16
                          _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+// reduce16 of 8 vectors at once, in lanes 0-7: the same tree, pairing
+// vector i with i+4, then i+2, then i+1 (25 operations instead of 8 * 7);
+// the last step leaves the sums of vectors 0,1 | 4,5 | 2,3 | 6,7 in lanes
+// 0,1 of the four 128-bit lanes, gathered by one permute.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m256 reduce16x8(const __m512 * v) {
+    __m512 t[4], u[2];
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[i], v[i + 4], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(v[i], v[i + 4], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    for (int i = 0; i < 2; i++) {
+        u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(t[i], t[i + 2], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(t[i], t[i + 2], _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+    const __m512 w = _mm512_add_ps(_mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(w, w, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_ps(w, w, _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 8, 9, 4, 5, 12, 13, 0, 0, 0, 0, 0, 0, 0, 0), r));
+}
+
 #define AVX512_ROW(r) { const __m512 a = ld16(x##r, k, xt); \
     c##r##0 = _mm512_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(a, b1, c##r##1); \
     c##r##2 = _mm512_fmadd_ps(a, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(a, b3, c##r##3); }
@@ -339,8 +359,10 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     }
     MV_PF_TAIL(pf, K16, K, xt)
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
+    float sums[MM_MV_R];
+    _mm256_storeu_ps(sums, reduce16x8(cs));
     for (int r = 0; r < MM_MV_R; r++) {
-        float s = reduce16(cs[r]);
+        float s = sums[r];
         for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[k], s);
         out[r] = s;
     }
