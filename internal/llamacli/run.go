@@ -40,6 +40,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
 	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
 	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
+	reps := fs.Int("r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
 	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
 	ceiling := fs.Int("ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
 	fs.Usage = func() {
@@ -131,6 +132,11 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	})
 	fmt.Fprintln(out)
 	out.Flush()
+	if err == nil && *reps > 1 {
+		if st, err = bestOf(ctx, s, toks, st, *reps, llama.GenerateOptions{MaxTokens: *n, Sampler: smp, IgnoreEOG: *ignoreEOS}); err == nil {
+			fmt.Fprintf(stderr, "reps: %d, the best of each time below; generated tokens identical across reps: yes\n", *reps)
+		}
+	}
 	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms)\n",
 		st.PromptTokens, ms(st.PromptTime), st.PromptTokensPerSecond(), ms(st.PromptCPU))
 	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms, %d threads)\n",
@@ -142,6 +148,32 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// bestOf runs the generation of first reps-1 more times from an empty
+// session and returns first with the best prompt and generation times (and
+// their CPU times). The tokens must be the same every time.
+func bestOf(ctx context.Context, s *llama.Session, toks []int32, first llama.Stats, reps int, opts llama.GenerateOptions) (llama.Stats, error) {
+	best := first
+	for range reps - 1 {
+		if err := s.Rewind(0); err != nil {
+			return best, err
+		}
+		st, err := s.Generate(ctx, toks, opts)
+		if err != nil {
+			return best, err
+		}
+		if !slices.Equal(st.Tokens, first.Tokens) {
+			return best, errors.New("-r: the generated tokens differ between runs")
+		}
+		if st.PromptTime < best.PromptTime {
+			best.PromptTime, best.PromptCPU = st.PromptTime, st.PromptCPU
+		}
+		if st.GenTime < best.GenTime {
+			best.GenTime, best.GenCPU = st.GenTime, st.GenCPU
+		}
+	}
+	return best, nil
 }
 
 // printCeiling prints the best and the mean time of rounds plain reads of

@@ -51,6 +51,18 @@ func TestRun(t *testing.T) {
 		!strings.Contains(errb.String(), "% of the mean's speed") {
 		t.Errorf("no ceiling line:\n%s", errb.String())
 	}
+	// repetitions: the best times, the same tokens (sampling with a seed too),
+	// and the first run's text once
+	for _, args := range [][]string{{"--temp", "0"}, {"--temp", "0.8", "--seed", "5"}} {
+		out.Reset()
+		errb.Reset()
+		if err := Run("llama", append([]string{"-m", path, "-ids", "1,5,6", "-n", "5", "-r", "3", "-q", "--ignore-eos"}, args...), &out, &errb); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		if !strings.Contains(errb.String(), "reps: 3,") || strings.Count(out.String(), "\n") != 1 {
+			t.Errorf("-r 3 %v:\nstdout %q\nstderr %s", args, out.String(), errb.String())
+		}
+	}
 	for _, bad := range [][]string{{}, {"-m", path, "-ids", "1,x"}, {"-m", filepath.Join(t.TempDir(), "none.gguf")}, {"-m", path, "-ids", "99999"}} {
 		if err := Run("llama", bad, &out, &errb); err == nil {
 			t.Errorf("%v: no error", bad)
