@@ -332,19 +332,41 @@ LM_TARGET_AVX2 static void dec_iq4_xs(const void * vx, int n, int r, void * vp) 
         const __m256i yg = _mm256_set1_epi32((int) ld32(q##c + 4 * g));                                  \
         s##c = _mm256_add_epi32(s##c, _mm256_madd_epi16(sgn ? _mm256_maddubs_epi16(aw, _mm256_sign_epi8(yg, w)) \
                                                             : _mm256_maddubs_epi16(w, yg), one)); }
-#define PA_FIN(c) if (nc > c) {                                                                          \
+// The float steps of block i for column c, from its 8 row sums t (both
+// micro-kernels, mk_pa and mk_pa_vnni).
+#define PA_FLOAT(c, t) {                                                                                 \
         const lm_ggml_fp16_t dy = sgn ? ((const block_q8_0 *) ys[c])[i].d : ((const block_q8_1 *) ys[c])[i].d; \
-        a##c = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(dy))), _mm256_cvtepi32_ps(s##c), a##c);     \
+        a##c = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(dy))), _mm256_cvtepi32_ps(t), a##c);  \
         if (!sgn) m##c = _mm256_fmadd_ps(_mm256_load_ps(p[i].m), _mm256_set1_ps(H2F(((const block_q8_1 *) ys[c])[i].s)), m##c); }
+#define PA_FIN(c) if (nc > c) PA_FLOAT(c, s##c)
+// The columns' float sums in and out (acc, accm: QG_R per column).
+#define PA_ACC_LOAD                                                                                      \
+    const __m256 z = _mm256_setzero_ps();                                                                \
+    __m256 a0 = _mm256_load_ps(acc), a1 = z, a2 = z, a3 = z;                                             \
+    __m256 m0 = _mm256_load_ps(accm), m1 = z, m2 = z, m3 = z;                                            \
+    if (nc > 1) a1 = _mm256_load_ps(acc + QG_R), m1 = _mm256_load_ps(accm + QG_R);                       \
+    if (nc > 2) a2 = _mm256_load_ps(acc + 2 * QG_R), m2 = _mm256_load_ps(accm + 2 * QG_R);               \
+    if (nc > 3) a3 = _mm256_load_ps(acc + 3 * QG_R), m3 = _mm256_load_ps(accm + 3 * QG_R);
+#define PA_ACC_STORE                                                                                     \
+    _mm256_store_ps(acc, a0);                                                                            \
+    _mm256_store_ps(accm, m0);                                                                           \
+    if (nc > 1) _mm256_store_ps(acc + QG_R, a1), _mm256_store_ps(accm + QG_R, m1);                       \
+    if (nc > 2) _mm256_store_ps(acc + 2 * QG_R, a2), _mm256_store_ps(accm + 2 * QG_R, m2);               \
+    if (nc > 3) _mm256_store_ps(acc + 3 * QG_R, a3), _mm256_store_ps(accm + 3 * QG_R, m3);
+// name(panel, n, ys, nc, ...): KERN with the column count as a constant.
+#define MK_PA(name, TARGET, KERN, sgn)                                                                   \
+TARGET static void name(const void * p, int n, const void * const * ys, int nc, float * acc, float * accm) { \
+    switch (nc) {                                                                                        \
+        case 1:  KERN(p, n, ys, acc, accm, 1, sgn); break;                                               \
+        case 2:  KERN(p, n, ys, acc, accm, 2, sgn); break;                                               \
+        case 3:  KERN(p, n, ys, acc, accm, 3, sgn); break;                                               \
+        default: KERN(p, n, ys, acc, accm, 4, sgn); break;                                               \
+    }                                                                                                    \
+}
 LM_TARGET_AVX2 static inline __attribute__((always_inline)) void mk_pa(const struct qg_pa * p, int n, const void * const * ys,
                                                                       float * acc, float * accm, const int nc, const bool sgn) {
     const __m256i one = _mm256_set1_epi16(1);
-    const __m256 z = _mm256_setzero_ps();
-    __m256 a0 = _mm256_load_ps(acc), a1 = z, a2 = z, a3 = z;
-    __m256 m0 = _mm256_load_ps(accm), m1 = z, m2 = z, m3 = z;
-    if (nc > 1) a1 = _mm256_load_ps(acc + QG_R), m1 = _mm256_load_ps(accm + QG_R);
-    if (nc > 2) a2 = _mm256_load_ps(acc + 2 * QG_R), m2 = _mm256_load_ps(accm + 2 * QG_R);
-    if (nc > 3) a3 = _mm256_load_ps(acc + 3 * QG_R), m3 = _mm256_load_ps(accm + 3 * QG_R);
+    PA_ACC_LOAD
     const size_t ybs = sgn ? sizeof(block_q8_0) : sizeof(block_q8_1);
     const size_t qo = sgn ? offsetof(block_q8_0, qs) : offsetof(block_q8_1, qs);
     for (int i = 0; i < n; i++) {
@@ -361,25 +383,12 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) void mk_pa(const str
         const __m256 dx = _mm256_load_ps(p[i].d);
         PA_FIN(0) PA_FIN(1) PA_FIN(2) PA_FIN(3)
     }
-    _mm256_store_ps(acc, a0);
-    _mm256_store_ps(accm, m0);
-    if (nc > 1) _mm256_store_ps(acc + QG_R, a1), _mm256_store_ps(accm + QG_R, m1);
-    if (nc > 2) _mm256_store_ps(acc + 2 * QG_R, a2), _mm256_store_ps(accm + 2 * QG_R, m2);
-    if (nc > 3) _mm256_store_ps(acc + 3 * QG_R, a3), _mm256_store_ps(accm + 3 * QG_R, m3);
+    PA_ACC_STORE
 }
 #undef PA_COL
 #undef PA_FIN
-#define MK_PA(name, sgn)                                                                                   \
-LM_TARGET_AVX2 static void name(const void * p, int n, const void * const * ys, int nc, float * acc, float * accm) { \
-    switch (nc) {                                                                                          \
-        case 1:  mk_pa(p, n, ys, acc, accm, 1, sgn); break;                                                \
-        case 2:  mk_pa(p, n, ys, acc, accm, 2, sgn); break;                                                \
-        case 3:  mk_pa(p, n, ys, acc, accm, 3, sgn); break;                                                \
-        default: mk_pa(p, n, ys, acc, accm, 4, sgn); break;                                                \
-    }                                                                                                      \
-}
-MK_PA(mk_s8, true)
-MK_PA(mk_u8m, false)
+MK_PA(mk_s8, LM_TARGET_AVX2, mk_pa, true)
+MK_PA(mk_u8m, LM_TARGET_AVX2, mk_pa, false)
 
 // mk_pa with vpdpbusd in zmm: the interleaved panel's vectors g and g+1 of
 // a block in one zmm (rows in lanes 0-7 for g, 8-15 for g+1), against the
@@ -393,19 +402,12 @@ MK_PA(mk_u8m, false)
         const __m512i yg = _mm512_permutexvar_epi32(sel, y##c);                                            \
         s##c = _mm512_dpbusd_epi32(s##c, aw, sgn ? _mm512_mask_sub_epi8(yg, neg, _mm512_setzero_si512(), yg) : yg); }
 #define PV_Y(c) if (nc > c) y##c = _mm512_castsi256_si512(LD((const char *) ys[c] + i * ybs + qo));
-#define PV_FIN(c) if (nc > c) {                                                                            \
+#define PV_FIN(c) if (nc > c) { /* the two halves' sums, then mk_pa's float steps */                  \
         const __m256i t = _mm256_add_epi32(_mm512_castsi512_si256(s##c), _mm512_extracti64x4_epi64(s##c, 1)); \
-        const lm_ggml_fp16_t dy = sgn ? ((const block_q8_0 *) ys[c])[i].d : ((const block_q8_1 *) ys[c])[i].d; \
-        a##c = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(dy))), _mm256_cvtepi32_ps(t), a##c);  \
-        if (!sgn) m##c = _mm256_fmadd_ps(_mm256_load_ps(p[i].m), _mm256_set1_ps(H2F(((const block_q8_1 *) ys[c])[i].s)), m##c); }
+        PA_FLOAT(c, t) }
 LM_TARGET_VNNI static inline __attribute__((always_inline)) void mk_pa_vnni(const struct qg_pa * p, int n, const void * const * ys,
                                                                            float * acc, float * accm, const int nc, const bool sgn) {
-    const __m256 z = _mm256_setzero_ps();
-    __m256 a0 = _mm256_load_ps(acc), a1 = z, a2 = z, a3 = z;
-    __m256 m0 = _mm256_load_ps(accm), m1 = z, m2 = z, m3 = z;
-    if (nc > 1) a1 = _mm256_load_ps(acc + QG_R), m1 = _mm256_load_ps(accm + QG_R);
-    if (nc > 2) a2 = _mm256_load_ps(acc + 2 * QG_R), m2 = _mm256_load_ps(accm + 2 * QG_R);
-    if (nc > 3) a3 = _mm256_load_ps(acc + 3 * QG_R), m3 = _mm256_load_ps(accm + 3 * QG_R);
+    PA_ACC_LOAD
     const size_t ybs = sgn ? sizeof(block_q8_0) : sizeof(block_q8_1);
     const size_t qo = sgn ? offsetof(block_q8_0, qs) : offsetof(block_q8_1, qs);
     for (int i = 0; i < n; i++) {
@@ -422,26 +424,17 @@ LM_TARGET_VNNI static inline __attribute__((always_inline)) void mk_pa_vnni(cons
         const __m256 dx = _mm256_load_ps(p[i].d);
         PV_FIN(0) PV_FIN(1) PV_FIN(2) PV_FIN(3)
     }
-    _mm256_store_ps(acc, a0);
-    _mm256_store_ps(accm, m0);
-    if (nc > 1) _mm256_store_ps(acc + QG_R, a1), _mm256_store_ps(accm + QG_R, m1);
-    if (nc > 2) _mm256_store_ps(acc + 2 * QG_R, a2), _mm256_store_ps(accm + 2 * QG_R, m2);
-    if (nc > 3) _mm256_store_ps(acc + 3 * QG_R, a3), _mm256_store_ps(accm + 3 * QG_R, m3);
+    PA_ACC_STORE
 }
 #undef PV_COL
 #undef PV_Y
 #undef PV_FIN
-#define MK_PA_VNNI(name, sgn)                                                                              \
-LM_TARGET_VNNI static void name(const void * p, int n, const void * const * ys, int nc, float * acc, float * accm) { \
-    switch (nc) {                                                                                          \
-        case 1:  mk_pa_vnni(p, n, ys, acc, accm, 1, sgn); break;                                           \
-        case 2:  mk_pa_vnni(p, n, ys, acc, accm, 2, sgn); break;                                           \
-        case 3:  mk_pa_vnni(p, n, ys, acc, accm, 3, sgn); break;                                           \
-        default: mk_pa_vnni(p, n, ys, acc, accm, 4, sgn); break;                                           \
-    }                                                                                                      \
-}
-MK_PA_VNNI(mk_s8_nvnni, true)
-MK_PA_VNNI(mk_u8m_nvnni, false)
+MK_PA(mk_s8_nvnni, LM_TARGET_VNNI, mk_pa_vnni, true)
+MK_PA(mk_u8m_nvnni, LM_TARGET_VNNI, mk_pa_vnni, false)
+#undef PA_FLOAT
+#undef PA_ACC_LOAD
+#undef PA_ACC_STORE
+#undef MK_PA
 
 // super-blocks x q8_K. SGN: signed quants (sign trick); MIN: mins present.
 // MADD_ADD(acc, p, sc): acc + the pair sums of the int16 products p * sc

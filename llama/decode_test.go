@@ -12,12 +12,7 @@ import (
 // values left in the cache past the rewind point, its logits are those of
 // a fresh session evaluating the same tokens.
 func TestDecodeGraphReuse(t *testing.T) {
-	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 48, NCtxTrain: 96}, false)
-	m, err := Load(path, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := decodeModel(t)
 	ctx := context.Background()
 	toks := make([]int32, 90)
 	for i := range toks {
@@ -80,6 +75,18 @@ func TestDecodeGraphReuse(t *testing.T) {
 			check("after rewind", i, l)
 		}
 	}
+}
+
+// decodeModel loads the small GQA model of the decoding tests, closed when
+// the test ends.
+func decodeModel(t *testing.T) *Model {
+	t.Helper()
+	m, err := Load(smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 48, NCtxTrain: 96}, false), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
 
 // poisonKV writes +Inf into positions [from, to) of the cache's K and V.
@@ -158,12 +165,7 @@ func TestGreedy(t *testing.T) {
 // of a session without it, bit for bit, at the start, in the middle, and
 // when the context is full (where it does nothing).
 func TestWarmup(t *testing.T) {
-	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 48, NCtxTrain: 96}, false)
-	m, err := Load(path, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := decodeModel(t)
 	ctx := context.Background()
 	toks := make([]int32, 24)
 	for i := range toks {
