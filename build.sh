@@ -69,9 +69,12 @@ ctests() {
     "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -c "$f" -o "$out/obj/$(basename "$f" .c).o" &
   done
   wait
-  local pass=0 fail=0
+  # The programs run side by side, one per core (ASan makes them slow: run one
+  # after another they took over 16 minutes); results print in name order.
+  local jobs; jobs=$(nproc 2>/dev/null || echo 2)
+  local names=() t name args
   for t in tests/c/test-*.c; do
-    local name args; name=$(basename "$t" .c)
+    name=$(basename "$t" .c); names+=("$name")
     case "$name" in
       test-quants)   args="$SCRATCH/lm-quant-parity" ;;
       test-iquants)  args="$PARITY/quant" ;;
@@ -79,12 +82,28 @@ ctests() {
       test-gguf)     args="$PARITY $SCRATCH/gguf-exp" ;;
       *)             args="" ;;
     esac
-    "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name"
-    # shellcheck disable=SC2086
-    if "$out/$name" $args >"$out/$name.log" 2>&1; then
-      pass=$((pass+1)); echo "ok   $name ($(tail -1 "$out/$name.log"))"
+    (
+      set +e
+      t0=$SECONDS
+      if "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name" >"$out/$name.log" 2>&1; then
+        # shellcheck disable=SC2086
+        "$out/$name" $args >"$out/$name.log" 2>&1
+        rc=$?
+      else
+        rc=99
+      fi
+      echo "$rc $((SECONDS-t0))" >"$out/$name.rc"
+    ) &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  done
+  wait
+  local pass=0 fail=0 rc secs
+  for name in "${names[@]}"; do
+    read -r rc secs <"$out/$name.rc"
+    if [ "$rc" = 0 ]; then
+      pass=$((pass+1)); echo "ok   $name ${secs}s ($(tail -1 "$out/$name.log"))"
     else
-      fail=$((fail+1)); echo "FAIL $name"; tail -20 "$out/$name.log"
+      fail=$((fail+1)); echo "FAIL $name ${secs}s (exit $rc)"; tail -20 "$out/$name.log"
     fi
   done
   echo "ctest: $pass passed, $fail failed"

@@ -19,7 +19,7 @@ static float frand(void) {
 }
 
 static struct lm_ggml_context * new_ctx(void) {
-    struct lm_ggml_init_params ip = { 64 * 1024 * 1024, NULL, false };
+    struct lm_ggml_init_params ip = { 16 * 1024 * 1024, NULL, false };
     return lm_ggml_init(ip);
 }
 

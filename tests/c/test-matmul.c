@@ -91,7 +91,7 @@ static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, 
                          int64_t a2, int64_t a3, int64_t f2, int64_t f3, int layout, int nth) {
     if (!type_selected(g_only_types, lm_ggml_type_name(ta))) return;
     const int64_t b2 = a2 * f2, b3 = a3 * f3;
-    struct lm_ggml_init_params ip = { 256 * 1024 * 1024, NULL, false };
+    struct lm_ggml_init_params ip = { 16 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_4d(ctx, ta, K, M, a2, a3);
     float * av = fill_tensor(a);
@@ -145,7 +145,7 @@ static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, 
 
 static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t n_as, int64_t n_used, int64_t n_b, int64_t n_tok, int nth) {
     if (!type_selected(g_only_types, lm_ggml_type_name(ta))) return;
-    struct lm_ggml_init_params ip = { 256 * 1024 * 1024, NULL, false };
+    struct lm_ggml_init_params ip = { 16 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * as = lm_ggml_new_tensor_3d(ctx, ta, K, M, n_as);
     float * av = fill_tensor(as);
@@ -182,7 +182,7 @@ static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t 
 
 static void test_out_prod(enum lm_ggml_type ta, int64_t m, int64_t n, int64_t p, int64_t a2, int64_t f2, bool bt, int nth) {
     if (!type_selected(g_only_types, lm_ggml_type_name(ta))) return;
-    struct lm_ggml_init_params ip = { 64 * 1024 * 1024, NULL, false };
+    struct lm_ggml_init_params ip = { 16 * 1024 * 1024, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_3d(ctx, ta, m, n, a2);
     float * av = fill_tensor(a);
