@@ -2,7 +2,9 @@ package llama
 
 import (
 	"errors"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
@@ -82,13 +84,29 @@ func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
 	}
 	ctx := m.weights
 	m.tensors = map[string]*ggml.Tensor{}
+	// The tensors are created, and so laid out in the buffer, in the order a
+	// token's evaluation reads them (see decodeRank), fused groups in the
+	// place of their first part.
+	units := make([]string, 0, len(infos))
+	groupOf := map[string]int{}
+	for i, g := range groups {
+		groupOf[g.parts[0]] = i
+	}
 	for _, t := range infos {
-		if !inGroup[t.Name] {
-			m.tensors[t.Name] = ctx.NewTensor(ggml.Type(t.Type), shape(t.Shape)...).SetName(t.Name)
+		if _, first := groupOf[t.Name]; first || !inGroup[t.Name] {
+			units = append(units, t.Name)
 		}
 	}
+	sort.SliceStable(units, func(a, b int) bool { return decodeRank(units[a], m.NLayer) < decodeRank(units[b], m.NLayer) })
 	fused := make([]*ggml.Tensor, len(groups))
-	for i, g := range groups {
+	for _, name := range units {
+		i, isGroup := groupOf[name]
+		if !isGroup {
+			t := info[name]
+			m.tensors[name] = ctx.NewTensor(ggml.Type(t.Type), shape(t.Shape)...).SetName(name)
+			continue
+		}
+		g := groups[i]
 		first := info[g.parts[0]]
 		rows := 0
 		for _, p := range g.parts {
@@ -124,6 +142,42 @@ func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
 		}
 	}
 	return nil
+}
+
+// decodeRank orders tensors as a token's evaluation reads them: the token
+// embeddings, then each layer's attention norm, Q, K, V and output matrices,
+// FFN norm, gate, up and down matrices, then the output norm and matrix;
+// tensors it does not know come last, in file order (sort.SliceStable).
+// Laid out in this order, one matrix ends where the next one read begins:
+// the mat-vec kernels' prefetch past a matrix's last rows, and the hardware
+// prefetchers' streams, then run on into the next matrix instead of into
+// weights read much later. (In file order the fused matrices were at the end
+// of the buffer, and every matrix of a token began with cold misses.)
+func decodeRank(name string, nLayer int) int {
+	const perLayer = 16
+	slots := []string{"attn_norm", "attn_q", "attn_qkv", "attn_k", "attn_v", "attn_output",
+		"ffn_norm", "ffn_gate", "ffn_gate_up", "ffn_up", "ffn_down"}
+	switch name {
+	case "token_embd.weight", "rope_freqs.weight":
+		return 0
+	case "output_norm.weight":
+		return (nLayer + 1) * perLayer
+	case "output.weight":
+		return (nLayer+1)*perLayer + 1
+	}
+	if rest, ok := strings.CutPrefix(name, "blk."); ok {
+		num, field, _ := strings.Cut(rest, ".")
+		if l, err := strconv.Atoi(num); err == nil && l >= 0 && l < nLayer {
+			slot := len(slots)
+			for i, s := range slots {
+				if field == s+".weight" {
+					slot = i
+				}
+			}
+			return (l+1)*perLayer + 1 + slot
+		}
+	}
+	return (nLayer + 2) * perLayer
 }
 
 // bindFused points the layers at their fused matrices.
