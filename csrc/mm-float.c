@@ -71,27 +71,6 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) float hsum8(__m256 v
 // variables (not arrays) so that they live in registers at -O2.
 #define LM_INLINE inline __attribute__((always_inline))
 
-#define AVX2_ROW(r) { const __m256 a = ld8(x##r, k, xt); \
-    c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); }
-#define AVX2_OUT(r) { float s0 = hsum8(c##r##0), s1 = hsum8(c##r##1); \
-    for (int64_t k = K8; k < K; k++) { const float a = ld1(x##r, k, xt); s0 = __builtin_fmaf(a, y0[k], s0); s1 = __builtin_fmaf(a, y1[k], s1); } \
-    out[r * MM_TILE_C + h] = s0; out[r * MM_TILE_C + h + 1] = s1; }
-
-LM_TARGET_AVX2 static LM_INLINE void tile_avx2(int64_t K, const void * const * x, const float * const * y, float * out,
-                                               enum mm_xtype xt) {
-    const int64_t K8 = K & ~(int64_t) 7;
-    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3];
-    for (int h = 0; h < MM_TILE_C; h += 2) {
-        const float * y0 = y[h], * y1 = y[h + 1];
-        __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-        for (int64_t k = 0; k < K8; k += 8) {
-            const __m256 b0 = _mm256_loadu_ps(y0 + k), b1 = _mm256_loadu_ps(y1 + k);
-            AVX2_ROW(0) AVX2_ROW(1) AVX2_ROW(2) AVX2_ROW(3)
-        }
-        AVX2_OUT(0) AVX2_OUT(1) AVX2_OUT(2) AVX2_OUT(3)
-    }
-}
-
 // hsum8 of eight vectors at once: lane r of the result is hsum8(c[r]), bit
 // for bit (the same additions, operands in the same order: low half + high
 // half, then lanes 0,1 + lanes 2,3, then lane 0 + lane 1), in 21 operations
@@ -320,32 +299,6 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m256 reduce16x8(
     return _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 8, 9, 4, 5, 12, 13, 0, 0, 0, 0, 0, 0, 0, 0), r));
 }
 
-#define AVX512_ROW(r) { const __m512 a = ld16(x##r, k, xt); \
-    c##r##0 = _mm512_fmadd_ps(a, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(a, b1, c##r##1); \
-    c##r##2 = _mm512_fmadd_ps(a, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(a, b3, c##r##3); }
-
-LM_TARGET_AVX512 static LM_INLINE void tile_avx512(int64_t K, const void * const * x, const float * const * y, float * out,
-                                                   enum mm_xtype xt) {
-    const int64_t K16 = K & ~(int64_t) 15;
-    const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3];
-    const float * y0 = y[0], * y1 = y[1], * y2 = y[2], * y3 = y[3];
-    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-    __m512 c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
-    for (int64_t k = 0; k < K16; k += 16) {
-        const __m512 b0 = _mm512_loadu_ps(y0 + k), b1 = _mm512_loadu_ps(y1 + k);
-        const __m512 b2 = _mm512_loadu_ps(y2 + k), b3 = _mm512_loadu_ps(y3 + k);
-        AVX512_ROW(0) AVX512_ROW(1) AVX512_ROW(2) AVX512_ROW(3)
-    }
-    const __m512 cs[16] = { c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 };
-    for (int r = 0; r < 4; r++) {
-        for (int c = 0; c < 4; c++) {
-            float s = reduce16(cs[r * 4 + c]);
-            for (int64_t k = K16; k < K; k++) s = __builtin_fmaf(ld1(x[r], k, xt), y[c][k], s);
-            out[r * MM_TILE_C + c] = s;
-        }
-    }
-}
-
 // Long rows (no group prefetch from the caller: pf NULL) are each fetched
 // MV_AHEAD bytes before the kernel reads them: eight rows 8-16 KB apart are
 // eight streams, more than the hardware prefetchers keep ahead of. Zen 5, 1
@@ -387,7 +340,7 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
 }
 
 // The GEMM of the AVX-512 level: 6x4 tiles (24 accumulators of the 32
-// registers; 10 loads for 24 FMAs, where tile_avx512's 4x4 takes 8 for 16),
+// registers; 10 loads for 24 FMAs, where a 4x4 tile takes 8 for 16),
 // each over the whole of K: blocks of K (as the AVX2 level runs) lost 5-15%
 // here, 4x4 and 8x3 tiles 5-20%, 5x5 up to 10% (Zen 5, 1 thread, K = 288 to
 // 4096, N = 32 to 256). Pairs end as mv_avx512 ends (reduce_add, then the
@@ -449,10 +402,8 @@ LM_TARGET_AVX512 static void fb5_gemm_f16(int64_t K, const char * x, size_t xrs,
 LM_TARGET_AVX512 static void fb5_gemm_bf16(int64_t K, const char * x, size_t xrs, int64_t n, const void * const * y, float * const * d, int nc, void * s) { fb5_gemm(K, x, xrs, n, y, d, nc, s, MM_X_BF16); }
 
 #define X86_KERNELS(SUF, XT) \
-LM_TARGET_AVX2 static void tile_avx2_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx2(K, x, y, out, XT); } \
 LM_TARGET_AVX2 static void mv_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_avx2(K, x, y, out, pf, XT); } \
 LM_TARGET_AVX2 static void mv_seq_avx2_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_seq_avx2(K, x, y, out, pf, XT); } \
-LM_TARGET_AVX512 static void tile_avx512_##SUF(int64_t K, const void * const * x, const float * const * y, float * out) { tile_avx512(K, x, y, out, XT); } \
 LM_TARGET_AVX512 static void mv_avx512_##SUF(int64_t K, const void * const * x, const float * y, float * out, const char * pf) { mv_avx512(K, x, y, out, pf, XT); }
 X86_KERNELS(f32, MM_X_F32)
 X86_KERNELS(f16, MM_X_F16)
@@ -521,10 +472,9 @@ mm_tile_fn mm_get_tile(enum mm_xtype xt) {
     const enum lm_cpu_level lv = lm_cpu_level();
     (void) lv;
 #if defined(LM_X86)
-    static const mm_tile_fn avx2[3]   = { tile_avx2_f32, tile_avx2_f16, tile_avx2_bf16 };
-    static const mm_tile_fn avx512[3] = { tile_avx512_f32, tile_avx512_f16, tile_avx512_bf16 };
-    if (lv == LM_CPU_LEVEL_AVX512) return mm_bf16_dot(xt) ? mm_tile_bf16dot : avx512[xt];
-    if (lv == LM_CPU_LEVEL_AVX2)   return avx2[xt];
+    // the AVX2 and AVX-512 levels run their GEMM (mm_get_gemm) instead, but
+    // for bf16 with AVX512_BF16, which has neither GEMM nor mat-vec form
+    if (lv == LM_CPU_LEVEL_AVX512 && mm_bf16_dot(xt)) return mm_tile_bf16dot;
 #endif
 #if defined(LM_ARM64)
     static const mm_tile_fn neon[3] = { tile_neon_f32, tile_neon_f16, tile_neon_bf16 };
