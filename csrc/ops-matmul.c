@@ -390,7 +390,8 @@ static int64_t mm_grab(atomic_int * ctr, int64_t nunits, int64_t nru, int64_t ma
     int cur = atomic_load_explicit(ctr, memory_order_relaxed);
     for (;;) {
         if (cur >= nunits) return -1;
-        int64_t g = nth == 1 ? maxu : LM_GGML_MAX(1, LM_GGML_MIN((nunits - cur) / (2 * (int64_t) nth), maxu));
+        // one thread has nobody to balance against: its chunks are whole column blocks
+        int64_t g = nth == 1 ? nru : LM_GGML_MAX(1, LM_GGML_MIN((nunits - cur) / (2 * (int64_t) nth), maxu));
         g = LM_GGML_MIN(g, nru - cur % nru);
         if (atomic_compare_exchange_weak_explicit(ctr, &cur, (int)(cur + g), memory_order_relaxed, memory_order_relaxed)) {
             *n = g;
