@@ -583,13 +583,13 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t,
     char * panel = (char *)(((uintptr_t) scratch + 63) & ~(uintptr_t) 63);
     float * acc  = (float *)(panel + (size_t) qt->kc * qt->pbytes);
     float * accm = acc + MM_QGEMM_MAX_COLS * QG_R;
-    const qg_mk_fn mk = vnni ? qt->mkv : qt->mk;
-    const qg_mkn_fn mkn = vnni ? qt->mknv : qt->mkn;
     if (ncol <= QG_MV_COLS) { // decoding into a panel would not pay; the mat-vec kernel sums alike
         const mm_qmv_fn mv = vnni && mm_qmv_vnni(t) ? mm_qmv_vnni(t) : mm_qmv_avx2(t);
         for (int c = 0; c < ncol; c++) qmv_run(qt, mv, nb, xbs, x, xrs, r0, r1, ycol[c], dcol[c]);
         return;
     }
+    const qg_mk_fn mk = vnni ? qt->mkv : qt->mk;
+    const qg_mkn_fn mkn = vnni ? qt->mknv : qt->mkn;
     for (int64_t r = r0; r < r1; r += QG_R) {
         const int nr = (int) LM_GGML_MIN(QG_R, r1 - r);
         memset(acc, 0, (size_t) ncol * QG_R * sizeof(float));

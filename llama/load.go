@@ -97,7 +97,11 @@ func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
 			units = append(units, t.Name)
 		}
 	}
-	sort.SliceStable(units, func(a, b int) bool { return decodeRank(units[a], m.NLayer) < decodeRank(units[b], m.NLayer) })
+	rank := make(map[string]int, len(units))
+	for _, name := range units {
+		rank[name] = decodeRank(name, m.NLayer)
+	}
+	sort.SliceStable(units, func(a, b int) bool { return rank[units[a]] < rank[units[b]] })
 	fused := make([]*ggml.Tensor, len(groups))
 	for _, name := range units {
 		i, isGroup := groupOf[name]
@@ -154,9 +158,8 @@ func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
 // weights read much later. (In file order the fused matrices were at the end
 // of the buffer, and every matrix of a token began with cold misses.)
 func decodeRank(name string, nLayer int) int {
-	const perLayer = 16
-	slots := []string{"attn_norm", "attn_q", "attn_qkv", "attn_k", "attn_v", "attn_output",
-		"ffn_norm", "ffn_gate", "ffn_gate_up", "ffn_up", "ffn_down"}
+	const perLayer = 16 // > 1 + len(decodeSlots) + 1 (unknown names of a layer)
+	slots := decodeSlots
 	switch name {
 	case "token_embd.weight", "rope_freqs.weight":
 		return 0
@@ -179,6 +182,10 @@ func decodeRank(name string, nLayer int) int {
 	}
 	return (nLayer + 2) * perLayer
 }
+
+// decodeSlots are a layer's tensors in the order a token reads them.
+var decodeSlots = []string{"attn_norm", "attn_q", "attn_qkv", "attn_k", "attn_v", "attn_output",
+	"ffn_norm", "ffn_gate", "ffn_gate_up", "ffn_up", "ffn_down"}
 
 // bindFused points the layers at their fused matrices.
 func (m *Model) bindFused() {
