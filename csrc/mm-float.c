@@ -299,11 +299,15 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m256 reduce16x8(
     return _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 8, 9, 4, 5, 12, 13, 0, 0, 0, 0, 0, 0, 0, 0), r));
 }
 
-// Long rows (no group prefetch from the caller: pf NULL) are each fetched
-// MV_AHEAD bytes before the kernel reads them: eight rows 8-16 KB apart are
-// eight streams, more than the hardware prefetchers keep ahead of. Zen 5, 1
-// thread, 4096 x 4096, medians of 9-15 alternated runs: f16 1.03 -> 1.00 ms,
-// f32 2.25 -> 1.95 ms (512 and 2048 bytes ahead did no better than 1024).
+// Long rows (over MM_PF_ROW bytes) are each fetched MV_AHEAD bytes before
+// the kernel reads them: eight rows 8-16 KB apart are eight streams, more
+// than the hardware prefetchers keep ahead of. Zen 5, 1 thread, 4096 x 4096,
+// medians of 9-15 alternated runs: f16 1.03 -> 1.00 ms, f32 2.25 -> 1.95 ms
+// (512 and 2048 bytes ahead did no better than 1024). In a row's last
+// MV_AHEAD bytes the prefetch runs on into the starts of the next group's
+// rows (pf, contiguous rows: row i + MM_MV_R is 7 rows past the end of row
+// i), which would otherwise start eight cold streams at once: a 32 MiB f16
+// matrix streamed 28-33 -> 35-41 GB/s in a standalone loop.
 // A row or two at a time, the reference's order, was slower still here: too
 // few loads in flight.
 #define MV_AHEAD 1024
@@ -318,17 +322,23 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     const int64_t K16 = K & ~(int64_t) 15;
     const void * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-    const bool ahead = !pf && K * xt_size(xt) >= 2 * MV_AHEAD; // short rows: the caller prefetches
+    const int64_t rowb = K * xt_size(xt);
+    const bool ahead = rowb > MM_PF_ROW;
+    const char * const gpf = ahead ? NULL : pf; // short rows: the next group in pace with the loads
     for (int64_t k = 0; k < K16; k += 16) {
-        MV_PF(pf, k, 16, xt)
+        MV_PF(gpf, k, 16, xt)
         if (ahead && (k * xt_size(xt)) % 64 == 0) { // a line of each row, MV_AHEAD bytes on
             const int64_t o = k * (int64_t) xt_size(xt) + MV_AHEAD;
-            MV_PF_ROWS(o)
+            if (o < rowb) {
+                MV_PF_ROWS(o)
+            } else if (pf) {
+                MV_PF_ROWS(o + 7 * rowb)
+            }
         }
         const __m512 b = _mm512_loadu_ps(y + k);
         AVX512_MV(0) AVX512_MV(1) AVX512_MV(2) AVX512_MV(3) AVX512_MV(4) AVX512_MV(5) AVX512_MV(6) AVX512_MV(7)
     }
-    MV_PF_TAIL(pf, K16, K, xt)
+    MV_PF_TAIL(gpf, K16, K, xt)
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };
     float sums[MM_MV_R];
     _mm256_storeu_ps(sums, reduce16x8(cs));
@@ -498,6 +508,15 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
     if (lm_cpu_level_is_neon(lv)) return neon[xt];
 #endif
     return scalar[xt];
+}
+
+bool mm_mv_long_pf(enum mm_xtype xt) {
+#if defined(LM_X86)
+    return lm_cpu_level() == LM_CPU_LEVEL_AVX512 && !mm_bf16_dot(xt); // mv_avx512
+#else
+    (void) xt;
+    return false;
+#endif
 }
 
 mm_mv_fn mm_get_mv_seq(enum mm_xtype xt) {

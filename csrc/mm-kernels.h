@@ -47,6 +47,12 @@ size_t     mm_gemm_scratch(enum mm_xtype xt, int64_t ncol);
 
 mm_tile_fn mm_get_tile(enum mm_xtype xt);
 mm_mv_fn   mm_get_mv  (enum mm_xtype xt);
+// Mat-vec rows up to MM_PF_ROW bytes are short: the caller passes the next
+// group as pf and the kernel prefetches it in pace (MV_PF). Longer rows get
+// pf only where mm_mv_long_pf(xt): that kernel prefetches each row ahead and,
+// as its rows end, the starts of the next group's.
+#define MM_PF_ROW 2048
+bool       mm_mv_long_pf(enum mm_xtype xt);
 // The mat-vec kernel with mm_get_mv's bits that walks its rows one after the
 // other (one sequential stream over contiguous rows), or NULL where the level
 // has none. mul_mat takes it for contiguous short rows of matrices of

@@ -114,7 +114,6 @@ enum mm_path {
 };
 
 #define MM_ALIGN    64
-#define MM_PF_ROW   2048 // mat-vec rows up to this many bytes are prefetched a group ahead
 #define MM_DEQ_ROWS 16  // rows dequantized at once (a multiple of MM_TILE_R and MM_MV_R)
 #define MM_MAX_COLS MM_QGEMM_MAX_COLS // columns per block (at most)
 struct mm_plan {
@@ -262,6 +261,7 @@ struct mm_kern {
     mm_tile_fn tile;
     mm_mv_fn   mv;
     mm_mv_fn   mv_seq; // mv's bits, rows one after the other (or NULL)
+    bool       mv_long_pf; // mv takes the next group as pf for long rows too
     mm_gemm_fn gemm;  // blocked float GEMM of the level, or NULL
     size_t     xes;   // bytes per element of the rows the float kernels read
     lm_ggml_to_float_t deq;
@@ -272,6 +272,7 @@ static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_g
     k->tile = mm_get_tile(p->xt);
     k->mv = mm_get_mv(p->xt);
     k->mv_seq = mm_get_mv_seq(p->xt);
+    k->mv_long_pf = mm_mv_long_pf(p->xt);
     k->gemm = mm_get_gemm(p->xt);
     k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
     k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
@@ -302,7 +303,7 @@ static void mm_float_block(const struct mm_kern * k, const char * x, size_t xrs,
             // short rows run out before the hardware prefetchers catch up: the next group is
             // prefetched, by the kernel in pace with its loads where the rows are contiguous
             const char * pf = NULL;
-            if (short_rows && contig && r + 2 * MM_MV_R <= rlim) {
+            if (contig && r + 2 * MM_MV_R <= rlim && (short_rows || k->mv_long_pf)) {
                 pf = x + (r + MM_MV_R) * xrs;
             } else if (short_rows) {
                 const int64_t pe = LM_GGML_MIN(r + 2 * MM_MV_R, r1);
