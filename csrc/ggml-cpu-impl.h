@@ -116,10 +116,15 @@ lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
 // consumer finds them in cache. The default is 32 MiB, about a large L3: on a
 // Zen 3 with 32 MiB of L3, a 16 MB output rewritten while still in L3 lost
 // 6..13% when streamed (stores that hit L3 run at ~30 GB/s, streaming stores
-// at ~24), while 32 and 64 MB outputs won 10..45%.
+// at ~24), while 32 and 64 MB outputs won 10..45%. At the AVX-512 level the
+// default is never: on a Zen 5 (32 MiB L3) streamed 64 MB outputs were the
+// slower ones, bf16 -> f32 18 against 24 GB/s and f16 -> f32 12 against 16
+// (medians, ordinary stores first), in bench.c's order and interleaved with
+// the other rows alike.
 #define LM_STREAM_MIN_BYTES_DEFAULT ((int64_t) 32 << 20)
 int64_t lm_stream_min_bytes(void);
-// Sets the threshold (clamped to at least 64 KiB); returns the previous one.
+// Sets the threshold (clamped to at least 64 KiB; a negative n restores the
+// level's default); returns the previous setting, which restores it.
 // For tests, which exercise the streamed path on small rows.
 int64_t lm_set_stream_min_bytes(int64_t n);
 // Mat-vec over contiguous short rows walks them one by one (mm_get_mv_seq)

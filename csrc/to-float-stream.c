@@ -19,13 +19,18 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static _Atomic int64_t g_stream_min = LM_STREAM_MIN_BYTES_DEFAULT;
+static _Atomic int64_t g_stream_min = -1; // -1: the level's default
 
-int64_t lm_stream_min_bytes(void) { return atomic_load_explicit(&g_stream_min, memory_order_relaxed); }
+int64_t lm_stream_min_bytes(void) {
+    const int64_t n = atomic_load_explicit(&g_stream_min, memory_order_relaxed);
+    if (n >= 0) return n;
+    return lm_cpu_level() == LM_CPU_LEVEL_AVX512 ? INT64_MAX : LM_STREAM_MIN_BYTES_DEFAULT;
+}
 
 int64_t lm_set_stream_min_bytes(int64_t n) {
     // at least two whole chunks of floats (see stream_rows_avx2)
-    return atomic_exchange_explicit(&g_stream_min, n < ((int64_t) 64 << 10) ? ((int64_t) 64 << 10) : n, memory_order_relaxed);
+    const int64_t v = n < 0 ? -1 : n < ((int64_t) 64 << 10) ? ((int64_t) 64 << 10) : n;
+    return atomic_exchange_explicit(&g_stream_min, v, memory_order_relaxed);
 }
 
 #if defined(LM_X86)
