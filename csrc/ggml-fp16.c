@@ -153,6 +153,25 @@ LM_TARGET_AVX512 static inline __m512i fp32x32_to_bf16_avx512(const float * x) {
     }
 NARROW_AVX512(fp32_to_fp16_avx512, lm_ggml_fp16_t, fp32x32_to_fp16_avx512)
 NARROW_AVX512(fp32_to_bf16_avx512, lm_ggml_bf16_t, fp32x32_to_bf16_avx512)
+
+// Where the CPU has AVX512_BF16: vcvtne2ps2bf16 rounds to nearest even and
+// quiets NaNs as bf16_round_avx512 does, in one instruction for 32 elements
+// instead of about fifteen, but reads subnormal inputs as zero; 32 elements
+// with a subnormal among them (vfpclassps: one instruction per 16) take the
+// exact path. The row is memory-bound all the same; the fewer instructions
+// let more of it be in flight. Zen 5, 64 MB rows, interleaved in one process
+// (30 rounds, two orders): 18.3-18.9 -> 19.2-19.5 GB/s (reference, which
+// flushes subnormals: 19.4-19.8).
+LM_TARGET_AVX512BF16 static int64_t fp32_to_bf16_avx512bf16(const float * x, lm_ggml_bf16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512 lo = _mm512_loadu_ps(x + i), hi = _mm512_loadu_ps(x + i + 16);
+        const __mmask16 sub = _mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20); // denormal
+        const __m512i v = sub ? fp32x32_to_bf16_avx512(x + i) : (__m512i) _mm512_cvtne2ps_pbh(hi, lo);
+        _mm512_storeu_si512((void *) (y + i), v);
+    }
+    return i;
+}
 #endif
 
 // ---------------------------------------------------------------- arm64
@@ -264,7 +283,7 @@ void lm_ggml_fp32_to_bf16_row(const float * x, lm_ggml_bf16_t * y, int64_t n) {
     int64_t i = 0;
     switch (lm_cpu_level()) {
 #if defined(LM_X86)
-        case LM_CPU_LEVEL_AVX512: i = fp32_to_bf16_avx512(x, y, n); break;
+        case LM_CPU_LEVEL_AVX512: i = lm_cpu_avx512bf16() ? fp32_to_bf16_avx512bf16(x, y, n) : fp32_to_bf16_avx512(x, y, n); break;
         case LM_CPU_LEVEL_AVX2:   i = fp32_to_bf16_avx2(x, y, n); break;
 #endif
 #if defined(LM_ARM64)
