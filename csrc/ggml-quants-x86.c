@@ -92,6 +92,43 @@ LM_TARGET_AVX2 void lm_dequantize_row_q4_K_avx2(const block_q4_K * LM_GGML_RESTR
     }
 }
 
+// The AVX-512 level: the same per-element operations 16 floats at a time
+// (half the instructions per output line). The rows are bound by their
+// stores; fewer instructions keep more of them in flight. 16 MB outputs,
+// Zen 5, interleaved in one process (30 rounds, two orders): q8_0 30.9 / 22.9
+// -> 31.6 / 25.3 GB/s (reference 31.4 / 22.3), q4_K 35.1 / 28.6 -> 38.2 / 29.7
+// (reference 34.5 / 29.0).
+LM_TARGET_AVX512 void lm_dequantize_row_q8_0_avx512(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += LM_QK8_0) {
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss(x[i].d));
+        const __m128i a = _mm_loadu_si128((const __m128i *) x[i].qs);
+        const __m128i b = _mm_loadu_si128((const __m128i *) (x[i].qs + 16));
+        _mm512_storeu_ps(y +  0, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(a)), d));
+        _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), d));
+    }
+}
+
+LM_TARGET_AVX512 void lm_dequantize_row_q4_K_avx512(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = _cvtsh_ss(x[i].d), min = _cvtsh_ss(x[i].dmin);
+        const uint8_t * q = x[i].qs;
+        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
+            const __m256i qv = _mm256_loadu_si256((const __m256i *) q);
+            const __m256i lo = _mm256_and_si256(qv, mask), hi = _mm256_and_si256(_mm256_srli_epi16(qv, 4), mask);
+            for (int h = 0; h < 2; h++) { // the low nibbles are sub-block is, the high ones is + 1
+                int sc, m;
+                scale_min_k4(is + h, x[i].scales, &sc, &m);
+                const __m512 dv = _mm512_set1_ps(d * sc), mv = _mm512_set1_ps(min * m);
+                const __m256i v = h ? hi : lo;
+                float * yh = y + 32 * h;
+                _mm512_storeu_ps(yh +  0, _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(v))), dv), mv));
+                _mm512_storeu_ps(yh + 16, _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(v, 1))), dv), mv));
+            }
+        }
+    }
+}
+
 LM_TARGET_AVX2 void lm_dequantize_row_q6_K_avx2(const block_q6_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
     for (int64_t i = 0; i < nb; ++i) {

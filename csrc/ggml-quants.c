@@ -54,8 +54,10 @@ static inline bool use_avx2(void) {
 
 #if defined(LM_X86)
 #define TRY_AVX2(fn, x, y, nb) do { if (use_avx2()) { fn(x, y, nb); return; } } while (0)
+#define TRY_AVX512(fn, x, y, nb) do { if (lm_cpu_level() == LM_CPU_LEVEL_AVX512) { fn(x, y, nb); return; } } while (0)
 #else
 #define TRY_AVX2(fn, x, y, nb) do { (void) (nb); } while (0)
+#define TRY_AVX512(fn, x, y, nb) do { (void) (nb); } while (0)
 #endif
 #if defined(LM_ARM64)
 #define TRY_NEON(fn, x, y, nb) do { if (lm_cpu_level_is_neon(lm_cpu_level())) { fn(x, y, nb); return; } } while (0)
@@ -259,6 +261,7 @@ void lm_dequantize_row_q5_1(const block_q5_1 * LM_GGML_RESTRICT x, float * LM_GG
 
 void lm_dequantize_row_q8_0(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK8_0;
+    TRY_AVX512(lm_dequantize_row_q8_0_avx512, x, y, nb);
     TRY_AVX2(lm_dequantize_row_q8_0_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i, y += LM_QK8_0) {
         const float d = F16(x[i].d);
@@ -1099,6 +1102,7 @@ static void quantize_row_q5_K_impl(const float * LM_GGML_RESTRICT x, block_q5_K 
 
 void lm_dequantize_row_q4_K(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / LM_QK_K;
+    TRY_AVX512(lm_dequantize_row_q4_K_avx512, x, y, nb);
     TRY_AVX2(lm_dequantize_row_q4_K_avx2, x, y, nb);
     for (int64_t i = 0; i < nb; ++i) {
         const float d = F16(x[i].d), min = F16(x[i].dmin);

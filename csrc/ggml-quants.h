@@ -73,6 +73,8 @@ size_t lm_quantize_iq4_nl_4x4(const float * LM_GGML_RESTRICT src, void * LM_GGML
 void lm_dequantize_row_q4_0_avx2(const block_q4_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
 void lm_dequantize_row_q8_0_avx2(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
 void lm_dequantize_row_q4_K_avx2(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
+void lm_dequantize_row_q8_0_avx512(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
+void lm_dequantize_row_q4_K_avx512(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
 void lm_dequantize_row_q6_K_avx2(const block_q6_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb);
 void lm_quantize_row_q8_0_avx2(const float * LM_GGML_RESTRICT x, block_q8_0 * LM_GGML_RESTRICT y, int64_t nb);
 void lm_quantize_row_q8_1_avx2(const float * LM_GGML_RESTRICT x, block_q8_1 * LM_GGML_RESTRICT y, int64_t nb);
