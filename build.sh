@@ -9,6 +9,9 @@
 #   ./build.sh ctest    the C core's own test programs (tests/c), plain cc, no Go
 #   ./build.sh asan     the C test programs under AddressSanitizer + UBSan
 #   ./build.sh bench    Go benchmarks (set BENCH=regexp to narrow)
+#   ./build.sh so       this C core as a shared library ($SCRATCH/libggml-go.so)
+#   ./build.sh benchab [OTHER.so ...]  bench.c's kernel rows, this core and OTHER
+#                       interleaved in one process (tests/c/bench-ab.c; ROUNDS, THREADS)
 #   ./build.sh fuzz     short runs of every fuzz target (FUZZTIME=100000x executions each)
 #   ./build.sh cwarn    compile the C core with -Wall -Wextra -Werror
 #   ./build.sh arm64    cross-compile for linux/arm64, run Go + C tests under qemu-aarch64
@@ -48,6 +51,18 @@ lint() {
   go vet ./...
   "$(staticcheck_bin)" ./...
   echo "lint: go vet and staticcheck $STATICCHECK_VERSION are clean"
+}
+
+# The core as one shared object (-O3, as cgo's flags): what bench-ab loads.
+shared_lib() {
+  local out="$SCRATCH/so" f
+  rm -rf "$out" && mkdir -p "$out"
+  for f in csrc/*.c; do
+    "$CC" -std=gnu11 -O3 -fPIC -fno-strict-aliasing -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" &
+  done
+  wait
+  "$CC" -shared -o "$SCRATCH/libggml-go.so" "$out"/*.o -pthread -lm
+  echo "$SCRATCH/libggml-go.so"
 }
 
 cwarn() {
@@ -260,6 +275,15 @@ case "${1:-test}" in
   bench)
     go test -run '^$' -bench "${BENCH:-.}" -benchmem ./...
     ;;
+  so)
+    shared_lib
+    ;;
+  benchab)
+    shift
+    lib="$(shared_lib)"
+    "$CC" -O2 -Icsrc tests/c/bench-ab.c -ldl -lm -o "$SCRATCH/bench-ab"
+    "$SCRATCH/bench-ab" -r "${ROUNDS:-15}" -t "${THREADS:-1}" "$lib" "$@"
+    ;;
   fuzz)
     for pkg in . ./gguf; do
       for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
@@ -280,7 +304,7 @@ case "${1:-test}" in
     tools
     ;;
   *)
-    sed -n '2,17p' "$0"
+    sed -n '2,21p' "$0"
     exit 2
     ;;
 esac
