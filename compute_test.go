@@ -199,7 +199,7 @@ func BenchmarkFP16Rows(b *testing.B) {
 		src[i] = float32(i) * 0.001
 	}
 	h := make([]uint16, len(src))
-	// a row of 64 MB (bench.c's size): the streaming-store path
+	// a row of 64 MB (bench.c's size): the streaming-store path at the AVX2 level
 	big := make([]float32, 1<<24)
 	for i := range big {
 		big[i] = float32(math.Sin(float64(i)*0.001)) * 3

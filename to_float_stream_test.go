@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Conversions to f32 from the streaming threshold up (32 MiB of output by
-// default, lowered to 4 MB here) are written with streaming stores through a
+// Conversions to f32 from the streaming threshold up (by default 32 MiB of
+// output at the AVX2 level and never at AVX-512; 4 MB at every level here) are written with streaming stores through a
 // chunk buffer (csrc/to-float-stream.c). For every type with
 // a conversion, one large row must give the same bits as the same data
 // converted in pieces small enough for the ordinary path: at every level, for

@@ -232,7 +232,8 @@ static void fp16_to_fp32_cached(const void * vx, float * y, int64_t n) {
     fp16_to_fp32_scalar(x, y, i, n);
 }
 
-// Large rows go to memory through streaming stores, the rest as they are.
+// Large rows go to memory through streaming stores where the level streams
+// (lm_stream_min_bytes), the rest as they are.
 void lm_ggml_fp16_to_fp32_row(const lm_ggml_fp16_t * x, float * y, int64_t n) {
     if (!lm_to_float_stream(fp16_to_fp32_cached, 1, sizeof(*x), x, y, n)) fp16_to_fp32_cached(x, y, n);
 }
@@ -270,7 +271,8 @@ static void bf16_to_fp32_cached(const void * vx, float * y, int64_t n) {
     bf16_to_fp32_scalar(x, y, i, n);
 }
 
-// Large rows go to memory through streaming stores, the rest as they are.
+// Large rows go to memory through streaming stores where the level streams
+// (lm_stream_min_bytes), the rest as they are.
 void lm_ggml_bf16_to_fp32_row(const lm_ggml_bf16_t * x, float * y, int64_t n) {
     if (!lm_to_float_stream(bf16_to_fp32_cached, 1, sizeof(*x), x, y, n)) bf16_to_fp32_cached(x, y, n);
 }

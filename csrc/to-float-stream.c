@@ -2,7 +2,9 @@
 // stores. Every to_float (the quantized types' dequantizers, the f16 and bf16
 // rows) goes through lm_to_float_stream first; it takes outputs of
 // lm_stream_min_bytes() and more from the AVX2 level up and leaves the rest
-// to the caller's ordinary (cached) path.
+// to the caller's ordinary (cached) path. (At the AVX-512 level that size is
+// by default never: streamed outputs were the slower ones on Zen 5, see
+// ggml-cpu-impl.h.)
 //
 // Why: a dequantized weight matrix of tens of MB does not stay in cache for
 // whoever reads it next, and ordinary stores make the core read every output
