@@ -72,6 +72,43 @@ cwarn() {
   echo "cwarn: csrc compiles cleanly with -Wall -Wextra"
 }
 
+# Side-by-side runs, one per core. spawn DIR ID CMD... waits for a free core,
+# then runs CMD in the background: its output goes to DIR/ID.log, its exit
+# status and seconds to DIR/ID.rc. reap LABEL DIR ID... waits for them all,
+# prints each in the order given (ok with the log's last line, or FAIL with
+# its tail) and a count, and fails if any failed.
+spawn() {
+  local dir=$1 id=$2; shift 2
+  ( set +e; t0=$SECONDS; "$@" >"$dir/$id.log" 2>&1; echo "$? $((SECONDS-t0))" >"$dir/$id.rc" ) &
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc 2>/dev/null || echo 2)" ]; do wait -n || true; done
+}
+
+reap() {
+  local label=$1 dir=$2; shift 2
+  local id rc secs pass=0 fail=0
+  wait
+  for id in "$@"; do
+    read -r rc secs <"$dir/$id.rc"
+    if [ "$rc" = 0 ]; then
+      pass=$((pass+1)); echo "ok   $id ${secs}s ($(tail -1 "$dir/$id.log"))"
+    else
+      fail=$((fail+1)); echo "FAIL $id ${secs}s (exit $rc)"; tail -20 "$dir/$id.log"
+    fi
+  done
+  echo "$label: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}
+
+# One tests/c program: build it against the objects in OUT/obj, then run it
+# with ARGS (status 99: it did not build).
+ctest_one() {
+  local flags=$1 out=$2 t=$3 name; shift 3
+  name=$(basename "$t" .c)
+  # shellcheck disable=SC2086
+  "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name" || return 99
+  "$out/$name" "$@"
+}
+
 # Builds the core once with the given flags ($1), then links and runs each
 # tests/c program against it, giving each the parity data it reads.
 ctests() {
@@ -86,7 +123,6 @@ ctests() {
   wait
   # The programs run side by side, one per core (ASan makes them slow: run one
   # after another they took over 16 minutes); results print in name order.
-  local jobs; jobs=$(nproc 2>/dev/null || echo 2)
   local names=() t name args
   for t in tests/c/test-*.c; do
     name=$(basename "$t" .c); names+=("$name")
@@ -97,32 +133,10 @@ ctests() {
       test-gguf)     args="$PARITY $SCRATCH/gguf-exp" ;;
       *)             args="" ;;
     esac
-    (
-      set +e
-      t0=$SECONDS
-      if "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name" >"$out/$name.log" 2>&1; then
-        # shellcheck disable=SC2086
-        "$out/$name" $args >"$out/$name.log" 2>&1
-        rc=$?
-      else
-        rc=99
-      fi
-      echo "$rc $((SECONDS-t0))" >"$out/$name.rc"
-    ) &
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    # shellcheck disable=SC2086
+    spawn "$out" "$name" ctest_one "$flags" "$out" "$t" $args
   done
-  wait
-  local pass=0 fail=0 rc secs
-  for name in "${names[@]}"; do
-    read -r rc secs <"$out/$name.rc"
-    if [ "$rc" = 0 ]; then
-      pass=$((pass+1)); echo "ok   $name ${secs}s ($(tail -1 "$out/$name.log"))"
-    else
-      fail=$((fail+1)); echo "FAIL $name ${secs}s (exit $rc)"; tail -20 "$out/$name.log"
-    fi
-  done
-  echo "ctest: $pass passed, $fail failed"
-  [ "$fail" -eq 0 ]
+  reap ctest "$out" "${names[@]}"
 }
 
 XCC="${XCC:-aarch64-linux-gnu-gcc}"
@@ -159,8 +173,7 @@ arm64() {
   done
   # The programs run side by side, one per core (one after another they took
   # 11 minutes of CI); results print in order once all have finished.
-  local jobs; jobs=$(nproc 2>/dev/null || echo 2)
-  local runs=() run
+  local runs=() rc=0
   for cpu in max cortex-a53; do
     list=${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul test-batch-invariance}
     [ "$cpu" = max ] || list=${ARM64_CTESTS_NODOT:-test-neon-quant test-batch-invariance}
@@ -173,28 +186,13 @@ arm64() {
         test-iquants) args="$PARITY/quant" ;;
       esac
       runs+=("$name.$cpu")
-      (
-        set +e
-        t1=$SECONDS
-        # shellcheck disable=SC2086
-        QEMU_CPU=$cpu $QEMU "$out/$name" $args >"$out/$name.$cpu.log" 2>&1
-        echo "$? $((SECONDS-t1))" >"$out/$name.$cpu.rc"
-      ) &
-      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+      # shellcheck disable=SC2086
+      spawn "$out" "$name.$cpu" env QEMU_CPU="$cpu" $QEMU "$out/$name" $args
     done
   done
-  wait
-  local failed=0 rc secs
-  for run in "${runs[@]}"; do
-    read -r rc secs <"$out/$run.rc"
-    if [ "$rc" = 0 ]; then
-      echo "ok   ${run%.*} (arm64, ${run##*.}, ${secs}s): $(tail -1 "$out/$run.log")"
-    else
-      echo "FAIL ${run%.*} (arm64, ${run##*.}, exit $rc)"; tail -20 "$out/$run.log"; failed=1
-    fi
-  done
+  reap "arm64 (qemu; ID.cpu)" "$out" "${runs[@]}" || rc=1
   echo "arm64: C tests under qemu in $((SECONDS-t0))s"
-  [ "$failed" = 0 ]
+  return $rc
 }
 
 goget() {
