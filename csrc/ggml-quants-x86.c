@@ -76,21 +76,24 @@ static inline void scale_min_k4(int j, const uint8_t * q, int * d, int * m) {
     }
 }
 
-LM_TARGET_AVX2 void lm_dequantize_row_q4_K_avx2(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
-    const __m256i mask = _mm256_set1_epi8(0x0F);
-    for (int64_t i = 0; i < nb; ++i) {
-        const float d = _cvtsh_ss(x[i].d), min = _cvtsh_ss(x[i].dmin);
-        const uint8_t * q = x[i].qs;
-        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
-            int sc, m;
-            const __m256i qv = _mm256_loadu_si256((const __m256i *) q);
-            scale_min_k4(is, x[i].scales, &sc, &m);
-            scale_sub_32(_mm256_and_si256(qv, mask), d * sc, min * m, y);
-            scale_min_k4(is + 1, x[i].scales, &sc, &m);
-            scale_sub_32(_mm256_and_si256(_mm256_srli_epi16(qv, 4), mask), d * sc, min * m, y + 32);
-        }
-    }
+// The q4_K row, one body for both levels: scale_sub stores 32 outputs.
+#define DEQ_Q4_K(name, TARGET, scale_sub)                                                                      \
+TARGET void name(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {              \
+    const __m256i mask = _mm256_set1_epi8(0x0F);                                                               \
+    for (int64_t i = 0; i < nb; ++i) {                                                                         \
+        const float d = _cvtsh_ss(x[i].d), min = _cvtsh_ss(x[i].dmin);                                         \
+        const uint8_t * q = x[i].qs;                                                                           \
+        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {                                                  \
+            int sc, m;                                                                                         \
+            const __m256i qv = _mm256_loadu_si256((const __m256i *) q);                                        \
+            scale_min_k4(is, x[i].scales, &sc, &m);                                                            \
+            scale_sub(_mm256_and_si256(qv, mask), d * sc, min * m, y);                                         \
+            scale_min_k4(is + 1, x[i].scales, &sc, &m);                                                        \
+            scale_sub(_mm256_and_si256(_mm256_srli_epi16(qv, 4), mask), d * sc, min * m, y + 32);              \
+        }                                                                                                      \
+    }                                                                                                          \
 }
+DEQ_Q4_K(lm_dequantize_row_q4_K_avx2, LM_TARGET_AVX2, scale_sub_32)
 
 // The AVX-512 level: the same per-element operations 16 floats at a time
 // (half the instructions per output line). The rows are bound by their
@@ -108,26 +111,14 @@ LM_TARGET_AVX512 void lm_dequantize_row_q8_0_avx512(const block_q8_0 * LM_GGML_R
     }
 }
 
-LM_TARGET_AVX512 void lm_dequantize_row_q4_K_avx512(const block_q4_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
-    const __m256i mask = _mm256_set1_epi8(0x0F);
-    for (int64_t i = 0; i < nb; ++i) {
-        const float d = _cvtsh_ss(x[i].d), min = _cvtsh_ss(x[i].dmin);
-        const uint8_t * q = x[i].qs;
-        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
-            const __m256i qv = _mm256_loadu_si256((const __m256i *) q);
-            const __m256i lo = _mm256_and_si256(qv, mask), hi = _mm256_and_si256(_mm256_srli_epi16(qv, 4), mask);
-            for (int h = 0; h < 2; h++) { // the low nibbles are sub-block is, the high ones is + 1
-                int sc, m;
-                scale_min_k4(is + h, x[i].scales, &sc, &m);
-                const __m512 dv = _mm512_set1_ps(d * sc), mv = _mm512_set1_ps(min * m);
-                const __m256i v = h ? hi : lo;
-                float * yh = y + 32 * h;
-                _mm512_storeu_ps(yh +  0, _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(v))), dv), mv));
-                _mm512_storeu_ps(yh + 16, _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(v, 1))), dv), mv));
-            }
-        }
-    }
+// scale_sub_32 with 16 floats a vector
+LM_TARGET_AVX512 static inline void scale_sub_32_avx512(__m256i q, float d, float m, float * y) {
+    const __m512 dv = _mm512_set1_ps(d), mv = _mm512_set1_ps(m);
+    _mm512_storeu_ps(y +  0, _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(q))), dv), mv));
+    _mm512_storeu_ps(y + 16, _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(q, 1))), dv), mv));
 }
+DEQ_Q4_K(lm_dequantize_row_q4_K_avx512, LM_TARGET_AVX512, scale_sub_32_avx512)
+#undef DEQ_Q4_K
 
 LM_TARGET_AVX2 void lm_dequantize_row_q6_K_avx2(const block_q6_K * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
