@@ -125,13 +125,18 @@ lm_ggml_backend_buffer_t lm_ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t 
     return buf;
 }
 
+// The reference's extra CPU buffer type for repacked weights is ours too:
+// CPU_REPACK (repack.c). Its memory is this process's, but a repacked
+// tensor's bytes are not its plain bytes, so it is not "host" to others.
+extern const struct lm_backend_buft_ops lm_cpu_repack_buft_ops;
+static struct lm_ggml_backend_buffer_type g_repack_buft = { &lm_cpu_repack_buft_ops, &g_cpu_device, NULL };
+
 lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_aarch64_buffer_type(void) {
-    return lm_ggml_backend_cpu_buffer_type();
+    return &g_repack_buft;
 }
 
 bool lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_type_t buft) {
-    (void) buft;
-    return false;
+    return buft == &g_repack_buft;
 }
 
 // ---------------------------------------------------------------- the backend
@@ -385,19 +390,24 @@ static lm_ggml_backend_buffer_t cpu_dev_from_ptr(lm_ggml_backend_dev_t dev, void
 }
 
 // Only what the engine has kernels for (see lm_cpu_node_supported), with
-// every tensor in host memory.
+// every tensor in host memory or in a CPU_REPACK buffer (where a repacked
+// tensor is only mul_mat's weights).
 static bool cpu_dev_supports_op(lm_ggml_backend_dev_t dev, const struct lm_ggml_tensor * op) {
     (void) dev;
     for (int i = 0; i < LM_GGML_MAX_SRC; i++) {
         const struct lm_ggml_tensor * s = op->src[i];
-        if (s != NULL && s->buffer != NULL && !lm_ggml_backend_buffer_is_host(s->buffer)) return false;
+        if (s == NULL || s->buffer == NULL || lm_ggml_backend_buffer_is_host(s->buffer)) continue;
+        if (s->buffer->buft != &g_repack_buft) return false;
+        const struct lm_ggml_tensor * o = s;
+        while (o->view_src != NULL) o = o->view_src;
+        if (lm_cpu_tensor_is_repacked(o) && !(op->op == LM_GGML_OP_MUL_MAT && i == 0 && o == s)) return false;
     }
     return lm_cpu_node_supported(op);
 }
 
 static bool cpu_dev_supports_buft(lm_ggml_backend_dev_t dev, lm_ggml_backend_buffer_type_t buft) {
     (void) dev;
-    return lm_ggml_backend_buft_is_host(buft);
+    return lm_ggml_backend_buft_is_host(buft) || buft == &g_repack_buft;
 }
 
 static const struct lm_backend_dev_ops cpu_dev_ops = {
@@ -425,8 +435,8 @@ static lm_ggml_backend_dev_t cpu_reg_dev_get(lm_ggml_backend_reg_t reg, size_t i
 
 static lm_ggml_backend_buffer_type_t * cpu_extra_bufts(lm_ggml_backend_dev_t dev) {
     (void) dev;
-    static lm_ggml_backend_buffer_type_t none[] = { NULL };
-    return none;
+    static lm_ggml_backend_buffer_type_t extra[] = { &g_repack_buft, NULL };
+    return extra;
 }
 
 static void cpu_set_n_threads_proc(lm_ggml_backend_t backend, int n_threads) {

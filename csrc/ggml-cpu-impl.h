@@ -180,6 +180,15 @@ bool lm_cpu_vnni(void);
 // bits, see mm-float.c). Follows lm_cpu_force_level and LM_GGML_CPU_LEVEL.
 bool lm_cpu_avx512bf16(void);
 
+// Weights in a CPU_REPACK buffer (repack.c): whether t is stored repacked
+// (only mul_mat may read it then), and the conversions of one group of 8
+// q8_0 rows of rowb bytes between the plain and the repacked layout.
+bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
+// whether matrices of this type (at least 8 rows, contiguous) are repacked at this level
+bool lm_cpu_repacks_type(enum lm_ggml_type type);
+void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out);
+void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain);
+
 #if defined(__x86_64__) || defined(_M_X64)
 #define LM_X86 1
 #define LM_TARGET_AVX2   __attribute__((target("avx2,fma,f16c")))

@@ -297,7 +297,8 @@ static const struct lm_ggml_tensor * readonly_target(const struct lm_ggml_tensor
 // Whether t (the result when src < 0, else operand src) has memory of this
 // process; see node_ready. Tensors without elements need none; asking that
 // costs four loads, so it is asked only of those that fail the other checks.
-static inline bool tensor_ready(struct lm_ggml_tensor * t, int src, lm_ggml_backend_buffer_t * host, char * msg, size_t n) {
+static inline bool tensor_ready(const struct lm_ggml_tensor * node, struct lm_ggml_tensor * t, int src,
+                                lm_ggml_backend_buffer_t * host, char * msg, size_t n) {
     if (t->data == NULL) {
         if (lm_shape_has_zero(t)) return true;
         if (t->view_src == NULL || t->view_src->data == NULL) {
@@ -310,6 +311,15 @@ static inline bool tensor_ready(struct lm_ggml_tensor * t, int src, lm_ggml_back
     lm_ggml_backend_buffer_t buf = data_owner(t)->buffer;
     if (buf != NULL && buf != *host && !lm_shape_has_zero(t)) {
         if (!lm_ggml_backend_buffer_is_host(buf)) {
+            // CPU_REPACK: this process's memory; its plain tensors are read as any,
+            // a repacked one only by mul_mat as its weights (never cached in *host)
+            if (lm_ggml_backend_cpu_buft_is_aarch64(buf->buft)) {
+                if (!lm_cpu_tensor_is_repacked(data_owner(t))) return true;
+                if (node->op == LM_GGML_OP_MUL_MAT && src == 0 && t->view_src == NULL) return true;
+                snprintf(msg, n, "%s is stored repacked (a CPU_REPACK buffer): only mul_mat reads it, as its weights, "
+                         "not through a view", t->name);
+                return false;
+            }
             snprintf(msg, n, "tensor %s is in a buffer that is not in host memory", t->name);
             return false;
         }
@@ -331,9 +341,9 @@ static enum node_state node_ready(struct lm_ggml_tensor * node, lm_ggml_backend_
         return NODE_BAD;
     }
     if (op_is_noop(node)) return NODE_NOOP;
-    if (!tensor_ready(node, -1, host, msg, n)) return NODE_BAD;
+    if (!tensor_ready(node, node, -1, host, msg, n)) return NODE_BAD;
     for (int j = 0; j < LM_GGML_MAX_SRC; j++) {
-        if (node->src[j] != NULL && !tensor_ready(node->src[j], j, host, msg, n)) return NODE_BAD;
+        if (node->src[j] != NULL && !tensor_ready(node, node->src[j], j, host, msg, n)) return NODE_BAD;
     }
     const struct lm_ggml_tensor * ro = readonly_target(node);
     if (ro != NULL) {

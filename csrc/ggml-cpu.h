@@ -135,9 +135,12 @@ LM_GGML_BACKEND_API lm_ggml_backend_reg_t lm_ggml_backend_cpu_reg(void);
 LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_hbm_buffer_type(void);
 #endif
 
-// This core keeps weights in the plain layout: there is no repacking buffer
-// type. lm_ggml_backend_cpu_aarch64_buffer_type returns the plain CPU buffer
-// type and lm_ggml_backend_cpu_buft_is_aarch64 is false for every buffer type.
+// The CPU's extra buffer type for weights (named "CPU_REPACK"; the reference
+// calls its own "CPU_AARCH64"): mul_mat weights the CPU has a faster kernel
+// for in another layout are stored in it (q8_0 at the AVX-512 level with
+// VNNI), the rest as in a CPU buffer. tensor_get/set/memset read and write
+// the plain bytes; only mul_mat (as src0) may compute from a repacked tensor.
+// Not a host buffer type (lm_ggml_backend_buft_is_host is false).
 LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_aarch64_buffer_type(void);
 LM_GGML_BACKEND_API bool lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_type_t buft);
 

@@ -1384,7 +1384,7 @@ static float iq4_search(const float * xb, const float * w, float max, int ntry, 
 static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, uint8_t * q4,
                                uint16_t * scales_h, uint8_t * scales_l, const float * qw, int ntry, uint8_t * L) {
     const int nb = sbs/32;
-    float scales[QK_K/32];
+    float scales[QK_K/32] = {0}; // (gcc -O1 thinks it may be read unset)
     float w[32];
     float sigma2 = iq_sumsq(x, sbs);
     sigma2 *= 2.f/sbs;

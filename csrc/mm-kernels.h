@@ -109,6 +109,15 @@ typedef void (*mm_qgemm_fn)(int64_t K, const char * x, size_t xrs, int64_t r0, i
                             float * const * dcol, int ncol, void * scratch);
 mm_qgemm_fn mm_qgemm(enum lm_ggml_type type);
 
+// The GEMM over repacked weights (repack.c): mm_qgemm_fn's contract, the
+// bits of the level's mm_qgemm, with x in the repacked layout (row r's
+// group at x + r * xrs as in the plain one) and [r0, r1) whole groups of 8.
+// NULL where the level has none (mul_mat then unpacks the groups for its
+// other kernels).
+mm_qgemm_fn mm_qgemm_repacked(enum lm_ggml_type type);
+// one column of it: d[r] = dot(row r, y) for r in [r0, r1)
+typedef void (*mm_qmv_rp_fn)(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d);
+
 // SIMD integer dots (mm-quant-x86.c: AVX2; mm-quant-neon.c: NEON): the
 // kernel for a weight type, or NULL where there is none; the activation type
 // is the scalar kernel's.
@@ -128,6 +137,8 @@ mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
 lm_ggml_vec_dot_t mm_quant_dot_vnni(enum lm_ggml_type type);
 mm_qmv_fn         mm_qmv_vnni(enum lm_ggml_type type);
 mm_qgemm_fn       mm_qgemm_vnni(enum lm_ggml_type type);
+mm_qmv_rp_fn      mm_qmv_repacked_vnni(enum lm_ggml_type type);
+mm_qgemm_fn       mm_qgemm_repacked_vnni(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_quant_dot_neon(enum lm_ggml_type type);

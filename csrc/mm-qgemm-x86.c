@@ -153,6 +153,17 @@ LM_TARGET_AVX2 static void dec_q8_0(const void * vx, int n, int r, void * vp) {
     for (int i = 0; i < n; i++) pa_put(p + i, r, LD(x[i].qs), H2F(x[i].d), 0.0f);
 }
 
+// n blocks of a repacked group of 8 q8_0 rows (repack.c: per block the 8
+// scales, then the quants of rows 0,4,1,5,2,6,3,7) -> the panel, all rows
+LM_TARGET_AVX2 static void dec_q8_0_rp(const char * g, int n, void * vp) {
+    struct qg_pa * p = vp;
+    for (int i = 0; i < n; i++, g += QG_R * sizeof(block_q8_0)) {
+        for (int r = 0; r < QG_R; r++) ST(p[i].w[r], LD(g + 16 + 32 * ((r % 4) * 2 + r / 4)));
+        _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)));
+        _mm256_store_ps(p[i].m, _mm256_setzero_ps());
+    }
+}
+
 LM_TARGET_AVX2 static void dec_iq4_nl(const void * vx, int n, int r, void * vp) {
     const block_iq4_nl * x = vx; struct qg_pa * p = vp;
     const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
@@ -581,7 +592,8 @@ LM_TARGET_AVX2 static void qmv_run(const struct qg_type * qt, mm_qmv_fn mv, int6
 }
 
 // vnni: the AVX512_VNNI kernels where a type has them (the same bits)
-static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K,
+// rp: x is q8_0 repacked (repack.c) and [r0, r1) whole groups of 8 rows
+static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K,
                       const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol,
                       int ncol, void * scratch) {
     const int64_t nb = K / qt->bk;
@@ -589,6 +601,10 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t,
     char * panel = (char *)(((uintptr_t) scratch + 63) & ~(uintptr_t) 63);
     float * acc  = (float *)(panel + (size_t) qt->kc * qt->pbytes);
     float * accm = acc + MM_QGEMM_MAX_COLS * QG_R;
+    if (rp && ncol <= QG_MV_COLS) {
+        for (int c = 0; c < ncol; c++) mm_qmv_repacked_vnni(t)(K, x, xrs, r0, r1, ycol[c], dcol[c]);
+        return;
+    }
     if (ncol <= QG_MV_COLS) { // decoding into a panel would not pay; the mat-vec kernel sums alike
         const mm_qmv_fn mv = vnni && mm_qmv_vnni(t) ? mm_qmv_vnni(t) : mm_qmv_avx2(t);
         for (int c = 0; c < ncol; c++) qmv_run(qt, mv, nb, xbs, x, xrs, r0, r1, ycol[c], dcol[c]);
@@ -602,12 +618,19 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t,
         memset(accm, 0, (size_t) ncol * QG_R * sizeof(float));
         for (int64_t b0 = 0; b0 < nb; b0 += qt->kc) {
             const int n = (int) LM_GGML_MIN(qt->kc, nb - b0);
-            // rows past the end repeat the last one: their lanes are not stored
-            for (int i = 0; i < QG_R; i++) qt->dec(x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + b0 * xbs, n, i, panel);
-            {   // the next stretch of these rows (or the first of the next rows) comes in
-                // while the columns run: the decoders would otherwise wait on memory
-                const int64_t nb0 = b0 + qt->kc < nb ? b0 + qt->kc : 0, nr0 = nb0 ? r : r + QG_R;
-                const size_t len = (size_t) LM_GGML_MIN(qt->kc, nb - nb0) * xbs;
+            // the next stretch of these rows (or the first of the next rows) comes in
+            // while the columns run: the decoders would otherwise wait on memory
+            const int64_t nb0 = b0 + qt->kc < nb ? b0 + qt->kc : 0, nr0 = nb0 ? r : r + QG_R;
+            const size_t len = (size_t) LM_GGML_MIN(qt->kc, nb - nb0) * xbs;
+            if (rp) { // a group's stretch is contiguous
+                dec_q8_0_rp(x + r * xrs + b0 * QG_R * xbs, n, panel);
+                if (nr0 < r1) {
+                    const char * pf = x + nr0 * xrs + nb0 * QG_R * xbs;
+                    for (size_t o = 0; o < QG_R * len; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
+                }
+            } else {
+                // rows past the end repeat the last one: their lanes are not stored
+                for (int i = 0; i < QG_R; i++) qt->dec(x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + b0 * xbs, n, i, panel);
                 for (int i = 0; i < QG_R && nr0 + i < r1; i++) {
                     const char * pf = x + (nr0 + i) * xrs + nb0 * xbs;
                     for (size_t o = 0; o < len; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
@@ -641,12 +664,12 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, enum lm_ggml_type t,
 #define QG_ENTRY(T, VDT)                                                                                          \
 static void qgemm_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                       float * const * dcol, int ncol, void * scratch) {                                          \
-    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,  \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, false, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,  \
               dcol, ncol, scratch);                                                                               \
 }                                                                                                                 \
 static void qgemm_vnni_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                            float * const * dcol, int ncol, void * scratch) {                                     \
-    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,   \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, false, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,   \
               dcol, ncol, scratch);                                                                               \
 }
 QG_ENTRY(Q4_0, Q8_0)
@@ -675,6 +698,16 @@ mm_qgemm_fn mm_qgemm_avx2(enum lm_ggml_type type) {
 // The AVX512_VNNI kernels of a type where it has them, the AVX2 ones elsewhere.
 mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
     return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].vnni : NULL;
+}
+
+static void qgemm_vnni_rp_Q8_0(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol,
+                               float * const * dcol, int ncol, void * scratch) {
+    qgemm_run(qg_lookup(LM_GGML_TYPE_Q8_0), true, true, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,
+              dcol, ncol, scratch);
+}
+
+mm_qgemm_fn mm_qgemm_repacked_vnni(enum lm_ggml_type type) {
+    return type == LM_GGML_TYPE_Q8_0 ? qgemm_vnni_rp_Q8_0 : NULL;
 }
 #else
 typedef int mm_qgemm_x86_unused; // ISO C forbids an empty translation unit

@@ -349,6 +349,14 @@ mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
     return NULL;
 }
 
+mm_qgemm_fn mm_qgemm_repacked(enum lm_ggml_type type) {
+#if defined(LM_X86)
+    if (lm_cpu_vnni()) return mm_qgemm_repacked_vnni(type);
+#endif
+    (void) type;
+    return NULL;
+}
+
 lm_ggml_vec_dot_t mm_quant_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
     const lm_ggml_vec_dot_t k = scalar_dot_kernel(type, vdt);
     const lm_ggml_vec_dot_t v = k ? simd_dot_kernel(type) : NULL;

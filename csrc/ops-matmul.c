@@ -129,6 +129,9 @@ struct mm_plan {
     size_t  col_size;     // bytes per converted column
     size_t  conv_bytes;
     size_t  scratch;      // per thread
+    bool    repack;       // src0 is repacked (repack.c): the first rp_bytes of scratch take a plain group
+    size_t  rp_bytes;
+    mm_qgemm_fn rqg;      // repack: the level's GEMM over the repacked layout, or NULL
 };
 
 static size_t mm_pad(size_t n) { return (n + MM_ALIGN - 1) & ~(size_t)(MM_ALIGN - 1); }
@@ -168,6 +171,12 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
                       mm_pad(mm_gemm_scratch(p->xt, ncols_blk));
     }
     p->conv_bytes = p->convert ? mm_pad(p->col_size * (size_t) ncols) : 0;
+    if (!mul_mat_id && lm_cpu_tensor_is_repacked(src0)) {
+        p->repack   = true;
+        p->rp_bytes = mm_pad(8 * src0->nb[1]);
+        p->scratch += p->rp_bytes;
+        p->rqg      = p->path == MM_QUANT && p->qg != NULL ? mm_qgemm_repacked(src0->type) : NULL;
+    }
 }
 
 // Work buffer: [converted src1 | per-thread scratch | extra].
@@ -370,6 +379,32 @@ static void mm_block(const struct mm_kern * k, const char * x, size_t xrs, int64
     }
 }
 
+// Rows [r0, r1) of a repacked slice (repack.c): its whole groups of 8 by
+// the level's GEMM over the repacked layout, or each group unpacked into
+// scratch for the other kernels; the plain rows after the last group as
+// usual. The rows are shared out in units of 16, so r0 starts a group (a
+// group entered in its middle is unpacked all the same).
+static void mm_block_repacked(const struct mm_kern * k, const char * x, size_t xrs, int64_t r0, int64_t r1, int64_t rlim,
+                              const void * const * ycol, float * const * dcol, int ncol, float * scratch) {
+    const int64_t re = LM_GGML_MIN(r1, rlim / 8 * 8);
+    char * plain = (char *) scratch;
+    float * rest = (float *)(plain + k->p->rp_bytes);
+    int64_t r = r0;
+    if (r < re && r % 8 == 0 && k->p->rqg != NULL) {
+        k->p->rqg(k->p->K, x, xrs, r, re, ycol, dcol, ncol, rest);
+        r = re;
+    }
+    while (r < re) {
+        const int64_t g = r / 8 * 8, e = LM_GGML_MIN(re, g + 8);
+        lm_cpu_repack_unpack_q8_0(x + g * xrs, xrs, plain);
+        float * dshift[MM_MAX_COLS];
+        for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + g;
+        mm_block(k, plain, xrs, r - g, e - g, 8, ycol, dshift, ncol, rest);
+        r = e;
+    }
+    if (r < r1) mm_block(k, x, xrs, r, r1, rlim, ycol, dcol, ncol, rest);
+}
+
 // Rows per block: enough blocks for load balance, few enough to amortize.
 static int64_t mm_rows_per_block(int64_t nrows, int64_t nblocks_other, int nth) {
     int64_t br = 64;
@@ -426,7 +461,11 @@ static void mm_chunk(const struct lm_ggml_compute_params * params, const struct 
             : (const void *)((const char *) src1->data + c * src1->nb[1] + i12 * src1->nb[2] + i13 * src1->nb[3]);
         dcol[c - c0] = (float *)((char *) dst->data + c * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]);
     }
-    mm_block(kern, x, src0->nb[1], row0, row1, src0->ne[1], ycol, dcol, (int)(c1 - c0), scratch);
+    if (p->repack) {
+        mm_block_repacked(kern, x, src0->nb[1], row0, row1, src0->ne[1], ycol, dcol, (int)(c1 - c0), scratch);
+    } else {
+        mm_block(kern, x, src0->nb[1], row0, row1, src0->ne[1], ycol, dcol, (int)(c1 - c0), scratch);
+    }
 }
 
 static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -290,9 +291,11 @@ func TestUnsupportedWeightType(t *testing.T) {
 	}
 }
 
-// TestFusedWeights: the three ways of loading (fused into a backend buffer,
-// apart, in place in the mapping) give the same logits; a fused model saves
-// its original tensors; Train refuses fused matrices.
+// TestFusedWeights: the ways of loading (fused into a backend buffer,
+// apart, in place in the mapping, with and without repacked projections)
+// give the same logits, the repacked ones the same bits as the plain ones;
+// a fused model saves its original tensors, a repacked one too; Train
+// refuses fused matrices.
 func TestFusedWeights(t *testing.T) {
 	path := smallModel(t, Hparams{NEmbd: 64, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 96, NCtxTrain: 32}, false)
 	q8 := filepath.Join(t.TempDir(), "q8.gguf")
@@ -301,12 +304,13 @@ func TestFusedWeights(t *testing.T) {
 	}
 	for _, file := range []string{path, q8} {
 		var ref []float32
-		for _, o := range []LoadOptions{{}, {NoFuse: true}, {Mmap: true}} {
+		plain := map[bool][]float32{} // by NoFuse: the logits without repacking
+		for _, o := range []LoadOptions{{NoRepack: true}, {NoFuse: true, NoRepack: true}, {}, {NoFuse: true}, {Mmap: true}} {
 			m, err := Load(file, o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fused := m.Layers[0].Wqkv != nil && m.Layers[0].WGateUp != nil; fused != (o == LoadOptions{}) {
+			if fused := m.Layers[0].Wqkv != nil && m.Layers[0].WGateUp != nil; fused != (!o.NoFuse && !o.Mmap) {
 				t.Errorf("%+v: fused %v", o, fused)
 			}
 			s, err := m.NewSession(SessionOptions{Threads: 2, Context: 16, Batch: 4})
@@ -322,20 +326,31 @@ func TestFusedWeights(t *testing.T) {
 				t.Fatal(err)
 			}
 			all = append(all, l...)
+			if !o.Mmap {
+				if o.NoRepack {
+					plain[o.NoFuse] = all
+				} else if !slices.Equal(plain[o.NoFuse], all) {
+					t.Errorf("%s %+v: repacked weights give other bits than plain ones", filepath.Base(file), o)
+				}
+			}
 			if ref == nil {
 				ref = all
 			} else if d := maxAbsDiff(ref, all); d > 1e-5 {
 				t.Errorf("%s %+v: logits differ from the fused load by %g", filepath.Base(file), o, d)
 			}
-			if o == (LoadOptions{}) && file == path {
-				if err := Train(context.Background(), m, []int32{1, 2, 3, 4, 5, 6, 7}, TrainOptions{Seq: 2, Batch: 1, Steps: 1}); err == nil {
-					t.Error("Train accepted fused matrices")
+			if o == (LoadOptions{}) {
+				if file == path {
+					if err := Train(context.Background(), m, []int32{1, 2, 3, 4, 5, 6, 7}, TrainOptions{Seq: 2, Batch: 1, Steps: 1}); err == nil {
+						t.Error("Train accepted fused matrices")
+					}
+				} else if ggml.CPURepacks(ggml.TypeQ8_0) && m.Layers[0].Wqkv.Buffer().Type().Name() != "CPU_REPACK" {
+					t.Error("q8_0 projections not in a CPU_REPACK buffer")
 				}
 				out := filepath.Join(t.TempDir(), "resaved.gguf")
 				if err := m.Save(out, "resaved"); err != nil {
 					t.Fatal(err)
 				}
-				a, _ := gguf.Open(path)
+				a, _ := gguf.Open(file)
 				b, _ := gguf.Open(out)
 				if len(a.Tensors()) != len(b.Tensors()) {
 					t.Errorf("resaved %d tensors, original %d", len(b.Tensors()), len(a.Tensors()))

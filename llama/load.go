@@ -55,10 +55,38 @@ func fusable(f *gguf.File, nLayer int) []fuseGroup {
 	return out
 }
 
-// loadWeights creates the tensors of f in m.weights (a NoAlloc context),
-// fusing what can be, allocates them in one CPU buffer and copies their
-// data from f.
-func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
+// The projection matrices (everything only mul_mat reads: the layers'
+// attention and FFN matrices and the output matrix unless it is the token
+// embedding) of a type the CPU repacks (ggml.CPURepacks) go into a
+// CPU_REPACK buffer (ggml.CPURepackBufferType), in their own context; the
+// rest into a CPU buffer.
+
+// mulMatOnly reports whether the weight of this GGUF (or fused) name is
+// only ever the first operand of mul_mat.
+func mulMatOnly(name string, nLayer int) bool {
+	if name == "output.weight" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return false
+	}
+	num, field, _ := strings.Cut(rest, ".")
+	if l, err := strconv.Atoi(num); err != nil || l < 0 || l >= nLayer {
+		return false
+	}
+	switch field {
+	case "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_qkv.weight", "attn_output.weight",
+		"ffn_gate.weight", "ffn_up.weight", "ffn_gate_up.weight", "ffn_down.weight":
+		return true
+	}
+	return false
+}
+
+// loadWeights creates the tensors of f in m.weights (a NoAlloc context; the
+// repacked ones in m.packed), fusing what can be, allocates them in a CPU
+// buffer (and a CPU_REPACK one) and copies their data from f.
+func (m *Model) loadWeights(f *gguf.File, fuse, repack bool) (err error) {
 	defer recoverOp(&err)
 	infos := f.Tensors()
 	var groups []fuseGroup
@@ -102,12 +130,26 @@ func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
 		rank[name] = decodeRank(name, m.NLayer)
 	}
 	sort.SliceStable(units, func(a, b int) bool { return rank[units[a]] < rank[units[b]] })
+	// where a tensor goes: ctx, or m.packed for a projection the CPU repacks
+	ctxFor := func(name string, t ggml.Type) *ggml.Context {
+		if !repack || !mulMatOnly(name, m.NLayer) || !ggml.CPURepacks(t) {
+			return ctx
+		}
+		if m.packed == nil {
+			m.packed, err = ggml.NewContext(ggml.ContextOptions{MemSize: 2 * len(infos) * ggml.TensorOverhead(), NoAlloc: true})
+			if err != nil {
+				panic(err)
+			}
+		}
+		return m.packed
+	}
 	fused := make([]*ggml.Tensor, len(groups))
+	fusedCtx := make([]*ggml.Context, len(groups))
 	for _, name := range units {
 		i, isGroup := groupOf[name]
 		if !isGroup {
 			t := info[name]
-			m.tensors[name] = ctx.NewTensor(ggml.Type(t.Type), shape(t.Shape)...).SetName(name)
+			m.tensors[name] = ctxFor(name, ggml.Type(t.Type)).NewTensor(ggml.Type(t.Type), shape(t.Shape)...).SetName(name)
 			continue
 		}
 		g := groups[i]
@@ -116,21 +158,31 @@ func (m *Model) loadWeights(f *gguf.File, fuse bool) (err error) {
 		for _, p := range g.parts {
 			rows += int(info[p].Shape[1])
 		}
-		fused[i] = ctx.NewTensor(ggml.Type(first.Type), int(first.Shape[0]), rows).SetName(g.name)
+		fusedCtx[i] = ctxFor(g.name, ggml.Type(first.Type))
+		fused[i] = fusedCtx[i].NewTensor(ggml.Type(first.Type), int(first.Shape[0]), rows).SetName(g.name)
+	}
+	if m.packed != nil {
+		if m.packedBuf, err = m.packed.AllocTensors(ggml.CPURepackBufferType()); err != nil {
+			return err
+		}
 	}
 	if m.buf, err = ctx.AllocTensors(ggml.CPUBufferType()); err != nil {
-		if errors.Is(err, ggml.ErrNothingToAllocate) {
+		if !errors.Is(err, ggml.ErrNothingToAllocate) {
+			return err
+		}
+		if m.packed == nil {
 			return nil // no tensors: bind names the missing ones
 		}
-		return err
 	}
-	// the parts: views of consecutive rows of their fused matrix
+	// the parts: views of consecutive rows of their fused matrix (in its
+	// context; a view of a repacked matrix is for Tensor and SetBytes, not
+	// for computing: mul_mat takes the fused matrix)
 	for i, g := range groups {
 		nb1 := fused[i].Nb()[1]
 		row := 0
 		for _, p := range g.parts {
 			t := info[p]
-			v := ctx.View2D(fused[i], int(t.Shape[0]), int(t.Shape[1]), nb1, row*nb1).SetName(p)
+			v := fusedCtx[i].View2D(fused[i], int(t.Shape[0]), int(t.Shape[1]), nb1, row*nb1).SetName(p)
 			m.tensors[p] = v
 			row += int(t.Shape[1])
 		}

@@ -64,8 +64,11 @@ type Model struct {
 	file    *gguf.File // the mapped file (Mmap only)
 	weights *ggml.Context
 	buf     *ggml.Buffer // the backend buffer of the weights (nil with Mmap or NewModel)
-	tensors map[string]*ggml.Tensor
-	fused   map[string]*ggml.Tensor // the fused matrices of the layers, by made-up name
+	// the repacked projections (see loadWeights), or nil
+	packed    *ggml.Context
+	packedBuf *ggml.Buffer
+	tensors   map[string]*ggml.Tensor
+	fused     map[string]*ggml.Tensor // the fused matrices of the layers, by made-up name
 }
 
 // LoadOptions configure Load.
@@ -78,6 +81,11 @@ type LoadOptions struct {
 	// memory; by default a layer's matrices of one type are stored as one
 	// (see Layer.Wqkv), which Train does not accept.
 	NoFuse bool
+	// NoRepack keeps every weight in a plain CPU buffer. By default the
+	// projection matrices of a type the CPU repacks (ggml.CPURepacks: q8_0
+	// with AVX512-VNNI) go into a ggml.CPURepackBufferType buffer, where
+	// only MulMat reads them (Tensor(name).Bytes still gives their bytes).
+	NoRepack bool
 }
 
 // Load reads a llama-architecture GGUF model: its weights, in the type the
@@ -117,7 +125,7 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	if opts.Mmap {
 		m.tensors, err = m.weights.LoadGGUF(f, false)
 	} else {
-		err = m.loadWeights(f, !opts.NoFuse)
+		err = m.loadWeights(f, !opts.NoFuse, !opts.NoRepack)
 	}
 	if err == nil {
 		err = m.bind()
@@ -337,6 +345,14 @@ func (m *Model) Close() error {
 	if m.buf != nil {
 		m.buf.Close()
 		m.buf = nil
+	}
+	if m.packedBuf != nil {
+		m.packedBuf.Close()
+		m.packedBuf = nil
+	}
+	if m.packed != nil {
+		m.packed.Close()
+		m.packed = nil
 	}
 	if m.weights != nil {
 		m.weights.Close()

@@ -40,6 +40,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
 	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
 	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
+	noRepack := fs.Bool("no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: q8_0 with AVX512-VNNI)")
 	reps := fs.Int("r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
 	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
 	ceiling := fs.Int("ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
@@ -54,7 +55,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("no model (-m)")
 	}
-	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap})
+	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap, NoRepack: *noRepack})
 	if err != nil {
 		return err
 	}

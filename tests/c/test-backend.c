@@ -124,7 +124,8 @@ static void test_registry(void) {
           lm_ggml_backend_reg_get_proc_address(reg, "lm_ggml_backend_set_abort_callback") != NULL, "proc addresses");
     check(lm_ggml_backend_reg_get_proc_address(reg, "nope") == NULL && lm_ggml_backend_reg_get_proc_address(reg, NULL) == NULL,
           "unknown proc address");
-    check(extra != NULL && extra(dev)[0] == NULL, "no extra buffer types");
+    check(extra != NULL && extra(dev)[0] == lm_ggml_backend_cpu_aarch64_buffer_type() && extra(dev)[1] == NULL,
+          "one extra buffer type: CPU_REPACK");
     bool level = false;
     int n = 0;
     for (struct lm_ggml_backend_feature * f = feats(reg); f->name != NULL; f++, n++) level |= strcmp(f->name, "KERNEL_LEVEL") == 0;
