@@ -104,8 +104,9 @@ func TestCPURepackBufferType(t *testing.T) {
 
 	// the same tensors again in a CPU buffer: plain, whatever they were before
 	require.NoError(t, rbuf.Close())
-	rbuf, err = rc.AllocTensors(CPUBufferType())
+	pbuf2, err := rc.AllocTensors(CPUBufferType())
 	require.NoError(t, err)
+	defer pbuf2.Close()
 	require.NoError(t, rw.SetBytes(q))
 	require.Equal(t, mulmat(pw, 3, 2), mulmat(rw, 3, 2), "reallocated in a CPU buffer")
 }
