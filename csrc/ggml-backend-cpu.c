@@ -78,21 +78,26 @@ static const char * cpu_buft_name(lm_ggml_backend_buffer_type_t buft) { return b
 static size_t cpu_buft_alignment(lm_ggml_backend_buffer_type_t buft) { (void) buft; return CPU_TENSOR_ALIGNMENT; }
 static bool cpu_buft_is_host(lm_ggml_backend_buffer_type_t buft) { (void) buft; return true; }
 
-static lm_ggml_backend_buffer_t cpu_buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
+lm_ggml_backend_buffer_t lm_backend_host_buffer_alloc(lm_ggml_backend_buffer_type_t buft,
+                                                      const struct lm_backend_buffer_ops * ops, size_t size) {
     // rounded up so that a tensor ending the buffer can be read a SIMD register at a time
     const size_t padded = (size + CPU_BUFFER_ALIGNMENT - 1) & ~(size_t)(CPU_BUFFER_ALIGNMENT - 1);
     void * mem = NULL;
     // weights and KV caches stream through mat-vec: big buffers get huge pages
     if (padded < size || lm_big_alloc(&mem, padded) != 0) {
-        lm_backend_fail("cannot allocate a CPU buffer of %zu bytes", size);
+        lm_backend_fail("cannot allocate a %s buffer of %zu bytes", lm_ggml_backend_buft_name(buft), size);
         return NULL;
     }
-    lm_ggml_backend_buffer_t buf = lm_backend_buffer_new(buft, &host_buffer_ops, mem, size);
+    lm_ggml_backend_buffer_t buf = lm_backend_buffer_new(buft, ops, mem, size);
     if (buf == NULL) {
         free(mem);
         lm_backend_fail("out of memory");
     }
     return buf;
+}
+
+static lm_ggml_backend_buffer_t cpu_buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
+    return lm_backend_host_buffer_alloc(buft, &host_buffer_ops, size);
 }
 
 static const struct lm_backend_buft_ops cpu_buft_ops = {

@@ -206,18 +206,7 @@ static size_t rp_buft_alignment(lm_ggml_backend_buffer_type_t buft) { (void) buf
 static bool rp_buft_is_host(lm_ggml_backend_buffer_type_t buft) { (void) buft; return false; }
 
 static lm_ggml_backend_buffer_t rp_buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
-    const size_t padded = (size + 63) & ~(size_t) 63;
-    void * mem = NULL;
-    if (padded < size || lm_big_alloc(&mem, padded) != 0) {
-        lm_backend_fail("cannot allocate a CPU_REPACK buffer of %zu bytes", size);
-        return NULL;
-    }
-    lm_ggml_backend_buffer_t buf = lm_backend_buffer_new(buft, &rp_buffer_ops, mem, size);
-    if (buf == NULL) {
-        free(mem);
-        lm_backend_fail("out of memory");
-    }
-    return buf;
+    return lm_backend_host_buffer_alloc(buft, &rp_buffer_ops, size);
 }
 
 const struct lm_backend_buft_ops lm_cpu_repack_buft_ops = {

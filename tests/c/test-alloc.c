@@ -190,17 +190,6 @@ static void tf_fill_inputs(struct tf_model * m) {
     free(mk);
 }
 
-static bool same_bytes(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {
-    const size_t n = lm_ggml_nbytes(a);
-    if (n != lm_ggml_nbytes(b)) return false;
-    void * x = malloc(n), * y = malloc(n);
-    lm_ggml_backend_tensor_get(a, x, 0, n);
-    lm_ggml_backend_tensor_get(b, y, 0, n);
-    const bool eq = memcmp(x, y, n) == 0;
-    free(x); free(y);
-    return eq;
-}
-
 // Builds the model's graph (forward, or forward + backward) in ctx.
 static struct lm_ggml_cgraph * tf_graph(struct lm_ggml_context * wctx, struct lm_ggml_context * ctx, struct tf_model * m, bool train) {
     tf_weights(wctx, m, train);

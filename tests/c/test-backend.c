@@ -16,21 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Runs an expression that must end in lm_ggml_abort; true if it did, with
-// the message containing want.
-#define EXPECT_ABORT(what, want, expr) do {                                       \
-        struct lm_ggml_err_frame f_;                                              \
-        volatile bool caught_ = false;                                            \
-        if (LM_GGML_TRY(&f_)) {                                                   \
-            caught_ = strstr(f_.msg, want) != NULL;                               \
-            if (!caught_) printf("  (%s: message was '%s')\n", what, f_.msg);      \
-        } else {                                                                  \
-            expr;                                                                 \
-            lm_ggml_err_pop(&f_);                                                 \
-        }                                                                         \
-        check(caught_, what);                                                     \
-    } while (0)
-
 // ---------------------------------------------------------------- a non-host buffer type
 //
 // Memory the "device" keeps to itself: tensor data are offsets into it

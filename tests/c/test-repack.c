@@ -23,17 +23,6 @@
 // headers from before the feature.
 bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
 
-// An expression that must end in lm_ggml_abort with want in the message.
-#define EXPECT_ABORT(what, want, expr) do {                                       \
-        struct lm_ggml_err_frame f_;                                              \
-        volatile bool caught_ = false;                                            \
-        if (LM_GGML_TRY(&f_)) {                                                   \
-            caught_ = strstr(f_.msg, want) != NULL;                               \
-            if (!caught_) printf("  (%s: message was '%s')\n", what, f_.msg);      \
-        } else { expr; lm_ggml_err_pop(&f_); }                                    \
-        check(caught_, what);                                                     \
-    } while (0)
-
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void) { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17; return g_rng; }
 static float frand(void) { return (float)((rnd() >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
@@ -76,6 +65,17 @@ static uint8_t * weights(const struct lm_ggml_tensor * t) {
     return q;
 }
 
+// The same valid weights into wp (plain) and wr (CPU_REPACK), and columns into x.
+static void fill_same(struct lm_ggml_tensor * wp, struct lm_ggml_tensor * wr, struct lm_ggml_tensor * x) {
+    uint8_t * q = weights(wp);
+    lm_ggml_backend_tensor_set(wp, q, 0, lm_ggml_nbytes(wp));
+    lm_ggml_backend_tensor_set(wr, q, 0, lm_ggml_nbytes(wr));
+    free(q);
+    q = weights(x);
+    lm_ggml_backend_tensor_set(x, q, 0, lm_ggml_nbytes(x));
+    free(q);
+}
+
 // Computes the graph of out. An abort on this thread would have killed a
 // caller without an error frame: it comes back as CRASHED, which no check accepts.
 #define CRASHED (-100)
@@ -90,18 +90,6 @@ static int compute(lm_ggml_backend_t be, struct lm_ggml_context * ctx, struct lm
     const int st = (int) lm_ggml_backend_graph_compute(be, gf);
     lm_ggml_err_pop(&f);
     return st;
-}
-
-// Whether two tensors of the same size hold the same bytes (read through their buffers).
-static bool same_bytes(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {
-    const size_t n = lm_ggml_nbytes(a);
-    if (n != lm_ggml_nbytes(b)) return false;
-    uint8_t * x = malloc(n), * y = malloc(n);
-    lm_ggml_backend_tensor_get(a, x, 0, n);
-    lm_ggml_backend_tensor_get(b, y, 0, n);
-    const bool ok = memcmp(x, y, n) == 0;
-    free(x); free(y);
-    return ok;
 }
 
 static void test_buft(void) {
@@ -266,13 +254,7 @@ static void test_lowered_level(lm_ggml_backend_t be) {
     struct lm_ggml_tensor * dr = lm_ggml_mul_mat(c.g, wr, x), * dp = lm_ggml_mul_mat(c.g, wp, x);
     struct lm_ggml_tensor * vr = lm_ggml_mul_mat(c.g, wr, x1), * vp = lm_ggml_mul_mat(c.g, wp, x1);
     if (!trio_alloc(&c)) { check(false, "lowered level: buffers"); trio_free(&c); return; }
-    uint8_t * q = weights(wp);
-    lm_ggml_backend_tensor_set(wp, q, 0, lm_ggml_nbytes(wp));
-    lm_ggml_backend_tensor_set(wr, q, 0, lm_ggml_nbytes(wr));
-    free(q);
-    q = weights(x);
-    lm_ggml_backend_tensor_set(x, q, 0, lm_ggml_nbytes(x));
-    free(q);
+    fill_same(wp, wr, x);
     lm_ggml_backend_cpu_set_n_threads(be, 2);
     static const int levels[] = { LM_CPU_LEVEL_AVX2, LM_CPU_LEVEL_SCALAR };
     for (int i = 0; i < 2 && lm_cpu_tensor_is_repacked(wr); i++) {
@@ -305,13 +287,7 @@ static void test_other_ops(lm_ggml_backend_t be) {
     const bool ok = trio_alloc(&c);
     check(ok, "other ops: buffers");
     if (ok) {
-        uint8_t * q = weights(wp);
-        lm_ggml_backend_tensor_set(wp, q, 0, lm_ggml_nbytes(wp));
-        lm_ggml_backend_tensor_set(wr, q, 0, lm_ggml_nbytes(wr));
-        free(q);
-        q = weights(x);
-        lm_ggml_backend_tensor_set(x, q, 0, lm_ggml_nbytes(x));
-        free(q);
+        fill_same(wp, wr, x);
         const int32_t iv[5] = { 0, 7, 8, 15, 3 };
         lm_ggml_backend_tensor_set(ids, iv, 0, sizeof(iv));
         lm_ggml_backend_cpu_set_n_threads(be, 2);
