@@ -78,7 +78,8 @@ func TestCPURepackBufferType(t *testing.T) {
 	c, err := NewContext(ContextOptions{MemSize: 8*TensorOverhead() + 2*GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
 	require.NoError(t, err)
 	defer c.Close()
-	rows := c.GetRows(rw, c.NewTensor1D(TypeI32, 1).SetInput())
+	ids := c.NewTensor1D(TypeI32, 1).SetInput()
+	rows := c.GetRows(rw, ids)
 	sum := c.Add(rsmall, rsmall)
 	ga, err := NewGraphAllocator()
 	require.NoError(t, err)
@@ -95,6 +96,7 @@ func TestCPURepackBufferType(t *testing.T) {
 	require.Equal(t, want, s)
 	g = c.NewGraph().BuildForward(rows)
 	require.NoError(t, ga.Alloc(g))
+	require.NoError(t, ids.SetInt32s([]int32{20}))
 	err = be.Compute(context.Background(), g)
 	if CPURepacks(TypeQ8_0) {
 		require.ErrorContains(t, err, "repacked")
