@@ -82,21 +82,16 @@ static void gg_shadow_put(gg_err * e, gg_t * t, gg_t * s) {
     gg_backend_tensor_set(e, t, s->data, 0, lm_ggml_nbytes(t));
 }
 
-static bool gg_data_is_host(const gg_t * t) {
-    const gg_t * o = t->view_src != NULL ? t->view_src : t;
-    struct lm_ggml_backend_buffer * b = t->buffer != NULL ? t->buffer : o->buffer;
-    return b == NULL || lm_ggml_backend_buffer_is_host(b);
-}
-
-// host memory, or a CPU_REPACK buffer's (this process's, in the CPU's layout)
-static bool gg_data_is_cpu(const gg_t * t) {
-    const gg_t * o = t->view_src != NULL ? t->view_src : t;
-    struct lm_ggml_backend_buffer * b = t->buffer != NULL ? t->buffer : o->buffer;
-    return b == NULL || lm_ggml_backend_buffer_is_host(b) || lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_get_type(b));
-}
-
 static struct lm_ggml_backend_buffer * gg_tensor_buffer(const gg_t * t) {
     return t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
+}
+
+// Whether t's bytes are in host memory, or with repacked also in a
+// CPU_REPACK buffer (this process's memory, maybe in the CPU's layout).
+static bool gg_data_is_local(const gg_t * t, bool repacked) {
+    struct lm_ggml_backend_buffer * b = gg_tensor_buffer(t);
+    return b == NULL || lm_ggml_backend_buffer_is_host(b) ||
+           (repacked && lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_get_type(b)));
 }
 
 static void gg_clear_data(gg_t * t) { t->data = NULL; t->buffer = NULL; }
@@ -899,26 +894,24 @@ func (t *Tensor) pinData(op string) (unpin func()) {
 // process's memory; an error otherwise (no data, a closed buffer, or memory
 // of another device).
 func (t *Tensor) hostData(op string) (p unsafe.Pointer, release func(), err error) {
+	return t.localData(op, false)
+}
+
+// localData is hostData that, with repacked, also takes a tensor of a
+// CPU_REPACK buffer: its memory is this process's, its bytes possibly in
+// the CPU's layout (for reading the memory, as StreamProbe does, not for
+// the values).
+func (t *Tensor) localData(op string, repacked bool) (p unsafe.Pointer, release func(), err error) {
 	defer recoverOpError(&err)
 	c := t.requireData(op) // an empty tensor may have none: p is then nil
 	release = t.pinData(op)
-	if c.data != nil && !C.gg_data_is_host(c) {
+	if c.data != nil && !C.gg_data_is_local(c, C.bool(repacked)) {
 		release()
-		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is not in host memory", t.Name())}
-	}
-	return c.data, release, nil
-}
-
-// cpuData is hostData that also takes a tensor of a CPU_REPACK buffer: its
-// memory is this process's, its bytes possibly in the CPU's layout (for
-// reading the memory, as StreamProbe does, not for the values).
-func (t *Tensor) cpuData(op string) (p unsafe.Pointer, release func(), err error) {
-	defer recoverOpError(&err)
-	c := t.requireData(op)
-	release = t.pinData(op)
-	if c.data != nil && !C.gg_data_is_cpu(c) {
-		release()
-		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is not in this process's memory", t.Name())}
+		where := "host memory"
+		if repacked {
+			where = "this process's memory"
+		}
+		return nil, nil, &OpError{Op: op, Msg: fmt.Sprintf("tensor %q is not in %s", t.Name(), where)}
 	}
 	return c.data, release, nil
 }
@@ -934,7 +927,7 @@ func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tens
 		p = t.requireWritable(op)
 	}
 	defer runtime.KeepAlive(t) // the memory must outlive the C calls (see Graph.compute)
-	if p.data == nil || C.gg_data_is_host(p) {
+	if p.data == nil || C.gg_data_is_local(p, false) {
 		f(p)
 		return
 	}

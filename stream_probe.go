@@ -47,7 +47,7 @@ func streamProbe(ts []*Tensor, threads, rounds int) ([]time.Duration, int64, err
 	sizes := make([]C.size_t, max(n, 1))
 	var total int64
 	for i, t := range ts {
-		p, release, err := t.cpuData("StreamProbe")
+		p, release, err := t.localData("StreamProbe", true)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -402,10 +402,7 @@ static bool cpu_dev_supports_op(lm_ggml_backend_dev_t dev, const struct lm_ggml_
     for (int i = 0; i < LM_GGML_MAX_SRC; i++) {
         const struct lm_ggml_tensor * s = op->src[i];
         if (s == NULL || s->buffer == NULL || lm_ggml_backend_buffer_is_host(s->buffer)) continue;
-        if (s->buffer->buft != &g_repack_buft) return false;
-        const struct lm_ggml_tensor * o = s;
-        while (o->view_src != NULL) o = o->view_src;
-        if (lm_cpu_tensor_is_repacked(o) && !(op->op == LM_GGML_OP_MUL_MAT && i == 0 && o == s)) return false;
+        if (s->buffer->buft != &g_repack_buft || !lm_cpu_repacked_read_ok(op, i, s)) return false;
     }
     return lm_cpu_node_supported(op);
 }

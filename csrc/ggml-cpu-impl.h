@@ -184,6 +184,9 @@ bool lm_cpu_avx512bf16(void);
 // (only mul_mat may read it then), and the conversions of one group of 8
 // q8_0 rows of rowb bytes between the plain and the repacked layout.
 bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
+// whether node may read t as its operand src (-1: its result): a repacked
+// tensor only as mul_mat's weights, itself and not a view of it
+bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const struct lm_ggml_tensor * t);
 // whether matrices of this type (at least 8 rows, contiguous) are repacked at this level
 bool lm_cpu_repacks_type(enum lm_ggml_type type);
 void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out);

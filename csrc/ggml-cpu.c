@@ -314,8 +314,7 @@ static inline bool tensor_ready(const struct lm_ggml_tensor * node, struct lm_gg
             // CPU_REPACK: this process's memory; its plain tensors are read as any,
             // a repacked one only by mul_mat as its weights (never cached in *host)
             if (lm_ggml_backend_cpu_buft_is_aarch64(buf->buft)) {
-                if (!lm_cpu_tensor_is_repacked(data_owner(t))) return true;
-                if (node->op == LM_GGML_OP_MUL_MAT && src == 0 && t->view_src == NULL) return true;
+                if (lm_cpu_repacked_read_ok(node, src, t)) return true;
                 snprintf(msg, n, "%s is stored repacked (a CPU_REPACK buffer): only mul_mat reads it, as its weights, "
                          "not through a view", t->name);
                 return false;

@@ -44,6 +44,11 @@ bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t) {
            lm_ggml_backend_cpu_buft_is_aarch64(t->buffer->buft);
 }
 
+bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const struct lm_ggml_tensor * t) {
+    const struct lm_ggml_tensor * owner = t->view_src != NULL ? t->view_src : t;
+    return !lm_cpu_tensor_is_repacked(owner) || (node->op == LM_GGML_OP_MUL_MAT && src == 0 && owner == t);
+}
+
 // where the level has the repacked kernel (mm_qmv_repacked)
 bool lm_cpu_repacks_type(enum lm_ggml_type type) {
     return type == LM_GGML_TYPE_Q8_0 && lm_cpu_vnni();
