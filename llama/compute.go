@@ -19,6 +19,8 @@ type engine interface {
 	// run gives the graph memory, sets its inputs and computes it; ctx may
 	// stop the computation.
 	run(ctx context.Context, b *batchGraph, tokens []int32) error
+	// computeBytes is the size of the compute buffers.
+	computeBytes() int
 	close()
 }
 

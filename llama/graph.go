@@ -138,9 +138,13 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, n int, rope ggml.RopeParams) (q, k, v *ggml.Tensor) {
 	h := m.Hparams
 	hd := h.HeadDim
+	freqs := m.RopeFreqs
+	if L.ropeFreqs != nil {
+		freqs = L.ropeFreqs
+	}
 	if L.Wqkv == nil {
-		q = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wq, cur), hd, h.NHead, n), pos, m.RopeFreqs, rope)
-		k = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), pos, m.RopeFreqs, rope)
+		q = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wq, cur), hd, h.NHead, n), pos, freqs, rope)
+		k = ctx.RopeExt(ctx.Reshape3D(ctx.MulMat(L.Wk, cur), hd, h.NHeadKV, n), pos, freqs, rope)
 		return q, k, ctx.MulMat(L.Wv, cur)
 	}
 	const f = 4 // bytes of an f32
@@ -148,7 +152,7 @@ func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, n
 	qkv := ctx.MulMat(L.Wqkv, cur) // [NEmbd + 2 NEmbdGQA, n]
 	row := (h.NEmbd + 2*h.NEmbdGQA()) * f
 	heads := h.NHead + h.NHeadKV
-	qk := ctx.RopeExt(ctx.View3D(qkv, hd, heads, n, hd*f, row, 0), pos, m.RopeFreqs, rope) // [hd, heads, n]
+	qk := ctx.RopeExt(ctx.View3D(qkv, hd, heads, n, hd*f, row, 0), pos, freqs, rope) // [hd, heads, n]
 	q = ctx.View3D(qk, hd, h.NHead, n, hd*f, heads*hd*f, 0)
 	k = ctx.View3D(qk, hd, h.NHeadKV, n, hd*f, heads*hd*f, h.NHead*hd*f)
 	v = ctx.View2D(qkv, h.NEmbdGQA(), n, row, (h.NEmbd+h.NEmbdGQA())*f)

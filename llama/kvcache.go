@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ggml-go/ggml"
@@ -9,43 +10,94 @@ import (
 // kvCache holds the keys and values of every layer for nCtx positions:
 // K as a row of NEmbdGQA per position, V transposed (a row of nCtx per
 // channel), so that attention reads both with plain mul_mat. The tensors
-// live in one backend buffer.
+// live in one backend buffer, or with the model's layers on other devices
+// (placement.go) one buffer per device, each layer's on its device.
 type kvCache struct {
 	ctx  *ggml.Context
 	buf  *ggml.Buffer
 	k, v []*ggml.Tensor
 	nCtx int
 	typ  ggml.Type
+	// the caches of the layers on other devices: one context and buffer
+	// each, in the order of the model's devices
+	devCtx []*ggml.Context
+	devBuf []*ggml.Buffer
 }
 
-func newKVCache(h Hparams, nCtx int, typ ggml.Type) (*kvCache, error) {
+// newKVCache makes the cache of the layers; the layers of each device in
+// devs go in a buffer of that device's backend, the others in a CPU buffer.
+func newKVCache(h Hparams, nCtx int, typ ggml.Type, devs ...*device) (*kvCache, error) {
 	if typ != ggml.TypeF16 && typ != ggml.TypeF32 {
 		return nil, fmt.Errorf("llama: KV cache type %s: f16 or f32 expected", typ)
 	}
-	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 2*h.NLayer*ggml.TensorOverhead() + 1024, NoAlloc: true})
+	newCtx := func() (*ggml.Context, error) {
+		return ggml.NewContext(ggml.ContextOptions{MemSize: 2*h.NLayer*ggml.TensorOverhead() + 1024, NoAlloc: true})
+	}
+	ctx, err := newCtx()
 	if err != nil {
 		return nil, err
 	}
 	kv := &kvCache{ctx: ctx, nCtx: nCtx, typ: typ}
+	for range devs {
+		c, err := newCtx()
+		if err != nil {
+			kv.close()
+			return nil, err
+		}
+		kv.devCtx = append(kv.devCtx, c)
+	}
 	n := h.NEmbdGQA() * nCtx
 	for il := range h.NLayer {
-		kv.k = append(kv.k, ctx.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_k_l%d", il)))
-		kv.v = append(kv.v, ctx.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_v_l%d", il)))
+		c := ctx
+		for i, d := range devs {
+			if il >= d.first && il < d.end {
+				c = kv.devCtx[i]
+			}
+		}
+		kv.k = append(kv.k, c.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_k_l%d", il)))
+		kv.v = append(kv.v, c.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_v_l%d", il)))
 	}
-	if kv.buf, err = ctx.AllocTensors(ggml.CPUBufferType()); err != nil {
-		ctx.Close()
+	if kv.buf, err = ctx.AllocTensors(ggml.CPUBufferType()); err != nil && !errors.Is(err, ggml.ErrNothingToAllocate) {
+		kv.close()
 		return nil, err
 	}
-	if err := kv.buf.Clear(0); err != nil {
+	for i, d := range devs {
+		b, err := kv.devCtx[i].AllocTensors(d.be)
+		if err != nil {
+			kv.close()
+			return nil, fmt.Errorf("llama: the KV cache of layers %s (%d positions) on %s: %w", layerRange(d.first, d.end), nCtx, d.name, err)
+		}
+		kv.devBuf = append(kv.devBuf, b)
+	}
+	if err := kv.clear(0, nCtx); err != nil {
 		kv.close()
 		return nil, err
 	}
 	return kv, nil
 }
 
+// bytes is the size of the cache's buffers: the local one (index 0) and
+// each device's.
+func (kv *kvCache) bytes() []int {
+	out := []int{0}
+	if kv.buf != nil {
+		out[0] = kv.buf.Size()
+	}
+	for _, b := range kv.devBuf {
+		out = append(out, b.Size())
+	}
+	return out
+}
+
 func (kv *kvCache) close() {
 	if kv.buf != nil {
 		kv.buf.Close()
+	}
+	for _, b := range kv.devBuf {
+		b.Close()
+	}
+	for _, c := range kv.devCtx {
+		c.Close()
 	}
 	kv.ctx.Close()
 }
@@ -59,7 +111,15 @@ func (kv *kvCache) clear(from, to int) (err error) {
 		return nil
 	}
 	if from == 0 && to >= kv.nCtx {
-		return kv.buf.Clear(0)
+		for _, b := range append([]*ggml.Buffer{kv.buf}, kv.devBuf...) {
+			if b == nil {
+				continue
+			}
+			if err := b.Clear(0); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	defer recoverOp(&err)
 	n := len(kv.k)

@@ -91,7 +91,11 @@ func (m *Model) loadWeights(f *gguf.File, fuse, repack bool) (err error) {
 	infos := f.Tensors()
 	var groups []fuseGroup
 	if fuse {
-		groups = fusable(f, m.NLayer)
+		for _, g := range fusable(f, m.NLayer) {
+			if m.local(g.name) { // the devices load theirs (placement.go)
+				groups = append(groups, g)
+			}
+		}
 	}
 	inGroup := map[string]bool{}
 	for _, g := range groups {
@@ -121,6 +125,9 @@ func (m *Model) loadWeights(f *gguf.File, fuse, repack bool) (err error) {
 		groupOf[g.parts[0]] = i
 	}
 	for _, t := range infos {
+		if !m.local(t.Name) {
+			continue
+		}
 		if _, first := groupOf[t.Name]; first || !inGroup[t.Name] {
 			units = append(units, t.Name)
 		}
@@ -189,6 +196,9 @@ func (m *Model) loadWeights(f *gguf.File, fuse, repack bool) (err error) {
 		m.fused[g.name] = fused[i]
 	}
 	for _, t := range infos {
+		if !m.local(t.Name) {
+			continue
+		}
 		data, err := f.TensorData(t.Name)
 		if err != nil {
 			return err

@@ -49,6 +49,8 @@ type Layer struct {
 	// Wqkv and WGateUp, when not nil, hold [Wq; Wk; Wv] and [WGate; WUp]
 	// as one matrix each (Wq ... WUp are then views of them).
 	Wqkv, WGateUp *ggml.Tensor
+
+	ropeFreqs *ggml.Tensor // the rope factors on the layer's device, if not the model's
 }
 
 // Model is a loaded model: weights, hyperparameters and tokenizer. It is
@@ -69,6 +71,10 @@ type Model struct {
 	packedBuf *ggml.Buffer
 	tensors   map[string]*ggml.Tensor
 	fused     map[string]*ggml.Tensor // the fused matrices of the layers, by made-up name
+
+	devs []*device // the backends other than the local CPU holding layers (see placement.go)
+	path string    // the file Load read (to load again what a lost RPC server held)
+	fuse bool      // whether the layers' matrices were fused
 }
 
 // LoadOptions configure Load.
@@ -86,6 +92,34 @@ type LoadOptions struct {
 	// with AVX512-VNNI) go into a ggml.CPURepackBufferType buffer, where
 	// only MulMat reads them (Tensor(name).Bytes still gives their bytes).
 	NoRepack bool
+
+	// Split, if not nil, spreads the layers over RPC servers or other
+	// backends (see SplitOptions); nil keeps everything in this process.
+	// (A pointer: LoadOptions stays comparable.)
+	Split *SplitOptions
+}
+
+// SplitOptions say which devices other than the local CPU hold layers of
+// the model, and how many each.
+type SplitOptions struct {
+	// RPC lists RPC servers ("host:port": ggml rpc-server, or llama.cpp's
+	// rpc-server) to spread the layers over, as llama.cpp's --rpc. Each
+	// server holds the weights of a run of consecutive layers and, in every
+	// session, their KV cache, and computes them; the token embeddings, the
+	// output norm and matrix, and the layers no server takes stay local
+	// (they come first). The connections stay open until Model.Close.
+	RPC []string
+	// Backends are other backends to spread the layers over, after the RPC
+	// servers (the caller keeps them open while the model is in use).
+	Backends []*ggml.Backend
+	// TensorSplit weighs the devices (RPC, then Backends), as llama.cpp's
+	// --tensor-split: the layers go in proportion to the weights, one per
+	// device, and optionally one more for the local CPU (without it the
+	// devices take every layer). Empty: in proportion to the free memory
+	// each RPC server reports (equal shares if one is not an RPC server),
+	// no device taking more layers than fit in it, the rest staying local.
+	// A server whose share does not fit in its free memory is refused.
+	TensorSplit []float64
 }
 
 // Load reads a llama-architecture GGUF model: its weights, in the type the
@@ -105,6 +139,7 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		f.Close()
 		m.file = nil
 	}
+	m.path = path
 	return m, nil
 }
 
@@ -122,16 +157,26 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.fused = map[string]*ggml.Tensor{}
+	m.fuse = !opts.NoFuse
+	if err = m.placeLayers(f, opts); err != nil {
+		m.file = nil
+		m.Close()
+		return nil, err
+	}
 	if opts.Mmap {
 		m.tensors, err = m.weights.LoadGGUF(f, false)
 	} else {
 		err = m.loadWeights(f, !opts.NoFuse, !opts.NoRepack)
 	}
 	if err == nil {
+		err = m.loadDevices(f, !opts.NoFuse)
+	}
+	if err == nil {
 		err = m.bind()
 	}
 	if err == nil {
 		m.bindFused()
+		m.bindDevices()
 	}
 	if err != nil {
 		m.file = nil // the caller closes it
@@ -342,6 +387,7 @@ func (m *Model) closed() bool { return m.weights == nil || m.weights.Closed() }
 // Close releases the weights and the file mapping. Sessions of the model
 // must be closed first.
 func (m *Model) Close() error {
+	m.closeDevices()
 	if m.buf != nil {
 		m.buf.Close()
 		m.buf = nil

@@ -52,11 +52,19 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		typ = ggml.TypeF32
 	}
 	s := &Session{m: m, opts: opts, logits: make([]float32, m.NVocab)}
-	var err error
-	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ); err != nil {
+	if err := m.restoreDevices(); err != nil {
 		return nil, err
 	}
-	eng, err := newBackendEngine(m, s.kv, opts.Batch, opts.Threads)
+	var err error
+	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ, m.devs...); err != nil {
+		return nil, err
+	}
+	var eng engine
+	if len(m.devs) > 0 {
+		eng, err = newSchedEngine(m, s.kv, opts.Batch, opts.Threads)
+	} else {
+		eng, err = newBackendEngine(m, s.kv, opts.Batch, opts.Threads)
+	}
 	if err != nil {
 		s.kv.close()
 		return nil, err
@@ -77,7 +85,10 @@ func (s *Session) Memory() (kvCache, compute int) {
 	if s.eng == nil {
 		return 0, 0
 	}
-	return s.kv.buf.Size(), s.eng.(*backendEngine).computeBytes()
+	for _, n := range s.kv.bytes() {
+		kvCache += n
+	}
+	return kvCache, s.eng.computeBytes()
 }
 
 // Threads is the number of compute threads.
