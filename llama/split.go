@@ -83,7 +83,7 @@ func (e *schedEngine) run(ctx context.Context, b *batchGraph, tokens []int32) er
 	if b.g != e.last {
 		e.last = nil
 		if err := e.sc.Alloc(b.g); err != nil {
-			return err
+			return e.explain(err)
 		}
 		e.last = b.g
 	}
@@ -92,9 +92,20 @@ func (e *schedEngine) run(ctx context.Context, b *batchGraph, tokens []int32) er
 	}
 	if err := e.sc.Compute(ctx, b.g); err != nil {
 		e.last = nil // place it again next time (a failed computation may leave the splits half done)
-		return err
+		return e.explain(err)
 	}
 	return nil
+}
+
+// explain names the device a failed computation lost, and what to do.
+func (e *schedEngine) explain(err error) error {
+	for _, d := range e.devs {
+		if !d.alive() {
+			return fmt.Errorf("llama: lost the RPC server %s (layers %s): %w; once it is back, a new session loads its layers again",
+				d.name, layerRange(d.first, d.end), err)
+		}
+	}
+	return err
 }
 
 // computeBytes is the size of the compute buffers, every backend's.

@@ -273,3 +273,75 @@ func TestSplitServerTooSmall(t *testing.T) {
 		t.Errorf("unreachable server: %v", err)
 	}
 }
+
+// A server that goes away mid-generation: Generate returns an error
+// promptly, the other server carries on; once the server is back, a new
+// session reloads only that server's layers and gives the local answer.
+func TestSplitServerLost(t *testing.T) {
+	path := splitModel(t, 4, ggml.TypeF16)
+	local, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := splitPrompt(local)
+	want, _ := greedyTrace(t, local, prompt, 16)
+	local.Close()
+
+	a := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	b := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	m, err := Load(path, LoadOptions{Split: &SplitOptions{RPC: []string{a.addr, b.addr}, TensorSplit: []float64{1, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewSession(SessionOptions{Threads: 1, Context: 80, Batch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var gen []int32
+	go func() {
+		_, err := s.Generate(context.Background(), prompt, GenerateOptions{IgnoreEOG: true, OnToken: func(id int32) error {
+			gen = append(gen, id)
+			if len(gen) == 5 {
+				b.stop() // between two evaluations: the next one needs it
+			}
+			return nil
+		}})
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Generate did not return after the server went away")
+	}
+	if err == nil {
+		t.Fatal("Generate succeeded without a server")
+	}
+	t.Logf("Generate: %v", err)
+	if !strings.Contains(err.Error(), b.addr) {
+		t.Errorf("the error does not name the server: %v", err)
+	}
+	if _, err := s.Eval(context.Background(), []int32{1}); err == nil {
+		t.Error("Eval succeeded without a server")
+	}
+	s.Close()
+	// the other server still holds its layers
+	keptBuf := m.devs[0].buf
+	if !m.devs[0].alive() {
+		t.Fatal("the other server lost its weights")
+	}
+	// no server: a new session says so
+	if _, err := m.NewSession(SessionOptions{Threads: 1, Context: 80}); err == nil || !strings.Contains(err.Error(), b.addr) {
+		t.Errorf("NewSession without the server: %v", err)
+	}
+	// back on the same address: only its layers are loaded again
+	startRPCServer(t, b.addr, 256<<20)
+	got, _ := greedyTrace(t, m, prompt, 16)
+	if !slices.Equal(got, want) {
+		t.Errorf("after the server came back: %v, want %v", got, want)
+	}
+	if m.devs[0].buf != keptBuf {
+		t.Error("the layers of the server that stayed were loaded again")
+	}
+}
