@@ -82,7 +82,17 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	es := kv.k[0].ElementSize()
 
 	x := ctx.GetRows(m.TokEmbd, b.tokens)
+	var xLast *ggml.Tensor // the last layer's residual rows that go on
 	for il, L := range m.Layers {
+		if il == len(m.Layers)-1 && nOut < n {
+			// The view joins the graph here, after the nodes of the
+			// previous layer: where the last layer is on another device
+			// (placement.go) it is then part of that layer's split, not
+			// of the next device's, whose graph must not reach the
+			// previous device's memory through it.
+			xLast = lastRows(ctx, x, nOut)
+			b.g.BuildForward(xLast)
+		}
 		cur := ctx.Mul(ctx.RMSNorm(x, h.RMSEps), L.AttnNorm)
 		q, k, v := m.projectQKV(ctx, &L, cur, b.pos, n, rope)
 
@@ -113,7 +123,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 		if il == len(m.Layers)-1 && nOut < n {
 			// only the last rows go on: the rest of the graph is per row
 			cur = lastRows(ctx, cur, nOut)
-			x = lastRows(ctx, x, nOut)
+			x = xLast
 			rows = nOut
 		}
 		x = m.feedForward(ctx, &L, ctx.Add(cur, x), rows)
