@@ -43,6 +43,9 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	noRepack := fs.Bool("no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: q8_0 with AVX512-VNNI)")
 	reps := fs.Int("r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
 	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
+	rpc := fs.String("rpc", "", "RPC servers HOST:PORT[,HOST:PORT...] (ggml rpc-server) to spread the layers over, as llama.cpp's --rpc")
+	tensorSplit := fs.String("tensor-split", "", "weights W1,W2,... of the --rpc servers' shares of the layers, and optionally one more for this machine (default: in proportion to their free memory)")
+	fs.StringVar(tensorSplit, "ts", "", "short for --tensor-split")
 	ceiling := fs.Int("ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
@@ -55,7 +58,14 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("no model (-m)")
 	}
-	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap, NoRepack: *noRepack})
+	split, err := splitOptions(*rpc, *tensorSplit)
+	if err != nil {
+		return err
+	}
+	if split != nil {
+		defer quietCore()()
+	}
+	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap, NoRepack: *noRepack, Split: split})
 	if err != nil {
 		return err
 	}
@@ -102,6 +112,9 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	kvBytes, computeBytes := s.Memory()
 	fmt.Fprintf(stderr, "memory: weights %.1f MiB, KV cache %.1f MiB (%d positions), compute buffer %.1f MiB\n",
 		mib(m.WeightBytes()), mib(kvBytes), ctxSize, mib(computeBytes))
+	if split != nil {
+		printDevices(stderr, s)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	out := bufio.NewWriter(stdout)
