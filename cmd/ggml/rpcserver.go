@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/ggml-go/ggml"
 )
@@ -23,6 +25,7 @@ func rpcServerCmd(args []string) error {
 	port := fs.Int("port", 50052, "TCP port")
 	mem := fs.Uint64("mem", 0, "MiB of memory clients may allocate in all (0: all of the machine's)")
 	threads := fs.Int("threads", runtime.NumCPU(), "CPU threads per graph")
+	fs.IntVar(threads, "t", runtime.NumCPU(), "short for --threads")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,6 +34,9 @@ func rpcServerCmd(args []string) error {
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("rpc-server: port %d out of range", *port)
+	}
+	if *threads < 1 {
+		return fmt.Errorf("rpc-server: --threads %d: at least 1", *threads)
 	}
 	if *mem > 1<<44 {
 		return fmt.Errorf("rpc-server: --mem %d MiB is more than any machine has", *mem)
@@ -55,8 +61,21 @@ func rpcServerCmd(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("rpc-server: listening", "addr", ln.Addr().String(), "mem_mib", *mem, "threads", *threads)
-	err = ggml.ServeRPC(ctx, ln, cpu, *mem<<20)
+	served := make(chan error, 1)
+	ggml.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) // not the probe's connection
+	go func() { served <- ggml.ServeRPC(ctx, ln, cpu, *mem<<20) }()
+	// what clients are told is free, asked as a client would
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	free, _, perr := ggml.RPCDeviceMemory(pctx, ln.Addr().String())
+	cancel()
+	ggml.SetLogger(log)
+	if perr != nil {
+		stop()
+		<-served
+		return fmt.Errorf("rpc-server: asking the server for its memory: %w", perr)
+	}
+	fmt.Printf("rpc-server: listening on %s, %.1f MiB free for clients, %d threads\n", ln.Addr(), float64(free)/(1<<20), *threads)
+	err = <-served
 	log.Info("rpc-server: stopped")
 	return err
 }
