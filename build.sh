@@ -18,6 +18,9 @@
 #   ./build.sh android  compile-check the packages for android/arm64 (cross cc, no link)
 #   ./build.sh darwin   compile-check what builds for darwin without a cross cc
 #   ./build.sh goget    build and run a throwaway module that requires this checkout
+#   ./build.sh rpcsplit the README's many-machines path: two ggml rpc-servers on
+#                       127.0.0.1, a small trained model run over them with --rpc
+#                       and locally; the texts must be the same
 #   ./build.sh avx512emu  C tests at the AVX-512 level in Bochs (slow; see tests/emu/avx512emu.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -195,6 +198,44 @@ arm64() {
   return $rc
 }
 
+# The README's "Many machines" commands as a user runs them: start two
+# servers (each prints its address), run the model with --rpc, compare the
+# text with the local run's. The model is trained here in seconds.
+rpcsplit() {
+  local out="$SCRATCH/rpcsplit" i line addrs=() pids=()
+  rm -rf "$out" && mkdir -p "$out"
+  go build -o "$out/ggml" ./cmd/ggml
+  "$out/ggml" train-llama -o "$out/model.gguf" -steps 100 -layers 4 -embd 64 -ff 128 -ctx 64 \
+    -batch 4 -vocab 200 -t 2 >"$out/train.log" 2>&1
+  for i in 1 2; do
+    "$out/ggml" rpc-server --host 127.0.0.1 --port 0 -t 1 --mem 256 >"$out/server$i.out" 2>"$out/server$i.log" &
+    pids+=($!)
+  done
+  # shellcheck disable=SC2064
+  trap "kill ${pids[*]} 2>/dev/null || true" EXIT
+  for i in 1 2; do
+    line=""
+    for _ in $(seq 300); do # up to 30 s for the line saying where it listens
+      line=$(head -1 "$out/server$i.out")
+      [ -n "$line" ] && break
+      sleep 0.1
+    done
+    echo "server $i: $line"
+    [[ "$line" =~ listening\ on\ ([0-9.]+:[0-9]+), ]] || { echo "rpcsplit: server $i did not start"; cat "$out/server$i.log"; return 1; }
+    addrs+=("${BASH_REMATCH[1]}")
+  done
+  local args=(-m "$out/model.gguf" -p "The Rays of Light" -n 64 -t 2 --temp 0.8 --seed 7)
+  "$out/ggml" run "${args[@]}" >"$out/local.txt" 2>"$out/local.err"
+  "$out/ggml" run "${args[@]}" --rpc "${addrs[0]},${addrs[1]}" >"$out/split.txt" 2>"$out/split.err"
+  grep -E '^(device|generation)' "$out/split.err"
+  if ! cmp -s "$out/local.txt" "$out/split.txt"; then
+    echo "rpcsplit: the text over the servers differs from the local run's"
+    diff "$out/local.txt" "$out/split.txt" || true
+    return 1
+  fi
+  echo "rpcsplit: the model over two rpc-servers wrote the local run's text: $(head -c 80 "$out/split.txt" | tr '\n' ' ')..."
+}
+
 goget() {
   local tmp; tmp=$(mktemp -d)
   cat >"$tmp/go.mod" <<EOF
@@ -275,6 +316,9 @@ case "${1:-test}" in
     GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build golang.org/x/sys/unix
     echo "darwin/arm64: pure-Go compile check only (no cgo)"
     ;;
+  rpcsplit)
+    rpcsplit
+    ;;
   goget)
     goget
     ;;
@@ -322,7 +366,7 @@ case "${1:-test}" in
     tools
     ;;
   *)
-    sed -n '2,21p' "$0"
+    sed -n '2,24p' "$0"
     exit 2
     ;;
 esac
