@@ -72,9 +72,10 @@ type Model struct {
 	tensors   map[string]*ggml.Tensor
 	fused     map[string]*ggml.Tensor // the fused matrices of the layers, by made-up name
 
-	devs []*device // the backends other than the local CPU holding layers (see placement.go)
-	path string    // the file Load read (to load again what a lost RPC server held)
-	fuse bool      // whether the layers' matrices were fused
+	devs   []*device // the backends other than the local CPU holding layers (see placement.go)
+	outDev *device   // the one holding the output head too, or nil
+	path   string    // the file Load read (to load again what a lost RPC server held)
+	fuse   bool      // whether the layers' matrices were fused
 }
 
 // LoadOptions configure Load.
@@ -108,6 +109,9 @@ type SplitOptions struct {
 	// session, their KV cache, and computes them; the token embeddings, the
 	// output norm and matrix, and the layers no server takes stay local
 	// (they come first). The connections stay open until Model.Close.
+	// A server that went away loses its layers' weights; once it is back,
+	// Model.NewSession loads them again from the model's file (make it
+	// while no other session of the model computes).
 	RPC []string
 	// Backends are other backends to spread the layers over, after the RPC
 	// servers (the caller keeps them open while the model is in use).
@@ -120,6 +124,11 @@ type SplitOptions struct {
 	// no device taking more layers than fit in it, the rest staying local.
 	// A server whose share does not fit in its free memory is refused.
 	TensorSplit []float64
+	// OutputRemote puts the output norm and matrix on the device of the
+	// last layer (when that is not the local CPU and the output is not
+	// tied to the token embeddings, which stay local): the logits then
+	// cross the wire instead of the last activations.
+	OutputRemote bool
 }
 
 // Load reads a llama-architecture GGUF model: its weights, in the type the

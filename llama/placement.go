@@ -73,10 +73,22 @@ func (m *Model) deviceOf(il int) *device {
 
 // local reports whether the weight of this GGUF (or fused) name stays in
 // this process.
-func (m *Model) local(name string) bool {
-	l := layerOf(name, m.NLayer)
-	return l < 0 || m.deviceOf(l) == nil
+func (m *Model) local(name string) bool { return m.deviceOfTensor(name) == nil }
+
+// deviceOfTensor is the device holding the weight of this GGUF (or fused)
+// name, or nil for the local CPU.
+func (m *Model) deviceOfTensor(name string) *device {
+	if m.outDev != nil && isOutput(name) {
+		return m.outDev
+	}
+	if l := layerOf(name, m.NLayer); l >= 0 {
+		return m.deviceOf(l)
+	}
+	return nil
 }
+
+// isOutput reports whether name is a weight of the output head.
+func isOutput(name string) bool { return name == "output.weight" || name == "output_norm.weight" }
 
 // localLayers is the number of layers the local CPU computes (the first ones).
 func (m *Model) localLayers() int {
@@ -100,7 +112,7 @@ func (m *Model) placeLayers(f *gguf.File, lopts LoadOptions) error {
 		return nil
 	}
 	if lopts.Mmap {
-		return errors.New("Mmap keeps the weights in this process: it cannot be combined with RPC servers or other backends")
+		return errors.New("with Mmap the weights stay in this process: it cannot be combined with RPC servers or other backends")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -117,7 +129,7 @@ func (m *Model) placeLayers(f *gguf.File, lopts LoadOptions) error {
 	}
 	for i, be := range opts.Backends {
 		if be == nil {
-			return fmt.Errorf("Backends[%d] is nil", i)
+			return fmt.Errorf("split over backends: backend %d is nil", i)
 		}
 		m.devs = append(m.devs, &device{name: be.Name(), be: be})
 	}
@@ -154,10 +166,29 @@ func (m *Model) placeLayers(f *gguf.File, lopts LoadOptions) error {
 				d.name, fmtBytes(d.free), layerRange(d.first, d.end), fmtBytes(need))
 		}
 	}
+	// the output head on the device of the last layer, if asked and not
+	// tied to the token embeddings (which stay here)
+	if opts.OutputRemote && len(m.devs) > 0 {
+		if _, untied := f.Tensor("output.weight"); untied {
+			if d := m.deviceOf(m.NLayer - 1); d != nil {
+				m.outDev = d
+				var need uint64
+				for _, t := range f.Tensors() {
+					if m.deviceOfTensor(t.Name) == d {
+						need += uint64(t.Size) + 64
+					}
+				}
+				if d.free > 0 && need > d.free {
+					return fmt.Errorf("RPC server %s has %s free; its layers %s and the output need %s of weights: give it a smaller --tensor-split share or start it with more --mem",
+						d.name, fmtBytes(d.free), layerRange(d.first, d.end), fmtBytes(need))
+				}
+			}
+		}
+	}
 	// devices with no layers are not used
 	kept := m.devs[:0]
 	for _, d := range m.devs {
-		if d.first < d.end {
+		if d.first < d.end || d == m.outDev {
 			kept = append(kept, d)
 		} else if d.owned {
 			d.be.Close()
@@ -318,7 +349,7 @@ func (m *Model) loadDevices(f *gguf.File, fuse bool) error {
 // their data from f.
 func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 	defer recoverOp(&err)
-	mine := func(name string) bool { l := layerOf(name, m.NLayer); return l >= d.first && l < d.end }
+	mine := func(name string) bool { return m.deviceOfTensor(name) == d }
 	var groups []fuseGroup
 	if fuse {
 		for _, g := range fusable(f, m.NLayer) {
@@ -458,7 +489,7 @@ func (m *Model) closeDevices() {
 			d.be = nil
 		}
 	}
-	m.devs = nil
+	m.devs, m.outDev = nil, nil
 }
 
 func (d *device) closeWeights() {
@@ -543,18 +574,12 @@ func (m *Model) Devices() []DeviceUsage {
 	for _, d := range m.devs {
 		out = append(out, DeviceUsage{Name: d.name, First: d.first, End: d.end, FreeBytes: d.free})
 	}
+	index := map[*device]int{}
+	for i, d := range m.devs {
+		index[d] = i + 1
+	}
 	for name, t := range m.tensors {
-		out[1+m.deviceIndex(layerOf(name, m.NLayer))].WeightBytes += t.NBytes()
+		out[index[m.deviceOfTensor(name)]].WeightBytes += t.NBytes()
 	}
 	return out
-}
-
-// deviceIndex is the index in m.devs of the device of layer il, or -1.
-func (m *Model) deviceIndex(il int) int {
-	for i, d := range m.devs {
-		if il >= d.first && il < d.end {
-			return i
-		}
-	}
-	return -1
 }

@@ -80,7 +80,8 @@ func (s *Session) Model() *Model { return s.m }
 func (s *Session) Pos() int { return s.nPast }
 
 // Memory reports the bytes the session holds: the KV cache and the compute
-// buffer (reserved once, for the largest graph).
+// buffer (reserved once, for the largest graph), on every device together
+// (Devices tells them apart).
 func (s *Session) Memory() (kvCache, compute int) {
 	if s.eng == nil {
 		return 0, 0

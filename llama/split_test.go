@@ -110,8 +110,12 @@ func greedyTrace(t *testing.T, m *Model, prompt []int32, batch int) (toks []int3
 	}
 	if e, ok := s.eng.(*schedEngine); ok {
 		// the one-token graph: CPU (embeddings, its layers), server,
-		// server, CPU (output)
-		if n := e.sc.NSplits(); n != 2+len(e.devs) {
+		// server, CPU (output: unless on the last server)
+		want := 2 + len(e.devs)
+		if m.outDev != nil {
+			want--
+		}
+		if n := e.sc.NSplits(); n != want {
 			t.Errorf("the graph was cut in %d splits over %d devices and the CPU", n, len(e.devs))
 		}
 		for i, d := range before[1:] {
@@ -350,5 +354,49 @@ func TestSplitServerLost(t *testing.T) {
 	}
 	if m.devs[0].buf != keptBuf {
 		t.Error("the layers of the server that stayed were loaded again")
+	}
+}
+
+// SplitOptions.OutputRemote: the output head on the last layer's server,
+// the same bits, one split fewer per token, only the token embeddings here.
+func TestSplitOutputRemote(t *testing.T) {
+	path := splitModel(t, 4, ggml.TypeQ8_0)
+	local, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := splitPrompt(local)
+	wantToks, wantLogits := greedyTrace(t, local, prompt, 16)
+	embd := local.Tensor("token_embd.weight").NBytes()
+	local.Close()
+	a := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	b := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	m, err := Load(path, LoadOptions{Split: &SplitOptions{RPC: []string{a.addr, b.addr}, TensorSplit: []float64{1, 1}, OutputRemote: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := m.Devices()[0].WeightBytes; got != embd {
+		t.Errorf("%d bytes of weights here, want the token embeddings' %d", got, embd)
+	}
+	s, err := m.NewSession(SessionOptions{Threads: 1, Context: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Eval(context.Background(), []int32{1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.eng.(*schedEngine).sc.NSplits(); n != 3 {
+		t.Errorf("%d splits, want 3 (CPU, server, server with the output)", n)
+	}
+	s.Close()
+	gotToks, gotLogits := greedyTrace(t, m, prompt, 16)
+	if !slices.Equal(gotToks, wantToks) {
+		t.Errorf("tokens %v, local %v", gotToks, wantToks)
+	}
+	for i := range wantLogits {
+		if !slices.Equal(gotLogits[i], wantLogits[i]) {
+			t.Fatalf("logits of evaluation %d differ", i)
+		}
 	}
 }
