@@ -400,3 +400,64 @@ func TestSplitOutputRemote(t *testing.T) {
 		}
 	}
 }
+
+// A model with rope factors (rope_freqs.weight): each server keeps a copy,
+// so its layers' ropes stay there; the same bits as the local run.
+func TestSplitRopeFreqs(t *testing.T) {
+	v, err := TrainVocab("the quick brown fox jumps over the lazy dog", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := NewModel(Hparams{NEmbd: 64, NLayer: 4, NHead: 4, NHeadKV: 2, NFF: 128, NCtxTrain: 80}, v, ModelOptions{Seed: 6, Std: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fctx.Close()
+	freqs := make([]float32, rm.NRot/2)
+	for i := range freqs {
+		freqs[i] = 1 + float32(i)/4
+	}
+	ft := fctx.NewTensor1D(ggml.TypeF32, len(freqs)).SetName("rope_freqs.weight")
+	if err := ft.SetFloat32s(freqs); err != nil {
+		t.Fatal(err)
+	}
+	rm.tensors["rope_freqs.weight"] = ft
+	path := filepath.Join(t.TempDir(), "freqs.gguf")
+	if err := rm.Save(path, "freqs"); err != nil {
+		t.Fatal(err)
+	}
+	rm.Close()
+	local, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if local.RopeFreqs == nil {
+		t.Fatal("the model has no rope factors")
+	}
+	prompt := splitPrompt(local)
+	wantToks, wantLogits := greedyTrace(t, local, prompt, 16)
+	local.Close()
+	a := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	b := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	m, err := Load(path, LoadOptions{Split: &SplitOptions{RPC: []string{a.addr, b.addr}, TensorSplit: []float64{1, 1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Layers[3].ropeFreqs == nil || m.Layers[0].ropeFreqs != nil {
+		t.Error("the servers' layers do not read their own rope factors")
+	}
+	gotToks, gotLogits := greedyTrace(t, m, prompt, 16) // checks the splits too
+	if !slices.Equal(gotToks, wantToks) {
+		t.Errorf("tokens %v, local %v", gotToks, wantToks)
+	}
+	for i := range wantLogits {
+		if !slices.Equal(gotLogits[i], wantLogits[i]) {
+			t.Fatalf("logits of evaluation %d differ", i)
+		}
+	}
+}
