@@ -115,7 +115,11 @@ func greedyTrace(t *testing.T, m *Model, prompt []int32, batch int) (toks []int3
 		if m.outDev != nil {
 			want--
 		}
-		if n := e.sc.NSplits(); n != want {
+		rpcOnly := true // a second CPU backend takes the local CPU's nodes too
+		for _, d := range e.devs {
+			rpcOnly = rpcOnly && d.endpoint != ""
+		}
+		if n := e.sc.NSplits(); rpcOnly && n != want {
 			t.Errorf("the graph was cut in %d splits over %d devices and the CPU", n, len(e.devs))
 		}
 		for i, d := range before[1:] {
@@ -459,5 +463,45 @@ func TestSplitRopeFreqs(t *testing.T) {
 		if !slices.Equal(gotLogits[i], wantLogits[i]) {
 			t.Fatalf("logits of evaluation %d differ", i)
 		}
+	}
+}
+
+// SplitOptions.Backends: a backend the caller made (here a second CPU
+// backend) takes layers like a server, in equal shares without weights;
+// the same bits as the local run.
+func TestSplitBackends(t *testing.T) {
+	path := splitModel(t, 4, ggml.TypeF16)
+	local, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := splitPrompt(local)
+	wantToks, wantLogits := greedyTrace(t, local, prompt, 16)
+	local.Close()
+	other, err := ggml.NewCPUBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	m, err := Load(path, LoadOptions{Split: &SplitOptions{RPC: []string{a.addr}, Backends: []*ggml.Backend{other}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got, want := layersOf(m.Devices()), []string{"CPU none", "dev1 0-1", "dev2 2-3"}; !slices.Equal(got, want) {
+		t.Errorf("placement %v, want %v", got, want)
+	}
+	gotToks, gotLogits := greedyTrace(t, m, prompt, 16)
+	if !slices.Equal(gotToks, wantToks) {
+		t.Errorf("tokens %v, local %v", gotToks, wantToks)
+	}
+	for i := range wantLogits {
+		if !slices.Equal(gotLogits[i], wantLogits[i]) {
+			t.Fatalf("logits of evaluation %d differ", i)
+		}
+	}
+	if _, err := Load(path, LoadOptions{Split: &SplitOptions{Backends: []*ggml.Backend{nil}}}); err == nil {
+		t.Error("a nil backend was accepted")
 	}
 }
