@@ -63,6 +63,9 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if split != nil {
+		if *ceiling > 0 {
+			return errors.New("-ceiling reads the weights in this process's memory: it cannot be combined with --rpc")
+		}
 		defer quietCore()()
 	}
 	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap, NoRepack: *noRepack, Split: split})
