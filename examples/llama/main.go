@@ -4,7 +4,9 @@
 //
 // It prints the prompt and the generated text as it comes, then the prompt
 // and generation speeds on stderr. Flags: -m MODEL, -p PROMPT, -n N,
-// -t THREADS, --temp T (0: greedy), --top-k K, --top-p P, --seed S; -h for all.
+// -t THREADS, --temp T (0: greedy), --top-k K, --top-p P, --seed S,
+// --rpc HOST:PORT,... and --tensor-split W1,W2,... (the layers on ggml
+// rpc-servers, as llama.cpp's); -h for all.
 package main
 
 import (
