@@ -23,9 +23,13 @@ GG_DEF(gg_t *, transpose, (gg_c * ctx, gg_t * a), (ctx, a))
 GG_DEFV(set_param, (gg_c * ctx, gg_t * a), (ctx, a))
 GG_DEFV(set_loss, (gg_t * a), (a))
 
+// NewContext reports a failure as its error: the core does not also log it.
 static gg_c * gg_init(size_t mem_size, void * buf, bool no_alloc) {
     struct lm_ggml_init_params p = { mem_size, buf, no_alloc };
-    return lm_ggml_init(p);
+    lm_ggml_log_quiet(true);
+    gg_c * c = lm_ggml_init(p);
+    lm_ggml_log_quiet(false);
+    return c;
 }
 */
 import "C"
