@@ -19,7 +19,7 @@ import (
 // each, the median time of several runs, its spread, and a rate.
 func benchCmd(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	threads := fs.Int("t", 1, "threads")
+	threads := fs.Int("t", 1, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
 	runs := fs.Int("runs", 15, "timed runs per figure (after one warm-up run)")
 	only := fs.String("only", "", "run only the figures whose name matches this regexp")
 	if help, err := parseFlags(fs, args, "bench [-t N] [-runs N] [-only RE]", "Prints the median, min and max time of the figures the project tracks."); help || err != nil {

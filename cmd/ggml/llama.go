@@ -92,7 +92,7 @@ func quantizeCmd(args []string) error {
 	embType := fs.String("token-embedding-type", "", "ggml type of token_embd.weight (default: the TYPE's rule)")
 	pure := fs.Bool("pure", false, "no mixture: every matrix gets TYPE's base type")
 	requant := fs.Bool("allow-requantize", false, "convert tensors that are already quantized (quality is lost)")
-	threads := fs.Int("t", 0, "threads (0 or negative: all CPUs)")
+	threads := fs.Int("t", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
 	help, err := parseFlags(fs, args, "quantize [flags] IN.gguf OUT.gguf TYPE [THREADS]", quantizeAbout+mixtureNames())
 	if help || err != nil {
 		return err
@@ -190,7 +190,7 @@ func trainLlamaCmd(args []string) error {
 	steps := fs.Int("steps", 1000, "optimizer steps")
 	lr := fs.Float64("lr", 3e-3, "peak learning rate")
 	decay := fs.Float64("wd", 0.01, "AdamW weight decay")
-	threads := fs.Int("t", 0, "threads (0: all CPUs)")
+	threads := fs.Int("t", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	tied := fs.Bool("tied", false, "tie the output projection to the token embeddings")
 	help, err := parseFlags(fs, args, "train-llama [-o OUT.gguf] [flags]",

@@ -62,6 +62,10 @@ func TestHelpExitsZeroForEveryCommand(t *testing.T) {
 		if status != 0 || stderr != "" || !strings.Contains(stdout, "usage:") {
 			t.Errorf("ggml %s: status %d\nstdout %q\nstderr %q", strings.Join(args, " "), status, stdout, stderr)
 		}
+		// a thread count says llama.cpp's rule
+		if strings.Contains(stdout, "  -t int") && !strings.Contains(stdout, "0 or negative: all CPUs") {
+			t.Errorf("ggml %s: -t without its rule:\n%s", strings.Join(args, " "), stdout)
+		}
 	}
 	stdout, _, _ := ggmlCmd(t, "help")
 	for _, n := range commandNames() {

@@ -34,7 +34,7 @@ func trainCmd(args []string) error {
 	perClass := fs.Int("n", 1000, "points per class")
 	hidden := fs.Int("hidden", 64, "hidden units per layer")
 	lr := fs.Float64("lr", 0.01, "AdamW learning rate")
-	threads := fs.Int("t", 1, "threads (the network is small: more threads mostly synchronise)")
+	threads := fs.Int("t", 1, "threads (0 or negative: all CPUs; the network is small: more threads mostly synchronise)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	if help, err := parseFlags(fs, args, "train [flags]", "Trains a 2-64-64-3 ReLU network on three spirals with AdamW."); help || err != nil {
 		return err
