@@ -45,6 +45,14 @@ func TestOpErrorNamesOpAndOperandShapes(t *testing.T) {
 	oe = panicOpError(t, func() { ctx.MulMat(a, b) })
 	require.NotNil(t, oe)
 	require.True(t, strings.HasPrefix(oe.Error(), "ggml: MulMat: a is f32 [3, 4], b is f32 [5, 2]: "), oe.Error())
+
+	// views and reshapes too
+	oe = panicOpError(t, func() { ctx.Reshape(a, b) })
+	require.NotNil(t, oe)
+	require.True(t, strings.HasPrefix(oe.Error(), "ggml: Reshape: a is f32 [3, 4], b is f32 [5, 2]: "), oe.Error())
+	oe = panicOpError(t, func() { ctx.Reshape2D(a, 5, 5) })
+	require.NotNil(t, oe)
+	require.True(t, strings.HasPrefix(oe.Error(), "ggml: Reshape2D: a is f32 [3, 4]: "), oe.Error())
 }
 
 // Issue 32: a graph too small for what is added to it says so and how to

@@ -75,10 +75,16 @@ func (ctx *Context) build(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_t
 	needTensors(op, required...)
 	ce := ctx.errBuf()
 	res := call(ce)
-	if ce.failed != 0 {
-		panic(operandError(op, C.GoString(&ce.msg[0]), required))
-	}
+	checkOperands(op, ce, required...)
 	return ctx.wrap(res)
+}
+
+// checkOperands is check for an op on operands: its *OpError describes
+// them (see operandError).
+func checkOperands(op string, e *C.gg_err, operands ...*Tensor) {
+	if e.failed != 0 {
+		panic(operandError(op, C.GoString(&e.msg[0]), operands))
+	}
 }
 
 // operandError is the *OpError of op for the core's message msg: the
