@@ -86,7 +86,7 @@ func (g *Graph) BuildBackward(static, compute *Context, accumulate bool) error {
 	addDep(g.ctx, compute)
 	addDep(g.ctx, static)
 	if e.failed != 0 {
-		return &OpError{Op: "BuildBackward", Msg: C.GoString(&e.msg[0])}
+		return g.buildError("BuildBackward", C.GoString(&e.msg[0]))
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -23,9 +23,13 @@ GG_DEF(gg_t *, transpose, (gg_c * ctx, gg_t * a), (ctx, a))
 GG_DEFV(set_param, (gg_c * ctx, gg_t * a), (ctx, a))
 GG_DEFV(set_loss, (gg_t * a), (a))
 
+// NewContext reports a failure as its error: the core does not also log it.
 static gg_c * gg_init(size_t mem_size, void * buf, bool no_alloc) {
     struct lm_ggml_init_params p = { mem_size, buf, no_alloc };
-    return lm_ggml_init(p);
+    lm_ggml_log_quiet(true);
+    gg_c * c = lm_ggml_init(p);
+    lm_ggml_log_quiet(false);
+    return c;
 }
 */
 import "C"
@@ -487,7 +491,7 @@ func (ctx *Context) View1D(a *Tensor, ne0 int, offset int) *Tensor {
 	needTensors("View1D", a)
 	e := ctx.errBuf()
 	r := C.gg_view_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), csize("View1D", offset))
-	check("View1D", e)
+	checkOperands("View1D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -496,7 +500,7 @@ func (ctx *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int) *Tensor {
 	needTensors("View2D", a)
 	e := ctx.errBuf()
 	r := C.gg_view_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), csize("View2D", nb1), csize("View2D", offset))
-	check("View2D", e)
+	checkOperands("View2D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -506,7 +510,7 @@ func (ctx *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int) *Tens
 	e := ctx.errBuf()
 	r := C.gg_view_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2),
 		csize("View3D", nb1), csize("View3D", nb2), csize("View3D", offset))
-	check("View3D", e)
+	checkOperands("View3D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -516,7 +520,7 @@ func (ctx *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset 
 	e := ctx.errBuf()
 	r := C.gg_view_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3),
 		csize("View4D", nb1), csize("View4D", nb2), csize("View4D", nb3), csize("View4D", offset))
-	check("View4D", e)
+	checkOperands("View4D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -525,7 +529,7 @@ func (ctx *Context) Reshape(a, b *Tensor) *Tensor {
 	needTensors("Reshape", a, b)
 	e := ctx.errBuf()
 	r := C.gg_reshape(e, ctx.ptr(), a.use(ctx), b.use(ctx))
-	check("Reshape", e)
+	checkOperands("Reshape", e, a, b)
 	return ctx.wrap(r)
 }
 
@@ -534,7 +538,7 @@ func (ctx *Context) Reshape1D(a *Tensor, ne0 int) *Tensor {
 	needTensors("Reshape1D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_1d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0))
-	check("Reshape1D", e)
+	checkOperands("Reshape1D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -543,7 +547,7 @@ func (ctx *Context) Reshape2D(a *Tensor, ne0, ne1 int) *Tensor {
 	needTensors("Reshape2D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_2d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1))
-	check("Reshape2D", e)
+	checkOperands("Reshape2D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -552,7 +556,7 @@ func (ctx *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int) *Tensor {
 	needTensors("Reshape3D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_3d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2))
-	check("Reshape3D", e)
+	checkOperands("Reshape3D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -561,7 +565,7 @@ func (ctx *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int) *Tensor {
 	needTensors("Reshape4D", a)
 	e := ctx.errBuf()
 	r := C.gg_reshape_4d(e, ctx.ptr(), a.use(ctx), C.int64_t(ne0), C.int64_t(ne1), C.int64_t(ne2), C.int64_t(ne3))
-	check("Reshape4D", e)
+	checkOperands("Reshape4D", e, a)
 	return ctx.wrap(r)
 }
 
@@ -570,7 +574,7 @@ func (ctx *Context) Permute(a *Tensor, axis0, axis1, axis2, axis3 int) *Tensor {
 	needTensors("Permute", a)
 	e := ctx.errBuf()
 	r := C.gg_permute(e, ctx.ptr(), a.use(ctx), cint("Permute", axis0), cint("Permute", axis1), cint("Permute", axis2), cint("Permute", axis3))
-	check("Permute", e)
+	checkOperands("Permute", e, a)
 	return ctx.wrap(r)
 }
 
@@ -579,6 +583,6 @@ func (ctx *Context) Transpose(a *Tensor) *Tensor {
 	needTensors("Transpose", a)
 	e := ctx.errBuf()
 	r := C.gg_transpose(e, ctx.ptr(), a.use(ctx))
-	check("Transpose", e)
+	checkOperands("Transpose", e, a)
 	return ctx.wrap(r)
 }

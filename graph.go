@@ -76,6 +76,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -136,8 +137,23 @@ func (g *Graph) BuildForward(t *Tensor) *Graph {
 	p := g.ptr()
 	e := g.ctx.errBuf()
 	C.gg_build_forward_expand(e, p, t.use(g.ctx))
-	check("BuildForward", e)
+	if e.failed != 0 {
+		panic(g.buildError("BuildForward", C.GoString(&e.msg[0])))
+	}
 	return g
+}
+
+// buildError is the *OpError of a call that adds tensors to g and failed
+// with the core's message msg: when the graph ran out of room (its node or
+// leaf arrays, or the hash set that holds both and fills first), it says so
+// and how to get a bigger graph.
+func (g *Graph) buildError(op, msg string) *OpError {
+	if strings.Contains(msg, "hash set is full") || strings.Contains(msg, "graph is full") {
+		msg = fmt.Sprintf("the graph is too small: it has room for %d nodes (and as many leafs), fewer than these tensors need; "+
+			"make a bigger one with NewGraphCustom(size, grads) (NewGraph's size is DefaultGraphSize = %d) [core: %s]",
+			g.Size(), DefaultGraphSize, msg)
+	}
+	return &OpError{Op: op, Msg: msg}
 }
 
 // Size is the node capacity.

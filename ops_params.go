@@ -51,6 +51,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -66,15 +67,46 @@ func needTensors(op string, ts ...*Tensor) {
 
 // build is the body of an op constructor: it checks that the required operands
 // are not nil, runs call (which calls a gg_ wrapper with ce and the C
-// arguments), panics with an *OpError naming op if the core reported an
-// assertion, and returns the result as a Tensor of ctx. Optional operands,
-// which may be nil, are passed to the C function but not listed in required.
+// arguments), panics with an *OpError naming op and describing the required
+// operands (see operandError) if the core reported an assertion, and
+// returns the result as a Tensor of ctx. Optional operands, which may be
+// nil, are passed to the C function but not listed in required.
 func (ctx *Context) build(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_tensor, required ...*Tensor) *Tensor {
 	needTensors(op, required...)
 	ce := ctx.errBuf()
 	res := call(ce)
-	check(op, ce)
+	checkOperands(op, ce, required...)
 	return ctx.wrap(res)
+}
+
+// checkOperands is check for an op on operands: its *OpError describes
+// them (see operandError).
+func checkOperands(op string, e *C.gg_err, operands ...*Tensor) {
+	if e.failed != 0 {
+		panic(operandError(op, C.GoString(&e.msg[0]), operands))
+	}
+}
+
+// operandError is the *OpError of op for the core's message msg: the
+// operands' types and shapes, named a, b, c... as in the core's checks,
+// then the condition that failed, e.g.
+//
+//	Add: a is f32 [3, 4], b is f32 [5, 2]: lm_ggml_can_repeat(b, a) does not hold (ops-elementwise.c:23)
+func operandError(op, msg string, operands []*Tensor) *OpError {
+	if cond, ok := strings.CutPrefix(msg, "LM_GGML_ASSERT("); ok {
+		if i := strings.LastIndex(cond, ") failed"); i >= 0 {
+			msg = cond[:i] + " does not hold" + cond[i+len(") failed"):]
+		}
+	}
+	if len(operands) == 0 {
+		return &OpError{Op: op, Msg: msg}
+	}
+	parts := make([]string, len(operands))
+	for i, t := range operands {
+		shape := strings.Trim(strings.ReplaceAll(fmt.Sprint(t.Shape()), " ", ", "), "[]")
+		parts[i] = fmt.Sprintf("%c is %s [%s]", 'a'+i, t.Type(), shape)
+	}
+	return &OpError{Op: op, Msg: strings.Join(parts, ", ") + ": " + msg}
 }
 
 // cint converts an int argument for a C int, panicking with an *OpError if

@@ -60,6 +60,11 @@ void lm_ggml_err_pop (struct lm_ggml_err_frame * f);
 // otherwise as an error log line.
 LM_GGML_ATTRIBUTE_FORMAT(2, 3)
 void lm_ggml_err_report(struct lm_ggml_err_frame * f, const char * fmt, ...);
+// While quiet is on (calls nest), WARN and ERROR log lines from this thread
+// are dropped: a caller that returns the failure as an error of its own
+// (the Go bindings) turns it on around the call, so that the failure is
+// not reported twice.
+void lm_ggml_log_quiet(bool on);
 
 // Tensor flag (internal, beyond the public ones): the tensor's memory is
 // read-only (e.g. a read-only mapping of a model file). Computing a node

@@ -28,7 +28,18 @@ void lm_ggml_log_set(lm_ggml_log_callback log_callback, void * user_data) {
     g_log_ud = user_data;
 }
 
+static _Thread_local int  g_log_quiet = 0;
+static _Thread_local bool g_log_dropped = false; // the last line was dropped (its continuations go too)
+
+void lm_ggml_log_quiet(bool on) { g_log_quiet += on ? 1 : (g_log_quiet > 0 ? -1 : 0); }
+
 void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * format, ...) {
+    if (level != LM_GGML_LOG_LEVEL_CONT) {
+        g_log_dropped = g_log_quiet > 0 && (level == LM_GGML_LOG_LEVEL_WARN || level == LM_GGML_LOG_LEVEL_ERROR);
+    }
+    if (g_log_dropped) {
+        return;
+    }
     char buf[1024];
     va_list args;
     va_start(args, format);

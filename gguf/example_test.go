@@ -83,7 +83,7 @@ func ExampleOpen() {
 	// Output:
 	// tiny 128 [<s> </s> hello]
 	// gguf: key "tiny.context_length" has type u32, not str
-	// gguf: key "missing": gguf: not found
+	// gguf: key "missing": not found
 	// [1 2 3 4]
 }
 

@@ -32,7 +32,7 @@ const DefaultAlignment = 32
 
 var (
 	// ErrNotFound is wrapped by errors for absent keys and tensors.
-	ErrNotFound = errors.New("gguf: not found")
+	ErrNotFound = errors.New("not found") // its wrappers name the package and the key
 	// ErrType is wrapped by errors for values of another type.
 	ErrType = errors.New("gguf: wrong value type")
 	// ErrClosed is returned by methods of a closed File.

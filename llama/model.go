@@ -142,7 +142,7 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	m, err := loadFile(f, opts)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("llama: %s: %w", path, err)
+		return nil, fmt.Errorf("llama: %s: %w", path, withoutPrefix{err})
 	}
 	if !opts.Mmap {
 		f.Close()
@@ -151,6 +151,14 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	m.path = path
 	return m, nil
 }
+
+// withoutPrefix shows err without a leading "llama: ", for an error of
+// this package that wraps it and already starts so; errors.Is and As see
+// err unchanged.
+type withoutPrefix struct{ err error }
+
+func (e withoutPrefix) Error() string { return strings.TrimPrefix(e.err.Error(), "llama: ") }
+func (e withoutPrefix) Unwrap() error { return e.err }
 
 func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	m := &Model{file: f}

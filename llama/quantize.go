@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,7 +14,17 @@ import (
 
 // QuantizeOptions configure QuantizeFile.
 type QuantizeOptions struct {
-	Type ggml.Type // the type of the weight matrices
+	Type ggml.Type // the type of the weight matrices (without a Mixture)
+	// Mixture, if its Name is set, is a llama.cpp file type (ParseMixture):
+	// Type is then its base type, and for a quantized base llama.cpp's rules
+	// give some matrices (output, attn_v, ffn_down, ...) other types, as
+	// its quantize tool does without --pure.
+	Mixture Mixture
+	// AllowRequantize lets tensors that are already quantized be converted
+	// to another type. Without it such a tensor is an error: its values
+	// are the old quantization's, and quantizing them again loses quality
+	// that the original weights would have kept (llama.cpp's rule).
+	AllowRequantize bool
 	// OutputType and EmbdType, if not zero (f32), override Type for
 	// output.weight and token_embd.weight.
 	OutputType, EmbdType ggml.Type
@@ -26,10 +37,24 @@ type QuantizeOptions struct {
 	Progress func(i, n int, name string)
 }
 
+// ErrRequantize is wrapped by the error of QuantizeFile for a tensor that
+// is already quantized (see QuantizeOptions.AllowRequantize).
+var ErrRequantize = errors.New("already quantized")
+
 // QuantizeStats summarise a QuantizeFile run.
 type QuantizeStats struct {
 	Tensors, Quantized, Fallbacks int
 	BytesIn, BytesOut             int64
+	Elements                      int64             // values in all the tensors
+	Types                         map[ggml.Type]int // tensors of each type in the output
+}
+
+// BitsPerWeight is the output's size in bits per value (all tensors).
+func (s QuantizeStats) BitsPerWeight() float64 {
+	if s.Elements == 0 {
+		return 0
+	}
+	return float64(s.BytesOut) * 8 / float64(s.Elements)
 }
 
 // fallback is the type used for rows that are not a whole number of blocks
@@ -72,19 +97,25 @@ func quantizable(t ggml.Type) error {
 	return nil
 }
 
-// targetType is the type tensor info gets.
-func (o *QuantizeOptions) targetType(info gguf.TensorInfo) ggml.Type {
+// targetType is the type tensor info gets (mix, if not nil, applies the
+// mixture's rules; it must see the tensors in file order), and whether
+// that is the fallback for rows that are not whole blocks.
+func (o *QuantizeOptions) targetType(info gguf.TensorInfo, mix *mixState) (ggml.Type, bool) {
 	if len(info.Shape) < 2 || !strings.HasSuffix(info.Name, ".weight") {
-		return ggml.Type(info.Type) // vectors (norms, biases) and non-weights stay
+		return ggml.Type(info.Type), false // vectors (norms, biases) and non-weights stay
 	}
 	t := o.Type
+	if mix != nil {
+		t = mix.rules(info.Name, int(info.Shape[0]))
+	}
 	switch {
 	case info.Name == "output.weight" && o.OutputType != 0:
 		t = o.OutputType
 	case info.Name == "token_embd.weight" && o.EmbdType != 0:
 		t = o.EmbdType
 	}
-	return fallback(t, int(info.Shape[0]))
+	f := fallback(t, int(info.Shape[0]))
+	return f, f != t
 }
 
 // QuantizeFile converts the weight matrices of the GGUF file in (tensors of
@@ -93,7 +124,13 @@ func (o *QuantizeOptions) targetType(info gguf.TensorInfo) ggml.Type {
 // (general.file_type and general.quantization_version are updated). Rows
 // that are not a whole number of blocks get a wider type (see fallback).
 func QuantizeFile(in, out string, o QuantizeOptions) (QuantizeStats, error) {
-	var st QuantizeStats
+	st := QuantizeStats{Types: map[ggml.Type]int{}}
+	if o.Mixture.Name != "" {
+		if m, ok := ParseMixture(o.Mixture.Name); !ok || m != o.Mixture {
+			return st, fmt.Errorf("llama: unknown mixture %+v (ParseMixture gives them)", o.Mixture)
+		}
+		o.Type = o.Mixture.Base
+	}
 	for _, t := range []ggml.Type{o.Type, o.OutputType, o.EmbdType} {
 		if err := quantizable(t); err != nil {
 			return st, err
@@ -108,12 +145,22 @@ func QuantizeFile(in, out string, o QuantizeOptions) (QuantizeStats, error) {
 	}
 	defer f.Close()
 	infos := f.Tensors()
+	var mix *mixState
+	if o.Mixture.Name != "" && o.Type != ggml.TypeF32 && o.Type != ggml.TypeF16 && o.Type != ggml.TypeBF16 {
+		mix = newMixState(o.Mixture, f, o.Imatrix != nil)
+	}
 	types := make([]ggml.Type, len(infos))
+	fellBack := make([]bool, len(infos))
 	for i, info := range infos {
-		types[i] = o.targetType(info)
+		types[i], fellBack[i] = o.targetType(info, mix)
 		if types[i] != ggml.Type(info.Type) {
-			if _, err := ggml.TypeTraits(ggml.Type(info.Type)); err != nil {
+			tr, err := ggml.TypeTraits(ggml.Type(info.Type))
+			if err != nil {
 				return st, fmt.Errorf("llama: tensor %s: %w", info.Name, err)
+			}
+			if tr.IsQuantized && !o.AllowRequantize {
+				return st, fmt.Errorf("llama: tensor %s is %w as %s: quantizing it again to %s loses quality; "+
+					"quantize the f32, f16 or bf16 model instead", info.Name, ErrRequantize, ggml.Type(info.Type), types[i])
 			}
 			if ggml.RequiresImatrix(types[i]) && o.Imatrix[info.Name] == nil {
 				return st, fmt.Errorf("llama: %s needs an importance matrix (--imatrix) for %s", types[i], info.Name)
@@ -129,7 +176,11 @@ func QuantizeFile(in, out string, o QuantizeOptions) (QuantizeStats, error) {
 	if err := w.CopyKVs(f); err != nil {
 		return st, err
 	}
-	if ft := FileType(o.Type); ft >= 0 {
+	ft := FileType(o.Type)
+	if o.Mixture.Name != "" {
+		ft = o.Mixture.FileType
+	}
+	if ft >= 0 {
 		if err := w.SetUint32("general.file_type", uint32(ft)); err != nil {
 			return st, err
 		}
@@ -152,12 +203,14 @@ func QuantizeFile(in, out string, o QuantizeOptions) (QuantizeStats, error) {
 		}
 		st.Tensors++
 		st.BytesIn += int64(len(data))
+		st.Elements += info.Elements()
+		st.Types[types[i]]++
 		if types[i] != ggml.Type(info.Type) {
 			if data, err = convertTensor(info, types[i], data, o.Imatrix[info.Name], o.Threads); err != nil {
 				return st, fmt.Errorf("llama: tensor %s: %w", info.Name, err)
 			}
 			st.Quantized++
-			if types[i] != o.Type && types[i] != o.OutputType && types[i] != o.EmbdType {
+			if fellBack[i] {
 				st.Fallbacks++
 			}
 		}
@@ -253,4 +306,297 @@ func convertTensor(info gguf.TensorInfo, t ggml.Type, data []byte, imatrix []flo
 // toFloat converts packed rows of type src to f32.
 func toFloat(src ggml.Type, b []byte, f []float32) error {
 	return ggml.DequantizeInto(f, src, b)
+}
+
+// A Mixture is one of llama.cpp's model file types (llama_ftype, the
+// names its quantize tool takes): a base type for the weight matrices and
+// rules that give some of them another type (see Mixture.rules).
+type Mixture struct {
+	Name     string    // llama.cpp's name: Q4_K_M, Q8_0, IQ2_XS, ...
+	FileType int       // the general.file_type value (llama_ftype)
+	Base     ggml.Type // the type of the matrices no rule picks another for
+}
+
+// mixtures lists llama.cpp's file types in the order its quantize tool
+// shows them.
+var mixtures = []Mixture{
+	{"Q4_0", 2, ggml.TypeQ4_0}, {"Q4_1", 3, ggml.TypeQ4_1}, {"Q5_0", 8, ggml.TypeQ5_0}, {"Q5_1", 9, ggml.TypeQ5_1},
+	{"IQ2_XXS", 19, ggml.TypeIQ2_XXS}, {"IQ2_XS", 20, ggml.TypeIQ2_XS}, {"IQ2_S", 28, ggml.TypeIQ2_XS}, {"IQ2_M", 29, ggml.TypeIQ2_S},
+	{"IQ1_S", 24, ggml.TypeIQ1_S}, {"IQ1_M", 31, ggml.TypeIQ1_M}, {"TQ1_0", 36, ggml.TypeTQ1_0}, {"TQ2_0", 37, ggml.TypeTQ2_0},
+	{"Q2_K", 10, ggml.TypeQ2_K}, {"Q2_K_S", 21, ggml.TypeQ2_K}, {"IQ3_XXS", 23, ggml.TypeIQ3_XXS}, {"IQ3_S", 26, ggml.TypeIQ3_S},
+	{"IQ3_M", 27, ggml.TypeIQ3_S}, {"Q3_K_S", 11, ggml.TypeQ3_K}, {"Q3_K_M", 12, ggml.TypeQ3_K}, {"Q3_K_L", 13, ggml.TypeQ3_K},
+	{"IQ3_XS", 22, ggml.TypeIQ3_S}, {"IQ4_NL", 25, ggml.TypeIQ4_NL}, {"IQ4_XS", 30, ggml.TypeIQ4_XS},
+	{"Q4_K_S", 14, ggml.TypeQ4_K}, {"Q4_K_M", 15, ggml.TypeQ4_K}, {"Q5_K_S", 16, ggml.TypeQ5_K}, {"Q5_K_M", 17, ggml.TypeQ5_K},
+	{"Q6_K", 18, ggml.TypeQ6_K}, {"Q8_0", 7, ggml.TypeQ8_0}, {"F16", 1, ggml.TypeF16}, {"BF16", 32, ggml.TypeBF16}, {"F32", 0, ggml.TypeF32},
+}
+
+// mixtureAliases are the short names llama.cpp's quantize tool also takes.
+var mixtureAliases = map[string]string{"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M"}
+
+// Mixtures returns llama.cpp's file types, in the order its quantize tool
+// lists them.
+func Mixtures() []Mixture { return append([]Mixture(nil), mixtures...) }
+
+// ParseMixture finds a llama.cpp file type by name, in any case; Q3_K,
+// Q4_K and Q5_K are the _M mixtures, as in llama.cpp.
+func ParseMixture(name string) (Mixture, bool) {
+	up := strings.ToUpper(name)
+	if a, ok := mixtureAliases[up]; ok {
+		up = a
+	}
+	for _, m := range mixtures {
+		if m.Name == up {
+			return m, true
+		}
+	}
+	return Mixture{}, false
+}
+
+// mixState is what llama.cpp's per-tensor rules look at: the model's
+// shape and how many attn_v and ffn_down matrices came before.
+type mixState struct {
+	m                  Mixture
+	hasOutput, imatrix bool
+	nGQA               int
+	is70B              bool
+	nAttnV, nFFNDown   int
+	iAttnV, iFFNDown   int
+	iFFNGate, iFFNUp   int
+	nFFNGate, nFFNUp   int
+}
+
+// newMixState reads the model's shape from f's metadata (llama.cpp's key
+// names under general.architecture) and counts the matrices the rules
+// number.
+func newMixState(m Mixture, f *gguf.File, hasImatrix bool) *mixState {
+	q := &mixState{m: m, imatrix: hasImatrix, nGQA: 1}
+	arch, _ := f.String("general.architecture")
+	geti := func(key string) int {
+		v, err := f.Int(arch + "." + key)
+		if err != nil {
+			return 0
+		}
+		return int(v)
+	}
+	heads, kvHeads := geti("attention.head_count"), geti("attention.head_count_kv")
+	if kvHeads == 0 {
+		kvHeads = heads
+	}
+	if heads > 0 && kvHeads > 0 {
+		q.nGQA = heads / kvHeads
+	}
+	// llama.cpp's MODEL_70B: 80 llama layers with grouped K/V heads
+	q.is70B = arch == "llama" && geti("block_count") == 80 && heads != kvHeads
+	for _, t := range f.Tensors() {
+		switch {
+		case t.Name == "output.weight":
+			q.hasOutput = true
+		case strings.Contains(t.Name, "attn_v.weight"):
+			q.nAttnV++
+		case strings.Contains(t.Name, "ffn_down"):
+			q.nFFNDown++
+		case strings.Contains(t.Name, "ffn_gate"):
+			q.nFFNGate++
+		case strings.Contains(t.Name, "ffn_up"):
+			q.nFFNUp++
+		}
+	}
+	return q
+}
+
+// moreBits is llama.cpp's use_more_bits: the first and the last eighth of
+// the layers, and every third layer in between.
+func moreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
+}
+
+// rules is llama.cpp's llama_tensor_get_type (late 2024) for the matrix
+// name with rows of ne0, given in file order (the counters of attn_v and
+// ffn_down matrices advance as in llama.cpp): the type the mixture gives
+// it, before the fallback for rows that are not whole blocks. The rules
+// llama.cpp has for Falcon and for mixtures of experts are left out: this
+// package runs dense llama models.
+func (q *mixState) rules(name string, ne0 int) ggml.Type {
+	has := func(s string) bool { return strings.Contains(name, s) }
+	ft := q.m.Name
+	is := func(names ...string) bool { return slices.Contains(names, ft) }
+	t := q.m.Base
+	const qkK = 256
+	switch {
+	case name == "output.weight" || (!q.hasOutput && name == "token_embd.weight"):
+		switch {
+		case ne0%qkK != 0:
+			t = ggml.TypeQ8_0
+		case is("IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"):
+			t = ggml.TypeQ5_K
+		case t != ggml.TypeQ8_0:
+			t = ggml.TypeQ6_K
+		}
+	case name == "token_embd.weight":
+		switch {
+		case is("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
+			t = ggml.TypeQ2_K
+		case is("IQ2_S", "IQ2_M", "IQ3_XXS"):
+			t = ggml.TypeIQ3_S
+		case is("TQ1_0", "TQ2_0"):
+			t = ggml.TypeQ4_K
+		}
+	case is("IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ2_M", "IQ1_M"):
+		iq3 := is("IQ2_S", "IQ2_M")
+		switch {
+		case has("attn_v.weight"):
+			switch {
+			case q.nGQA >= 4:
+				t = ggml.TypeQ4_K
+			case iq3:
+				t = ggml.TypeIQ3_S
+			default:
+				t = ggml.TypeQ2_K
+			}
+			q.iAttnV++
+		case has("ffn_down"):
+			if q.iFFNDown < q.nFFNDown/8 {
+				t = ggml.TypeQ2_K
+				if iq3 {
+					t = ggml.TypeIQ3_S
+				}
+			}
+			q.iFFNDown++
+		case has("attn_output.weight"):
+			switch {
+			case is("IQ1_S", "IQ1_M"):
+				t = ggml.TypeIQ2_XXS
+			case iq3:
+				t = ggml.TypeIQ3_S
+			}
+		}
+	case has("attn_v.weight"):
+		switch {
+		case ft == "Q2_K":
+			t = ggml.TypeQ3_K
+			if q.nGQA >= 4 {
+				t = ggml.TypeQ4_K
+			}
+		case ft == "Q2_K_S" && q.nGQA >= 4:
+			t = ggml.TypeQ4_K
+		case ft == "IQ3_XXS":
+			switch {
+			case q.nGQA >= 4:
+				t = ggml.TypeQ4_K
+			case !q.imatrix:
+				t = ggml.TypeIQ3_S
+			default:
+				t = ggml.TypeIQ3_XXS
+			}
+		case is("IQ3_XS", "IQ3_S") && q.nGQA >= 4:
+			t = ggml.TypeQ4_K
+		case ft == "IQ3_M":
+			t = ggml.TypeQ4_K
+		case ft == "Q3_K_M":
+			t = ggml.TypeQ4_K
+			if q.iAttnV < 2 {
+				t = ggml.TypeQ5_K
+			}
+		case ft == "Q3_K_L":
+			t = ggml.TypeQ5_K
+		case is("IQ4_NL", "IQ4_XS") && q.nGQA >= 4:
+			t = ggml.TypeQ5_K
+		case is("Q4_K_M", "Q5_K_M") && moreBits(q.iAttnV, q.nAttnV):
+			t = ggml.TypeQ6_K
+		case ft == "Q4_K_S" && q.iAttnV < 4:
+			t = ggml.TypeQ5_K
+		}
+		if q.is70B && (t == ggml.TypeQ3_K || t == ggml.TypeQ4_K) {
+			t = ggml.TypeQ5_K // 8 heads share each K/V row: more bits cost little
+		}
+		q.iAttnV++
+	case has("attn_k.weight"):
+		switch {
+		case ft == "IQ3_XS":
+			t = ggml.TypeIQ3_XXS
+		case is("IQ2_S", "IQ2_M"):
+			t = ggml.TypeIQ2_S
+		}
+	case has("attn_q.weight"):
+		switch {
+		case ft == "IQ3_XS":
+			t = ggml.TypeIQ3_XXS
+		case is("IQ2_S", "IQ2_M"):
+			t = ggml.TypeIQ2_S
+		}
+	case has("ffn_down"):
+		i, n := q.iFFNDown, q.nFFNDown
+		switch {
+		case ft == "Q2_K":
+			t = ggml.TypeQ3_K
+		case ft == "Q2_K_S":
+			if i < n/8 {
+				t = ggml.TypeQ4_K
+			}
+		case ft == "IQ3_XXS" && !q.imatrix:
+			t = ggml.TypeQ3_K
+			if i < n/8 {
+				t = ggml.TypeQ4_K
+			}
+		case ft == "Q3_K_M":
+			t = ggml.TypeQ4_K
+			if i < n/16 {
+				t = ggml.TypeQ5_K
+			}
+		case ft == "IQ3_M" && i < n/8:
+			t = ggml.TypeQ4_K
+		case ft == "Q3_K_L":
+			t = ggml.TypeQ5_K
+		case ft == "Q4_K_M":
+			if moreBits(i, n) {
+				t = ggml.TypeQ6_K
+			}
+		case i < n/8 && is("IQ4_NL", "IQ4_XS") && !q.imatrix:
+			t = ggml.TypeQ5_K
+		case ft == "Q5_K_M" && moreBits(i, n):
+			t = ggml.TypeQ6_K
+		case ft == "Q4_K_S" && i < n/8:
+			t = ggml.TypeQ5_K
+		case is("Q4_0", "Q5_0") && q.imatrix && i < n/8:
+			// the first layers' ffn_down go wrong even with an imatrix
+			t = ggml.TypeQ4_1
+			if ft == "Q5_0" {
+				t = ggml.TypeQ5_1
+			}
+		}
+		q.iFFNDown++
+	case has("attn_output.weight"):
+		switch {
+		case ft == "Q2_K":
+			t = ggml.TypeQ3_K
+		case ft == "IQ3_XXS":
+			t = ggml.TypeIQ3_S
+		case ft == "Q3_K_M", ft == "IQ3_M":
+			t = ggml.TypeQ4_K
+		case ft == "Q3_K_L":
+			t = ggml.TypeQ5_K
+		}
+	case has("ffn_gate"):
+		if ft == "IQ3_XS" && q.iFFNGate >= q.nFFNGate/8 && q.iFFNGate < 7*q.nFFNGate/8 {
+			t = ggml.TypeIQ3_XXS
+		}
+		q.iFFNGate++
+	case has("ffn_up"):
+		if ft == "IQ3_XS" && q.iFFNUp >= q.nFFNUp/8 && q.iFFNUp < 7*q.nFFNUp/8 {
+			t = ggml.TypeIQ3_XXS
+		}
+		q.iFFNUp++
+	}
+	return t
+}
+
+// QuantizeTypes returns the types QuantizeFile can write, in ggml's order.
+func QuantizeTypes() []ggml.Type {
+	var ts []ggml.Type
+	for t := ggml.Type(0); t < ggml.TypeCount; t++ {
+		if t.BlockSize() > 0 && quantizable(t) == nil {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

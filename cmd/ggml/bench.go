@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"slices"
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 )
 
 // benchCmd prints the speed figures the project tracks (conversions,
@@ -17,12 +19,19 @@ import (
 // each, the median time of several runs, its spread, and a rate.
 func benchCmd(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	threads := fs.Int("t", 1, "threads")
+	threads := fs.Int("t", 1, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
 	runs := fs.Int("runs", 15, "timed runs per figure (after one warm-up run)")
 	only := fs.String("only", "", "run only the figures whose name matches this regexp")
-	if err := fs.Parse(args); err != nil {
+	if help, err := parseFlags(fs, args, "bench [-t N] [-runs N] [-only RE]", "Prints the median, min and max time of the figures the project tracks."); help || err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *runs < 1 {
+		return cli.Usagef("bench: -runs %d: must be >= 1", *runs)
+	}
+	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	re, err := regexp.Compile(*only)
 	if err != nil {
 		return err

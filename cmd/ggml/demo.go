@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,7 +12,14 @@ import (
 	"github.com/ggml-go/ggml"
 )
 
-func infoCmd([]string) error {
+func infoCmd(args []string) error {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	if help, err := parseFlags(fs, args, "info", "Prints the module version, the CPU, the SIMD levels and the thread limit."); help || err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		fmt.Printf("module:   %s %s (%s)\n", bi.Main.Path, bi.Main.Version, bi.GoVersion)
 	}
@@ -28,7 +36,14 @@ func infoCmd([]string) error {
 	return nil
 }
 
-func demoCmd([]string) error {
+func demoCmd(args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	if help, err := parseFlags(fs, args, "demo", "Builds and computes graphs on 1 to 4 threads, quantizes, and prints results and speeds."); help || err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	fmt.Println("ggml for Go — demo")
 	fmt.Println("cpu:", ggml.CPUSummary())
 	fmt.Println()

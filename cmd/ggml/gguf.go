@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/cli"
 )
 
 const ggufUsage = `usage:
@@ -26,15 +27,27 @@ const ggufUsage = `usage:
 // ggufCmd runs the gguf subcommands.
 func ggufCmd(args []string) error {
 	if len(args) < 1 {
-		return errors.New(ggufUsage)
+		return cli.Usagef("gguf: a subcommand is expected\n%s", ggufUsage)
 	}
 	switch args[0] {
 	case "inspect":
 		return ggufInspect(args[1:], os.Stdout)
 	case "dump":
 		return ggufDump(args[1:], os.Stdout)
+	case "-h", "-help", "--help":
+		fmt.Println(ggufUsage)
+		return nil
 	}
-	return fmt.Errorf("gguf: unknown subcommand %q\n%s", args[0], ggufUsage)
+	return cli.Usagef("gguf: unknown subcommand %q\n%s", args[0], ggufUsage)
+}
+
+// openFile opens path for inspect and dump; what is not a regular file
+// (a directory, say) is refused by name before the GGUF reader sees it.
+func openFile(path string) (f *gguf.File, incomplete, err error) {
+	if err := cli.CheckFile(path); err != nil {
+		return nil, nil, err
+	}
+	return openForInspection(path)
 }
 
 // openForInspection opens path. A file whose tensor data is missing (a
@@ -64,13 +77,16 @@ func incompleteError(err error) error {
 func ggufInspect(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("gguf inspect", flag.ContinueOnError)
 	maxItems := fs.Int("n", 8, "array elements shown per key")
-	if err := fs.Parse(args); err != nil {
+	if help, err := parseFlags(fs, args, "gguf inspect [-n N] FILE", "Prints the header, the keys (values truncated) and the tensors of a GGUF file."); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New(ggufUsage)
+		return cli.Usagef("gguf inspect: one FILE expected\n%s", ggufUsage)
 	}
-	f, incomplete, err := openForInspection(fs.Arg(0))
+	if *maxItems < 0 {
+		return cli.Usagef("gguf inspect: -n %d: must be >= 0", *maxItems)
+	}
+	f, incomplete, err := openFile(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -270,13 +286,16 @@ func ggufDump(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("gguf dump", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "write JSON (the only format)")
 	withSHA := fs.Bool("sha256", false, "include the sha256 of each tensor's data")
-	if err := fs.Parse(args); err != nil {
+	if help, err := parseFlags(fs, args, "gguf dump --json [--sha256] FILE", "Writes everything in a GGUF file as JSON (64-bit integers as strings)."); help || err != nil {
 		return err
 	}
-	if !*asJSON || fs.NArg() != 1 {
-		return errors.New(ggufUsage)
+	if !*asJSON {
+		return cli.Usagef("gguf dump: --json is required (the only format)")
 	}
-	f, incomplete, err := openForInspection(fs.Arg(0))
+	if fs.NArg() != 1 {
+		return cli.Usagef("gguf dump: one FILE expected\n%s", ggufUsage)
+	}
+	f, incomplete, err := openFile(fs.Arg(0))
 	if err != nil {
 		return err
 	}

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/internal/corpus"
 	"github.com/ggml-go/ggml/internal/llamacli"
 	"github.com/ggml-go/ggml/llama"
@@ -23,57 +26,92 @@ func runCmd(args []string) error {
 	return llamacli.Run("ggml run", args, os.Stdout, os.Stderr)
 }
 
-// parseQuantType accepts ggml type names (q4_K, q8_0, ...) in any case and
-// llama.cpp's file type names (Q4_K_M, Q5_K_S, ...: the mix suffix is
-// ignored: every matrix gets the base type).
+// parseQuantType accepts a ggml type QuantizeFile can write (q4_K, q8_0,
+// iq4_nl, f16, ...) in any case.
 func parseQuantType(s string) (ggml.Type, error) {
-	name := strings.ToLower(s)
-	for _, suf := range []string{"_m", "_s", "_l"} {
-		if strings.HasSuffix(name, suf) && strings.Contains(name, "_k") {
-			name = strings.TrimSuffix(name, suf)
-		}
-	}
-	for t := ggml.Type(0); t < ggml.TypeCount; t++ {
-		if t.BlockSize() > 0 && strings.EqualFold(t.String(), name) {
+	for _, t := range llama.QuantizeTypes() {
+		if strings.EqualFold(t.String(), s) {
 			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown type %q", s)
+	return 0, cli.Usagef("quantize: unknown ggml type %q; the types are %s", s, typeNames())
 }
+
+func typeNames() string {
+	var names []string
+	for _, t := range llama.QuantizeTypes() {
+		names = append(names, t.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+func mixtureNames() string {
+	var names []string
+	for _, m := range llama.Mixtures() {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseTarget reads quantize's TYPE: a llama.cpp file type (Q4_K_M, Q8_0,
+// ..., and the aliases Q3_K, Q4_K, Q5_K; in any case), the mixture
+// llama.cpp's quantize tool makes of it; with pure (its --pure) the
+// mixture's base type alone.
+func parseTarget(s string, pure bool, o *llama.QuantizeOptions) error {
+	m, ok := llama.ParseMixture(s)
+	if !ok {
+		return cli.Usagef("quantize: unknown type %q; the types are %s", s, mixtureNames())
+	}
+	if pure {
+		o.Type = m.Base
+	} else {
+		o.Mixture = m
+	}
+	return nil
+}
+
+const quantizeAbout = `Converts the weight matrices of a GGUF model and keeps everything else.
+TYPE is a llama.cpp file type, in any case, and means what it means to
+llama.cpp's quantize tool (its rules for llama models): Q4_K_M is q4_K with
+q6_K for the output matrix and for half of the attn_v and ffn_down
+matrices (the first and the last eighth of the layers and every third one
+between); Q4_0 is q4_0 with a q6_K output matrix; Q8_0 is q8_0 throughout;
+Q3_K, Q4_K and Q5_K are the _M types. --pure gives every matrix TYPE's
+base type (IQ2_S's is iq2_xs, IQ2_M's iq2_s, IQ3_XS's and IQ3_M's iq3_s).
+Rows that are not a whole number of blocks get a wider type. Tensors
+already quantized are refused unless --allow-requantize (quantizing twice
+loses quality). The output file appears atomically.
+
+types: ` // + the list
 
 // quantizeCmd: ggml quantize [flags] IN.gguf OUT.gguf TYPE [THREADS]
 func quantizeCmd(args []string) error {
 	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
 	imatrix := fs.String("imatrix", "", "importance matrix file (llama.cpp imatrix .dat format)")
-	outType := fs.String("output-tensor-type", "", "type of output.weight (default: TYPE)")
-	embType := fs.String("token-embedding-type", "", "type of token_embd.weight (default: TYPE)")
-	threads := fs.Int("t", 0, "threads (0: all CPUs)")
-	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: ggml quantize [flags] IN.gguf OUT.gguf TYPE [THREADS]\n\n"+
-			"Converts the weight matrices of a GGUF model to TYPE (q8_0, q4_0, q4_K, q5_K, q6_K, iq4_nl, ...;\n"+
-			"llama.cpp names such as Q4_K_M are accepted), keeps everything else; rows that are not a\n"+
-			"whole number of blocks get a wider type. The output file appears atomically.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	outType := fs.String("output-tensor-type", "", "ggml type of output.weight (default: the TYPE's rule)")
+	embType := fs.String("token-embedding-type", "", "ggml type of token_embd.weight (default: the TYPE's rule)")
+	pure := fs.Bool("pure", false, "no mixture: every matrix gets TYPE's base type")
+	requant := fs.Bool("allow-requantize", false, "convert tensors that are already quantized (quality is lost)")
+	threads := fs.Int("t", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
+	help, err := parseFlags(fs, args, "quantize [flags] IN.gguf OUT.gguf TYPE [THREADS]", quantizeAbout+mixtureNames())
+	if help || err != nil {
 		return err
 	}
 	if fs.NArg() < 3 || fs.NArg() > 4 {
-		fs.Usage()
-		return errors.New("quantize: IN.gguf OUT.gguf TYPE expected")
+		return cli.Usagef("quantize: IN.gguf OUT.gguf TYPE expected (ggml quantize -h for help)")
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
-	var o llama.QuantizeOptions
-	var err error
-	if o.Type, err = parseQuantType(fs.Arg(2)); err != nil {
+	o := llama.QuantizeOptions{AllowRequantize: *requant}
+	if err := parseTarget(fs.Arg(2), *pure, &o); err != nil {
 		return err
 	}
-	o.Threads = *threads
+	n := *threads
 	if fs.NArg() == 4 {
-		if o.Threads, err = strconv.Atoi(fs.Arg(3)); err != nil {
-			return fmt.Errorf("quantize: threads: %v", err)
+		if n, err = strconv.Atoi(fs.Arg(3)); err != nil {
+			return cli.Usagef("quantize: THREADS %q is not a number", fs.Arg(3))
 		}
 	}
+	o.Threads = cli.Threads(n, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	for _, x := range []struct {
 		flag string
 		dst  *ggml.Type
@@ -89,6 +127,9 @@ func quantizeCmd(args []string) error {
 			return err
 		}
 	}
+	if err := cli.CheckFile(in); err != nil {
+		return err
+	}
 	start := time.Now()
 	if isTerminal(os.Stderr) {
 		o.Progress = func(i, n int, name string) { progressBar(i, n, name) }
@@ -98,11 +139,23 @@ func quantizeCmd(args []string) error {
 		fmt.Fprintln(os.Stderr)
 	}
 	if err != nil {
+		if errors.Is(err, llama.ErrRequantize) {
+			err = fmt.Errorf("%w (or --allow-requantize)", err)
+		}
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "quantize: %s -> %s (%s): %d tensors, %d converted (%d to a wider type), %.2f MiB -> %.2f MiB in %v\n",
-		in, out, o.Type, st.Tensors, st.Quantized, st.Fallbacks, float64(st.BytesIn)/(1<<20), float64(st.BytesOut)/(1<<20),
-		time.Since(start).Round(time.Millisecond))
+	name := o.Type.String()
+	if o.Mixture.Name != "" {
+		name = o.Mixture.Name
+	}
+	var tally []string
+	for _, t := range slices.Sorted(maps.Keys(st.Types)) {
+		tally = append(tally, fmt.Sprintf("%s %d", t, st.Types[t]))
+	}
+	fmt.Fprintf(os.Stderr, "quantize: %s -> %s (%s): %d tensors, %d converted (%d to a wider type); %s\n",
+		in, out, name, st.Tensors, st.Quantized, st.Fallbacks, strings.Join(tally, ", "))
+	fmt.Fprintf(os.Stderr, "quantize: size %.2f MiB -> %.2f MiB, %.2f bits per weight, in %v\n",
+		float64(st.BytesIn)/(1<<20), float64(st.BytesOut)/(1<<20), st.BitsPerWeight(), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -137,12 +190,26 @@ func trainLlamaCmd(args []string) error {
 	steps := fs.Int("steps", 1000, "optimizer steps")
 	lr := fs.Float64("lr", 3e-3, "peak learning rate")
 	decay := fs.Float64("wd", 0.01, "AdamW weight decay")
-	threads := fs.Int("t", 0, "threads (0: all CPUs)")
+	threads := fs.Int("t", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	tied := fs.Bool("tied", false, "tie the output projection to the token embeddings")
-	if err := fs.Parse(args); err != nil {
+	help, err := parseFlags(fs, args, "train-llama [-o OUT.gguf] [flags]",
+		"Trains a small llama model (its own vocabulary, autodiff and AdamW) on a text and saves it as GGUF.\n"+
+			"The model's context is -ctx positions: the runner stops generating there.")
+	if help || err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := positive("train-llama", intFlag{"embd", *embd}, intFlag{"layers", *layers}, intFlag{"heads", *heads},
+		intFlag{"ff", *ff}, intFlag{"ctx", *seq}, intFlag{"batch", *batch}, intFlag{"steps", *steps}); err != nil {
+		return err
+	}
+	if *kvHeads < 0 || !(*lr > 0) || !(*decay >= 0) {
+		return cli.Usagef("train-llama: -kv-heads must be >= 0, -lr > 0 and -wd >= 0")
+	}
+	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	text := corpus.Opticks
 	if *textFile != "" {
 		b, err := os.ReadFile(*textFile)

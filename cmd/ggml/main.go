@@ -9,12 +9,22 @@
 //	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model
 //	ggml quantize IN.gguf OUT.gguf TYPE     convert a model's weight matrices
 //	ggml train-llama [-o OUT.gguf]          train a small llama model on a shipped text
+//	ggml help [COMMAND]                     this list, or a command's flags
+//
+// Every command takes -h. A bad flag or argument exits with status 2, any
+// other error with 1.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
+
+	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 )
 
 type command struct {
@@ -22,43 +32,134 @@ type command struct {
 	run     func(args []string) error
 }
 
-var commands = map[string]command{
-	"demo":        {"build and compute graphs on several threads, print results", demoCmd},
-	"info":        {"print the build and the CPU capabilities", infoCmd},
-	"gguf":        {"inspect a GGUF file or dump it as JSON", ggufCmd},
-	"train":       {"train a small MLP with AdamW on generated data", trainCmd},
-	"rpc-server":  {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
-	"bench":       {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
-	"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N", runCmd},
-	"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
-	"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
+var commands map[string]command
+
+func init() {
+	// assigned here: helpCmd refers to commands
+	commands = map[string]command{
+		"demo":        {"build and compute graphs on several threads, print results", demoCmd},
+		"info":        {"print the build and the CPU capabilities", infoCmd},
+		"gguf":        {"inspect a GGUF file or dump it as JSON", ggufCmd},
+		"train":       {"train a small MLP with AdamW on generated data", trainCmd},
+		"rpc-server":  {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
+		"bench":       {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
+		"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N", runCmd},
+		"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
+		"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
+		"help":        {"print this list, or with a command's name its usage and flags", helpCmd},
+	}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ggml <command> [arguments]\n\ncommands:")
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ggml <command> [arguments]\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-11s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintln(w, "\n`ggml help COMMAND` or `ggml COMMAND -h` shows a command's usage and flags.")
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+// helpCmd: ggml help [COMMAND]
+func helpCmd(args []string) error {
+	switch {
+	case len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		usage(os.Stdout)
+		return nil
+	case len(args) > 1:
+		return cli.Usagef("help: one command name expected, got %q", args)
 	}
-	cmd, ok := commands[os.Args[1]]
+	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "ggml: unknown command %q\n", os.Args[1])
-		usage()
-		os.Exit(2)
+		return cli.Usagef("help: unknown command %q (`ggml help` lists them)", args[0])
 	}
-	if err := cmd.run(os.Args[2:]); err != nil {
-		fmt.Fprintln(os.Stderr, "ggml:", err)
-		os.Exit(1)
+	if args[0] == "help" {
+		usage(os.Stdout)
+		return nil
 	}
+	return cmd.run([]string{"-h"})
 }
+
+// parseFlags parses a subcommand's flags (cli.Parse): its help is
+// "usage: ggml SYNOPSIS", the text about, and the flags if it has any.
+func parseFlags(fs *flag.FlagSet, args []string, synopsis, about string) (help bool, err error) {
+	return cli.Parse(fs, args, os.Stdout, func(w io.Writer) {
+		fmt.Fprintf(w, "usage: ggml %s\n", synopsis)
+		if about != "" {
+			fmt.Fprintf(w, "\n%s\n", about)
+		}
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(w, "\nflags:")
+			fs.PrintDefaults()
+		}
+	})
+}
+
+// noArgs is the error for positional arguments a command does not take.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return cli.Usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// intFlag is an integer flag's name and value, for positive.
+type intFlag struct {
+	name string
+	v    int
+}
+
+// positive returns a command-line error for the first flag below 1.
+func positive(cmd string, flags ...intFlag) error {
+	for _, f := range flags {
+		if f.v < 1 {
+			return cli.Usagef("%s: -%s %d: must be >= 1", cmd, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// run runs the command line args (without the program name) and returns
+// the exit status.
+func run(args []string) int {
+	if len(args) < 1 {
+		usage(os.Stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(os.Stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "ggml: unknown command %q\n", args[0])
+		usage(os.Stderr)
+		return 2
+	}
+	return cli.Report(os.Stderr, "ggml", runRecovering(cmd, args[1:]))
+}
+
+// runRecovering runs cmd, turning the panic of an operation given
+// arguments it cannot take (*ggml.OpError: a size from the command line
+// that does not fit, say) into the command's error.
+func runRecovering(cmd command, args []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			var oe *ggml.OpError
+			if !ok || !errors.As(e, &oe) {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	return cmd.run(args)
+}
+
+func main() { os.Exit(run(os.Args[1:])) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 )
 
 // rpcServerCmd serves the CPU backend to RPC clients (ggml.DialRPC, or the
@@ -24,23 +25,22 @@ func rpcServerCmd(args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on; anything but loopback lets anyone who can reach it use this machine (README: Many machines)")
 	port := fs.Int("port", 50052, "TCP port")
 	mem := fs.Uint64("mem", 0, "MiB of memory clients may allocate in all (0: all of the machine's)")
-	threads := fs.Int("threads", runtime.NumCPU(), "CPU threads per graph")
+	threads := fs.Int("threads", runtime.NumCPU(), "CPU threads per graph (0 or negative: all CPUs)")
 	fs.IntVar(threads, "t", runtime.NumCPU(), "short for --threads")
-	if err := fs.Parse(args); err != nil {
+	if help, err := parseFlags(fs, args, "rpc-server [--host ADDR] [--port N] [--mem MiB] [-t|--threads N]",
+		"Serves this machine's CPU backend to RPC clients until interrupted."); help || err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("rpc-server: unexpected arguments %q", fs.Args())
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *port < 0 || *port > 65535 {
-		return fmt.Errorf("rpc-server: port %d out of range", *port)
-	}
-	if *threads < 1 {
-		return fmt.Errorf("rpc-server: --threads %d: at least 1", *threads)
+		return cli.Usagef("rpc-server: port %d out of range", *port)
 	}
 	if *mem > 1<<44 {
-		return fmt.Errorf("rpc-server: --mem %d MiB is more than any machine has", *mem)
+		return cli.Usagef("rpc-server: --mem %d MiB is more than any machine has", *mem)
 	}
+	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ggml.SetLogger(log)
 

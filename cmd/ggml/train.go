@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 )
 
 // spirals generates n points per class on `classes` interleaved noisy
@@ -32,11 +34,21 @@ func trainCmd(args []string) error {
 	perClass := fs.Int("n", 1000, "points per class")
 	hidden := fs.Int("hidden", 64, "hidden units per layer")
 	lr := fs.Float64("lr", 0.01, "AdamW learning rate")
-	threads := fs.Int("t", 1, "threads (the network is small: more threads mostly synchronise)")
+	threads := fs.Int("t", 1, "threads (0 or negative: all CPUs; the network is small: more threads mostly synchronise)")
 	seed := fs.Uint64("seed", 1, "random seed")
-	if err := fs.Parse(args); err != nil {
+	if help, err := parseFlags(fs, args, "train [flags]", "Trains a 2-64-64-3 ReLU network on three spirals with AdamW."); help || err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := positive("train", intFlag{"epochs", *epochs}, intFlag{"batch", *batch}, intFlag{"n", *perClass}, intFlag{"hidden", *hidden}); err != nil {
+		return err
+	}
+	if !(*lr > 0) {
+		return cli.Usagef("train: -lr %g: must be > 0", *lr)
+	}
+	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	const classes = 3
 	rng := rand.New(rand.NewPCG(*seed, 7))
 	xs, ys := spirals(rng, classes, *perClass)

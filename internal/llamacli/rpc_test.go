@@ -94,7 +94,7 @@ func TestRunRPC(t *testing.T) {
 		if out.String() != local.String() {
 			t.Errorf("%v: split text %q, local %q", split, out.String(), local.String())
 		}
-		for _, want := range []string{"device local CPU: layers ", "device RPC " + a + ": layers ", "device RPC " + b + ": layers ", "generation: 29 tokens"} {
+		for _, want := range []string{"device local CPU: layers ", "device RPC " + a + ": layers ", "device RPC " + b + ": layers ", "generation: 30 tokens (29 evaluated)"} {
 			if !strings.Contains(errb.String(), want) {
 				t.Errorf("%v: stderr lacks %q:\n%s", split, want, errb.String())
 			}

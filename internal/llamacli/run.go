@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,59 +17,117 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/llama"
 )
 
-// Run parses args (without the program name) and runs the model: it prints
-// the prompt and the generated text to stdout as it goes, and the speeds to
-// stderr.
-func Run(name string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	model := fs.String("m", "", "model file (GGUF, llama architecture)")
-	prompt := fs.String("p", "Once upon a time", "prompt")
-	ids := fs.String("ids", "", "prompt as comma-separated token ids (instead of -p)")
-	n := fs.Int("n", 64, "tokens to generate")
-	threads := fs.Int("t", 0, "threads (0: all CPUs)")
-	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
-	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p sampling (1: off)")
-	seed := fs.Uint64("seed", 0, "random seed (0: random)")
-	nCtx := fs.Int("c", 0, "context size (0: the model's, at most 2048)")
-	batch := fs.Int("b", 512, "prompt batch size")
-	kvF32 := fs.Bool("kv-f32", false, "keep the KV cache in f32 (default f16)")
-	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating after an end-of-text token")
-	quiet := fs.Bool("q", false, "print only the generated text (no prompt)")
-	mmap := fs.Bool("mmap", false, "use the weights in place in the memory-mapped file (no copy)")
-	noRepack := fs.Bool("no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: q8_0 with AVX512-VNNI)")
-	reps := fs.Int("r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
-	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
-	rpc := fs.String("rpc", "", "RPC servers HOST:PORT[,HOST:PORT...] (ggml rpc-server) to spread the layers over, as llama.cpp's --rpc")
-	tensorSplit := fs.String("tensor-split", "", "weights W1,W2,... of the --rpc servers' shares of the layers, and optionally one more for this machine (default: in proportion to their free memory)")
-	fs.StringVar(tensorSplit, "ts", "", "short for --tensor-split")
-	ceiling := fs.Int("ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [--temp T] [--top-k K] [--top-p P] [--seed S]\n", name)
+// config holds the runner's settings as the command line gives them.
+type config struct {
+	model, prompt, ids                  string
+	n, threads, nCtx, batch, topK, reps int
+	ceiling                             int
+	temp, topP                          float64
+	seed                                uint64
+	kvF32, ignoreEOS, quiet, mmap       bool
+	noRepack, noWarmup                  bool
+	rpc, tensorSplit                    string   // --rpc servers and their weights
+	args                                []string // positional arguments left after the flags
+}
+
+// defineFlags declares the runner's flags on fs, to be parsed into the
+// returned config.
+func defineFlags(fs *flag.FlagSet) *config {
+	c := &config{}
+	fs.StringVar(&c.model, "m", "", "model file (GGUF, llama architecture)")
+	fs.StringVar(&c.prompt, "p", "Once upon a time", "prompt")
+	fs.StringVar(&c.ids, "ids", "", "prompt as comma-separated token ids (instead of -p)")
+	fs.IntVar(&c.n, "n", 64, "tokens to generate (-1: until end of text or the context is full; 0: evaluate the prompt only)")
+	fs.IntVar(&c.threads, "t", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped to them)")
+	fs.Float64Var(&c.temp, "temp", 0.8, "temperature, >= 0 (0: greedy)")
+	fs.IntVar(&c.topK, "top-k", 40, "top-k sampling, >= 0 (0: off)")
+	fs.Float64Var(&c.topP, "top-p", 0.95, "top-p sampling, in [0, 1] (1: off)")
+	fs.Uint64Var(&c.seed, "seed", 0, "random seed (0: random)")
+	fs.IntVar(&c.nCtx, "c", 0, "context size in positions (0: the model's trained context, at most 2048); generation stops when it is full")
+	fs.IntVar(&c.batch, "b", 512, "prompt batch size, >= 1")
+	fs.BoolVar(&c.kvF32, "kv-f32", false, "keep the KV cache in f32 (default f16)")
+	fs.BoolVar(&c.ignoreEOS, "ignore-eos", false, "keep generating after an end-of-text token")
+	fs.BoolVar(&c.quiet, "q", false, "print only the generated text (no prompt)")
+	fs.BoolVar(&c.mmap, "mmap", false, "use the weights in place in the memory-mapped file (no copy)")
+	fs.BoolVar(&c.noRepack, "no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: q8_0 with AVX512-VNNI)")
+	fs.IntVar(&c.reps, "r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
+	fs.BoolVar(&c.noWarmup, "no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
+	fs.IntVar(&c.ceiling, "ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
+	fs.StringVar(&c.rpc, "rpc", "", "RPC servers HOST:PORT[,HOST:PORT...] (ggml rpc-server) to spread the layers over, as llama.cpp's --rpc")
+	fs.StringVar(&c.tensorSplit, "tensor-split", "", "weights W1,W2,... of the --rpc servers' shares of the layers, and optionally one more for this machine (default: in proportion to their free memory)")
+	fs.StringVar(&c.tensorSplit, "ts", "", "short for --tensor-split")
+	return c
+}
+
+// validate checks the settings before anything is loaded: each problem is
+// a one-line error (cli.ErrUsage) naming the flag. New flags add their
+// checks here.
+func (c *config) validate() error {
+	checks := []struct {
+		bad bool
+		msg string
+	}{
+		{len(c.args) > 0, fmt.Sprintf("unexpected argument %q: give the prompt with -p (quoted)", strings.Join(c.args, " "))},
+		{c.model == "", "no model: give one with -m MODEL.gguf"},
+		{c.n < -1, fmt.Sprintf("-n %d: must be -1 (until the context is full) or a count >= 0", c.n)},
+		{c.nCtx < 0, fmt.Sprintf("-c %d: the context size must be >= 0 (0: the model's)", c.nCtx)},
+		{c.batch < 1, fmt.Sprintf("-b %d: the batch size must be >= 1", c.batch)},
+		{c.temp < 0 || math.IsNaN(c.temp), fmt.Sprintf("--temp %g: the temperature must be >= 0 (0: greedy)", c.temp)},
+		{c.topK < 0, fmt.Sprintf("--top-k %d: must be >= 0 (0: off)", c.topK)},
+		{!(c.topP >= 0 && c.topP <= 1), fmt.Sprintf("--top-p %g: must be between 0 and 1 (1: off)", c.topP)},
+		{c.reps < 1, fmt.Sprintf("-r %d: must be >= 1", c.reps)},
+		{c.ceiling < 0, fmt.Sprintf("-ceiling %d: must be >= 0", c.ceiling)},
+		{c.ceiling > 0 && c.rpc != "", "-ceiling reads the weights in this process's memory: it cannot be combined with --rpc"},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return cli.Usagef("%s", ch.msg)
+		}
+	}
+	return nil
+}
+
+// usage writes the runner's help.
+func usage(name string, fs *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintf(w, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [-c CTX] [--temp T] [--top-k K] [--top-p P] [--seed S]\n\n"+
+			"Runs a llama-architecture model: prints the prompt and the generated text to stdout,\n"+
+			"the memory used and the speeds to stderr.\n\nflags:\n", name)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+}
+
+// Run parses args (without the program name) and runs the model: it prints
+// the prompt and the generated text to stdout as it goes, and the speeds to
+// stderr. -h prints the help to stdout and returns nil; a bad flag or
+// argument is an error wrapping cli.ErrUsage.
+func Run(name string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	c := defineFlags(fs)
+	help, err := cli.Parse(fs, args, stdout, usage(name, fs))
+	if help || err != nil {
 		return err
 	}
-	if *model == "" {
-		fs.Usage()
-		return errors.New("no model (-m)")
+	c.args = fs.Args()
+	if err := c.validate(); err != nil {
+		return err
 	}
-	split, err := splitOptions(*rpc, *tensorSplit)
+	threads := cli.Threads(c.threads, func(msg string) { fmt.Fprintln(stderr, "warning:", msg) })
+	if err := cli.CheckFile(c.model); err != nil {
+		return err
+	}
+	split, err := splitOptions(c.rpc, c.tensorSplit)
 	if err != nil {
 		return err
 	}
 	if split != nil {
-		if *ceiling > 0 {
-			return errors.New("-ceiling reads the weights in this process's memory: it cannot be combined with --rpc")
-		}
 		defer quietCore()()
 	}
-	m, err := llama.Load(*model, llama.LoadOptions{Mmap: *mmap, NoRepack: *noRepack, Split: split})
+	m, err := llama.Load(c.model, llama.LoadOptions{Mmap: c.mmap, NoRepack: c.noRepack, Split: split})
 	if err != nil {
 		return err
 	}
@@ -78,8 +137,8 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "warning: pre-tokenizer %q is not implemented; the text is split as GPT-2 does\n", m.Vocab.Pre)
 	}
 	var toks []int32
-	if *ids != "" {
-		for _, f := range strings.Split(*ids, ",") {
+	if c.ids != "" {
+		for _, f := range strings.Split(c.ids, ",") {
 			v, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
 				return fmt.Errorf("-ids: %v", err)
@@ -90,24 +149,22 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		if m.Vocab.Model == llama.TokenizerNone {
 			return errors.New("the model has no tokenizer: give the prompt as -ids")
 		}
-		toks = m.Tokenize(*prompt, true)
+		toks = m.Tokenize(c.prompt, true)
 	}
 	if len(toks) == 0 {
 		return errors.New("empty prompt")
 	}
-	ctxSize := *nCtx
-	if ctxSize <= 0 {
-		// the training context (at most 2048), or more if prompt and
-		// generation need it (the model then runs beyond what it was trained on)
-		ctxSize = max(min(m.NCtxTrain, 2048), len(toks)+*n)
+	ctxSize, err := contextSize(c.nCtx, m.NCtxTrain, len(toks), stderr)
+	if err != nil {
+		return err
 	}
-	s, err := m.NewSession(llama.SessionOptions{Threads: *threads, Context: ctxSize, Batch: *batch, F32KV: *kvF32})
+	s, err := m.NewSession(llama.SessionOptions{Threads: threads, Context: ctxSize, Batch: c.batch, F32KV: c.kvF32})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 
-	if !*noWarmup {
+	if !c.noWarmup {
 		if err := s.Warmup(context.Background()); err != nil {
 			return err
 		}
@@ -122,7 +179,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	if !*quiet {
+	if !c.quiet {
 		if m.Vocab.Model == llama.TokenizerNone {
 			fmt.Fprint(out, toks)
 		} else {
@@ -130,41 +187,82 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		out.Flush()
 	}
-	smp := llama.SamplerOptions{Temp: float32(*temp), TopK: *topK, TopP: float32(*topP), Seed: *seed}
-	if *seed == 0 {
-		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(*prompt))
+	smp := llama.SamplerOptions{Temp: float32(c.temp), TopK: c.topK, TopP: float32(c.topP), Seed: c.seed}
+	if c.seed == 0 {
+		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(c.prompt))
 	}
-	st, err := s.Generate(ctx, toks, llama.GenerateOptions{
-		MaxTokens: *n,
-		Sampler:   smp,
-		IgnoreEOG: *ignoreEOS,
-		OnToken: func(id int32) error {
+	// Generate's MaxTokens 0 means "until the context is full", which is -n -1
+	opts := llama.GenerateOptions{MaxTokens: max(c.n, 0), Sampler: smp, IgnoreEOG: c.ignoreEOS}
+	if c.n == 0 {
+		// the prompt is evaluated, the first token sampled ends it (and is not shown)
+		opts.OnToken = func(int32) error { return llama.ErrStop }
+	}
+	shown := opts
+	if c.n != 0 {
+		shown.OnToken = func(id int32) error {
 			if m.Vocab.Model == llama.TokenizerNone {
 				fmt.Fprintf(out, " %d", id)
 			} else {
 				out.WriteString(m.Piece(id))
 			}
 			return out.Flush()
-		},
-	})
+		}
+	}
+	st, err := s.Generate(ctx, toks, shown)
 	fmt.Fprintln(out)
 	out.Flush()
-	if err == nil && *reps > 1 {
-		if st, err = bestOf(ctx, s, toks, st, *reps, llama.GenerateOptions{MaxTokens: *n, Sampler: smp, IgnoreEOG: *ignoreEOS}); err == nil {
-			fmt.Fprintf(stderr, "reps: %d, the best of each time below; generated tokens identical across reps: yes\n", *reps)
+	if err == nil && stoppedByContext(c, m, s, st) {
+		fmt.Fprintf(stderr, "generation stopped: the context is full (%d positions; -c sets its size)\n", ctxSize)
+	}
+	if err == nil && c.reps > 1 {
+		if st, err = bestOf(ctx, s, toks, st, c.reps, opts); err == nil {
+			fmt.Fprintf(stderr, "reps: %d, the best of each time below; generated tokens identical across reps: yes\n", c.reps)
 		}
+	}
+	if c.n == 0 {
+		st.Tokens = nil
 	}
 	fmt.Fprintf(stderr, "prompt: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms)\n",
 		st.PromptTokens, ms(st.PromptTime), st.PromptTokensPerSecond(), ms(st.PromptCPU))
-	fmt.Fprintf(stderr, "generation: %d tokens in %.2f ms = %.2f tokens/s (cpu %.2f ms, %d threads)\n",
-		st.GenEvals, ms(st.GenTime), st.GenTokensPerSecond(), ms(st.GenCPU), s.Threads())
-	if err == nil && *ceiling > 0 {
-		err = printCeiling(stderr, m, s.Threads(), *ceiling, st)
+	fmt.Fprintf(stderr, "generation: %d tokens (%d evaluated) in %.2f ms = %.2f tokens/s (cpu %.2f ms, %d threads)\n",
+		len(st.Tokens), st.GenEvals, ms(st.GenTime), st.GenTokensPerSecond(), ms(st.GenCPU), s.Threads())
+	if err == nil && c.ceiling > 0 {
+		err = printCeiling(stderr, m, s.Threads(), c.ceiling, st)
 	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// contextSize is the KV cache's size for -c n: the model's trained context
+// (at most 2048) for 0. A size past the trained context is allowed with a
+// warning (the model has not seen those positions); a prompt that does not
+// fit is an error.
+func contextSize(n, trained, prompt int, stderr io.Writer) (int, error) {
+	if n == 0 {
+		n = 2048
+		if trained > 0 {
+			n = min(trained, n)
+		}
+	} else if trained > 0 && n > trained {
+		fmt.Fprintf(stderr, "warning: -c %d is past the model's trained context (%d positions): text beyond position %d is extrapolation and may be poor\n",
+			n, trained, trained)
+	}
+	if prompt > n {
+		return 0, fmt.Errorf("the prompt is %d tokens and the context holds %d positions (-c)", prompt, n)
+	}
+	return n, nil
+}
+
+// stoppedByContext reports whether generation ended because the KV cache
+// was full rather than at -n tokens or an end of text.
+func stoppedByContext(c *config, m *llama.Model, s *llama.Session, st llama.Stats) bool {
+	if c.n == 0 || len(st.Tokens) == 0 || (c.n > 0 && len(st.Tokens) >= c.n) {
+		return false
+	}
+	last := st.Tokens[len(st.Tokens)-1]
+	return s.Pos() == s.ContextSize() && (c.ignoreEOS || !m.Vocab.IsEOG(last))
 }
 
 // bestOf runs the generation of first reps-1 more times from an empty

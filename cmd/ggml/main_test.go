@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The test binary runs as the ggml command when this variable is set: the
+// tests below run the real command line (flag parsing, messages, exit
+// status) in a child process.
+const runAsCommand = "GGML_CMD_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsCommand) == "1" {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// ggmlCmd runs `ggml args...` and returns its stdout, stderr and exit status.
+func ggmlCmd(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runAsCommand+"=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		status = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), status
+}
+
+func commandNames() []string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Issue 32: -h, --help, `ggml help` and `ggml help CMD` print usage to
+// stdout and exit 0; every subcommand has -h (and does nothing else).
+func TestHelpExitsZeroForEveryCommand(t *testing.T) {
+	runs := [][]string{{"-h"}, {"--help"}, {"help"}, {"gguf", "inspect", "-h"}, {"gguf", "dump", "--help"}}
+	for _, n := range commandNames() {
+		runs = append(runs, []string{"help", n}, []string{n, "-h"})
+	}
+	for _, args := range runs {
+		stdout, stderr, status := ggmlCmd(t, args...)
+		if status != 0 || stderr != "" || !strings.Contains(stdout, "usage:") {
+			t.Errorf("ggml %s: status %d\nstdout %q\nstderr %q", strings.Join(args, " "), status, stdout, stderr)
+		}
+		// a thread count says llama.cpp's rule
+		if strings.Contains(stdout, "  -t int") && !strings.Contains(stdout, "0 or negative: all CPUs") {
+			t.Errorf("ggml %s: -t without its rule:\n%s", strings.Join(args, " "), stdout)
+		}
+	}
+	stdout, _, _ := ggmlCmd(t, "help")
+	for _, n := range commandNames() {
+		if !strings.Contains(stdout, "  "+n+" ") {
+			t.Errorf("`ggml help` does not list %s:\n%s", n, stdout)
+		}
+	}
+}
+
+// Issue 32: command-line mistakes exit 2 with a message on stderr, one
+// line where it is about one flag; no prefix is doubled.
+func TestCommandLineErrorsExitTwo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage: ggml <command>"},
+		{[]string{"nope"}, `ggml: unknown command "nope"`},
+		{[]string{"help", "nope"}, `ggml: help: unknown command "nope"`},
+		{[]string{"info", "extra"}, `ggml: info: unexpected argument "extra"`},
+		{[]string{"gguf"}, "ggml: gguf: a subcommand is expected"},
+		{[]string{"gguf", "nope"}, `ggml: gguf: unknown subcommand "nope"`},
+		{[]string{"gguf", "dump", "x.gguf"}, "ggml: gguf dump: --json is required"},
+		{[]string{"train", "-batch", "0"}, "ggml: train: -batch 0: must be >= 1\n"},
+		{[]string{"train-llama", "-steps", "0"}, "ggml: train-llama: -steps 0: must be >= 1\n"},
+		{[]string{"bench", "-runs", "0"}, "ggml: bench: -runs 0: must be >= 1\n"},
+		{[]string{"run", "-m", "x.gguf", "-c", "-5"}, "ggml: -c -5: the context size must be >= 0 (0: the model's)\n"},
+		{[]string{"run", "-m", "x.gguf", "my", "prompt"}, `ggml: unexpected argument "my prompt"`},
+		{[]string{"run", "-nope"}, "ggml: flag provided but not defined: -nope\n"},
+		{[]string{"quantize", "a.gguf"}, "ggml: quantize: IN.gguf OUT.gguf TYPE expected"},
+	} {
+		stdout, stderr, status := ggmlCmd(t, c.args...)
+		if status != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("ggml %s: status %d, stdout %q\nstderr %q, want %q", strings.Join(c.args, " "), status, stdout, stderr, c.want)
+		}
+		if strings.HasSuffix(c.want, "\n") && strings.Count(stderr, "\n") != 1 {
+			t.Errorf("ggml %s: more than one line:\n%s", strings.Join(c.args, " "), stderr)
+		}
+	}
+}
+
+// Issue 32: a directory or a missing file given for a GGUF file is named
+// as such (the reader said "mmap: no such device"), and failures exit 1.
+func TestFileArgumentsThatAreNotFiles(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.gguf")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gguf", "inspect", dir}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
+		{[]string{"gguf", "dump", "--json", dir}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
+		{[]string{"run", "-m", dir}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
+		{[]string{"quantize", dir, filepath.Join(dir, "o.gguf"), "Q8_0"}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
+		{[]string{"gguf", "inspect", missing}, "ggml: " + missing + ": no such file or directory\n"},
+		{[]string{"run", "-m", missing}, "ggml: " + missing + ": no such file or directory\n"},
+	} {
+		_, stderr, status := ggmlCmd(t, c.args...)
+		if status != 1 || stderr != c.want {
+			t.Errorf("ggml %s: status %d, stderr %q, want %q", strings.Join(c.args, " "), status, stderr, c.want)
+		}
+	}
+}
