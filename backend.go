@@ -462,9 +462,9 @@ type BufferUsage int32
 
 // Buffer usages.
 const (
-	BufferUsageAny     BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_ANY
-	BufferUsageWeights BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS
-	BufferUsageCompute BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_COMPUTE
+	BufferUsageAny     BufferUsage = 0
+	BufferUsageWeights BufferUsage = 1
+	BufferUsageCompute BufferUsage = 2
 )
 
 // ErrClosedBuffer is the panic value when a closed Buffer is used.

@@ -85,7 +85,7 @@ import (
 )
 
 // DefaultGraphSize is the node capacity of NewGraph.
-const DefaultGraphSize = int(C.LM_GGML_DEFAULT_GRAPH_SIZE)
+const DefaultGraphSize = 2048
 
 // Graph is a computation graph in a Context: the nodes to compute, in order.
 //

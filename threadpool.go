@@ -26,17 +26,17 @@ import (
 )
 
 // MaxThreads is the largest number of threads of a pool.
-const MaxThreads = int(C.LM_GGML_MAX_N_THREADS)
+const MaxThreads = 512
 
 // SchedPriority is the scheduling priority of a pool's threads.
 type SchedPriority int32
 
 // Priorities, as in the C API.
 const (
-	PrioNormal   SchedPriority = C.LM_GGML_SCHED_PRIO_NORMAL
-	PrioMedium   SchedPriority = C.LM_GGML_SCHED_PRIO_MEDIUM
-	PrioHigh     SchedPriority = C.LM_GGML_SCHED_PRIO_HIGH
-	PrioRealtime SchedPriority = C.LM_GGML_SCHED_PRIO_REALTIME
+	PrioNormal   SchedPriority = 0
+	PrioMedium   SchedPriority = 1
+	PrioHigh     SchedPriority = 2
+	PrioRealtime SchedPriority = 3
 )
 
 // ThreadpoolParams configure a Threadpool (lm_ggml_threadpool_params).
