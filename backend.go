@@ -233,8 +233,8 @@ func (b *Backend) SetThreads(n int) error {
 	if !C.lm_ggml_backend_is_cpu(p) {
 		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", b.Name())
 	}
-	if n < 1 || n > MaxThreads {
-		return fmt.Errorf("ggml: SetThreads: thread count %d out of range [1, %d]", n, MaxThreads)
+	if err := checkThreads("SetThreads", n); err != nil {
+		return err
 	}
 	var e C.gg_err
 	C.gg_backend_cpu_set_n_threads(&e, p, C.int(n))

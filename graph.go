@@ -244,7 +244,9 @@ func (e *PathError) Unwrap() error { return e.Err }
 var ErrInCallback = errors.New("ggml: cannot compute a graph from inside a custom-op callback")
 
 // Compute runs the graph with nThreads threads, those of a pool the
-// process keeps between computations (see ReleaseCachedThreadpool).
+// process keeps between computations (see ReleaseCachedThreadpool). A
+// thread count outside [1, MaxThreads] is an error, as everywhere a count
+// of threads is given (SetThreads, NewThreadpool).
 //
 // It returns an error naming the op and the node if the graph cannot be
 // computed (an op the CPU lacks, a tensor without memory such as one of a
@@ -267,10 +269,10 @@ func (g *Graph) Compute(nThreads int) error {
 // wraps context.Cause(cctx). Nodes computed before keep their results, the
 // others hold stale data.
 func (g *Graph) ComputeContext(cctx context.Context, nThreads int) error {
-	if nThreads < 1 {
-		return fmt.Errorf("ggml: Compute: need at least one thread, got %d", nThreads)
+	if err := checkThreads("Compute", nThreads); err != nil {
+		return err
 	}
-	return g.compute(cctx, min(nThreads, MaxThreads), nil)
+	return g.compute(cctx, nThreads, nil)
 }
 
 // ComputeWith runs the graph on the threads of tp (see Compute).

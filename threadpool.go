@@ -28,6 +28,16 @@ import (
 // MaxThreads is the largest number of threads of a pool.
 const MaxThreads = 512
 
+// checkThreads is the one rule for a count of threads given to the
+// library: at least one, at most MaxThreads; anything else is an error
+// (never silently clamped).
+func checkThreads(op string, n int) error {
+	if n < 1 || n > MaxThreads {
+		return fmt.Errorf("ggml: %s: thread count %d out of range [1, %d]", op, n, MaxThreads)
+	}
+	return nil
+}
+
 // SchedPriority is the scheduling priority of a pool's threads.
 type SchedPriority int32
 
@@ -89,8 +99,8 @@ type Threadpool struct {
 // NewThreadpool starts a pool.
 func NewThreadpool(p ThreadpoolParams) (*Threadpool, error) {
 	initOnce()
-	if p.NThreads < 1 || p.NThreads > MaxThreads {
-		return nil, fmt.Errorf("ggml: NewThreadpool: thread count %d out of range [1, %d]", p.NThreads, MaxThreads)
+	if err := checkThreads("NewThreadpool", p.NThreads); err != nil {
+		return nil, err
 	}
 	if len(p.CPUMask) > MaxThreads {
 		return nil, fmt.Errorf("ggml: NewThreadpool: CPU mask longer than %d", MaxThreads)
