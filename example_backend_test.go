@@ -134,7 +134,7 @@ func ExampleScheduler() {
 	}
 	defer weights.Close()
 	weights.SetUsage(ggml.BufferUsageWeights) // nodes that use w go to dev
-	_ = w.SetFloat32s([]float32{0, 1, 1, 0}) // swaps the two elements
+	_ = w.SetFloat32s([]float32{0, 1, 1, 0})  // swaps the two elements
 
 	sc, err := ggml.NewScheduler([]*ggml.Backend{dev, cpu}, 64, false) // the CPU comes last
 	if err != nil {
