@@ -233,8 +233,8 @@ func (b *Backend) SetThreads(n int) error {
 	if !C.lm_ggml_backend_is_cpu(p) {
 		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", b.Name())
 	}
-	if n < 1 || n > MaxThreads {
-		return fmt.Errorf("ggml: SetThreads: thread count %d out of range [1, %d]", n, MaxThreads)
+	if err := checkThreads("SetThreads", n); err != nil {
+		return err
 	}
 	var e C.gg_err
 	C.gg_backend_cpu_set_n_threads(&e, p, C.int(n))
@@ -462,9 +462,9 @@ type BufferUsage int32
 
 // Buffer usages.
 const (
-	BufferUsageAny     BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_ANY
-	BufferUsageWeights BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_WEIGHTS
-	BufferUsageCompute BufferUsage = C.LM_GGML_BACKEND_BUFFER_USAGE_COMPUTE
+	BufferUsageAny     BufferUsage = 0
+	BufferUsageWeights BufferUsage = 1
+	BufferUsageCompute BufferUsage = 2
 )
 
 // ErrClosedBuffer is the panic value when a closed Buffer is used.

@@ -2,6 +2,8 @@ package ggml
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -269,4 +271,55 @@ func BenchmarkMapCustomCall(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes), "ns/call")
+}
+
+// A count of threads is checked by one rule wherever it is given: [1,
+// MaxThreads], anything else an error (not clamped, not a panic).
+func TestThreadCountOutOfRangeIsAnErrorEverywhere(t *testing.T) {
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+	a := ctx.NewTensor1D(TypeF32, 4).Fill(1)
+	g := ctx.NewGraph().BuildForward(ctx.Add(a, a))
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	for _, n := range []int{0, -1, MaxThreads + 1, 1 << 20} {
+		require.ErrorContains(t, g.Compute(n), "out of range", "Compute(%d)", n)
+		require.ErrorContains(t, be.SetThreads(n), "out of range", "SetThreads(%d)", n)
+		_, err := NewThreadpool(ThreadpoolParams{NThreads: n})
+		require.ErrorContains(t, err, "out of range", "NewThreadpool(%d)", n)
+	}
+	require.NoError(t, g.Compute(3))
+	require.NoError(t, be.SetThreads(3))
+}
+
+// Run is the one entry point of a CPU computation: context first, then the
+// threads or the pool to use.
+func TestRunTakesThreadsOrAPool(t *testing.T) {
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+	a := ctx.NewTensor1D(TypeF32, 4).Fill(2)
+	y := ctx.Mul(a, a)
+	g := ctx.NewGraph().BuildForward(y)
+	bg := context.Background()
+
+	require.NoError(t, g.Run(bg, ComputeOptions{})) // all CPUs
+	require.Equal(t, float32(4), y.F32(0))
+	require.NoError(t, g.Run(bg, ComputeOptions{Threads: 2}))
+	require.ErrorContains(t, g.Run(bg, ComputeOptions{Threads: -1}), "out of range")
+
+	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	require.NoError(t, g.Run(bg, ComputeOptions{Threadpool: tp}))
+	require.NoError(t, g.Run(bg, ComputeOptions{Threadpool: tp, Threads: 2}))
+	require.ErrorContains(t, g.Run(bg, ComputeOptions{Threadpool: tp, Threads: 3}), "pool of 2")
+	require.NoError(t, tp.Close())
+	require.Panics(t, func() { _ = g.Run(bg, ComputeOptions{Threadpool: tp}) }, "a closed pool")
+
+	cancelled, cancel := context.WithCancelCause(bg)
+	stop := errors.New("stopped by the test")
+	cancel(stop)
+	require.ErrorIs(t, g.Run(cancelled, ComputeOptions{Threads: 1}), stop)
 }

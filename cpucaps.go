@@ -20,13 +20,13 @@ type CPULevel int
 
 // SIMD levels.
 const (
-	LevelScalar CPULevel = C.LM_CPU_LEVEL_SCALAR
-	LevelAVX2   CPULevel = C.LM_CPU_LEVEL_AVX2   // x86-64: AVX2 + FMA + F16C
-	LevelAVX512 CPULevel = C.LM_CPU_LEVEL_AVX512 // x86-64: AVX-512 F/BW/VL/DQ
-	LevelNEON   CPULevel = C.LM_CPU_LEVEL_NEON   // arm64: ARMv8.0 Advanced SIMD
+	LevelScalar CPULevel = 0
+	LevelAVX2   CPULevel = 1 // x86-64: AVX2 + FMA + F16C
+	LevelAVX512 CPULevel = 2 // x86-64: AVX-512 F/BW/VL/DQ
+	LevelNEON   CPULevel = 3 // arm64: ARMv8.0 Advanced SIMD
 	// arm64 with the ARMv8.2 dot product instructions (SDOT): the NEON
 	// kernels, some integer dots replaced; the same bits as LevelNEON.
-	LevelNEONDotProd CPULevel = C.LM_CPU_LEVEL_NEON_DOTPROD
+	LevelNEONDotProd CPULevel = 4
 )
 
 func (l CPULevel) String() string {

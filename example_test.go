@@ -1,6 +1,7 @@
 package ggml_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -74,7 +75,7 @@ func ExampleGraph_Compute() {
 	}
 	defer tp.Close()
 	_ = x.SetFloat32s([]float32{0, 0, 0, 1, 1, 1})
-	if err := g.ComputeWith(tp); err != nil {
+	if err := g.Run(context.Background(), ggml.ComputeOptions{Threadpool: tp}); err != nil {
 		panic(err)
 	}
 	printRounded(y, 3)

@@ -409,10 +409,10 @@ type TensorFlag int32
 
 // Tensor flags, as in the C API.
 const (
-	FlagInput  TensorFlag = C.LM_GGML_TENSOR_FLAG_INPUT
-	FlagOutput TensorFlag = C.LM_GGML_TENSOR_FLAG_OUTPUT
-	FlagParam  TensorFlag = C.LM_GGML_TENSOR_FLAG_PARAM
-	FlagLoss   TensorFlag = C.LM_GGML_TENSOR_FLAG_LOSS
+	FlagInput  TensorFlag = 1
+	FlagOutput TensorFlag = 2
+	FlagParam  TensorFlag = 4
+	FlagLoss   TensorFlag = 8
 )
 
 // SetInput marks t as an input of the graph.

@@ -76,6 +76,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,7 +87,7 @@ import (
 )
 
 // DefaultGraphSize is the node capacity of NewGraph.
-const DefaultGraphSize = int(C.LM_GGML_DEFAULT_GRAPH_SIZE)
+const DefaultGraphSize = 2048
 
 // Graph is a computation graph in a Context: the nodes to compute, in order.
 //
@@ -259,57 +260,103 @@ func (e *PathError) Unwrap() error { return e.Err }
 // callback (see Custom1Func), which would otherwise wait for itself.
 var ErrInCallback = errors.New("ggml: cannot compute a graph from inside a custom-op callback")
 
-// Compute runs the graph with nThreads threads, those of a pool the
-// process keeps between computations (see ReleaseCachedThreadpool).
+// ComputeOptions say how Graph.Run computes a graph on the CPU.
+type ComputeOptions struct {
+	// Threads is the number of threads; 0: runtime.NumCPU() (at most
+	// MaxThreads). Without Threadpool, they are those of a pool the process
+	// keeps between computations (see ReleaseCachedThreadpool).
+	Threads int
+	// Threadpool, if not nil, computes the graph on its threads;
+	// computations on one pool run one after the other. Threads must then
+	// be 0 or the pool's size.
+	Threadpool *Threadpool
+}
+
+// Run computes the graph on the CPU, as opts say, and is stopped when ctx
+// is done: the cancellation is checked between nodes (a long node runs to
+// its end), and the error then wraps context.Cause(ctx). Nodes computed
+// before keep their results, the others hold stale data.
 //
 // It returns an error naming the op and the node if the graph cannot be
 // computed (an op the CPU lacks, a tensor without memory such as one of a
 // NoAlloc context, a node that would write into read-only memory such as a
 // tensor of LoadGGUF without copy) or if a kernel found bad data: an index
 // out of range in GetRows, GetRowsBack or MulMatID fails the computation
-// after that node (the other rows are computed, the bad ones are zero).
+// after that node (the other rows are computed, the bad ones are zero). A
+// thread count outside [1, MaxThreads] is an error, as everywhere a count
+// of threads is given (SetThreads, NewThreadpool).
 //
 // Computations of one graph are serialized (see Graph). If the graph has
 // gradients that BuildBackward could not initialize, the first computation
 // initializes them as Reset does. Using a closed context panics with
-// ErrClosed, as elsewhere; from inside a custom-op callback Compute returns
-// ErrInCallback.
-func (g *Graph) Compute(nThreads int) error {
-	return g.ComputeContext(context.Background(), nThreads)
-}
-
-// ComputeContext is Compute, stopped when cctx is done: the cancellation is
-// checked between nodes (a long node runs to its end), and the error then
-// wraps context.Cause(cctx). Nodes computed before keep their results, the
-// others hold stale data.
-func (g *Graph) ComputeContext(cctx context.Context, nThreads int) error {
-	if nThreads < 1 {
-		return fmt.Errorf("ggml: Compute: need at least one thread, got %d", nThreads)
-	}
-	return g.compute(cctx, min(nThreads, MaxThreads), nil)
-}
-
-// ComputeWith runs the graph on the threads of tp (see Compute).
-// Computations on one pool run one after the other.
-func (g *Graph) ComputeWith(tp *Threadpool) error {
-	return g.ComputeWithContext(context.Background(), tp)
-}
-
-// ComputeWithContext is ComputeWith, stopped when cctx is done (see
-// ComputeContext).
-func (g *Graph) ComputeWithContext(cctx context.Context, tp *Threadpool) error {
+// ErrClosed, as elsewhere; from inside a custom-op callback Run returns
+// ErrInCallback. Graphs whose tensors live in backend buffers can also be
+// computed by Backend.Compute and Scheduler.Compute, which take the same
+// context first.
+func (g *Graph) Run(ctx context.Context, opts ComputeOptions) error {
 	if insideCallback() {
 		return ErrInCallback
 	}
 	g.ptr() // a closed context is reported before a closed pool
+	if tp := opts.Threadpool; tp != nil {
+		tp.mu.Lock()
+		defer tp.mu.Unlock()
+		p := tp.acquire()
+		defer tp.release()
+		if opts.Threads != 0 && opts.Threads != tp.n {
+			return fmt.Errorf("ggml: Run: %d threads asked of a pool of %d", opts.Threads, tp.n)
+		}
+		return g.compute(ctx, tp.n, p)
+	}
+	n := opts.Threads
+	if n == 0 {
+		n = min(runtime.NumCPU(), MaxThreads)
+	}
+	if err := checkThreads("Compute", n); err != nil {
+		return err
+	}
+	return g.compute(ctx, n, nil)
+}
+
+// Compute runs the graph with nThreads threads: the short form of
+// g.Run(context.Background(), ComputeOptions{Threads: nThreads}), where
+// nThreads must be in [1, MaxThreads]. See Run.
+func (g *Graph) Compute(nThreads int) error {
+	if nThreads == 0 {
+		return checkThreads("Compute", 0)
+	}
+	return g.Run(context.Background(), ComputeOptions{Threads: nThreads})
+}
+
+// ComputeContext is Compute, stopped when cctx is done.
+//
+// Deprecated: use g.Run(cctx, ComputeOptions{Threads: nThreads}).
+func (g *Graph) ComputeContext(cctx context.Context, nThreads int) error {
+	if nThreads == 0 {
+		return checkThreads("Compute", 0)
+	}
+	return g.Run(cctx, ComputeOptions{Threads: nThreads})
+}
+
+// ComputeWith runs the graph on the threads of tp.
+//
+// Deprecated: use g.Run(ctx, ComputeOptions{Threadpool: tp}).
+func (g *Graph) ComputeWith(tp *Threadpool) error {
+	return g.ComputeWithContext(context.Background(), tp)
+}
+
+// ComputeWithContext is ComputeWith, stopped when cctx is done.
+//
+// Deprecated: use g.Run(cctx, ComputeOptions{Threadpool: tp}).
+func (g *Graph) ComputeWithContext(cctx context.Context, tp *Threadpool) error {
 	if tp == nil {
+		if insideCallback() {
+			return ErrInCallback
+		}
+		g.ptr()
 		panic(&OpError{Op: "ComputeWith", Msg: "nil Threadpool"})
 	}
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	p := tp.acquire()
-	defer tp.release()
-	return g.compute(cctx, tp.n, p)
+	return g.Run(cctx, ComputeOptions{Threadpool: tp})
 }
 
 // begin starts a computation of g, on any backend: one at a time, its

@@ -126,7 +126,7 @@ import (
 
 // NTasksMax as the nTasks of MapCustom1/2/3 runs the callback on every thread
 // of the computation.
-const NTasksMax = int(C.LM_GGML_N_TASKS_MAX)
+const NTasksMax = -1
 
 // Custom1Func computes dst from a for MapCustom1: it is called once per
 // task, with ith in [0, nth), and must compute its share of dst (for example

@@ -132,8 +132,8 @@ type SortOrder int32
 
 // Sort orders.
 const (
-	SortAsc  SortOrder = C.LM_GGML_SORT_ORDER_ASC
-	SortDesc SortOrder = C.LM_GGML_SORT_ORDER_DESC
+	SortAsc  SortOrder = 0
+	SortDesc SortOrder = 1
 )
 
 // PoolOp is the reduction of a pooling op (lm_ggml_op_pool).
@@ -141,8 +141,8 @@ type PoolOp int32
 
 // Pooling reductions.
 const (
-	PoolMax PoolOp = C.LM_GGML_OP_POOL_MAX
-	PoolAvg PoolOp = C.LM_GGML_OP_POOL_AVG
+	PoolMax PoolOp = 0
+	PoolAvg PoolOp = 1
 )
 
 // Prec is the accumulation precision requested for an op (lm_ggml_prec).
@@ -150,12 +150,12 @@ type Prec int32
 
 // Precisions.
 const (
-	PrecDefault Prec = C.LM_GGML_PREC_DEFAULT
-	PrecF32     Prec = C.LM_GGML_PREC_F32
+	PrecDefault Prec = 0
+	PrecF32     Prec = 1
 )
 
 // KQMaskPad is the padding of the query dimension of a FlashAttnExt mask.
-const KQMaskPad = int(C.LM_GGML_KQ_MASK_PAD)
+const KQMaskPad = 32
 
 // SetPrec requests the accumulation precision of t, which must be the result
 // of MulMat or FlashAttnExt (otherwise it panics with an *OpError). It

@@ -3,6 +3,7 @@ package ggml
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -353,4 +354,74 @@ func TestCrossContextOperands(t *testing.T) {
 	require.NoError(t, c1.Close())
 	require.Panics(t, func() { _ = g.Compute(1) })
 	require.Panics(t, func() { c3.Add(a, b) })
+}
+
+// argmaxRef is the reference's running max/compare loop: ties go to the
+// last index, and a NaN restarts the search.
+func argmaxRef(row []float32) int32 {
+	m := float32(math.Inf(-1))
+	idx := int32(0)
+	for i, v := range row {
+		if !(m > v) {
+			m = v
+		}
+		if m == v {
+			idx = int32(i)
+		}
+	}
+	return idx
+}
+
+// Argmax answers as the reference's loop does for every row, whichever
+// path computes it: rows of every length around the vector widths, ties,
+// signed zeros, infinities and NaNs anywhere.
+func TestArgmaxMatchesTheRunningLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1, 1}
+	for _, n := range []int{1, 2, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100, 257, 1000} {
+		const rows = 24
+		ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+		require.NoError(t, err)
+		x := ctx.NewTensor2D(TypeF32, n, rows)
+		v := make([]float32, n*rows)
+		for row := range rows {
+			seg := v[row*n : (row+1)*n]
+			for i := range seg {
+				seg[i] = float32(r.IntN(5)) // many ties
+			}
+			switch row % 6 {
+			case 1: // a few specials anywhere
+				for range 1 + r.IntN(3) {
+					seg[r.IntN(n)] = special[r.IntN(len(special))]
+				}
+			case 2: // a NaN last, or first
+				seg[n-1] = float32(math.NaN())
+				if n > 1 && r.IntN(2) == 0 {
+					seg[0] = float32(math.NaN())
+				}
+			case 3: // all -inf
+				for i := range seg {
+					seg[i] = float32(math.Inf(-1))
+				}
+			case 4: // signed zeros only
+				for i := range seg {
+					seg[i] = special[r.IntN(2)]
+				}
+			case 5: // random floats, the maximum in the tail
+				for i := range seg {
+					seg[i] = float32(r.NormFloat64())
+				}
+				seg[n-1-r.IntN(min(n, 7))] = 10
+			}
+		}
+		require.NoError(t, x.SetFloat32s(v))
+		y := ctx.Argmax(x)
+		require.NoError(t, ctx.NewGraph().BuildForward(y).Compute(2))
+		got, err := y.Int32s()
+		require.NoError(t, err)
+		for row := range rows {
+			require.Equal(t, argmaxRef(v[row*n:(row+1)*n]), got[row], "n=%d row %d: %v", n, row, v[row*n:(row+1)*n])
+		}
+		ctx.Close()
+	}
 }

@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -252,7 +253,7 @@ func (tr *Trainer) Step() (float32, error) {
 		return 0, err
 	}
 	tr.GradGraph.Reset()
-	if err := tr.OptGraph.ComputeWith(tr.tp); err != nil {
+	if err := tr.OptGraph.Run(context.Background(), ComputeOptions{Threadpool: tr.tp}); err != nil {
 		return 0, err
 	}
 	return tr.Loss.F32(0), nil
@@ -261,7 +262,7 @@ func (tr *Trainer) Step() (float32, error) {
 // Eval computes the loss and the outputs on the current inputs, without
 // training.
 func (tr *Trainer) Eval() (float32, error) {
-	if err := tr.FwdGraph.ComputeWith(tr.tp); err != nil {
+	if err := tr.FwdGraph.Run(context.Background(), ComputeOptions{Threadpool: tr.tp}); err != nil {
 		return 0, err
 	}
 	return tr.Loss.F32(0), nil

@@ -26,17 +26,27 @@ import (
 )
 
 // MaxThreads is the largest number of threads of a pool.
-const MaxThreads = int(C.LM_GGML_MAX_N_THREADS)
+const MaxThreads = 512
+
+// checkThreads is the one rule for a count of threads given to the
+// library: at least one, at most MaxThreads; anything else is an error
+// (never silently clamped).
+func checkThreads(op string, n int) error {
+	if n < 1 || n > MaxThreads {
+		return fmt.Errorf("ggml: %s: thread count %d out of range [1, %d]", op, n, MaxThreads)
+	}
+	return nil
+}
 
 // SchedPriority is the scheduling priority of a pool's threads.
 type SchedPriority int32
 
 // Priorities, as in the C API.
 const (
-	PrioNormal   SchedPriority = C.LM_GGML_SCHED_PRIO_NORMAL
-	PrioMedium   SchedPriority = C.LM_GGML_SCHED_PRIO_MEDIUM
-	PrioHigh     SchedPriority = C.LM_GGML_SCHED_PRIO_HIGH
-	PrioRealtime SchedPriority = C.LM_GGML_SCHED_PRIO_REALTIME
+	PrioNormal   SchedPriority = 0
+	PrioMedium   SchedPriority = 1
+	PrioHigh     SchedPriority = 2
+	PrioRealtime SchedPriority = 3
 )
 
 // ThreadpoolParams configure a Threadpool (lm_ggml_threadpool_params).
@@ -89,8 +99,8 @@ type Threadpool struct {
 // NewThreadpool starts a pool.
 func NewThreadpool(p ThreadpoolParams) (*Threadpool, error) {
 	initOnce()
-	if p.NThreads < 1 || p.NThreads > MaxThreads {
-		return nil, fmt.Errorf("ggml: NewThreadpool: thread count %d out of range [1, %d]", p.NThreads, MaxThreads)
+	if err := checkThreads("NewThreadpool", p.NThreads); err != nil {
+		return nil, err
 	}
 	if len(p.CPUMask) > MaxThreads {
 		return nil, fmt.Errorf("ggml: NewThreadpool: CPU mask longer than %d", MaxThreads)

@@ -5,7 +5,10 @@ package ggml
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 func (t Type) valid() bool {
 	return t < TypeCount && C.lm_ggml_blck_size(uint32(t)) > 0
@@ -38,10 +41,12 @@ func (t Type) Size() int {
 // IsQuantized reports whether t is a block-quantized type.
 func (t Type) IsQuantized() bool { return t < TypeCount && bool(C.lm_ggml_is_quantized(uint32(t))) }
 
-// TypeByName returns the type with the given C name ("f16", "q8_0", ...).
+// TypeByName returns the type with the given C name ("f16", "q8_0",
+// "q4_K", ...). Case does not matter ("Q4_K", "F16" and "IQ2_XXS" name the
+// same types): no two type names differ only in case.
 func TypeByName(name string) (Type, bool) {
 	for t := Type(0); t < TypeCount; t++ {
-		if t.valid() && t.String() == name {
+		if t.valid() && strings.EqualFold(t.String(), name) {
 			return t, true
 		}
 	}

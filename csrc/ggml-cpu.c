@@ -44,14 +44,79 @@ static int env_cap(int level) {
     return level;
 }
 
+#if defined(LM_X86)
+#include <cpuid.h>
+// x86 features read from CPUID and XCR0 directly rather than through
+// __builtin_cpu_supports: compilers differ in which names it knows (clang
+// has no "f16c" or "avxvnni"), and whether a given libgcc or compiler-rt
+// checks the OS's register state before it reports an AVX or AVX-512
+// extension is theirs to decide. Each feature: CPUID leaf, subleaf,
+// register, bit, and the XCR0 state bits the OS must save for it.
+enum { CPUID_EAX, CPUID_EBX, CPUID_ECX };
+enum x86_feature {
+    X86_SSE3, X86_SSSE3, X86_FMA, X86_AVX, X86_F16C, X86_AVX2, X86_AVX_VNNI,
+    X86_AVX512F, X86_AVX512DQ, X86_AVX512BW, X86_AVX512VL, X86_AVX512VBMI,
+    X86_AVX512VNNI, X86_AVX512BF16, X86_FEATURE_COUNT
+};
+#define XCR0_AVX    0x06u // SSE and AVX (YMM) state
+#define XCR0_AVX512 0xE6u // and opmask, ZMM_Hi256, Hi16_ZMM state
+static const struct { unsigned leaf, sub; int reg, bit; unsigned xcr0; } x86_features[X86_FEATURE_COUNT] = {
+    [X86_SSE3]       = { 1, 0, CPUID_ECX,  0, 0 },
+    [X86_SSSE3]      = { 1, 0, CPUID_ECX,  9, 0 },
+    [X86_FMA]        = { 1, 0, CPUID_ECX, 12, XCR0_AVX },
+    [X86_AVX]        = { 1, 0, CPUID_ECX, 28, XCR0_AVX },
+    [X86_F16C]       = { 1, 0, CPUID_ECX, 29, XCR0_AVX },
+    [X86_AVX2]       = { 7, 0, CPUID_EBX,  5, XCR0_AVX },
+    [X86_AVX_VNNI]   = { 7, 1, CPUID_EAX,  4, XCR0_AVX },
+    [X86_AVX512F]    = { 7, 0, CPUID_EBX, 16, XCR0_AVX512 },
+    [X86_AVX512DQ]   = { 7, 0, CPUID_EBX, 17, XCR0_AVX512 },
+    [X86_AVX512BW]   = { 7, 0, CPUID_EBX, 30, XCR0_AVX512 },
+    [X86_AVX512VL]   = { 7, 0, CPUID_EBX, 31, XCR0_AVX512 },
+    [X86_AVX512VBMI] = { 7, 0, CPUID_ECX,  1, XCR0_AVX512 },
+    [X86_AVX512VNNI] = { 7, 0, CPUID_ECX, 11, XCR0_AVX512 },
+    [X86_AVX512BF16] = { 7, 1, CPUID_EAX,  5, XCR0_AVX512 },
+};
+
+static bool x86_detect(enum x86_feature f) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (x86_features[f].xcr0 != 0) {
+        if (!(c & (1u << 27))) return false; // OSXSAVE: XGETBV usable
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        (void) hi;
+        if ((lo & x86_features[f].xcr0) != x86_features[f].xcr0) return false;
+    }
+    const unsigned leaf = x86_features[f].leaf, sub = x86_features[f].sub;
+    if (leaf != 1) {
+        if (__get_cpuid_max(0, NULL) < leaf) return false;
+        __cpuid_count(leaf, 0, a, b, c, d);
+        if (sub > a) return false; // subleaf 0's EAX: the highest subleaf
+        if (sub != 0) __cpuid_count(leaf, sub, a, b, c, d);
+    }
+    const unsigned r = x86_features[f].reg == CPUID_EAX ? a : x86_features[f].reg == CPUID_EBX ? b : c;
+    return (r >> x86_features[f].bit) & 1;
+}
+
+// x86_has caches each answer: CPUID can take hundreds of cycles, and under
+// a hypervisor it traps.
+static bool x86_has(enum x86_feature f) {
+    static int cache[X86_FEATURE_COUNT];
+    int h = __atomic_load_n(&cache[f], __ATOMIC_RELAXED);
+    if (h == 0) {
+        h = x86_detect(f) ? 1 : -1;
+        __atomic_store_n(&cache[f], h, __ATOMIC_RELAXED);
+    }
+    return h > 0;
+}
+#endif
+
 static int detect_level(void) {
 #if defined(LM_X86)
-    __builtin_cpu_init();
     int level = LM_CPU_LEVEL_SCALAR;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    if (x86_has(X86_AVX2) && x86_has(X86_FMA) && x86_has(X86_F16C)) {
         level = LM_CPU_LEVEL_AVX2;
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+        if (x86_has(X86_AVX512F) && x86_has(X86_AVX512BW) && x86_has(X86_AVX512VL) && x86_has(X86_AVX512DQ)) {
             level = LM_CPU_LEVEL_AVX512;
         }
     }
@@ -89,64 +154,26 @@ bool lm_cpu_force_level(int level) {
 }
 
 #if defined(LM_X86)
-#include <cpuid.h>
-// CPUID and XCR0 read directly rather than through __builtin_cpu_supports:
-// whether a given libgcc or compiler-rt checks the OS's ZMM state before it
-// reports avx512vnni or avx512bf16 is theirs to decide, and the AVX-512 level
-// checks it. Returns the CPUID bit (leaf 7, subleaf sub, register ECX or EAX),
-// or 0 where the OS does not save the ZMM state.
-enum { CPUID_EAX, CPUID_ECX };
-static int detect_avx512_ext(unsigned sub, int reg, int bit) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; // OSXSAVE: XGETBV usable
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void) hi;
-    if ((lo & 0xE6) != 0xE6) return 0; // SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM state
-    if (__get_cpuid_max(0, NULL) < 7) return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    if (sub > a) return 0; // leaf 7 subleaf 0's EAX: the highest subleaf
-    if (sub != 0) __cpuid_count(7, sub, a, b, c, d);
-    return ((reg == CPUID_EAX ? a : c) >> bit) & 1;
-}
-
-// A cached detection of one extension, true only at the AVX-512 level.
-static bool avx512_ext(int * cache, unsigned sub, int reg, int bit) {
-    int h = __atomic_load_n(cache, __ATOMIC_RELAXED);
-    if (h < 0) {
-        h = detect_avx512_ext(sub, reg, bit);
-        __atomic_store_n(cache, h, __ATOMIC_RELAXED);
-    }
-    return h && lm_cpu_level() == LM_CPU_LEVEL_AVX512;
-}
-
-bool lm_cpu_vnni(void) {
-    static int has = -1;
-    return avx512_ext(&has, 0, CPUID_ECX, 11); // AVX512_VNNI
-}
-
-bool lm_cpu_avx512bf16(void) {
-    static int has = -1;
-    return avx512_ext(&has, 1, CPUID_EAX, 5); // AVX512_BF16
-}
+// VNNI and BF16 forms run only at the AVX-512 level.
+bool lm_cpu_vnni(void)       { return x86_has(X86_AVX512VNNI) && lm_cpu_level() == LM_CPU_LEVEL_AVX512; }
+bool lm_cpu_avx512bf16(void) { return x86_has(X86_AVX512BF16) && lm_cpu_level() == LM_CPU_LEVEL_AVX512; }
 #else
 bool lm_cpu_vnni(void) { return false; }
 bool lm_cpu_avx512bf16(void) { return false; }
 #endif
 
 #if defined(LM_X86)
-#define X86_HAS(f) (__builtin_cpu_init(), __builtin_cpu_supports(f) ? 1 : 0)
-int lm_ggml_cpu_has_sse3       (void) { return X86_HAS("sse3"); }
-int lm_ggml_cpu_has_ssse3      (void) { return X86_HAS("ssse3"); }
-int lm_ggml_cpu_has_avx        (void) { return X86_HAS("avx"); }
-int lm_ggml_cpu_has_avx_vnni   (void) { return X86_HAS("avxvnni"); }
-int lm_ggml_cpu_has_avx2       (void) { return X86_HAS("avx2"); }
-int lm_ggml_cpu_has_f16c       (void) { return X86_HAS("f16c"); }
-int lm_ggml_cpu_has_fma        (void) { return X86_HAS("fma"); }
-int lm_ggml_cpu_has_avx512     (void) { return X86_HAS("avx512f"); }
-int lm_ggml_cpu_has_avx512_vbmi(void) { return X86_HAS("avx512vbmi"); }
-int lm_ggml_cpu_has_avx512_vnni(void) { return X86_HAS("avx512vnni"); }
-int lm_ggml_cpu_has_avx512_bf16(void) { return X86_HAS("avx512bf16"); }
+int lm_ggml_cpu_has_sse3       (void) { return x86_has(X86_SSE3); }
+int lm_ggml_cpu_has_ssse3      (void) { return x86_has(X86_SSSE3); }
+int lm_ggml_cpu_has_avx        (void) { return x86_has(X86_AVX); }
+int lm_ggml_cpu_has_avx_vnni   (void) { return x86_has(X86_AVX_VNNI); }
+int lm_ggml_cpu_has_avx2       (void) { return x86_has(X86_AVX2); }
+int lm_ggml_cpu_has_f16c       (void) { return x86_has(X86_F16C); }
+int lm_ggml_cpu_has_fma        (void) { return x86_has(X86_FMA); }
+int lm_ggml_cpu_has_avx512     (void) { return x86_has(X86_AVX512F); }
+int lm_ggml_cpu_has_avx512_vbmi(void) { return x86_has(X86_AVX512VBMI); }
+int lm_ggml_cpu_has_avx512_vnni(void) { return x86_has(X86_AVX512VNNI); }
+int lm_ggml_cpu_has_avx512_bf16(void) { return x86_has(X86_AVX512BF16); }
 #else
 int lm_ggml_cpu_has_sse3       (void) { return 0; }
 int lm_ggml_cpu_has_ssse3      (void) { return 0; }
@@ -173,6 +200,14 @@ int lm_ggml_cpu_has_fp16_va    (void) { return 0; }
 #include <sys/auxv.h>
 int lm_ggml_cpu_has_dotprod(void) {
     return (getauxval(AT_HWCAP) & (1ul << 20)) != 0; // HWCAP_ASIMDDP
+}
+#elif defined(LM_ARM64) && defined(__APPLE__)
+#include <sys/sysctl.h>
+int lm_ggml_cpu_has_dotprod(void) {
+    int v = 0;
+    size_t n = sizeof(v);
+    if (sysctlbyname("hw.optional.arm.FEAT_DotProd", &v, &n, NULL, 0) == 0) return v != 0;
+    return 1; // macOS before 12 does not name the feature; every arm64 Mac has it
 }
 #else
 int lm_ggml_cpu_has_dotprod(void) { return 0; }

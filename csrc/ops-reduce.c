@@ -141,16 +141,72 @@ static void lm_compute_mean(const struct lm_ggml_compute_params * params, struct
     }
 }
 
+#if defined(LM_X86)
+// argmax of a contiguous f32 row without NaNs, by its definition below: the
+// last index holding the row's maximum (compared with ==, so -0 ties +0).
+// One pass finds the maximum and whether a NaN is present, a second one,
+// from the end, the last index that holds it. Returns false, having found
+// nothing, for a row with a NaN.
+LM_TARGET_AVX2 static bool argmax_f32_avx2(int64_t n, const float * x, int32_t * out) {
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    __m256 unord = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256 a = _mm256_loadu_ps(x + i),      b = _mm256_loadu_ps(x + i + 8);
+        const __m256 c = _mm256_loadu_ps(x + i + 16), d = _mm256_loadu_ps(x + i + 24);
+        m0 = _mm256_max_ps(m0, a); m1 = _mm256_max_ps(m1, b);
+        m2 = _mm256_max_ps(m2, c); m3 = _mm256_max_ps(m3, d);
+        unord = _mm256_or_ps(unord, _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q), _mm256_cmp_ps(c, d, _CMP_UNORD_Q)));
+    }
+    for (; i + 8 <= n; i += 8) {
+        const __m256 a = _mm256_loadu_ps(x + i);
+        m0 = _mm256_max_ps(m0, a);
+        unord = _mm256_or_ps(unord, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+    }
+    if (_mm256_movemask_ps(unord) != 0) return false;
+    m0 = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m0), _mm256_extractf128_ps(m0, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    float m = _mm_cvtss_f32(h);
+    const int64_t tail = i;
+    for (; i < n; i++) {
+        if (x[i] != x[i]) return false;
+        if (x[i] > m) m = x[i];
+    }
+    for (i = n - 1; i >= tail; i--) {
+        if (x[i] == m) { *out = (int32_t) i; return true; }
+    }
+    const __m256 vm = _mm256_set1_ps(m);
+    for (i = tail - 8; i >= 0; i -= 8) {
+        const int bits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), vm, _CMP_EQ_OQ));
+        if (bits != 0) { *out = (int32_t)(i + 31 - __builtin_clz((unsigned) bits)); return true; }
+    }
+    *out = 0; // not reached: the maximum is in the row
+    return true;
+}
+#endif
+
 // Index of the maximum; on ties the last one, and a NaN restarts the search,
-// exactly like the reference's running max/compare loop.
+// exactly like the reference's running max/compare loop. Rows of f32
+// without a NaN take a vector path with the same answer.
 static void lm_compute_argmax(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     int64_t ir0, ir1;
     lm_ggml_thread_range(src0->ne[1], params->ith, params->nth, &ir0, &ir1);
+    const bool vec = src0->type == LM_GGML_TYPE_F32 && src0->nb[0] == sizeof(float) && src0->ne[0] > 0 && lm_vec_avx2();
     for (int64_t i1 = ir0; i1 < ir1; i1++) {
         const char * row = lm_row_ptr(src0, i1, 0, 0);
-        float m = -INFINITY;
         int32_t idx = 0;
+#if defined(LM_X86)
+        if (vec && argmax_f32_avx2(src0->ne[0], (const float *) row, &idx)) {
+            *(int32_t *)((char *) dst->data + i1*dst->nb[0]) = idx;
+            continue;
+        }
+#else
+        (void) vec;
+#endif
+        float m = -INFINITY;
         for (int64_t i = 0; i < src0->ne[0]; i++) {
             const float v = lm_load_f(src0->type, row + i*src0->nb[0]);
             m = LM_GGML_MAX(m, v);

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -192,7 +193,7 @@ func benchMulMat(t ggml.Type, k, m, n int) func(b *bencher, name string) error {
 			return err
 		}
 		g := ctx.NewGraph().BuildForward(ctx.MulMat(w, x))
-		return b.time(name, func() error { return g.ComputeWith(b.tp) }, 2*float64(k*m*n)/1e9, "GFLOP/s")
+		return b.time(name, func() error { return g.Run(context.Background(), ggml.ComputeOptions{Threadpool: b.tp}) }, 2*float64(k*m*n)/1e9, "GFLOP/s")
 	}
 }
 
@@ -211,7 +212,7 @@ func benchTinyAdds(b *bencher, name string) error {
 		c = ctx.Add(c, a)
 	}
 	g := ctx.NewGraphCustom(4096, false).BuildForward(c)
-	return b.time(name, func() error { return g.ComputeWith(b.tp) }, 2000/1e6, "M nodes/s")
+	return b.time(name, func() error { return g.Run(context.Background(), ggml.ComputeOptions{Threadpool: b.tp}) }, 2000/1e6, "M nodes/s")
 }
 
 // llamaShape is the stories15M shape: about 24M parameters.
@@ -286,6 +287,6 @@ func benchLlama(wt ggml.Type, n, past int) func(b *bencher, name string) error {
 		if ferr != nil {
 			return ferr
 		}
-		return b.time(name, func() error { return g.ComputeWith(b.tp) }, float64(n), "tokens/s")
+		return b.time(name, func() error { return g.Run(context.Background(), ggml.ComputeOptions{Threadpool: b.tp}) }, float64(n), "tokens/s")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -94,7 +95,7 @@ func demoCmd(args []string) error {
 		start := time.Now()
 		const reps = 5
 		for range reps {
-			if err := gm.ComputeWith(tp); err != nil {
+			if err := gm.Run(context.Background(), ggml.ComputeOptions{Threadpool: tp}); err != nil {
 				return err
 			}
 		}
