@@ -114,6 +114,9 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	if m.Hparams, err = readHparams(f); err != nil {
 		return nil, err
 	}
+	if err := checkDeclared(f, m.Hparams); err != nil {
+		return nil, err
+	}
 	if m.Vocab, err = LoadVocab(f); err != nil {
 		return nil, err
 	}
