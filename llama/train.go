@@ -136,6 +136,11 @@ type TrainOptions struct {
 // token ids, with AdamW. ctx is checked between steps.
 func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err error) {
 	defer recoverOp(&err)
+	done, err := m.use("Train")
+	if err != nil {
+		return err
+	}
+	defer done()
 	if o.Seq <= 0 || o.Batch <= 0 || o.Steps <= 0 {
 		return errors.New("llama: Train: Seq, Batch and Steps must be positive")
 	}

@@ -1,0 +1,101 @@
+package llama
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// After Close the methods of a Model that return an error return ErrClosed
+// and the others zero values (the tokenizer, Go memory, keeps working);
+// Close is idempotent; a nil *Model behaves as a closed one.
+func TestModelMethodsAfterCloseGiveErrClosed(t *testing.T) {
+	m := tinyModel(t)
+	ids := m.Tokenize("the fox", true)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var nilModel *Model
+	for _, m := range []*Model{m, nilModel, {}} {
+		calls := map[string]func() error{
+			"NewSession": func() error { _, err := m.NewSession(SessionOptions{Threads: 1}); return err },
+			"Save":       func() error { return m.Save(filepath.Join(t.TempDir(), "x.gguf"), "x") },
+			"StreamCeiling": func() error {
+				_, _, err := m.StreamCeiling(1, 1)
+				return err
+			},
+			"Train": func() error {
+				return Train(context.Background(), m, []int32{1, 2, 3, 4, 5}, TrainOptions{Seq: 2, Batch: 1, Steps: 1})
+			},
+		}
+		for name, call := range calls {
+			if err := call(); !errors.Is(err, ErrClosed) {
+				t.Errorf("%s on a closed model (%p): %v, want ErrClosed", name, m, err)
+			}
+		}
+		if m.WeightBytes() != 0 || m.Tensor("token_embd.weight") != nil || len(m.WeightTypes()) != 0 || m.DecodeMatrices() != nil {
+			t.Errorf("closed model (%p): weights still described", m)
+		}
+		m.Detokenize(ids)
+		m.Piece(1)
+		if err := m.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	}
+	if got := m.Detokenize(m.Tokenize("the fox", true)); got != "the fox" {
+		t.Errorf("tokenizer after Close: %q", got)
+	}
+}
+
+// Close of a Model from another goroutine while others use it (sessions
+// created and evaluated, weights described, the model saved) makes those
+// uses fail with ErrClosed or finish first: never a crash.
+func TestModelCloseConcurrentWithUseIsAnError(t *testing.T) {
+	m := tinyModel(t)
+	dir := t.TempDir()
+	progress := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for g := range 3 {
+		wg.Go(func() {
+			for {
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+				var err error
+				switch g {
+				case 0:
+					var s *Session
+					if s, err = m.NewSession(SessionOptions{Threads: 1, Context: 16}); err == nil {
+						_, err = s.Eval(context.Background(), []int32{1, 2})
+						s.Close()
+					}
+				case 1:
+					m.WeightBytes()
+					m.WeightTypes()
+					_, _, err = m.StreamCeiling(1, 1)
+				case 2:
+					err = m.Save(filepath.Join(dir, "m.gguf"), "m")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for range 6 {
+		<-progress
+	}
+	m.Close()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("use concurrent with Close: %v, want ErrClosed", err)
+		}
+	}
+}
