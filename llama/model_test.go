@@ -3,6 +3,7 @@ package llama
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -96,6 +97,61 @@ func TestModelCloseConcurrentWithUseIsAnError(t *testing.T) {
 	for err := range errs {
 		if !errors.Is(err, ErrClosed) {
 			t.Errorf("use concurrent with Close: %v, want ErrClosed", err)
+		}
+	}
+}
+
+// Train refuses sizes it cannot honour with an error: a sequence longer
+// than the text (Seq+2 used to overflow), and batches whose sizes overflow
+// or exceed the memory there is.
+func TestTrainRejectsSizesItCannotHonour(t *testing.T) {
+	m, err := NewModel(Hparams{NEmbd: 16, NLayer: 1, NHead: 2, NFF: 32, NCtxTrain: 16}, mustVocab(t), ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	text := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	for _, o := range []TrainOptions{
+		{Seq: math.MaxInt, Batch: 1, Steps: 1},
+		{Seq: 4, Batch: math.MaxInt, Steps: 1},
+		{Seq: 4, Batch: 1 << 40, Steps: 1},
+		{Seq: 6, Batch: 1 << 50, Steps: 1},
+		{Seq: -1, Batch: 1, Steps: 1},
+	} {
+		if err := Train(context.Background(), m, text, o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+	if err := Train(context.Background(), m, text, TrainOptions{Seq: 4, Batch: 2, Steps: 1, Threads: 1}); err != nil {
+		t.Error(err)
+	}
+}
+
+func mustVocab(t *testing.T) *Vocab {
+	t.Helper()
+	v, err := TrainVocab("the quick brown fox jumps over the lazy dog", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// NewModel refuses shapes whose weights overflow or exceed the memory
+// there is, with an error before allocating them.
+func TestNewModelRejectsShapesItCannotHold(t *testing.T) {
+	v := mustVocab(t)
+	for _, h := range []Hparams{
+		{NEmbd: 1 << 30, NLayer: 1, NHead: 1, NFF: 1},
+		{NEmbd: 16, NLayer: 1 << 30, NHead: 2, NFF: 32},
+		{NEmbd: 16, NLayer: math.MaxInt, NHead: 2, NFF: 32},
+		{NEmbd: 16, NLayer: 1, NHead: 2, NFF: math.MaxInt},
+		{NEmbd: 1 << 20, NLayer: 1, NHead: 1 << 10, NFF: 1 << 20},
+		{NEmbd: 16, NLayer: 1, NHead: 2, NFF: 32, NVocab: -1},
+		{NEmbd: 16, NLayer: 1, NHead: 2, NFF: 32, NRot: 3},
+	} {
+		if m, err := NewModel(h, v, ModelOptions{}); err == nil {
+			t.Errorf("%+v: no error", h)
+			m.Close()
 		}
 	}
 }
