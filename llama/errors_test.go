@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -228,6 +229,32 @@ func TestQuantizeOptions(t *testing.T) {
 	}
 }
 
+// An imatrix file's counts are checked against the bytes it holds before
+// anything is allocated for them: a 20-byte file declaring 2^20 entries of
+// 2^24 values fails at once.
+func TestReadImatrixRejectsCountsTheFileDoesNotBack(t *testing.T) {
+	for _, b := range [][]byte{
+		{0, 0, 0x10, 0, 1, 0, 0, 0, 'x', 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+		{1, 0, 0, 0, 1, 0, 0, 0, 'x', 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+		{1, 0, 0, 0, 0, 0x10, 0, 0, 'x', 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+	} {
+		path := filepath.Join(t.TempDir(), "bad.dat")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ReadImatrix(path)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%v: no error", b)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("%v: %d bytes allocated for a %d-byte file (%v)", b, grew, len(b), err)
+		}
+	}
+}
+
 func TestImatrixFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "im.dat")
 	in := map[string][]float32{"a.weight": {1, 2, 3}, "b.weight": {0.5}}
@@ -239,7 +266,7 @@ func TestImatrixFile(t *testing.T) {
 		t.Fatalf("%v %v", got, err)
 	}
 	for _, b := range [][]byte{nil, {1, 0, 0}, {1, 0, 0, 0, 100, 0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 'x', 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f}} {
-		if _, err := parseImatrix(strings.NewReader(string(b))); err == nil {
+		if _, err := parseImatrix(strings.NewReader(string(b)), int64(len(b))); err == nil {
 			t.Errorf("%v: no error", b)
 		}
 	}
