@@ -17,7 +17,7 @@ import (
 type SessionOptions struct {
 	Threads int  // compute threads (at most ggml.MaxThreads); 0: runtime.NumCPU()
 	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
-	Batch   int  // prompt tokens evaluated per graph (at most Context); 0: 512
+	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
 	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
 }
 
@@ -54,8 +54,8 @@ func (o SessionOptions) resolve(h Hparams, typ ggml.Type) (SessionOptions, error
 		return o, fmt.Errorf("llama: NewSession: %d threads: 0 (all CPUs) to %d", o.Threads, ggml.MaxThreads)
 	case o.Context < 0 || o.Context > MaxContext:
 		return o, fmt.Errorf("llama: NewSession: context of %d positions: 0 (the default) to %d", o.Context, MaxContext)
-	case o.Batch < 0:
-		return o, fmt.Errorf("llama: NewSession: batch of %d tokens: 0 (the default) or more", o.Batch)
+	case o.Batch < 0 || o.Batch > MaxContext:
+		return o, fmt.Errorf("llama: NewSession: batch of %d tokens: 0 (the default) to %d", o.Batch, MaxContext)
 	}
 	if o.Threads == 0 {
 		o.Threads = min(runtime.NumCPU(), ggml.MaxThreads)

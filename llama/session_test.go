@@ -39,6 +39,8 @@ func TestNewSessionRejectsOptionsItCannotHonour(t *testing.T) {
 		{Context: MaxContext + 1},
 		{Batch: -1},
 		{Batch: math.MinInt},
+		{Batch: math.MaxInt},
+		{Batch: MaxContext + 1},
 		{Context: MaxContext, Batch: MaxContext}, // attention scores of 2^62 bytes
 		{Context: MaxContext, F32KV: true},       // fits int64, not the machine
 	} {
@@ -57,7 +59,7 @@ func TestNewSessionRejectsOptionsItCannotHonour(t *testing.T) {
 	}
 	// what it can honour: defaults, and a batch larger than the context
 	// (evaluated a context at a time)
-	s, err := m.NewSession(SessionOptions{Threads: 1, Context: 16, Batch: 1 << 40})
+	s, err := m.NewSession(SessionOptions{Threads: 1, Context: 16, Batch: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
