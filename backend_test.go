@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/stretchr/testify/require"
@@ -158,10 +160,16 @@ func TestBackendComputeCancel(t *testing.T) {
 	cctx, cancel := context.WithCancel(context.Background())
 	x := ctx.NewTensor1D(TypeF32, 64).Fill(1)
 	calls := 0
+	// the backend's abort flag (a C atomic_int), which the watcher sets
+	// asynchronously: the callback waits for it rather than for a fixed
+	// time, which a loaded machine may not give the watcher
+	stop := (*atomic.Int32)(unsafe.Pointer(be.abort))
 	y := ctx.MapCustom1(x, func(dst, src *Tensor, ith, nth int) {
 		calls++
 		cancel()
-		time.Sleep(20 * time.Millisecond) // the watcher sets the flag meanwhile
+		for end := time.Now().Add(time.Minute); stop.Load() == 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
 	}, 1)
 	for range 50 {
 		y = ctx.Scale(y, 1.0001)

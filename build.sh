@@ -13,7 +13,7 @@
 #   ./build.sh benchab [OTHER.so ...]  bench.c's kernel rows, this core and OTHER
 #                       interleaved in one process (tests/c/bench-ab.c; ROUNDS, THREADS)
 #   ./build.sh fuzz     short runs of every fuzz target (FUZZTIME=100000x executions each)
-#   ./build.sh cwarn    compile the C core with -Wall -Wextra -Werror
+#   ./build.sh cwarn    compile the C core with -std=c11 -Wall -Wextra -Werror, link a C program
 #   ./build.sh arm64    cross-compile for linux/arm64, run Go + C tests under qemu-aarch64
 #   ./build.sh android  compile-check the packages for android/arm64 (cross cc, no link)
 #   ./build.sh darwin   build cmd/ggml and the test binaries for darwin/arm64 and amd64 (zig cc; not run)
@@ -68,11 +68,33 @@ shared_lib() {
   echo "$SCRATCH/libggml-go.so"
 }
 
+# Strict C11: every csrc file that needs POSIX names asks for them itself
+# (cgo builds with gnu11, which would hide a missing feature-test macro).
+# The objects are then linked into a small program, as the README's
+# one-command build of a C application does.
 cwarn() {
+  local out="$SCRATCH/cwarn" f
+  rm -rf "$out" && mkdir -p "$out"
   for f in csrc/*.c; do
-    "$CC" -std=gnu11 -O2 -Wall -Wextra -Werror -Icsrc -c "$f" -o /dev/null
+    "$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o"
   done
-  echo "cwarn: csrc compiles cleanly with -Wall -Wextra"
+  cat >"$out/app.c" <<'APP'
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "ggml-rpc.h"
+int main(void) {
+    struct lm_ggml_init_params p = { 1 << 20, NULL, false };
+    struct lm_ggml_context * ctx = lm_ggml_init(p);
+    struct lm_ggml_tensor * t = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 4);
+    lm_ggml_set_f32(t, 2.0f);
+    int ok = lm_ggml_get_f32_1d(t, 3) == 2.0f;
+    lm_ggml_free(ctx);
+    return ok ? 0 : 1;
+}
+APP
+  "$CC" -std=c11 -Wall -Wextra -Werror -pthread -Icsrc "$out/app.c" "$out"/*.o -lm -o "$out/app"
+  "$out/app"
+  echo "cwarn: csrc compiles cleanly with -std=c11 -Wall -Wextra -Werror and links into a C11 program"
 }
 
 # Side-by-side runs, one per core. spawn DIR ID CMD... waits for a free core,

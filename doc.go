@@ -120,8 +120,9 @@
 //     (t.FailNow) makes Compute return an error. Each call runs on a goroutine
 //     of its own that the worker thread waits for (see Custom1Func).
 //   - The logger (SetLogger) is called from whichever thread logs.
-//   - In package gguf, a File is safe for concurrent use except Close; a
-//     Writer is used by one goroutine at a time.
+//   - In package gguf, a File is safe for concurrent use, Close included
+//     (it waits for the calls running); a Writer is used by one goroutine
+//     at a time, but may be closed or aborted from another.
 //
 // Versions: the module is v0. Changes are additions; a name that changes
 // keeps its old spelling as an alias marked Deprecated that names its

@@ -49,7 +49,7 @@ func TestRPCReferenceServer(t *testing.T) {
 
 	var b *Backend
 	var err error
-	for range 100 { // until it listens
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); { // until it listens
 		if b, err = DialRPC(context.Background(), addr); err == nil {
 			break
 		}

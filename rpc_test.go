@@ -353,16 +353,16 @@ func TestRPCServerHostile(t *testing.T) {
 }
 
 // waitMemoryFree waits for the server to release the buffers of clients that
-// just left (their connections end asynchronously).
+// just left (their connections end asynchronously, later on a loaded
+// machine: the deadline only bounds a failing test).
 func waitMemoryFree(endpoint string, want uint64) (free, total uint64, err error) {
-	for range 200 {
+	for deadline := time.Now().Add(time.Minute); ; {
 		free, total, err = RPCDeviceMemory(context.Background(), endpoint)
-		if err != nil || free == want {
+		if err != nil || free == want || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return
 }
 
 // ---------------------------------------------------------------- faults
@@ -435,7 +435,9 @@ func TestRPCTimeout(t *testing.T) {
 	elapsed := time.Since(t0)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "timed out")
-	require.Less(t, elapsed, 5*time.Second)
+	// the 300 ms timeout, not the default 5 minutes; the bound leaves room
+	// for a loaded machine
+	require.Less(t, elapsed, time.Minute)
 
 	// a mute server: connects, never speaks
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -453,7 +455,7 @@ func TestRPCTimeout(t *testing.T) {
 	t0 = time.Now()
 	_, err = DialRPC(context.Background(), ln.Addr().String())
 	require.ErrorContains(t, err, "timed out")
-	require.Less(t, time.Since(t0), 5*time.Second)
+	require.Less(t, time.Since(t0), time.Minute)
 }
 
 // ---------------------------------------------------------------- a separate server process

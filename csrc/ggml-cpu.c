@@ -668,6 +668,9 @@ static void * worker_main(void * arg) {
     struct lm_ggml_threadpool * tp = a[0];
     const int ith = (int)(intptr_t) a[1];
     free(arg);
+#if defined(__APPLE__)
+    (void) pthread_setname_np("ggml-worker"); // see lm_ggml_threadpool_new
+#endif
 
     unsigned seen = 0;
     bool took_part = true; // in the last job: only then may the next follow at once
@@ -802,6 +805,13 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
             return NULL;
         }
         apply_affinity(tp->workers[i - 1], params, i);
+        // A name tells the pool's threads from the rest of the process (for
+        // tools, and tests that measure only the pools' CPU time and thread
+        // count). Set here on Linux, so that it is in place when the pool is
+        // returned; macOS names only the calling thread (worker_main).
+#if defined(__linux__)
+        (void) pthread_setname_np(tp->workers[i - 1], "ggml-worker");
+#endif
     }
     return tp;
 }

@@ -9,6 +9,15 @@
 // graph is rebuilt by rpc-graph.c before it runs. A request that breaks the
 // protocol ends that client's connection (with a log line); the server and the
 // other clients carry on. Graphs are computed one at a time.
+// getnameinfo and NI_NUMERICHOST are POSIX, declared under -std=c11 only
+// when asked for (and on macOS _POSIX_C_SOURCE alone hides the BSD names:
+// _DARWIN_C_SOURCE).
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#ifndef _DARWIN_C_SOURCE
+#define _DARWIN_C_SOURCE
+#endif
 #include "ggml-rpc.h"
 #include "ggml-backend-impl.h"
 #include "rpc-graph.h"

@@ -1,4 +1,13 @@
 // rpc-sock.c - TCP plumbing of the RPC backend (see rpc-sock.h).
+// The POSIX names this file uses (getaddrinfo, clock_gettime, ...) are
+// declared under -std=c11 only when asked for; on macOS _POSIX_C_SOURCE
+// alone would hide SO_NOSIGPIPE, hence _DARWIN_C_SOURCE.
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#ifndef _DARWIN_C_SOURCE
+#define _DARWIN_C_SOURCE
+#endif
 #include "rpc-sock.h"
 
 #include <errno.h>

@@ -1,4 +1,12 @@
 // rpc-wire.c - encoding and the validating decoder of RPC messages (see rpc-wire.h).
+// strnlen is POSIX, declared under -std=c11 only when asked for (and on
+// macOS _POSIX_C_SOURCE alone hides the BSD names: _DARWIN_C_SOURCE).
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#ifndef _DARWIN_C_SOURCE
+#define _DARWIN_C_SOURCE
+#endif
 #include "rpc-wire.h"
 
 #include <stdarg.h>

@@ -14,7 +14,8 @@
 // Close. Tensors that package ggml loads without copying (LoadGGUF) hold the
 // mapping itself: it stays until their context is freed, even after Close.
 // Close is idempotent; afterwards the methods that return an error return
-// ErrClosed and the others panic with it.
+// ErrClosed and the others panic with it. A nil *File is a closed one. A
+// Writer after Close or Abort (or nil) returns errors wrapping ErrClosed.
 //
 // A File that is never closed is released by the garbage collector once it
 // is unreachable, and what it holds outside the Go heap is counted by it
@@ -32,9 +33,11 @@
 // that lies outside the file wraps ErrNoData. Nothing in the package panics
 // on file contents, and nothing ends the process.
 //
-// Threads: a File is safe for concurrent use by multiple goroutines, except
-// that Close must not race with other calls. A Writer is used by one
-// goroutine at a time.
+// Threads: a File is safe for concurrent use by multiple goroutines; Close
+// called while others use it waits for the calls running (those begun after
+// it fail with ErrClosed). A Writer is used by one goroutine at a time,
+// except that Close or Abort may come from another: they wait for the call
+// running, and later calls fail with ErrClosed.
 //
 // # Reading
 //

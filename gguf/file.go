@@ -125,12 +125,77 @@ type File struct {
 	res      *fileRes // what Close, or the cleanup, frees
 	cleanup  runtime.Cleanup
 
+	gate    gate // Close waits for the calls running on the file
 	once    sync.Once
 	tonce   sync.Once
 	keys    map[string]int
 	kvs     []KV
 	tensors []TensorInfo
 	tindex  map[string]int
+}
+
+// gate lets the methods of a File run while it is open and makes Close wait
+// for those running, so that Close from another goroutine never frees the
+// metadata or the mapping under them. Entering never blocks (a method may
+// call another), it only fails once Close has begun.
+type gate struct {
+	mu     sync.Mutex
+	idle   sync.Cond // signalled when the last call leaves a closing gate
+	n      int       // calls inside
+	closed bool
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n--; g.n == 0 && g.closed && g.idle.L != nil {
+		g.idle.Broadcast()
+	}
+}
+
+// shut closes the gate and waits for the calls inside; false if it was
+// already closed.
+func (g *gate) shut() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.closed = true
+	g.idle.L = &g.mu
+	for g.n > 0 {
+		g.idle.Wait()
+	}
+	return true
+}
+
+// use enters f for a method that returns an error: ErrClosed once f is
+// closed (or nil). The caller calls the returned function when done.
+func (f *File) use() (func(), error) {
+	if f == nil || !f.gate.enter() {
+		return nil, ErrClosed
+	}
+	return f.gate.exit, nil
+}
+
+// must is use for the methods without an error result: they panic with
+// ErrClosed.
+func (f *File) must() func() {
+	done, err := f.use()
+	if err != nil {
+		panic(err)
+	}
+	return done
 }
 
 // fileRes is what a File holds outside the Go heap: the parsed metadata (C
@@ -277,9 +342,10 @@ func readFull(r io.ReaderAt, b []byte, off int64) (int, error) {
 // until their context is freed. A File that is not closed is released when
 // it is garbage collected, except for the mapping of a file whose TensorData
 // or TensorReader views were taken, which then stays mapped (a view must
-// never fault). Close is idempotent.
+// never fault). Close is idempotent; called while other goroutines use the
+// File it waits for their calls to return (new calls fail with ErrClosed).
 func (f *File) Close() error {
-	if f.ctx == nil {
+	if f == nil || !f.gate.shut() {
 		return nil
 	}
 	f.cleanup.Stop()
@@ -290,33 +356,43 @@ func (f *File) Close() error {
 	return err
 }
 
-func (f *File) c() *C.struct_lm_gguf_context {
-	if f.ctx == nil {
-		panic(ErrClosed)
-	}
-	return f.ctx
+// Version is the GGUF version of the file (2 or 3).
+func (f *File) Version() int {
+	defer f.must()()
+	return int(C.lm_gguf_get_version(f.ctx))
 }
 
-// Version is the GGUF version of the file (2 or 3).
-func (f *File) Version() int { return int(C.lm_gguf_get_version(f.c())) }
-
 // Alignment is the data alignment (general.alignment, default 32).
-func (f *File) Alignment() int { return int(C.lm_gguf_get_alignment(f.c())) }
+func (f *File) Alignment() int {
+	defer f.must()()
+	return int(C.lm_gguf_get_alignment(f.ctx))
+}
 
 // DataOffset is the file offset of the data section.
-func (f *File) DataOffset() int64 { return int64(C.lm_gguf_get_data_offset(f.c())) }
+func (f *File) DataOffset() int64 {
+	defer f.must()()
+	return f.dataOffset()
+}
+
+func (f *File) dataOffset() int64 { return int64(C.lm_gguf_get_data_offset(f.ctx)) }
 
 // Mapped reports whether TensorData slices point into a memory mapping of
 // the file (outside the Go heap), as Open does on Linux and macOS.
-func (f *File) Mapped() bool { return f.mapped }
+func (f *File) Mapped() bool { return f != nil && f.mapped }
 
 // Size is the size of the file in bytes.
-func (f *File) Size() int64 { return f.size }
+func (f *File) Size() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.size
+}
 
-// index builds the key table on first use, so opening stays cheap.
+// index builds the key table on first use, so opening stays cheap (the
+// caller is inside the gate).
 func (f *File) index() {
 	f.once.Do(func() {
-		ctx := f.c()
+		ctx := f.ctx
 		n := int(C.lm_gguf_get_n_kv(ctx))
 		f.keys = make(map[string]int, n)
 		f.kvs = make([]KV, n)
@@ -333,10 +409,10 @@ func (f *File) index() {
 	})
 }
 
-// tensorIndex builds the tensor table on first use.
+// tensorIndex builds the tensor table on first use (inside the gate).
 func (f *File) tensorIndex() {
 	f.tonce.Do(func() {
-		ctx := f.c()
+		ctx := f.ctx
 		nt := int(C.lm_gguf_get_n_tensors(ctx))
 		f.tensors = make([]TensorInfo, nt)
 		f.tindex = make(map[string]int, nt)
@@ -360,18 +436,21 @@ func (f *File) tensorIndex() {
 }
 
 // NumKV is the number of metadata entries.
-func (f *File) NumKV() int { return int(C.lm_gguf_get_n_kv(f.c())) }
+func (f *File) NumKV() int {
+	defer f.must()()
+	return int(C.lm_gguf_get_n_kv(f.ctx))
+}
 
 // KVs describes the metadata entries in file order.
 func (f *File) KVs() []KV {
-	f.c()
+	defer f.must()()
 	f.index()
 	return append([]KV(nil), f.kvs...)
 }
 
 // Keys returns the metadata keys in file order.
 func (f *File) Keys() []string {
-	f.c()
+	defer f.must()()
 	f.index()
 	out := make([]string, len(f.kvs))
 	for i, kv := range f.kvs {
@@ -382,7 +461,12 @@ func (f *File) Keys() []string {
 
 // Lookup describes the entry for key.
 func (f *File) Lookup(key string) (KV, bool) {
-	f.c()
+	defer f.must()()
+	return f.lookup(key)
+}
+
+// lookup is Lookup inside the gate.
+func (f *File) lookup(key string) (KV, bool) {
 	f.index()
 	i, ok := f.keys[key]
 	if !ok {
@@ -393,14 +477,13 @@ func (f *File) Lookup(key string) (KV, bool) {
 
 // Has reports whether key is present.
 func (f *File) Has(key string) bool {
-	_, ok := f.Lookup(key)
+	defer f.must()()
+	_, ok := f.lookup(key)
 	return ok
 }
 
+// find is the index of key, of type want (inside the gate).
 func (f *File) find(key string, want ValueType, wantName string) (int, error) {
-	if f.ctx == nil {
-		return 0, ErrClosed
-	}
 	f.index()
 	i, ok := f.keys[key]
 	if !ok {
@@ -414,6 +497,11 @@ func (f *File) find(key string, want ValueType, wantName string) (int, error) {
 
 func scalar[T any](f *File, key string, want ValueType) (T, error) {
 	var v T
+	done, err := f.use()
+	if err != nil {
+		return v, err
+	}
+	defer done()
 	i, err := f.find(key, want, want.String())
 	if err != nil {
 		return v, err
@@ -442,6 +530,11 @@ func (f *File) Bool(key string) (bool, error) {
 // String returns a string value. GGUF strings are bytes; they are returned
 // as stored, without UTF-8 validation.
 func (f *File) String(key string) (string, error) {
+	done, err := f.use()
+	if err != nil {
+		return "", err
+	}
+	defer done()
 	i, err := f.find(key, TypeString, "str")
 	if err != nil {
 		return "", err
@@ -455,10 +548,12 @@ func (f *File) String(key string) (string, error) {
 // Int returns any integer value (u8 to i64) as int64, failing for u64
 // values above math.MaxInt64.
 func (f *File) Int(key string) (int64, error) {
-	if f.ctx == nil {
-		return 0, ErrClosed
+	done, err := f.use()
+	if err != nil {
+		return 0, err
 	}
-	kv, ok := f.Lookup(key)
+	defer done()
+	kv, ok := f.lookup(key)
 	if !ok {
 		return 0, fmt.Errorf("gguf: key %q: %w", key, ErrNotFound)
 	}
@@ -495,10 +590,12 @@ func (f *File) Int(key string) (int64, error) {
 
 // Uint returns any non-negative integer value as uint64.
 func (f *File) Uint(key string) (uint64, error) {
-	if f.ctx == nil {
-		return 0, ErrClosed
+	done, err := f.use()
+	if err != nil {
+		return 0, err
 	}
-	kv, ok := f.Lookup(key)
+	defer done()
+	kv, ok := f.lookup(key)
 	if ok && kv.Type == TypeUint64 {
 		return f.Uint64(key)
 	}
@@ -514,10 +611,12 @@ func (f *File) Uint(key string) (uint64, error) {
 
 // Float returns an f32 or f64 value as float64.
 func (f *File) Float(key string) (float64, error) {
-	if f.ctx == nil {
-		return 0, ErrClosed
+	done, err := f.use()
+	if err != nil {
+		return 0, err
 	}
-	kv, ok := f.Lookup(key)
+	defer done()
+	kv, ok := f.lookup(key)
 	if ok && kv.Type == TypeFloat32 {
 		v, err := f.Float32(key)
 		return float64(v), err
@@ -526,6 +625,11 @@ func (f *File) Float(key string) (float64, error) {
 }
 
 func array[T any](f *File, key string, elem ValueType) ([]T, error) {
+	done, err := f.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	i, err := f.find(key, TypeArray, "arr["+elem.String()+"]")
 	if err != nil {
 		return nil, err
@@ -569,6 +673,11 @@ func (f *File) Bools(key string) ([]bool, error) {
 
 // Strings returns an array of strings.
 func (f *File) Strings(key string) ([]string, error) {
+	done, err := f.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	i, err := f.find(key, TypeArray, "arr[str]")
 	if err != nil {
 		return nil, err
@@ -590,10 +699,12 @@ func (f *File) Strings(key string) ([]string, error) {
 // Value returns the value of key as a Go value: uint8 ... float64, bool,
 // string, or a slice of one of those for arrays.
 func (f *File) Value(key string) (any, error) {
-	if f.ctx == nil {
-		return nil, ErrClosed
+	done, err := f.use()
+	if err != nil {
+		return nil, err
 	}
-	kv, ok := f.Lookup(key)
+	defer done()
+	kv, ok := f.lookup(key)
 	if !ok {
 		return nil, fmt.Errorf("gguf: key %q: %w", key, ErrNotFound)
 	}
@@ -656,11 +767,14 @@ func (f *File) Value(key string) (any, error) {
 }
 
 // NumTensors is the number of tensors.
-func (f *File) NumTensors() int { return int(C.lm_gguf_get_n_tensors(f.c())) }
+func (f *File) NumTensors() int {
+	defer f.must()()
+	return int(C.lm_gguf_get_n_tensors(f.ctx))
+}
 
 // Tensors describes the tensors in file order.
 func (f *File) Tensors() []TensorInfo {
-	f.c()
+	defer f.must()()
 	f.tensorIndex()
 	out := make([]TensorInfo, len(f.tensors))
 	for i, t := range f.tensors {
@@ -672,7 +786,7 @@ func (f *File) Tensors() []TensorInfo {
 
 // Tensor describes the tensor called name.
 func (f *File) Tensor(name string) (TensorInfo, bool) {
-	f.c()
+	defer f.must()()
 	f.tensorIndex()
 	i, ok := f.tindex[name]
 	if !ok {
@@ -683,17 +797,15 @@ func (f *File) Tensor(name string) (TensorInfo, bool) {
 	return t, true
 }
 
+// span locates the bytes of a tensor (inside the gate).
 func (f *File) span(name string) (TensorInfo, int64, error) {
-	if f.ctx == nil {
-		return TensorInfo{}, 0, ErrClosed
-	}
 	f.tensorIndex()
 	i, ok := f.tindex[name]
 	if !ok {
 		return TensorInfo{}, 0, fmt.Errorf("gguf: tensor %q: %w", name, ErrNotFound)
 	}
 	t := f.tensors[i]
-	off := f.DataOffset() + t.Offset
+	off := f.dataOffset() + t.Offset
 	if off < 0 || off > f.size || t.Size > f.size-off {
 		return t, 0, fmt.Errorf("gguf: tensor %q: bytes [%d, %d) lie past the end of the file (%d bytes): %w",
 			name, off, off+t.Size, f.size, ErrNoData)
@@ -706,6 +818,11 @@ func (f *File) span(name string) (TensorInfo, int64, error) {
 // and valid until Close (after which it reads as zeros; see Close); for
 // OpenReader it is a fresh copy.
 func (f *File) TensorData(name string) ([]byte, error) {
+	done, err := f.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	b, err := f.tensorData(name)
 	if err == nil && f.res.mem != nil {
 		f.res.mem.exposed.Store(true)
@@ -714,10 +831,19 @@ func (f *File) TensorData(name string) ([]byte, error) {
 }
 
 func init() {
-	link.GGUFTensorView = func(f any, name string) ([]byte, error) { return f.(*File).tensorData(name) }
+	link.GGUFTensorView = func(file any, name string) ([]byte, error) {
+		f := file.(*File)
+		done, err := f.use()
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		return f.tensorData(name)
+	}
 }
 
-// tensorData is TensorData without marking the mapping as lent.
+// tensorData is TensorData without marking the mapping as lent (inside
+// the gate).
 func (f *File) tensorData(name string) ([]byte, error) {
 	t, off, err := f.span(name)
 	if err != nil {
@@ -739,6 +865,11 @@ func (f *File) tensorData(name string) ([]byte, error) {
 // TensorReader streams the bytes of the tensor called name. After Close its
 // reads return ErrClosed.
 func (f *File) TensorReader(name string) (*io.SectionReader, error) {
+	done, err := f.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	t, off, err := f.span(name)
 	if err != nil {
 		return nil, err
@@ -751,9 +882,11 @@ type fileReaderAt struct{ f *File }
 
 func (r fileReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	f := r.f
-	if f.ctx == nil {
-		return 0, ErrClosed
+	done, err := f.use()
+	if err != nil {
+		return 0, err
 	}
+	defer done()
 	if f.data == nil {
 		return f.ra.ReadAt(p, off)
 	}

@@ -65,9 +65,11 @@ func (m *mapping) drop() error {
 func init() {
 	link.GGUFRetain = func(file any) ([]byte, func(), bool, error) {
 		f := file.(*File)
-		if f.ctx == nil {
-			return nil, nil, false, ErrClosed
+		done, err := f.use()
+		if err != nil {
+			return nil, nil, false, err
 		}
+		defer done()
 		m := f.res.mem
 		if m == nil {
 			return nil, nil, false, nil

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -41,6 +42,9 @@ import (
 // removes the temporary file, so a failed write never leaves a partial file
 // under the final name.
 type Writer struct {
+	// mu serializes the methods: a Writer is used by one goroutine at a
+	// time, but Close or Abort from another must not corrupt it.
+	mu   sync.Mutex
 	out  io.Writer
 	bw   *bufio.Writer
 	file *os.File
@@ -122,7 +126,11 @@ func removeTemp(t tempFile) {
 }
 
 // NewWriter writes a GGUF file to out. Close flushes but does not close out.
+// A nil out gives a Writer whose methods fail.
 func NewWriter(out io.Writer) *Writer {
+	if out == nil {
+		return &Writer{err: errors.New("gguf: NewWriter: nil io.Writer"), keyIdx: map[string]int{}, tIdx: map[string]int{}, align: DefaultAlignment}
+	}
 	return &Writer{
 		out:    out,
 		bw:     bufio.NewWriterSize(out, 1<<20),
@@ -149,14 +157,26 @@ func (w *Writer) cleanup() {
 	}
 }
 
-func (w *Writer) usable(op string) error {
-	if w.err != nil {
-		return w.err
+// writerClosed is the error of op on a closed (or aborted, or nil) Writer.
+type writerClosed struct{ op string }
+
+func (e *writerClosed) Error() string        { return "gguf: " + e.op + ": writer is closed" }
+func (e *writerClosed) Is(target error) bool { return target == ErrClosed }
+
+// lock locks w for op, failing with ErrClosed for a nil Writer.
+func (w *Writer) lock(op string) error {
+	if w == nil {
+		return &writerClosed{op}
 	}
-	if w.closed {
-		return fmt.Errorf("gguf: %s: writer is closed", op)
-	}
+	w.mu.Lock()
 	return nil
+}
+
+func (w *Writer) usable(op string) error {
+	if w.closed {
+		return &writerClosed{op}
+	}
+	return w.err
 }
 
 func (w *Writer) collecting(op string) error {
@@ -181,6 +201,10 @@ func checkKey(key string) error {
 
 // set records key = (typ, payload); an existing key keeps its position.
 func (w *Writer) set(key string, typ ValueType, payload []byte) error {
+	if err := w.lock("Set"); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
 	if err := w.collecting("Set"); err != nil {
 		return err
 	}
@@ -221,6 +245,10 @@ func kvTypeName(typ ValueType, payload []byte) string {
 
 // Remove deletes key if present.
 func (w *Writer) Remove(key string) error {
+	if err := w.lock("Remove"); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
 	if err := w.collecting("Remove"); err != nil {
 		return err
 	}
@@ -450,7 +478,13 @@ func convertSlice[T any](rv reflect.Value, n int, conv func(reflect.Value) T) []
 // CopyKVs copies every metadata entry of f, in file order (e.g. to rewrite
 // a model with other tensors).
 func (w *Writer) CopyKVs(f *File) error {
-	for _, kv := range f.KVs() {
+	done, err := f.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	f.index()
+	for _, kv := range f.kvs {
 		v, err := f.Value(kv.Key)
 		if err != nil {
 			return err
@@ -463,6 +497,10 @@ func (w *Writer) CopyKVs(f *File) error {
 }
 
 func (w *Writer) declare(name string, typ TensorType, shape []int64, data []byte, given bool) error {
+	if err := w.lock("AddTensor"); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
 	if err := w.collecting("AddTensor"); err != nil {
 		return err
 	}
@@ -495,8 +533,12 @@ func (w *Writer) declare(name string, typ TensorType, shape []int64, data []byte
 func (w *Writer) AddTensor(name string, typ TensorType, shape []int64, data any) error {
 	b, err := tensorDataBytes(typ, data)
 	if err != nil {
-		if w.err != nil {
-			return w.err
+		if err := w.lock("AddTensor"); err != nil {
+			return err
+		}
+		defer w.mu.Unlock()
+		if err := w.usable("AddTensor"); err != nil {
+			return err
 		}
 		return fmt.Errorf("gguf: tensor %q: %v", name, err)
 	}
@@ -559,7 +601,14 @@ func pad(n, align int64) int64 { return (n + align - 1) / align * align }
 
 // MetaSize is the size of the metadata block as declared so far (header,
 // kvs, tensor infos and padding): the file offset of the data section.
-func (w *Writer) MetaSize() int64 { return int64(len(w.meta())) }
+// It is 0 for a nil Writer.
+func (w *Writer) MetaSize() int64 {
+	if w.lock("MetaSize") != nil {
+		return 0
+	}
+	defer w.mu.Unlock()
+	return int64(len(w.meta()))
+}
 
 func (w *Writer) meta() []byte {
 	var off int64
@@ -660,6 +709,10 @@ func (w *Writer) dueTensor(op, name string) (*wtensor, error) {
 // WriteTensorData writes the data of a declared tensor. Declared tensors
 // must be written in declaration order.
 func (w *Writer) WriteTensorData(name string, data []byte) error {
+	if err := w.lock("WriteTensorData"); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
 	t, err := w.dueTensor("WriteTensorData", name)
 	if err != nil {
 		return err
@@ -677,6 +730,10 @@ func (w *Writer) WriteTensorData(name string, data []byte) error {
 
 // WriteTensorFrom copies exactly the size of a declared tensor from r.
 func (w *Writer) WriteTensorFrom(name string, r io.Reader) error {
+	if err := w.lock("WriteTensorFrom"); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
 	t, err := w.dueTensor("WriteTensorFrom", name)
 	if err != nil {
 		return err
@@ -690,8 +747,15 @@ func (w *Writer) WriteTensorFrom(name string, r io.Reader) error {
 }
 
 // Close writes whatever remains and, for Create, syncs the file and renames
-// it into place. Every declared tensor must have been written.
+// it into place. Every declared tensor must have been written. Close is
+// idempotent (it returns the first error again); afterwards the other
+// methods return ErrClosed.
 func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
 		return w.err
 	}
@@ -735,6 +799,11 @@ func (w *Writer) Close() error {
 // Abort stops writing; for Create the temporary file is removed and nothing
 // appears under the final name.
 func (w *Writer) Abort() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if !w.closed {
 		w.closed = true
 		w.fail(errors.New("gguf: writer aborted"))

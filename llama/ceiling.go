@@ -1,7 +1,6 @@
 package llama
 
 import (
-	"errors"
 	"time"
 
 	"github.com/ggml-go/ggml"
@@ -14,6 +13,15 @@ import (
 // or two) and the down projection; then the vocabulary projection. The
 // token embedding (one row per token) and the norms are left out.
 func (m *Model) DecodeMatrices() []*ggml.Tensor {
+	done, err := m.use("DecodeMatrices")
+	if err != nil {
+		return nil
+	}
+	defer done()
+	return m.decodeMatrices()
+}
+
+func (m *Model) decodeMatrices() []*ggml.Tensor {
 	var ts []*ggml.Tensor
 	for _, L := range m.Layers {
 		if L.Wqkv != nil {
@@ -38,10 +46,12 @@ func (m *Model) DecodeMatrices() []*ggml.Tensor {
 // do): the time a memory-bound one-token evaluation cannot beat on this
 // machine. It returns the time of each round and the bytes a round reads.
 func (m *Model) StreamCeiling(threads, rounds int) ([]time.Duration, int64, error) {
-	if m.closed() {
-		return nil, 0, errors.New("llama: StreamCeiling: the model is closed")
+	done, err := m.use("StreamCeiling")
+	if err != nil {
+		return nil, 0, err
 	}
-	ts := m.DecodeMatrices()
+	defer done()
+	ts := m.decodeMatrices()
 	as := make([]any, len(ts))
 	for i, t := range ts {
 		as[i] = t

@@ -3,10 +3,14 @@ package llama
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
@@ -36,10 +40,12 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 	// a vocabulary-only file: hyperparameters but no tensors
-	if _, err := Load(filepath.Join(vocabDir(), "ggml-vocab-llama-spm.gguf"), LoadOptions{}); err == nil ||
-		!strings.Contains(err.Error(), "missing tensor") {
-		t.Errorf("vocabulary-only file: %v", err)
-	}
+	t.Run("vocabulary-only", func(t *testing.T) {
+		if _, err := Load(vocabFile(t, "ggml-vocab-llama-spm.gguf"), LoadOptions{}); err == nil ||
+			!strings.Contains(err.Error(), "missing tensor") {
+			t.Errorf("vocabulary-only file: %v", err)
+		}
+	})
 	// a tensor of the wrong shape
 	good := smallModel(t, Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 48, NCtxTrain: 32}, true)
 	f, err := gguf.Open(good)
@@ -223,6 +229,32 @@ func TestQuantizeOptions(t *testing.T) {
 	}
 }
 
+// An imatrix file's counts are checked against the bytes it holds before
+// anything is allocated for them: a 20-byte file declaring 2^20 entries of
+// 2^24 values fails at once.
+func TestReadImatrixRejectsCountsTheFileDoesNotBack(t *testing.T) {
+	for _, b := range [][]byte{
+		{0, 0, 0x10, 0, 1, 0, 0, 0, 'x', 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+		{1, 0, 0, 0, 1, 0, 0, 0, 'x', 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+		{1, 0, 0, 0, 0, 0x10, 0, 0, 'x', 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+	} {
+		path := filepath.Join(t.TempDir(), "bad.dat")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ReadImatrix(path)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%v: no error", b)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("%v: %d bytes allocated for a %d-byte file (%v)", b, grew, len(b), err)
+		}
+	}
+}
+
 func TestImatrixFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "im.dat")
 	in := map[string][]float32{"a.weight": {1, 2, 3}, "b.weight": {0.5}}
@@ -234,7 +266,7 @@ func TestImatrixFile(t *testing.T) {
 		t.Fatalf("%v %v", got, err)
 	}
 	for _, b := range [][]byte{nil, {1, 0, 0}, {1, 0, 0, 0, 100, 0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 'x', 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f}} {
-		if _, err := parseImatrix(strings.NewReader(string(b))); err == nil {
+		if _, err := parseImatrix(strings.NewReader(string(b)), int64(len(b))); err == nil {
 			t.Errorf("%v: no error", b)
 		}
 	}
@@ -368,5 +400,129 @@ func TestFusedWeights(t *testing.T) {
 			s.Close()
 			m.Close()
 		}
+	}
+}
+
+// rewriteModel copies the GGUF file at path with the key-values of set
+// replacing (or adding to) the file's, and returns the new file's path.
+func rewriteModel(t *testing.T, path string, set map[string]any) string {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := filepath.Join(t.TempDir(), "rewritten.gguf")
+	w, err := gguf.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if err := w.CopyKVs(f); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		if err := w.Remove(k); err != nil && !errors.Is(err, gguf.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if err := w.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, info := range f.Tensors() {
+		data, err := f.TensorData(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor(info.Name, info.Type, info.Shape, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// loadFails loads path expecting an error, within a deadline far beyond
+// what validating a small file takes (a loader that believes the counts
+// takes minutes and gigabytes), with little allocated on the way.
+func loadFails(t *testing.T, path, what string) error {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res := make(chan error, 1)
+	go func() {
+		m, err := Load(path, LoadOptions{})
+		if err == nil {
+			m.Close()
+		}
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: loaded without error", what)
+		} else if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+			t.Errorf("%s: %d MiB allocated before the error %v", what, grew>>20, err)
+		}
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: Load did not return within 60 s", what)
+	}
+	return nil
+}
+
+// Every count a file declares is checked against the tensors it holds
+// before anything proportional to the count is allocated: a valid file of
+// two layers that declares 2^24 (or 2^30) fails at once, with the tensor it
+// misses; widths, head counts and the vocabulary size that disagree with
+// the tensors' shapes, or with each other, fail too.
+func TestLoadRejectsCountsTheTensorsDoNotBackFast(t *testing.T) {
+	good := smallModel(t, Hparams{NEmbd: 32, NLayer: 2, NHead: 4, NHeadKV: 2, NFF: 48, NCtxTrain: 32}, false)
+	for _, c := range []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"llama.block_count", uint32(1 << 24), "blk.2.attn_norm.weight"},
+		{"llama.block_count", uint32(1 << 30), "block_count"},
+		{"llama.block_count", uint64(1 << 40), "block_count"},
+		{"llama.block_count", int32(-2), "block_count"},
+		{"llama.block_count", uint32(3), "blk.2."},
+		{"llama.embedding_length", uint32(1 << 24), "embedding_length"},
+		{"llama.embedding_length", uint32(64), "embedding_length"},
+		{"llama.feed_forward_length", uint32(1 << 28), "feed_forward_length"},
+		{"llama.attention.head_count", uint32(1 << 20), "head count"},
+		{"llama.attention.head_count", uint32(2), "head_count"},
+		{"llama.attention.head_count_kv", uint32(3), "KV head count"},
+		{"llama.attention.head_count_kv", uint32(4), "head_count_kv"},
+		{"llama.rope.dimension_count", uint32(1 << 20), "rope dimension"},
+		{"llama.vocab_size", uint32(1 << 24), "vocab_size"},
+		{"llama.context_length", uint64(1 << 62), "context_length"},
+		{"tokenizer.ggml.scores", []float32{1, 2}, "scores"},
+		{"tokenizer.ggml.bos_token_id", uint32(1 << 30), "bos_token_id"},
+	} {
+		what := fmt.Sprintf("%s = %v", c.key, c.v)
+		err := loadFails(t, rewriteModel(t, good, map[string]any{c.key: c.v}), what)
+		if err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q does not name %q", what, err, c.want)
+		}
+	}
+	// a training context far beyond the tensors is no size the loader
+	// allocates: the model loads, and sessions default to 2048 positions
+	m, err := Load(rewriteModel(t, good, map[string]any{"llama.context_length": uint32(1 << 30)}), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewSession(SessionOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.ContextSize() != 2048 {
+		t.Errorf("default context %d, want 2048", s.ContextSize())
 	}
 }

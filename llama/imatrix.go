@@ -21,20 +21,31 @@ func ReadImatrix(path string) (map[string][]float32, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := parseImatrix(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseImatrix(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("llama: imatrix %s: %w", path, err)
 	}
 	return m, nil
 }
 
-func parseImatrix(r io.Reader) (map[string][]float32, error) {
+// parseImatrix reads the size bytes of an imatrix file from r. Every count
+// the file declares is checked against the bytes that remain before
+// anything is allocated for it.
+func parseImatrix(r io.Reader, size int64) (map[string][]float32, error) {
+	cr := &countingReader{r: r}
+	r = cr
+	left := func() int64 { return size - cr.n }
 	var n int32
 	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
 		return nil, err
 	}
-	if n <= 0 || n > 1<<20 {
-		return nil, fmt.Errorf("bad entry count %d", n)
+	// an entry takes at least 13 bytes: name length, one byte of name, calls, count
+	if n <= 0 || n > 1<<20 || int64(n) > left()/13 {
+		return nil, fmt.Errorf("bad entry count %d for %d bytes", n, size)
 	}
 	out := make(map[string][]float32, n)
 	for i := range int(n) {
@@ -42,7 +53,7 @@ func parseImatrix(r io.Reader) (map[string][]float32, error) {
 		if err := binary.Read(r, binary.LittleEndian, &ln); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
-		if ln <= 0 || ln > 4096 {
+		if ln <= 0 || ln > 4096 || int64(ln) > left() {
 			return nil, fmt.Errorf("entry %d: bad name length %d", i, ln)
 		}
 		name := make([]byte, ln)
@@ -54,7 +65,7 @@ func parseImatrix(r io.Reader) (map[string][]float32, error) {
 			return nil, fmt.Errorf("entry %q: %w", name, err)
 		}
 		ncall, nval := hdr[0], hdr[1]
-		if nval <= 0 || nval > 1<<24 {
+		if nval <= 0 || nval > 1<<24 || 4*int64(nval) > left() {
 			return nil, fmt.Errorf("entry %q: bad value count %d", name, nval)
 		}
 		v := make([]float32, nval)
@@ -75,6 +86,18 @@ func parseImatrix(r io.Reader) (map[string][]float32, error) {
 		out[string(name)] = v
 	}
 	return out, nil // a trailing call count and data set name are not needed
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // WriteImatrix writes importance values (already averaged: ncall 1) in the

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,73 @@ import (
 // gives the threads bigger pieces of work. Each output element is the same
 // dot product as with separate matrices. The original names stay as views
 // of the fused matrices (Model.Tensor, Save and training see them).
+
+// checkDeclared compares what the hyperparameters declare with the tensors
+// f holds, before anything proportional to a declared count is allocated
+// or looped over: a file that declares more layers (or wider ones) than its
+// tensors back fails here, in time proportional to the file, with the first
+// tensor it misses. The shapes of every tensor are checked again, one by
+// one, once the weights are bound.
+func checkDeclared(f *gguf.File, h Hparams) error {
+	infos := f.Tensors()
+	layers := make(map[int]bool, min(h.NLayer, len(infos)))
+	for _, t := range infos {
+		if l, _, ok := layerOf(t.Name); ok && l < h.NLayer {
+			layers[l] = true
+		}
+	}
+	if len(layers) < h.NLayer {
+		first := 0
+		for layers[first] {
+			first++
+		}
+		return fmt.Errorf("missing tensor blk.%d.attn_norm.weight: %s.block_count declares %d layers, the file holds tensors of %d",
+			first, h.Arch, h.NLayer, len(layers))
+	}
+	if v, err := f.Int(h.Arch + ".vocab_size"); err == nil {
+		if te, ok := f.Tensor("token_embd.weight"); ok && len(te.Shape) == 2 && te.Shape[1] != v {
+			return fmt.Errorf("tensor token_embd.weight has shape %v, which does not match %s.vocab_size %d", te.Shape, h.Arch, v)
+		}
+	}
+	// The widths every layer repeats, against the first layer's matrices
+	// and the embedding (when present: bind reports missing ones).
+	for _, c := range []struct {
+		tensor string
+		dim    int
+		key    string
+		want   int
+	}{
+		{"token_embd.weight", 0, "embedding_length", h.NEmbd},
+		{"blk.0.attn_q.weight", 1, "embedding_length", h.NEmbd},
+		{"blk.0.attn_k.weight", 1, "attention.head_count_kv", h.NEmbdGQA()},
+		{"blk.0.ffn_gate.weight", 1, "feed_forward_length", h.NFF},
+		{"blk.0.ffn_down.weight", 0, "feed_forward_length", h.NFF},
+	} {
+		t, ok := f.Tensor(c.tensor)
+		if !ok || len(t.Shape) <= c.dim {
+			continue
+		}
+		if t.Shape[c.dim] != int64(c.want) {
+			return fmt.Errorf("tensor %s has shape %v, which does not match %s.%s (dimension %d should be %d)",
+				c.tensor, t.Shape, h.Arch, c.key, c.dim, c.want)
+		}
+	}
+	return nil
+}
+
+// layerOf splits "blk.N.field" into N and field.
+func layerOf(name string) (layer int, field string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return 0, "", false
+	}
+	num, field, _ := strings.Cut(rest, ".")
+	l, err := strconv.Atoi(num)
+	if err != nil || l < 0 {
+		return 0, "", false
+	}
+	return l, field, true
+}
 
 // fuseGroup is a set of matrices stored as one.
 type fuseGroup struct {

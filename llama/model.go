@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/gguf"
@@ -76,6 +77,39 @@ type Model struct {
 	outDev *device   // the one holding the output head too, or nil
 	path   string    // the file Load read (to load again what a lost RPC server held)
 	fuse   bool      // whether the layers' matrices were fused
+
+	// mu is held for reading by whatever uses the weights (evaluations,
+	// NewSession, Save, ...) and for writing by Close, so that Close from
+	// another goroutine waits for them instead of freeing memory they read.
+	mu sync.RWMutex
+}
+
+// ErrClosed is what the methods of a closed Model or Session (and of a
+// Session whose Model is closed) return, wrapped in an error naming the
+// method: errors.Is(err, ErrClosed).
+var ErrClosed = errors.New("llama: closed")
+
+// closedError names the method called and what was closed.
+type closedError struct{ op, what string }
+
+func (e *closedError) Error() string        { return "llama: " + e.op + ": the " + e.what + " is closed" }
+func (e *closedError) Is(target error) bool { return target == ErrClosed }
+
+// errClosedModel is the error of op on a closed (or nil) Model.
+func errClosedModel(op string) error { return &closedError{op, "model"} }
+
+// use locks the model for reading for op, failing with ErrClosed if it is
+// closed; the caller calls the returned function when done.
+func (m *Model) use(op string) (func(), error) {
+	if m == nil {
+		return nil, errClosedModel(op)
+	}
+	m.mu.RLock()
+	if m.closed() {
+		m.mu.RUnlock()
+		return nil, errClosedModel(op)
+	}
+	return m.mu.RUnlock, nil
 }
 
 // LoadOptions configure Load.
@@ -164,6 +198,9 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	m := &Model{file: f}
 	var err error
 	if m.Hparams, err = readHparams(f); err != nil {
+		return nil, err
+	}
+	if err := checkDeclared(f, m.Hparams); err != nil {
 		return nil, err
 	}
 	if m.Vocab, err = LoadVocab(f); err != nil {
@@ -364,8 +401,13 @@ func (m *Model) bind() error {
 	return nil
 }
 
-// WeightBytes is the size of the weights.
+// WeightBytes is the size of the weights (0 once the model is closed).
 func (m *Model) WeightBytes() int {
+	done, err := m.use("WeightBytes")
+	if err != nil {
+		return 0
+	}
+	defer done()
 	n := 0
 	for _, t := range m.tensors {
 		n += t.NBytes()
@@ -373,12 +415,26 @@ func (m *Model) WeightBytes() int {
 	return n
 }
 
-// Tensor returns a weight of the model by its GGUF name, or nil.
-func (m *Model) Tensor(name string) *ggml.Tensor { return m.tensors[name] }
+// Tensor returns a weight of the model by its GGUF name, or nil (also once
+// the model is closed).
+func (m *Model) Tensor(name string) *ggml.Tensor {
+	done, err := m.use("Tensor")
+	if err != nil {
+		return nil
+	}
+	defer done()
+	return m.tensors[name]
+}
 
-// WeightTypes counts the tensors of the model by type.
+// WeightTypes counts the tensors of the model by type (none once the
+// model is closed).
 func (m *Model) WeightTypes() map[ggml.Type]int {
 	out := map[ggml.Type]int{}
+	done, err := m.use("WeightTypes")
+	if err != nil {
+		return out
+	}
+	defer done()
 	for _, t := range m.tensors {
 		out[t.Type()]++
 	}
@@ -387,23 +443,44 @@ func (m *Model) WeightTypes() map[ggml.Type]int {
 
 // Tokenize converts text to token ids; addSpecial adds BOS/EOS as the
 // vocabulary asks. Special tokens written in the text are not parsed.
+// The tokenizer is Go memory: it works after Close too.
 func (m *Model) Tokenize(text string, addSpecial bool) []int32 {
+	if m == nil || m.Vocab == nil {
+		return nil
+	}
 	return m.Vocab.Tokenize(text, addSpecial, false)
 }
 
 // Detokenize converts ids back to text.
-func (m *Model) Detokenize(ids []int32) string { return m.Vocab.Detokenize(ids) }
+func (m *Model) Detokenize(ids []int32) string {
+	if m == nil || m.Vocab == nil {
+		return ""
+	}
+	return m.Vocab.Detokenize(ids)
+}
 
 // Piece is the text of one token, as it is printed while generating.
-func (m *Model) Piece(id int32) string { return m.Vocab.Piece(id, false) }
+func (m *Model) Piece(id int32) string {
+	if m == nil || m.Vocab == nil {
+		return ""
+	}
+	return m.Vocab.Piece(id, false)
+}
 
 // closed reports whether the weights are gone (Close, or a model whose
 // context was closed under it).
 func (m *Model) closed() bool { return m.weights == nil || m.weights.Closed() }
 
 // Close releases the weights and the file mapping. Sessions of the model
-// must be closed first.
+// should be closed first; those still open fail with ErrClosed from then
+// on. Close called while another goroutine evaluates with the model waits
+// for that evaluation to end.
 func (m *Model) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.closeDevices()
 	if m.buf != nil {
 		m.buf.Close()

@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ggml-go/ggml"
@@ -47,18 +46,13 @@ type DeviceUsage struct {
 	FreeBytes    uint64 // free memory the device reported at load (0: unknown or local)
 }
 
-// layerOf is the layer of a GGUF tensor name ("blk.N..."), or -1.
-func layerOf(name string, nLayer int) int {
-	rest, ok := strings.CutPrefix(name, "blk.")
-	if !ok {
-		return -1
+// tensorLayer is the layer of a GGUF tensor name ("blk.N..."), or -1 for
+// a tensor of none of the model's nLayer layers.
+func tensorLayer(name string, nLayer int) int {
+	if l, _, ok := layerOf(name); ok && l < nLayer {
+		return l
 	}
-	num, _, _ := strings.Cut(rest, ".")
-	l, err := strconv.Atoi(num)
-	if err != nil || l < 0 || l >= nLayer {
-		return -1
-	}
-	return l
+	return -1
 }
 
 // deviceOf is the device holding layer il, or nil for the local CPU.
@@ -81,7 +75,7 @@ func (m *Model) deviceOfTensor(name string) *device {
 	if m.outDev != nil && isOutput(name) {
 		return m.outDev
 	}
-	if l := layerOf(name, m.NLayer); l >= 0 {
+	if l := tensorLayer(name, m.NLayer); l >= 0 {
 		return m.deviceOf(l)
 	}
 	return nil
@@ -137,7 +131,7 @@ func (m *Model) placeLayers(f *gguf.File, lopts LoadOptions) error {
 	// cache at the default context in f16
 	layerBytes := make([]uint64, m.NLayer)
 	for _, t := range f.Tensors() {
-		if l := layerOf(t.Name, m.NLayer); l >= 0 {
+		if l := tensorLayer(t.Name, m.NLayer); l >= 0 {
 			layerBytes[l] += uint64(t.Size) + 64
 		}
 	}

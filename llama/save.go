@@ -1,7 +1,6 @@
 package llama
 
 import (
-	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,9 +19,11 @@ type keyValue struct {
 // hyperparameters under <arch>.*, the tokenizer under tokenizer.ggml.*, and
 // the weights in their current types. The file appears atomically.
 func (m *Model) Save(path, name string) error {
-	if m.closed() {
-		return errors.New("llama: Save: the model is closed")
+	done, err := m.use("Save")
+	if err != nil {
+		return err
 	}
+	defer done()
 	w, err := gguf.Create(path)
 	if err != nil {
 		return err

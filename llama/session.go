@@ -4,23 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"runtime/debug"
+	"sync"
 
 	"github.com/ggml-go/ggml"
 )
 
-// SessionOptions configure NewSession.
+// SessionOptions configure NewSession. Zero values pick the defaults;
+// negative values, and sizes the machine cannot hold, are errors.
 type SessionOptions struct {
-	Threads int  // compute threads; 0: runtime.NumCPU()
-	Context int  // positions the KV cache holds; 0: min(the training context, 2048)
-	Batch   int  // prompt tokens evaluated per graph; 0: 512
+	Threads int  // compute threads (at most ggml.MaxThreads); 0: runtime.NumCPU()
+	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
+	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
 	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
 }
 
+// MaxContext is the largest SessionOptions.Context (positions are int32 in
+// the graphs, and rounded up to a multiple of the attention's padding).
+const MaxContext = 1 << 30
+
 // Session is one conversation with a model: a KV cache holding the tokens
 // evaluated so far, and the memory and threads to evaluate more. A Session
-// is not safe for concurrent use; several sessions may share a Model.
+// is not safe for concurrent use, except that Close may be called from
+// another goroutine at any time (it waits for a running evaluation);
+// several sessions may share a Model.
 type Session struct {
+	mu     sync.Mutex // serializes the methods, so that Close never frees what an evaluation reads
 	m      *Model
 	opts   SessionOptions
 	kv     *kvCache
@@ -31,31 +42,112 @@ type Session struct {
 	dirty  int         // cache positions from here on hold zeros (Rewind clears them)
 }
 
-// NewSession creates a session with an empty KV cache.
+// errClosedSession is the error of op on a closed (or nil) Session.
+func errClosedSession(op string) error { return &closedError{op, "session"} }
+
+// resolve fills in the defaults of opts and checks that a session of the
+// model can honour them: the sizes they imply are computed without
+// overflow and must fit in the memory the process may use.
+func (o SessionOptions) resolve(h Hparams, typ ggml.Type) (SessionOptions, error) {
+	switch {
+	case o.Threads < 0 || o.Threads > ggml.MaxThreads:
+		return o, fmt.Errorf("llama: NewSession: %d threads: 0 (all CPUs) to %d", o.Threads, ggml.MaxThreads)
+	case o.Context < 0 || o.Context > MaxContext:
+		return o, fmt.Errorf("llama: NewSession: context of %d positions: 0 (the default) to %d", o.Context, MaxContext)
+	case o.Batch < 0 || o.Batch > MaxContext:
+		return o, fmt.Errorf("llama: NewSession: batch of %d tokens: 0 (the default) to %d", o.Batch, MaxContext)
+	}
+	if o.Threads == 0 {
+		o.Threads = min(runtime.NumCPU(), ggml.MaxThreads)
+	}
+	if o.Context == 0 {
+		o.Context = max(min(h.NCtxTrain, 2048), 1)
+	}
+	if o.Batch == 0 {
+		o.Batch = 512
+	}
+	o.Batch = min(o.Batch, o.Context)
+	need, ok := sessionBytes(h, o, typ)
+	if !ok {
+		return o, fmt.Errorf("llama: NewSession: a context of %d positions and batches of %d tokens overflow the sizes of the KV cache and compute buffer", o.Context, o.Batch)
+	}
+	if limit := memoryLimit(); need > limit {
+		return o, fmt.Errorf("llama: NewSession: a context of %d positions and batches of %d tokens need about %d MiB for the KV cache and compute buffer, more than the %d MiB of memory available", o.Context, o.Batch, need>>20, limit>>20)
+	}
+	return o, nil
+}
+
+// sessionBytes estimates from below the bytes a session of opts holds: the
+// KV cache, and the largest intermediates of a batch (the attention scores
+// of every head, the logits); false if a size overflows int64.
+func sessionBytes(h Hparams, o SessionOptions, typ ggml.Type) (int64, bool) {
+	kv, ok := mulSizes(2, int64(h.NLayer), int64(h.NEmbdGQA()), int64(o.Context), int64(typ.Size()))
+	if !ok {
+		return 0, false
+	}
+	scores, ok1 := mulSizes(4, int64(h.NHead), int64(o.Batch), int64(o.Context))
+	logits, ok2 := mulSizes(4, int64(h.NVocab), int64(o.Batch))
+	acts, ok3 := mulSizes(4, int64(o.Batch), int64(3*h.NEmbd+2*h.NFF))
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	return addSizes(kv, scores, logits, acts)
+}
+
+// mulSizes multiplies non-negative sizes, reporting overflow of int64.
+func mulSizes(xs ...int64) (int64, bool) {
+	p := int64(1)
+	for _, x := range xs {
+		if x < 0 || (x != 0 && p > math.MaxInt64/x) {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
+
+// addSizes adds non-negative sizes, reporting overflow of int64.
+func addSizes(xs ...int64) (int64, bool) {
+	s := int64(0)
+	for _, x := range xs {
+		if x < 0 || s > math.MaxInt64-x {
+			return 0, false
+		}
+		s += x
+	}
+	return s, true
+}
+
+// memoryLimit is the most memory a session may take: the Go memory limit
+// (GOMEMLIMIT) where one is set, and no more than the machine's RAM where
+// the platform tells it.
+func memoryLimit() int64 {
+	limit := debug.SetMemoryLimit(-1)
+	if ram := physicalMemory(); ram > 0 {
+		limit = min(limit, ram)
+	}
+	return limit
+}
+
+// NewSession creates a session with an empty KV cache. Options it cannot
+// honour (see SessionOptions) are errors, as is a closed model (ErrClosed).
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
-	if m.closed() {
-		return nil, errors.New("llama: NewSession: the model is closed")
+	done, err := m.use("NewSession")
+	if err != nil {
+		return nil, err
 	}
-	if opts.Threads <= 0 {
-		opts.Threads = runtime.NumCPU()
-	}
-	opts.Threads = min(opts.Threads, ggml.MaxThreads)
-	if opts.Context <= 0 {
-		opts.Context = min(m.NCtxTrain, 2048)
-	}
-	if opts.Batch <= 0 {
-		opts.Batch = 512
-	}
-	opts.Batch = min(opts.Batch, opts.Context)
+	defer done()
 	typ := ggml.TypeF16
 	if opts.F32KV {
 		typ = ggml.TypeF32
+	}
+	if opts, err = opts.resolve(m.Hparams, typ); err != nil {
+		return nil, err
 	}
 	s := &Session{m: m, opts: opts, logits: make([]float32, m.NVocab)}
 	if err := m.restoreDevices(); err != nil {
 		return nil, err
 	}
-	var err error
 	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ, m.devs...); err != nil {
 		return nil, err
 	}
@@ -73,16 +165,52 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	return s, nil
 }
 
+// use locks the session and its model for op, failing with ErrClosed if
+// either is closed; the caller calls the returned function when done.
+func (s *Session) use(op string) (func(), error) {
+	if s == nil {
+		return nil, errClosedSession(op)
+	}
+	s.mu.Lock()
+	if s.eng == nil {
+		s.mu.Unlock()
+		return nil, errClosedSession(op)
+	}
+	done, err := s.m.use(op)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	return func() { done(); s.mu.Unlock() }, nil
+}
+
 // Model returns the session's model.
-func (s *Session) Model() *Model { return s.m }
+func (s *Session) Model() *Model {
+	if s == nil {
+		return nil
+	}
+	return s.m
+}
 
 // Pos is the number of tokens in the KV cache.
-func (s *Session) Pos() int { return s.nPast }
+func (s *Session) Pos() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nPast
+}
 
 // Memory reports the bytes the session holds: the KV cache and the compute
 // buffer (reserved once, for the largest graph), on every device together
-// (Devices tells them apart).
+// (Devices tells them apart); nothing once closed.
 func (s *Session) Memory() (kvCache, compute int) {
+	if s == nil {
+		return 0, 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.eng == nil {
 		return 0, 0
 	}
@@ -93,13 +221,32 @@ func (s *Session) Memory() (kvCache, compute int) {
 }
 
 // Threads is the number of compute threads.
-func (s *Session) Threads() int { return s.opts.Threads }
+func (s *Session) Threads() int {
+	if s == nil {
+		return 0
+	}
+	return s.opts.Threads
+}
 
 // ContextSize is the number of positions of the KV cache.
-func (s *Session) ContextSize() int { return s.opts.Context }
+func (s *Session) ContextSize() int {
+	if s == nil {
+		return 0
+	}
+	return s.opts.Context
+}
 
 // Rewind forgets the tokens from position pos on (0 clears the session).
 func (s *Session) Rewind(pos int) error {
+	done, err := s.use("Rewind")
+	if err != nil {
+		return err
+	}
+	defer done()
+	return s.rewind(pos)
+}
+
+func (s *Session) rewind(pos int) error {
 	if pos < 0 || pos > s.nPast {
 		return fmt.Errorf("llama: Rewind(%d): the session holds %d tokens", pos, s.nPast)
 	}
@@ -118,6 +265,11 @@ func (s *Session) Rewind(pos int) error {
 // from 9-13 ms to 4-5 ms (2 threads). llama.cpp's tools do the same before
 // timing a prompt. A full session is left as it is.
 func (s *Session) Warmup(ctx context.Context) error {
+	done, err := s.use("Warmup")
+	if err != nil {
+		return err
+	}
+	defer done()
 	pos := s.nPast
 	if pos >= s.opts.Context {
 		return nil
@@ -126,11 +278,11 @@ func (s *Session) Warmup(ctx context.Context) error {
 	if b := s.m.Vocab.BOS; b > 0 && int(b) < s.m.NVocab {
 		tok = b
 	}
-	if _, err := s.Eval(ctx, []int32{tok}); err != nil {
-		_ = s.Rewind(pos)
+	if _, err := s.eval(ctx, []int32{tok}); err != nil {
+		_ = s.rewind(pos)
 		return err
 	}
-	return s.Rewind(pos)
+	return s.rewind(pos)
 }
 
 // ErrContextFull is returned by Eval when the tokens do not fit in the KV cache.
@@ -142,6 +294,15 @@ var ErrContextFull = errors.New("llama: the context is full")
 // (copy it to keep it). Prompts are evaluated in batches of
 // SessionOptions.Batch; ctx is checked between them.
 func (s *Session) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
+	done, err := s.use("Eval")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.eval(ctx, tokens)
+}
+
+func (s *Session) eval(ctx context.Context, tokens []int32) ([]float32, error) {
 	if err := s.check(tokens); err != nil {
 		return nil, err
 	}
@@ -164,6 +325,11 @@ func (s *Session) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
 // EvalAll is Eval returning the logits after every token: len(tokens)
 // rows of NVocab values, in a new slice.
 func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
+	done, err := s.use("EvalAll")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if err := s.check(tokens); err != nil {
 		return nil, err
 	}
@@ -181,14 +347,8 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 	return out, nil
 }
 
-// check validates tokens before an evaluation.
+// check validates tokens before an evaluation (of a session in use).
 func (s *Session) check(tokens []int32) error {
-	if s.eng == nil {
-		return errors.New("llama: Eval: the session is closed")
-	}
-	if s.m.closed() {
-		return errors.New("llama: Eval: the model is closed")
-	}
 	if len(tokens) == 0 {
 		return errors.New("llama: Eval: no tokens")
 	}
@@ -244,8 +404,16 @@ func (s *Session) decodeGraph() (*batchGraph, error) {
 	return s.dec, s.dec.moveTo(s.nPast)
 }
 
-// Close frees the KV cache, the compute memory and the threads.
+// Close frees the KV cache, the compute memory and the threads; the
+// methods that return an error then return ErrClosed. Close is idempotent,
+// and called while another goroutine evaluates it waits for that
+// evaluation to end.
 func (s *Session) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.eng != nil {
 		s.eng.close()
 		s.eng = nil

@@ -57,6 +57,19 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 	if h.NCtxTrain == 0 {
 		h.NCtxTrain = 2048
 	}
+	if h.NVocab <= 0 || h.NRot <= 0 || h.NRot > h.HeadDim || h.NRot%2 != 0 || h.NCtxTrain < 0 {
+		return nil, fmt.Errorf("llama: NewModel: bad shape %+v", h)
+	}
+	// the f32 weights, with overflow checks, before anything is allocated
+	// for them: a shape the machine cannot hold is an error
+	gqa := h.NEmbdGQA()
+	perLayer, ok1 := addSizes(2*int64(h.NEmbd), 2*int64(h.NEmbd)*int64(h.NEmbd), 2*int64(h.NEmbd)*int64(gqa), 3*int64(h.NEmbd)*int64(h.NFF))
+	layers, ok2 := mulSizes(4, perLayer, int64(h.NLayer))
+	embd, ok3 := mulSizes(4*2, int64(h.NEmbd), int64(h.NVocab))
+	need, ok4 := addSizes(layers, embd)
+	if h.NEmbd > 1<<30 || h.NFF > 1<<30 || h.NLayer > 1<<30 || !ok1 || !ok2 || !ok3 || !ok4 || need > memoryLimit() {
+		return nil, fmt.Errorf("llama: NewModel: the weights of %+v take more memory than there is", h)
+	}
 	type spec struct {
 		name  string
 		shape []int
@@ -66,7 +79,6 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 	if !o.Tied {
 		specs = append(specs, spec{"output.weight", []int{h.NEmbd, h.NVocab}, false})
 	}
-	gqa := h.NEmbdGQA()
 	for i := range h.NLayer {
 		p := fmt.Sprintf("blk.%d.", i)
 		specs = append(specs,
@@ -136,11 +148,25 @@ type TrainOptions struct {
 // token ids, with AdamW. ctx is checked between steps.
 func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err error) {
 	defer recoverOp(&err)
+	done, err := m.use("Train")
+	if err != nil {
+		return err
+	}
+	defer done()
 	if o.Seq <= 0 || o.Batch <= 0 || o.Steps <= 0 {
 		return errors.New("llama: Train: Seq, Batch and Steps must be positive")
 	}
-	if len(text) < o.Seq+2 {
-		return fmt.Errorf("llama: Train: %d tokens of text, need more than Seq+1 = %d", len(text), o.Seq+1)
+	if o.Seq > len(text)-2 {
+		return fmt.Errorf("llama: Train: %d tokens of text, need more than Seq+1 = %d", len(text), int64(o.Seq)+1)
+	}
+	// the one-hot labels and logits of a batch (and their gradients), and
+	// the attention scores of every head, with overflow checks: a batch the
+	// machine cannot hold is an error before anything is allocated
+	outs, ok1 := mulSizes(4*4, int64(o.Seq), int64(o.Batch), int64(m.NVocab))
+	scores, ok2 := mulSizes(4*2, int64(o.Seq), int64(o.Seq), int64(o.Batch), int64(m.NHead))
+	need, ok3 := addSizes(outs, scores)
+	if !ok1 || !ok2 || !ok3 || need > memoryLimit() {
+		return fmt.Errorf("llama: Train: batches of %d sequences of %d tokens take more memory than there is", o.Batch, o.Seq)
 	}
 	for _, t := range text {
 		if t < 0 || int(t) >= m.NVocab {

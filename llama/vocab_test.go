@@ -10,13 +10,24 @@ import (
 	"github.com/ggml-go/ggml/gguf"
 )
 
-// vocabDir is where the tokenizer oracles live (../shared/vocab, or
-// $GGML_VOCAB_DIR).
+// vocabDir is where the tokenizer oracles live ($GGML_VOCAB_DIR, else the
+// vocab directory of the shared data, see sharedDir).
 func vocabDir() string {
 	if d := os.Getenv("GGML_VOCAB_DIR"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "vocab")
+	return filepath.Join(sharedDir(), "vocab")
+}
+
+// vocabFile is the path of a shared vocabulary file, or skips the test
+// saying why, as every test reading the shared data does when it is absent.
+func vocabFile(t testing.TB, name string) string {
+	t.Helper()
+	path := filepath.Join(vocabDir(), name)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared vocabulary not available (set GGML_VOCAB_DIR or GGML_PARITY_DIR): %v", err)
+	}
+	return path
 }
 
 // readVectors reads the test strings (.inp, separated by
