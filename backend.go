@@ -486,7 +486,7 @@ type Buffer struct {
 	cleanup runtime.Cleanup
 }
 
-func newBuffer(b *C.struct_lm_ggml_backend_buffer, bt *BufferType, parts []*C.struct_lm_ggml_backend_buffer) *Buffer {
+func newBuffer(b *C.struct_lm_ggml_backend_buffer, bt *BufferType, parts []C.lm_ggml_backend_buffer_t) *Buffer {
 	buf := &Buffer{b: b, bt: bt}
 	buf.mem.add(b)
 	for _, p := range parts {
@@ -800,12 +800,12 @@ func (ctx *Context) AllocTensors(target any) (*Buffer, error) {
 		}
 		return nil, ErrNothingToAllocate
 	}
-	// the parts a multi-buffer's tensors point to
-	var parts []*C.struct_lm_ggml_backend_buffer
-	for t := C.lm_ggml_get_first_tensor(p); t != nil; t = C.lm_ggml_get_next_tensor(p, t) {
-		if tb := C.gg_tensor_buffer(t); tb != nil && tb != b {
-			parts = append(parts, tb)
-		}
+	// the parts a multi-buffer's tensors point to (only this call's: tensors
+	// placed by an earlier call belong to the Buffer that call returned)
+	var parts []C.lm_ggml_backend_buffer_t
+	if n := C.lm_backend_multi_buffer_parts(b, nil, 0); n > 0 {
+		parts = make([]C.lm_ggml_backend_buffer_t, n)
+		C.lm_backend_multi_buffer_parts(b, &parts[0], n)
 	}
 	buf := newBuffer(b, bt, parts)
 	buf.track(ctx)

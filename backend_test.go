@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -510,4 +511,112 @@ func TestBufferCloseWaitsForCompute(t *testing.T) {
 	require.Error(t, <-errc, "the callback's read of the closing buffer is an error of Compute")
 	<-closed
 	require.False(t, x.HasData())
+}
+
+// twoBufferContext is a NoAlloc context whose tensors were placed by two
+// AllocTensors calls: x in first, late (added after the first call) in
+// second; y = x*late is computed by a custom op that waits for release.
+type twoBufferContext struct {
+	ctx            *Context
+	x, late, y     *Tensor
+	first, second  *Buffer
+	g              *Graph
+	started, relse chan struct{}
+}
+
+func newTwoBufferContext(t *testing.T, be *Backend) *twoBufferContext {
+	f := &twoBufferContext{started: make(chan struct{}), relse: make(chan struct{})}
+	var err error
+	f.ctx, err = NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.ctx.Close() })
+	f.x = f.ctx.NewTensor1D(TypeF32, 1<<16).SetName("x")
+	f.first, err = f.ctx.AllocTensors(be)
+	require.NoError(t, err)
+	f.late = f.ctx.NewTensor1D(TypeF32, 1<<16).SetName("late")
+	f.second, err = f.ctx.AllocTensors(be)
+	require.NoError(t, err)
+	require.NoError(t, f.x.SetFloat32s(ramp(1<<16, 1)))
+	require.NoError(t, f.late.SetFloat32s(ramp(1<<16, 2)))
+	var once sync.Once
+	f.y = f.ctx.MapCustom2(f.x, f.late, func(dst, a, b *Tensor, ith, nth int) {
+		once.Do(func() { close(f.started); <-f.relse })
+	}, 1)
+	yb, err := f.ctx.AllocTensors(be)
+	require.NoError(t, err)
+	t.Cleanup(func() { yb.Close() })
+	f.g = f.ctx.NewGraph().BuildForward(f.ctx.Add(f.ctx.Mul(f.x, f.late), f.y))
+	return f
+}
+
+// Each Buffer of a context allocated in two steps owns its own tensors:
+// Close of either waits for a computation reading its memory (it does not
+// free it under the computation).
+func TestBufferCloseWaitsForComputeOfEachBuffer(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	for _, which := range []string{"first", "second"} {
+		f := newTwoBufferContext(t, be)
+		require.Same(t, f.first, f.x.Buffer())
+		require.Same(t, f.second, f.late.Buffer())
+		buf := f.first
+		if which == "second" {
+			buf = f.second
+		}
+		ga, err := NewGraphAllocator()
+		require.NoError(t, err)
+		require.NoError(t, ga.Alloc(f.g))
+		errc := make(chan error, 1)
+		go func() { errc <- be.Compute(context.Background(), f.g) }()
+		<-f.started
+		closed := make(chan struct{})
+		go func() { _ = buf.Close(); close(closed) }()
+		// Close must be waiting for the computation's pin, not done
+		deadline := time.Now().Add(time.Minute)
+		for {
+			select {
+			case <-closed:
+				t.Fatalf("Close of the %s buffer returned while a computation read it", which)
+			default:
+			}
+			buf.life.mu.Lock()
+			waiting := buf.life.held && buf.life.pins > 0
+			buf.life.mu.Unlock()
+			if waiting {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "Close never started waiting")
+			runtime.Gosched()
+		}
+		close(f.relse)
+		require.NoError(t, <-errc)
+		<-closed
+		require.NoError(t, ga.Close())
+	}
+}
+
+// Closing one Buffer detaches only the tensors placed in it.
+func TestBufferCloseDetachesOnlyItsTensors(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	f := newTwoBufferContext(t, be)
+	want := f.x.Bytes()
+	require.NoError(t, f.second.Close())
+	require.False(t, f.late.HasData())
+	require.True(t, f.x.HasData(), "the first buffer's tensor kept its memory")
+	require.Equal(t, want, f.x.Bytes())
+	require.Same(t, f.first, f.x.Buffer())
+	require.NoError(t, f.first.Close())
+	require.False(t, f.x.HasData())
+
+	// and the other way round
+	f = newTwoBufferContext(t, be)
+	want = f.late.Bytes()
+	require.NoError(t, f.first.Close())
+	require.False(t, f.x.HasData())
+	require.True(t, f.late.HasData())
+	require.Equal(t, want, f.late.Bytes())
+	require.NoError(t, f.second.Close())
 }
