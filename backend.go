@@ -57,8 +57,9 @@ static void gg_detach(gg_c * ctx, struct lm_ggml_backend_buffer ** bufs, uintptr
 }
 
 // A host copy of t: a tensor struct like t whose data is a copy of t's bytes
-// (the same strides). NULL with e set on failure.
-static gg_t * gg_shadow_get(gg_err * e, gg_t * t) {
+// (the same strides), or, with fresh, uninitialized bytes (for a write of
+// every byte). NULL with e set on failure.
+static gg_t * gg_shadow_get(gg_err * e, gg_t * t, int fresh) {
     const size_t n = lm_ggml_nbytes(t);
     gg_t * s = malloc(sizeof(gg_t) + n + 1);
     if (s == NULL) {
@@ -70,7 +71,7 @@ static gg_t * gg_shadow_get(gg_err * e, gg_t * t) {
     s->data = s + 1;
     s->buffer = NULL;
     s->view_src = NULL;
-    gg_backend_tensor_get(e, t, s->data, 0, n);
+    if (!fresh) gg_backend_tensor_get(e, t, s->data, 0, n);
     if (e->failed) {
         free(s);
         return NULL;
@@ -105,6 +106,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -918,9 +920,11 @@ func (t *Tensor) localData(op string, repacked bool) (p unsafe.Pointer, release 
 
 // withData runs f on the tensor's bytes in this process's memory: the tensor
 // itself, or, for a tensor in a buffer of another kind of memory, a copy read
-// through the backend (and written back after f when write is set). Writing
-// a read-only tensor (LoadGGUF without copy) panics with an *OpError.
-func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
+// through the backend (and written back after f when write is set). With
+// whole, f writes every element, so a contiguous tensor's copy is not read
+// first. Writing a read-only tensor (LoadGGUF without copy) panics with an
+// *OpError; a failed transfer (an RPC server gone) is the error returned.
+func (t *Tensor) withData(op string, write, whole bool, f func(p *C.struct_lm_ggml_tensor)) error {
 	defer t.pinData(op)()
 	p := t.requireData(op)
 	if write {
@@ -929,15 +933,30 @@ func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tens
 	defer runtime.KeepAlive(t) // the memory must outlive the C calls (see Graph.compute)
 	if p.data == nil || C.gg_data_is_local(p, false) {
 		f(p)
-		return
+		return nil
 	}
 	var e C.gg_err
-	s := C.gg_shadow_get(&e, p)
-	check(op, &e)
+	fresh := C.int(0)
+	if write && whole && bool(C.lm_ggml_is_contiguous(p)) {
+		fresh = 1
+	}
+	s := C.gg_shadow_get(&e, p, fresh)
+	if err := cError(op, &e); err != nil {
+		return err
+	}
 	defer C.free(unsafe.Pointer(s))
 	f(s)
 	if write {
 		C.gg_shadow_put(&e, p, s)
-		check(op, &e)
+		return cError(op, &e)
+	}
+	return nil
+}
+
+// mustData is withData for methods without an error result: a failed
+// transfer panics with an *OpError.
+func (t *Tensor) mustData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
+	if err := t.withData(op, write, false, f); err != nil {
+		panic(&OpError{Op: op, Msg: strings.TrimPrefix(err.Error(), "ggml: "+op+": ")})
 	}
 }

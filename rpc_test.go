@@ -524,3 +524,98 @@ func TestRPCServerKilled(t *testing.T) {
 }
 
 var _ = errors.New
+
+// rpcCountingProxy relays connections to an RPC server and counts the
+// requests of each command the clients send.
+type rpcCountingProxy struct {
+	endpoint string
+	counts   [16]atomic.Int64
+}
+
+func startRPCCountingProxy(t *testing.T, server string) *rpcCountingProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	p := &rpcCountingProxy{endpoint: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", server)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); s.Close() })
+			go func() { _, _ = io.Copy(c, s); c.Close() }()
+			go func() {
+				defer s.Close()
+				for {
+					var h [9]byte
+					if _, err := io.ReadFull(c, h[:]); err != nil {
+						return
+					}
+					p.counts[h[0]&15].Add(1)
+					if _, err := s.Write(h[:]); err != nil {
+						return
+					}
+					if _, err := io.CopyN(s, c, int64(binary.LittleEndian.Uint64(h[1:]))); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return p
+}
+
+// Reading and writing a tensor whose RPC server went away returns an error
+// (an I/O failure), and writing a whole tensor sends it without reading it
+// first.
+func TestRemoteTensorIOErrorsAfterServerLoss(t *testing.T) {
+	quietLog(t)
+	s := startRPCServer(t, 64<<20)
+	proxy := startRPCCountingProxy(t, s.endpoint)
+	b, err := DialRPC(context.Background(), proxy.endpoint)
+	require.NoError(t, err)
+	defer b.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 8 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	f := ctx.NewTensor1D(TypeF32, 64).SetName("f")
+	i := ctx.NewTensor1D(TypeI32, 64).SetName("i")
+	buf, err := ctx.AllocTensors(b)
+	require.NoError(t, err)
+	defer buf.Close()
+
+	gets := proxy.counts[7].Load()
+	require.NoError(t, f.SetFloat32s(ramp(64, 1)))
+	require.NoError(t, f.SetBytes(f.Bytes()))
+	require.NoError(t, i.SetInt32s(make([]int32, 64)))
+	require.Equal(t, gets+1, proxy.counts[7].Load(), "whole writes read nothing (the one GET_TENSOR is Bytes)")
+	v, err := f.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, ramp(64, 1), v)
+
+	s.stop()
+	dst := make([]float32, 64)
+	for name, call := range map[string]func() error{
+		"Float32s":     func() error { _, err := f.Float32s(); return err },
+		"Float32sInto": func() error { return f.Float32sInto(dst) },
+		"Int32s":       func() error { _, err := i.Int32s(); return err },
+		"SetFloat32s":  func() error { return f.SetFloat32s(dst) },
+		"SetBytes":     func() error { return f.SetBytes(make([]byte, 256)) },
+		"SetInt32s":    func() error { return i.SetInt32s(make([]int32, 64)) },
+		"Clear":        func() error { return buf.Clear(0) },
+	} {
+		var err error
+		require.NotPanics(t, func() { err = call() }, name)
+		require.Error(t, err, name)
+	}
+	// methods without an error result report it as an *OpError
+	var oe *OpError
+	require.ErrorAs(t, panicValue(func() { f.Bytes() }).(error), &oe)
+	require.ErrorAs(t, panicValue(func() { f.F32(0) }).(error), &oe)
+}
