@@ -108,6 +108,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 	"weak"
@@ -121,16 +122,19 @@ import (
 // Backend computes graphs: lm_ggml_backend_t. It is safe for concurrent use;
 // computations on one backend run one after the other.
 type Backend struct {
-	mu      sync.Mutex
-	b       *C.struct_lm_ggml_backend
-	abort   *C.gg_abort_flag
-	pool    *Threadpool   // set with SetThreadpool: kept alive while in use
-	poolRef *backendPool  // the same, for the cleanup (which must not reference the Backend)
-	drv     *driverRef    // see computeDriver
-	cpu     bool          // a CPU backend (long computations run on drv)
-	last    time.Duration // how long the last computation took
-	yielded time.Time     // when a direct computation last yielded first (see yieldForSysmon)
-	cleanup runtime.Cleanup
+	mu         sync.Mutex // held by computations and calls that change the backend
+	life       memLife    // short calls in flight (Name, Supports, ...), which Close waits for
+	closeLater atomic.Bool
+	b          *C.struct_lm_ggml_backend
+	abort      *C.gg_abort_flag
+	pool       *Threadpool   // set with SetThreadpool: kept alive while in use
+	poolRef    *backendPool  // the same, for the cleanup (which must not reference the Backend)
+	drv        *driverRef    // see computeDriver
+	held       *cmem.Holding // its own pool's threads and work buffer, counted by the garbage collector
+	cpu        bool          // a CPU backend (long computations run on drv)
+	last       time.Duration // how long the last computation took
+	yielded    time.Time     // when a direct computation last yielded first (see yieldForSysmon)
+	cleanup    runtime.Cleanup
 }
 
 type backendHandle struct {
@@ -138,6 +142,7 @@ type backendHandle struct {
 	abort *C.gg_abort_flag
 	pool  *backendPool
 	drv   *driverRef
+	held  *cmem.Holding
 }
 
 // backendPool is the Threadpool set on a backend (see SetThreadpool), which
@@ -184,10 +189,13 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 		C.lm_ggml_backend_free(b)
 		return nil, errors.New("ggml: out of memory")
 	}
-	be := &Backend{b: b, abort: abort}
+	be := &Backend{b: b, abort: abort, held: new(cmem.Holding)}
 	be.poolRef = new(backendPool)
 	be.drv = new(driverRef)
-	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort, be.poolRef, be.drv})
+	be.cleanup = runtime.AddCleanup(be, func(h backendHandle) {
+		freeBackend(h)
+		h.held.Collected()
+	}, backendHandle{b, abort, be.poolRef, be.drv, be.held})
 	if C.lm_ggml_backend_is_cpu(b) {
 		n := min(runtime.NumCPU(), MaxThreads)
 		var e C.gg_err
@@ -197,43 +205,126 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 	return be, nil
 }
 
+// account tells the garbage collector what the backend holds now (its own
+// pool's threads, its work buffer, its compute driver's thread), under b.mu.
+func (b *Backend) account() {
+	var threads C.int
+	var work C.size_t
+	C.lm_backend_cpu_held(b.b, &threads, &work)
+	n := threadCharge(int(threads)) + int64(work)
+	if b.drv.started() {
+		n += threadCharge(1)
+	}
+	b.held.Set(n)
+}
+
+// nilBackend is the panic value (or error) of a method of a nil *Backend.
+func nilBackend(op string) *OpError { return &OpError{Op: op, Msg: "nil *Backend"} }
+
+// ptr is the C backend, under b.mu; it panics if b is nil or closed.
 func (b *Backend) ptr() *C.struct_lm_ggml_backend {
-	if b == nil || b.b == nil {
+	if b == nil {
+		panic(nilBackend("Backend"))
+	}
+	if b.b == nil || b.closeLater.Load() {
 		panic(ErrClosedBackend)
 	}
 	return b.b
 }
 
+// use pins the backend for a short call that does not hold b.mu (which a
+// computation holds): Close waits for done. It panics if b is nil or closed.
+func (b *Backend) use(op string) (p *C.struct_lm_ggml_backend, done func()) {
+	if b == nil {
+		panic(nilBackend(op))
+	}
+	if b.closeLater.Load() || !b.life.pin() {
+		panic(ErrClosedBackend)
+	}
+	return b.b, b.life.unpin
+}
+
+// lock takes b.mu for a call on b, panicking if b is nil or closed; unlock
+// ends it.
+func (b *Backend) lock(op string) *C.struct_lm_ggml_backend {
+	if b == nil {
+		panic(nilBackend(op))
+	}
+	b.mu.Lock()
+	if b.b == nil || b.closeLater.Load() {
+		b.unlock()
+		panic(ErrClosedBackend)
+	}
+	return b.b
+}
+
+// unlock releases b.mu, first freeing the backend if Close came from a
+// callback of the call that held it.
+func (b *Backend) unlock() {
+	if b.closeLater.Load() && b.b != nil {
+		b.free()
+	}
+	b.mu.Unlock()
+}
+
 // Close frees the backend. Buffers made from its buffer type stay valid.
-// Close is idempotent.
+// Close waits for a computation on the backend; from a custom-op or eval
+// callback of a computation, it returns at once and the backend is freed
+// when the computation ends. Close is idempotent.
 func (b *Backend) Close() error {
 	if b == nil {
 		return nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b == nil {
-		return nil
+	if !b.mu.TryLock() {
+		if insideCallback() {
+			b.closeLater.Store(true) // the holder of b.mu frees it (unlock)
+			return nil
+		}
+		b.mu.Lock()
 	}
-	b.cleanup.Stop()
-	freeBackend(backendHandle{b.b, b.abort, b.poolRef, b.drv})
-	b.b, b.abort, b.pool = nil, nil, nil
+	defer b.mu.Unlock()
+	if b.b != nil {
+		b.free()
+	}
 	return nil
 }
 
+// free releases the backend's resources (under b.mu).
+func (b *Backend) free() {
+	b.closeLater.Store(true)
+	b.life.retire(func() {}, false) // short calls in flight end first
+	b.cleanup.Stop()
+	freeBackend(backendHandle{b.b, b.abort, b.poolRef, b.drv, nil})
+	b.held.Release()
+	b.b, b.abort, b.pool = nil, nil, nil
+}
+
 // Name is the backend's name ("CPU").
-func (b *Backend) Name() string { return C.GoString(C.lm_ggml_backend_name(b.ptr())) }
+func (b *Backend) Name() string {
+	p, done := b.use("Backend.Name")
+	defer done()
+	return C.GoString(C.lm_ggml_backend_name(p))
+}
 
 // IsCPU reports whether this is a CPU backend.
-func (b *Backend) IsCPU() bool { return bool(C.lm_ggml_backend_is_cpu(b.ptr())) }
+func (b *Backend) IsCPU() bool {
+	p, done := b.use("Backend.IsCPU")
+	defer done()
+	return bool(C.lm_ggml_backend_is_cpu(p))
+}
 
 // SetThreads sets the number of threads a CPU backend computes with.
 func (b *Backend) SetThreads(n int) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.ptr()
+	if b == nil {
+		return nilBackend("SetThreads")
+	}
+	if insideCallback() {
+		return ErrInCallback
+	}
+	p := b.lock("SetThreads")
+	defer b.unlock()
 	if !C.lm_ggml_backend_is_cpu(p) {
-		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", b.Name())
+		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", C.GoString(C.lm_ggml_backend_name(p)))
 	}
 	if n < 1 || n > MaxThreads {
 		return fmt.Errorf("ggml: SetThreads: thread count %d out of range [1, %d]", n, MaxThreads)
@@ -247,11 +338,16 @@ func (b *Backend) SetThreads(n int) error {
 // pool again). The backend keeps tp alive while it is set; closing tp while
 // it is set makes computations fail.
 func (b *Backend) SetThreadpool(tp *Threadpool) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.ptr()
+	if b == nil {
+		return nilBackend("SetThreadpool")
+	}
+	if insideCallback() {
+		return ErrInCallback
+	}
+	p := b.lock("SetThreadpool")
+	defer b.unlock()
 	if !C.lm_ggml_backend_is_cpu(p) {
-		return fmt.Errorf("ggml: SetThreadpool: %s is not a CPU backend", b.Name())
+		return fmt.Errorf("ggml: SetThreadpool: %s is not a CPU backend", C.GoString(C.lm_ggml_backend_name(p)))
 	}
 	var ctp *C.struct_lm_ggml_threadpool
 	if tp != nil {
@@ -267,22 +363,45 @@ func (b *Backend) SetThreadpool(tp *Threadpool) error {
 	}
 	b.poolRef.set(tp)
 	b.pool = tp
+	b.account() // its own pool is gone
 	return nil
 }
 
 // BufferType is the backend's default buffer type.
 func (b *Backend) BufferType() *BufferType {
-	bt := C.lm_ggml_backend_get_default_buffer_type(b.ptr())
+	p, done := b.use("Backend.BufferType")
+	defer done()
+	bt := C.lm_ggml_backend_get_default_buffer_type(p)
 	return &BufferType{bt: bt, owner: b}
 }
 
 // NewBuffer allocates a buffer of the backend's default type.
-func (b *Backend) NewBuffer(size int) (*Buffer, error) { return b.BufferType().NewBuffer(size) }
+func (b *Backend) NewBuffer(size int) (*Buffer, error) {
+	if b == nil {
+		return nil, nilBackend("NewBuffer")
+	}
+	return b.BufferType().NewBuffer(size)
+}
 
 // Supports reports whether the backend can compute t's op for t's types
 // (and reach its sources' memory).
 func (b *Backend) Supports(t *Tensor) bool {
-	return bool(C.lm_ggml_backend_supports_op(b.ptr(), t.ptr()))
+	needTensors("Supports", t)
+	p, done := b.use("Backend.Supports")
+	defer done()
+	return bool(C.lm_ggml_backend_supports_op(p, t.ptr()))
+}
+
+// computeArgs checks the arguments of a Compute: an error for a nil
+// context or graph.
+func computeArgs(op string, ctx context.Context, g *Graph) error {
+	switch {
+	case ctx == nil:
+		return &OpError{Op: op, Msg: "nil context.Context"}
+	case g == nil:
+		return &OpError{Op: op, Msg: "nil *Graph"}
+	}
+	return nil
 }
 
 // Compute computes g. Every tensor of g needs data (a context that
@@ -293,10 +412,15 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 	if insideCallback() {
 		return ErrInCallback
 	}
+	if b == nil {
+		return nilBackend("Compute")
+	}
+	if err := computeArgs("Compute", ctx, g); err != nil {
+		return err
+	}
 	g.ptr()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.ptr()
+	p := b.lock("Compute")
+	defer b.unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -347,6 +471,9 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 		st = C.gg_backend_compute(p, g.g, &e)
 	}
 	b.last = time.Since(start)
+	if b.cpu {
+		b.account()
+	}
 	runtime.KeepAlive(g)
 	switch {
 	case st == C.LM_GGML_STATUS_ABORTED && cancellable && ctx.Err() != nil:
@@ -417,7 +544,7 @@ func CPURepacks(t Type) bool {
 
 func (bt *BufferType) ptr() *C.struct_lm_ggml_backend_buffer_type {
 	if bt == nil || bt.bt == nil {
-		panic(&OpError{Op: "BufferType", Msg: "nil buffer type"})
+		panic(&OpError{Op: "BufferType", Msg: "nil *BufferType"})
 	}
 	return bt.bt
 }
@@ -443,6 +570,9 @@ func (bt *BufferType) IsHost() bool { return bool(C.lm_ggml_backend_buft_is_host
 
 // NewBuffer allocates a buffer of size bytes.
 func (bt *BufferType) NewBuffer(size int) (*Buffer, error) {
+	if bt == nil || bt.bt == nil {
+		return nil, &OpError{Op: "NewBuffer", Msg: "nil *BufferType"}
+	}
 	if size < 0 {
 		return nil, fmt.Errorf("ggml: NewBuffer: negative size %d", size)
 	}
@@ -478,7 +608,8 @@ var ErrClosedBuffer = errors.New("ggml: use of closed buffer")
 // lose their data (using them is then an error). It is safe for concurrent
 // use.
 type Buffer struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // guards closed
+	closed  bool
 	life    memLife
 	b       *C.struct_lm_ggml_backend_buffer
 	bt      *BufferType
@@ -513,59 +644,100 @@ type bufferHandle struct {
 	charged int64
 }
 
-func (b *Buffer) ptr() *C.struct_lm_ggml_backend_buffer {
-	if b == nil || b.b == nil {
+// use pins the buffer for a method: its C buffer stays valid until done is
+// called. A nil buffer panics with an *OpError, a closed one with
+// ErrClosedBuffer.
+func (b *Buffer) use(op string) (p *C.struct_lm_ggml_backend_buffer, done func()) {
+	if b == nil {
+		panic(&OpError{Op: op, Msg: "nil *Buffer"})
+	}
+	if !b.life.pin() {
 		panic(ErrClosedBuffer)
 	}
-	return b.b
+	return b.b, b.life.unpin
 }
 
-// Close detaches the tensors allocated in the buffer and frees it.
-// Close is idempotent.
+// Close detaches the tensors allocated in the buffer and frees it, once the
+// computations and data accesses using it are over (Close from a custom-op
+// callback of such a computation returns at once; the buffer is freed when
+// the computation ends). Close is idempotent.
 func (b *Buffer) Close() error {
 	if b == nil {
 		return nil
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b == nil {
+	closed := b.closed
+	b.closed = true
+	b.mu.Unlock()
+	if closed {
 		return nil
 	}
-	b.life.hold() // computations and data accesses in flight finish first
+	b.life.retire(b.free, true)
+	return nil
+}
+
+// free is Close once nothing uses the buffer.
+func (b *Buffer) free() {
 	b.users.detach(&b.mem)
 	owners.remove(b.mem.bufs)
 	b.cleanup.Stop()
 	C.lm_ggml_backend_buffer_free(b.b)
 	cmem.Release(b.charged)
 	b.b = nil
-	return nil
 }
 
 // Size is the buffer's size in bytes.
-func (b *Buffer) Size() int { return int(C.lm_ggml_backend_buffer_get_size(b.ptr())) }
+func (b *Buffer) Size() int {
+	p, done := b.use("Buffer.Size")
+	defer done()
+	return int(C.lm_ggml_backend_buffer_get_size(p))
+}
 
 // Name is the name of the buffer's type.
-func (b *Buffer) Name() string { return C.GoString(C.lm_ggml_backend_buffer_name(b.ptr())) }
+func (b *Buffer) Name() string {
+	p, done := b.use("Buffer.Name")
+	defer done()
+	return C.GoString(C.lm_ggml_backend_buffer_name(p))
+}
 
 // Type is the buffer's type.
-func (b *Buffer) Type() *BufferType { b.ptr(); return b.bt }
+func (b *Buffer) Type() *BufferType {
+	_, done := b.use("Buffer.Type")
+	defer done()
+	return b.bt
+}
 
 // IsHost reports whether the buffer is memory of this process.
-func (b *Buffer) IsHost() bool { return bool(C.lm_ggml_backend_buffer_is_host(b.ptr())) }
+func (b *Buffer) IsHost() bool {
+	p, done := b.use("Buffer.IsHost")
+	defer done()
+	return bool(C.lm_ggml_backend_buffer_is_host(p))
+}
 
 // Clear sets every byte of the buffer to v.
 func (b *Buffer) Clear(v byte) error {
+	if b == nil {
+		return &OpError{Op: "Buffer.Clear", Msg: "nil *Buffer"}
+	}
+	p, done := b.use("Buffer.Clear")
+	defer done()
 	var e C.gg_err
-	C.gg_backend_buffer_clear(&e, b.ptr(), C.uint8_t(v))
+	C.gg_backend_buffer_clear(&e, p, C.uint8_t(v))
 	return cError("Clear", &e)
 }
 
 // Usage is what the buffer holds.
-func (b *Buffer) Usage() BufferUsage { return BufferUsage(C.lm_ggml_backend_buffer_get_usage(b.ptr())) }
+func (b *Buffer) Usage() BufferUsage {
+	p, done := b.use("Buffer.Usage")
+	defer done()
+	return BufferUsage(C.lm_ggml_backend_buffer_get_usage(p))
+}
 
 // SetUsage tells the backend what the buffer holds.
 func (b *Buffer) SetUsage(u BufferUsage) {
-	C.lm_ggml_backend_buffer_set_usage(b.ptr(), C.enum_lm_ggml_backend_buffer_usage(u))
+	p, done := b.use("Buffer.SetUsage")
+	defer done()
+	C.lm_ggml_backend_buffer_set_usage(p, C.enum_lm_ggml_backend_buffer_usage(u))
 }
 
 // ---------------------------------------------------------------- who points into which memory
@@ -641,14 +813,15 @@ func (b *Buffer) pin() bool { return b.life.pin() }
 func (b *Buffer) unpin()    { b.life.unpin() }
 
 // memLife counts the uses in flight of some memory (pins) so that freeing or
-// moving it (hold) waits for them. A pin fails while the memory is
+// moving it (hold, retire) waits for them. A pin fails while the memory is
 // held, instead of waiting: a Go callback of a computation that
 // reads a tensor must not wait for a Close that waits for the computation.
 type memLife struct {
-	mu   sync.Mutex
-	cond sync.Cond
-	pins int
-	held bool
+	mu     sync.Mutex
+	cond   sync.Cond
+	pins   int
+	held   bool
+	onIdle func() // retire from a callback: run at the last unpin
 }
 
 func (l *memLife) pin() bool {
@@ -663,17 +836,29 @@ func (l *memLife) pin() bool {
 
 func (l *memLife) unpin() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.pins--
-	if l.pins == 0 && l.cond.L != nil {
-		l.cond.Broadcast()
+	var f func()
+	if l.pins == 0 {
+		if l.cond.L != nil {
+			l.cond.Broadcast()
+		}
+		f, l.onIdle = l.onIdle, nil
+	}
+	l.mu.Unlock()
+	if f != nil {
+		f()
 	}
 }
 
 // hold waits until no pin is held and makes new pins fail until share.
-func (l *memLife) hold() {
+// From a callback of a computation, which may hold a pin and waits for the
+// callback, it fails with ErrInCallback instead of waiting.
+func (l *memLife) hold() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.pins > 0 && insideCallback() {
+		return ErrInCallback
+	}
 	if l.cond.L == nil {
 		l.cond.L = &l.mu
 	}
@@ -681,6 +866,7 @@ func (l *memLife) hold() {
 	for l.pins > 0 {
 		l.cond.Wait()
 	}
+	return nil
 }
 
 // share ends hold.
@@ -688,6 +874,28 @@ func (l *memLife) share() {
 	l.mu.Lock()
 	l.held = false
 	l.mu.Unlock()
+}
+
+// retire makes pins fail for good and runs free once none is held: after
+// waiting for them, or, with deferInCallback, called from a callback of a
+// computation (which may hold a pin and waits for the callback), at the
+// last unpin.
+func (l *memLife) retire(free func(), deferInCallback bool) {
+	l.mu.Lock()
+	l.held = true
+	if deferInCallback && l.pins > 0 && insideCallback() {
+		l.onIdle = free
+		l.mu.Unlock()
+		return
+	}
+	if l.cond.L == nil {
+		l.cond.L = &l.mu
+	}
+	for l.pins > 0 {
+		l.cond.Wait()
+	}
+	l.mu.Unlock()
+	free()
 }
 
 // ownerOf is the Go owner of t's memory, if any.
@@ -782,8 +990,14 @@ func (ctx *Context) AllocTensors(target any) (*Buffer, error) {
 	var bt *BufferType
 	switch v := target.(type) {
 	case *Backend:
+		if v == nil {
+			return nil, nilBackend("AllocTensors")
+		}
 		bt = v.BufferType()
 	case *BufferType:
+		if v == nil || v.bt == nil {
+			return nil, &OpError{Op: "AllocTensors", Msg: "nil *BufferType"}
+		}
 		bt = v
 	default:
 		return nil, fmt.Errorf("ggml: AllocTensors: target is %T, not a *Backend or *BufferType", target)

@@ -3,10 +3,12 @@ package ggml
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -619,4 +621,214 @@ func TestBufferCloseDetachesOnlyItsTensors(t *testing.T) {
 	require.True(t, f.late.HasData())
 	require.Equal(t, want, f.late.Bytes())
 	require.NoError(t, f.second.Close())
+}
+
+// ---------------------------------------------------------------- every method, misused
+
+// methodArgs gives the arguments of a method call: the values of fix whose
+// type matches, zero values (nil pointers, 0, nil context) otherwise.
+func methodArgs(m reflect.Value, fix []any) []reflect.Value {
+	mt := m.Type()
+	args := make([]reflect.Value, mt.NumIn())
+	for i := range args {
+		at := mt.In(i)
+		if mt.IsVariadic() && i == mt.NumIn()-1 {
+			at = at.Elem()
+		}
+		args[i] = reflect.Zero(at)
+		for _, v := range fix {
+			if v != nil && reflect.TypeOf(v).AssignableTo(at) {
+				args[i] = reflect.ValueOf(v)
+				break
+			}
+		}
+	}
+	if mt.IsVariadic() {
+		args = args[:len(args)-1]
+	}
+	return args
+}
+
+// misuseOutcome calls f and describes a contract violation: a runtime error
+// (nil dereference, ...), a panic value that is not an error, or no return
+// within a minute. "" if f returned or panicked with an error.
+func misuseOutcome(f func()) string {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	select {
+	case r := <-done:
+		if r == nil {
+			return ""
+		}
+		if _, ok := r.(runtime.Error); ok {
+			return fmt.Sprintf("runtime error: %v", r)
+		}
+		if _, ok := r.(error); !ok {
+			return fmt.Sprintf("panic with %T %v", r, r)
+		}
+		return ""
+	case <-time.After(time.Minute):
+		return "no return within a minute"
+	}
+}
+
+// callEveryMethod calls each exported method of recv (Close last) with the
+// arguments methodArgs makes from fix, and reports the violations.
+func callEveryMethod(t *testing.T, what string, recv any, fix ...any) {
+	t.Helper()
+	v := reflect.ValueOf(recv)
+	var closeM reflect.Value
+	for i := range v.NumMethod() {
+		name := v.Type().Method(i).Name
+		m := v.Method(i)
+		if name == "Close" {
+			closeM = m
+			continue
+		}
+		if bad := misuseOutcome(func() { m.Call(methodArgs(m, fix)) }); bad != "" {
+			t.Errorf("%s %T.%s: %s", what, recv, name, bad)
+		}
+	}
+	if closeM.IsValid() {
+		if bad := misuseOutcome(func() { closeM.Call(nil) }); bad != "" {
+			t.Errorf("%s %T.Close: %s", what, recv, bad)
+		}
+	}
+}
+
+// misuseFixture is one open object of each kind, and a graph and tensor
+// whose memory is in a buffer of the backend.
+type misuseFixture struct {
+	be  *Backend
+	bt  *BufferType
+	buf *Buffer
+	ga  *GraphAllocator
+	sc  *Scheduler
+	tp  *Threadpool
+	g   *Graph
+	x   *Tensor
+}
+
+func newMisuseFixture(t *testing.T) *misuseFixture {
+	f := &misuseFixture{}
+	var err error
+	f.be, err = NewCPUBackend()
+	require.NoError(t, err)
+	require.NoError(t, f.be.SetThreads(2))
+	f.bt = f.be.BufferType()
+	ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	f.x = ctx.NewTensor1D(TypeF32, 64).SetName("x")
+	f.buf, err = ctx.AllocTensors(f.be)
+	require.NoError(t, err)
+	require.NoError(t, f.buf.Clear(0))
+	f.g = ctx.NewGraph().BuildForward(ctx.Scale(f.x, 2))
+	f.ga, err = NewGraphAllocator()
+	require.NoError(t, err)
+	require.NoError(t, f.ga.Alloc(f.g))
+	f.sc, err = NewScheduler([]*Backend{f.be}, 64, false)
+	require.NoError(t, err)
+	f.tp, err = NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	return f
+}
+
+func (f *misuseFixture) objects() []any {
+	return []any{f.be, f.bt, f.buf, f.ga, f.sc, f.tp}
+}
+
+func (f *misuseFixture) close() {
+	f.sc.Close()
+	f.ga.Close()
+	f.buf.Close()
+	f.tp.Close()
+	f.be.Close()
+}
+
+// Nil receivers and nil arguments of the backend types' methods give an
+// error (or an *OpError panic where there is no error result), never a
+// runtime error.
+func TestNilArgumentsGiveErrors(t *testing.T) {
+	quietLog(t)
+	f := newMisuseFixture(t)
+	defer f.close()
+	for _, nilRecv := range []any{(*Backend)(nil), (*BufferType)(nil), (*Buffer)(nil), (*GraphAllocator)(nil), (*Scheduler)(nil), (*Threadpool)(nil)} {
+		callEveryMethod(t, "nil receiver", nilRecv, f.g, f.x, f.be)
+	}
+	for _, o := range f.objects() {
+		if _, isTP := o.(*Threadpool); isTP {
+			continue // its methods take no pointers
+		}
+		callEveryMethod(t, "nil arguments", o)
+	}
+	f = newMisuseFixture(t)
+	defer f.close()
+
+	// the calls of the issue, one by one: errors where there is an error result
+	var oe *OpError
+	require.ErrorAs(t, f.be.Compute(context.Background(), nil), &oe)
+	require.ErrorAs(t, f.be.Compute(nil, f.g), &oe) //nolint:staticcheck // a nil context on purpose
+	require.ErrorAs(t, f.ga.Alloc(nil), &oe)
+	require.ErrorAs(t, f.ga.Reserve(nil), &oe)
+	require.ErrorAs(t, f.sc.Alloc(nil), &oe)
+	require.ErrorAs(t, f.sc.Reserve(nil), &oe)
+	require.ErrorAs(t, f.sc.Compute(context.Background(), nil), &oe)
+	require.ErrorAs(t, f.sc.SetTensorBackend(nil, f.be), &oe)
+	require.ErrorAs(t, f.sc.SetTensorBackend(f.x, nil), &oe)
+	require.ErrorAs(t, panicValue(func() { f.be.Supports(nil) }).(error), &oe)
+	ctx, err := NewContext(ContextOptions{MemSize: 4 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	ctx.NewTensor1D(TypeF32, 4)
+	_, err = ctx.AllocTensors((*Backend)(nil))
+	require.ErrorAs(t, err, &oe)
+	require.Contains(t, err.Error(), "nil")
+	require.NotErrorIs(t, err, ErrClosedBackend)
+	_, err = ctx.AllocTensors((*BufferType)(nil))
+	require.ErrorAs(t, err, &oe)
+	require.Error(t, ServeRPC(context.Background(), nil, f.be, 0))
+	_, err = DialRPC(nil, "127.0.0.1:1") //nolint:staticcheck // a nil context on purpose
+	require.Error(t, err)
+	_, _, err = RPCDeviceMemory(nil, "127.0.0.1:1") //nolint:staticcheck // a nil context on purpose
+	require.Error(t, err)
+}
+
+// Every method of a closed backend object gives an error or panics with one
+// (ErrClosedBackend, ErrClosedBuffer, ...), never a runtime error or a hang.
+func TestMethodsAfterClose(t *testing.T) {
+	quietLog(t)
+	f := newMisuseFixture(t)
+	f.close()
+	for _, o := range f.objects() {
+		callEveryMethod(t, "closed", o, f.g, f.x, f.be, f.tp)
+	}
+	require.False(t, f.x.HasData())
+	require.PanicsWithValue(t, ErrClosedBackend, func() { f.be.Name() })
+	require.PanicsWithValue(t, ErrClosedBuffer, func() { f.buf.Size() })
+	require.PanicsWithValue(t, ErrClosedAllocator, func() { f.ga.BufferSize(0) })
+	require.PanicsWithValue(t, ErrClosedScheduler, func() { f.sc.NSplits() })
+}
+
+// Every method of the backend objects, called while other goroutines close
+// them, gives a result, an error or an error panic: nothing is freed under
+// a call (run with -race).
+func TestMethodsConcurrentWithClose(t *testing.T) {
+	quietLog(t)
+	for range 3 {
+		f := newMisuseFixture(t)
+		var wg sync.WaitGroup
+		for _, o := range f.objects() {
+			wg.Go(func() { callEveryMethod(t, "concurrent with Close", o, f.g, f.x, f.be, f.tp) })
+		}
+		wg.Go(func() {
+			_ = f.be.Compute(context.Background(), f.g)
+			f.close()
+		})
+		wg.Wait()
+		f.close()
+	}
 }
