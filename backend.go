@@ -1174,3 +1174,7 @@ func (t *Tensor) mustData(op string, write bool, f func(p *C.struct_lm_ggml_tens
 		panic(&OpError{Op: op, Msg: strings.TrimPrefix(err.Error(), "ggml: "+op+": ")})
 	}
 }
+
+// ownPoolWorkers is the number of worker threads of the CPU backends' own
+// pools alive now (for tests).
+func ownPoolWorkers() int { return int(C.lm_backend_cpu_own_workers()) }

@@ -832,3 +832,32 @@ func TestMethodsConcurrentWithClose(t *testing.T) {
 		f.close()
 	}
 }
+
+// CPU backends left unclosed, each computed once on a pool of its own, are
+// collected before their worker threads pile up: their threads count toward
+// collections like other C resources (counted here: the workers of the
+// backends' own pools, not the process's threads).
+func TestUnclosedCPUBackendsAreCollected(t *testing.T) {
+	const n, threads = 300, 4
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+	x := ctx.NewTensor1D(TypeF32, 4096).Fill(1)
+	g := ctx.NewGraph().BuildForward(ctx.Scale(x, 2))
+	settle()
+	start := ownPoolWorkers()
+	peak := 0
+	for range n {
+		be, err := NewCPUBackend()
+		require.NoError(t, err)
+		require.NoError(t, be.SetThreads(threads))
+		require.NoError(t, be.Compute(context.Background(), g))
+		peak = max(peak, ownPoolWorkers()-start)
+	}
+	t.Logf("at most %d workers of own pools alive for %d unclosed backends of %d threads", peak, n, threads)
+	require.Less(t, peak, n*(threads-1)/2)
+	for deadline := time.Now().Add(time.Minute); ownPoolWorkers()-start >= peak; {
+		require.True(t, time.Now().Before(deadline), "the collector never freed the rest")
+		settle()
+	}
+}
