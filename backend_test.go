@@ -804,7 +804,7 @@ func TestMethodsAfterClose(t *testing.T) {
 	f := newMisuseFixture(t)
 	f.close()
 	for _, o := range f.objects() {
-		callEveryMethod(t, "closed", o, f.g, f.x, f.be, f.tp)
+		callEveryMethod(t, "closed", o, context.Background(), f.g, f.x, f.be, f.tp)
 	}
 	require.False(t, f.x.HasData())
 	require.PanicsWithValue(t, ErrClosedBackend, func() { f.be.Name() })
@@ -822,10 +822,12 @@ func TestMethodsConcurrentWithClose(t *testing.T) {
 		f := newMisuseFixture(t)
 		var wg sync.WaitGroup
 		for _, o := range f.objects() {
-			wg.Go(func() { callEveryMethod(t, "concurrent with Close", o, f.g, f.x, f.be, f.tp) })
+			wg.Go(func() { callEveryMethod(t, "concurrent with Close", o, context.Background(), f.g, f.x, f.be, f.tp) })
 		}
 		wg.Go(func() {
-			_ = f.be.Compute(context.Background(), f.g)
+			if bad := misuseOutcome(func() { _ = f.be.Compute(context.Background(), f.g) }); bad != "" {
+				t.Errorf("Compute concurrent with Close: %s", bad)
+			}
 			f.close()
 		})
 		wg.Wait()

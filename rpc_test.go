@@ -619,3 +619,42 @@ func TestRemoteTensorIOErrorsAfterServerLoss(t *testing.T) {
 	require.ErrorAs(t, panicValue(func() { f.Bytes() }).(error), &oe)
 	require.ErrorAs(t, panicValue(func() { f.F32(0) }).(error), &oe)
 }
+
+// Every method of an RPC backend and of the objects made with it, called
+// after its server went away, gives a result, an error or an error panic
+// (never a crash or a hang); so do the RPC entry points for that endpoint.
+func TestRPCMethodsAfterServerLoss(t *testing.T) {
+	quietLog(t)
+	SetRPCTimeouts(2*time.Second, 5*time.Second)
+	defer SetRPCTimeouts(10*time.Second, 5*time.Minute)
+	s := startRPCServer(t, 64<<20)
+	b, err := DialRPC(context.Background(), s.endpoint)
+	require.NoError(t, err)
+	defer b.Close()
+	cpu, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer cpu.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	x := ctx.NewTensor1D(TypeF32, 64).SetName("x")
+	buf, err := ctx.AllocTensors(b)
+	require.NoError(t, err)
+	require.NoError(t, x.SetFloat32s(ramp(64, 1)))
+	g := ctx.NewGraph().BuildForward(ctx.Scale(x, 2))
+	ga, err := NewGraphAllocator(b.BufferType())
+	require.NoError(t, err)
+	require.NoError(t, ga.Alloc(g))
+	require.NoError(t, b.Compute(context.Background(), g))
+	sc, err := NewScheduler([]*Backend{b, cpu}, 64, false)
+	require.NoError(t, err)
+
+	s.stop()
+	for _, o := range []any{b.BufferType(), buf, ga, sc, b} {
+		callEveryMethod(t, "server gone", o, context.Background(), g, x, b)
+	}
+	_, err = DialRPC(context.Background(), s.endpoint)
+	require.Error(t, err)
+	_, _, err = RPCDeviceMemory(context.Background(), s.endpoint)
+	require.Error(t, err)
+}
