@@ -133,12 +133,9 @@ func (a *GraphAllocator) Close() error {
 		return nil
 	}
 	a.mu.Lock()
-	closed := a.closed
 	a.closed = true
 	a.mu.Unlock()
-	if !closed {
-		a.life.retire(a.free, true)
-	}
+	a.life.retire(a.free, true)
 	return nil
 }
 

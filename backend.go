@@ -608,8 +608,6 @@ var ErrClosedBuffer = errors.New("ggml: use of closed buffer")
 // lose their data (using them is then an error). It is safe for concurrent
 // use.
 type Buffer struct {
-	mu      sync.Mutex // guards closed
-	closed  bool
 	life    memLife
 	b       *C.struct_lm_ggml_backend_buffer
 	bt      *BufferType
@@ -663,13 +661,6 @@ func (b *Buffer) use(op string) (p *C.struct_lm_ggml_backend_buffer, done func()
 // the computation ends). Close is idempotent.
 func (b *Buffer) Close() error {
 	if b == nil {
-		return nil
-	}
-	b.mu.Lock()
-	closed := b.closed
-	b.closed = true
-	b.mu.Unlock()
-	if closed {
 		return nil
 	}
 	b.life.retire(b.free, true)
@@ -821,7 +812,8 @@ type memLife struct {
 	cond   sync.Cond
 	pins   int
 	held   bool
-	onIdle func() // retire from a callback: run at the last unpin
+	onIdle func()        // retire from a callback: run at the last unpin
+	gone   chan struct{} // retire was called; closed once its free ran
 }
 
 func (l *memLife) pin() bool {
@@ -879,9 +871,25 @@ func (l *memLife) share() {
 // retire makes pins fail for good and runs free once none is held: after
 // waiting for them, or, with deferInCallback, called from a callback of a
 // computation (which may hold a pin and waits for the callback), at the
-// last unpin.
+// last unpin. A later retire waits until free has run (except from a
+// callback).
 func (l *memLife) retire(free func(), deferInCallback bool) {
 	l.mu.Lock()
+	if l.gone != nil {
+		gone := l.gone
+		l.mu.Unlock()
+		if !insideCallback() {
+			<-gone
+		}
+		return
+	}
+	gone := make(chan struct{})
+	l.gone = gone
+	free0 := free
+	free = func() {
+		free0()
+		close(gone)
+	}
 	l.held = true
 	if deferInCallback && l.pins > 0 && insideCallback() {
 		l.onIdle = free

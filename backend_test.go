@@ -863,3 +863,30 @@ func TestUnclosedCPUBackendsAreCollected(t *testing.T) {
 		settle()
 	}
 }
+
+// Close called from two goroutines while a computation uses the buffer:
+// neither returns before the buffer is freed and its tensors detached.
+func TestBufferCloseFromTwoGoroutinesBothWait(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	f := newTwoBufferContext(t, be)
+	ga, err := NewGraphAllocator()
+	require.NoError(t, err)
+	defer ga.Close()
+	require.NoError(t, ga.Alloc(f.g))
+	errc := make(chan error, 1)
+	go func() { errc <- be.Compute(context.Background(), f.g) }()
+	<-f.started
+	attached := make(chan bool, 2)
+	for range 2 {
+		go func() {
+			_ = f.first.Close()
+			attached <- f.x.HasData()
+		}()
+	}
+	close(f.relse)
+	require.NoError(t, <-errc)
+	require.False(t, <-attached, "a Close returned before the tensors were detached")
+	require.False(t, <-attached, "a Close returned before the tensors were detached")
+}
