@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ggml-go/ggml/internal/cmem"
 )
@@ -53,7 +54,7 @@ import (
 // they are allocated again).
 type GraphAllocator struct {
 	mu      sync.Mutex
-	closed  bool // Close was called (the buffers are freed once unused)
+	closed  atomic.Bool // Close was called (the buffers are freed once unused)
 	life    memLife
 	ga      C.lm_ggml_gallocr_t
 	bts     []*BufferType
@@ -117,7 +118,7 @@ func (a *GraphAllocator) lock(op string) C.lm_ggml_gallocr_t {
 		panic(&OpError{Op: op, Msg: "nil *GraphAllocator"})
 	}
 	a.mu.Lock()
-	if a.closed {
+	if a.closed.Load() {
 		a.mu.Unlock()
 		panic(ErrClosedAllocator)
 	}
@@ -132,9 +133,7 @@ func (a *GraphAllocator) Close() error {
 	if a == nil {
 		return nil
 	}
-	a.mu.Lock()
-	a.closed = true
-	a.mu.Unlock()
+	a.closed.Store(true) // not under a.mu: an Alloc holding it may wait for this callback's computation
 	a.life.retire(a.free, true)
 	return nil
 }

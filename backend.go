@@ -861,10 +861,10 @@ func (l *memLife) hold() error {
 	return nil
 }
 
-// share ends hold.
+// share ends hold (not a retirement that came meanwhile).
 func (l *memLife) share() {
 	l.mu.Lock()
-	l.held = false
+	l.held = l.gone != nil
 	l.mu.Unlock()
 }
 

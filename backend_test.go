@@ -890,3 +890,61 @@ func TestBufferCloseFromTwoGoroutinesBothWait(t *testing.T) {
 	require.False(t, <-attached, "a Close returned before the tensors were detached")
 	require.False(t, <-attached, "a Close returned before the tensors were detached")
 }
+
+// Close of the Buffer, GraphAllocator and Backend a computation uses, called
+// from a custom-op callback of that computation, returns at once (waiting
+// would wait for itself) and takes effect when the computation ends.
+func TestCloseInCallbackTakesEffectWhenComputeEnds(t *testing.T) {
+	quietLog(t)
+	for _, which := range []string{"buffer", "allocator", "backend"} {
+		be, err := NewCPUBackend()
+		require.NoError(t, err)
+		ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+		require.NoError(t, err)
+		x := ctx.NewTensor1D(TypeF32, 256)
+		buf, err := ctx.AllocTensors(be)
+		require.NoError(t, err)
+		require.NoError(t, x.SetFloat32s(ramp(256, 1)))
+		ga, err := NewGraphAllocator()
+		require.NoError(t, err)
+		var once sync.Once
+		closed := make(chan error, 1)
+		y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+			once.Do(func() {
+				switch which {
+				case "buffer":
+					closed <- buf.Close()
+				case "allocator":
+					closed <- ga.Close()
+				case "backend":
+					closed <- be.Close()
+				}
+			})
+		}, 2)
+		g := ctx.NewGraph().BuildForward(ctx.Scale(y, 2))
+		require.NoError(t, ga.Alloc(g))
+		errc := make(chan error, 1)
+		go func() { errc <- be.Compute(context.Background(), g) }()
+		select {
+		case err := <-errc:
+			require.NoError(t, err, which)
+		case <-time.After(time.Minute):
+			t.Fatalf("Close of the %s from a callback: Compute never returned", which)
+		}
+		require.NoError(t, <-closed)
+		switch which {
+		case "buffer":
+			require.False(t, x.HasData())
+			require.PanicsWithValue(t, ErrClosedBuffer, func() { buf.Size() })
+		case "allocator":
+			require.False(t, y.HasData())
+			require.PanicsWithValue(t, ErrClosedAllocator, func() { ga.BufferSize(0) })
+		case "backend":
+			require.PanicsWithValue(t, ErrClosedBackend, func() { be.Name() })
+		}
+		require.NoError(t, ga.Close())
+		require.NoError(t, buf.Close())
+		require.NoError(t, be.Close())
+		require.NoError(t, ctx.Close())
+	}
+}
