@@ -135,6 +135,26 @@ type Backend struct {
 	last       time.Duration // how long the last computation took
 	yielded    time.Time     // when a direct computation last yielded first (see yieldForSysmon)
 	cleanup    runtime.Cleanup
+
+	stopMu sync.Mutex
+	stops  map[*func()]struct{} // what Close stops first (ServeRPC's servers)
+}
+
+// onClose registers stop, which Close calls before it waits for the calls
+// in flight; the returned function unregisters it.
+func (b *Backend) onClose(stop func()) (unregister func()) {
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
+	if b.stops == nil {
+		b.stops = map[*func()]struct{}{}
+	}
+	k := &stop
+	b.stops[k] = struct{}{}
+	return func() {
+		b.stopMu.Lock()
+		defer b.stopMu.Unlock()
+		delete(b.stops, k)
+	}
 }
 
 type backendHandle struct {
@@ -292,7 +312,12 @@ func (b *Backend) Close() error {
 // free releases the backend's resources (under b.mu).
 func (b *Backend) free() {
 	b.closeLater.Store(true)
-	b.life.retire(func() {}, false) // short calls in flight end first
+	b.stopMu.Lock()
+	for stop := range b.stops {
+		(*stop)()
+	}
+	b.stopMu.Unlock()
+	b.life.retire(func() {}, false) // short calls and servers in flight end first
 	b.cleanup.Stop()
 	freeBackend(backendHandle{b.b, b.abort, b.poolRef, b.drv, nil})
 	b.held.Release()

@@ -178,11 +178,17 @@ func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64)
 	case b == nil:
 		return errors.New("ggml: ServeRPC: nil *Backend")
 	}
-	// Close of b waits until the server is done with it
+	// Close of b stops the server and waits until it is done with b
 	if b.closeLater.Load() || !b.life.pin() {
 		return fmt.Errorf("ggml: ServeRPC: %w", ErrClosedBackend)
 	}
 	defer b.life.unpin()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer b.onClose(cancel)()
+	if b.closeLater.Load() { // Close came between the pin and onClose
+		cancel()
+	}
 	if memBytes == 0 {
 		memBytes = uint64(C.gg_phys_mem())
 	}
@@ -231,6 +237,9 @@ func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64)
 		<-stopped // srv is freed next: a stop already running must be over
 	}
 	C.lm_rpc_server_free(srv)
+	if err == nil && b.closeLater.Load() {
+		err = fmt.Errorf("ggml: ServeRPC: %w", ErrClosedBackend)
+	}
 	return err
 }
 

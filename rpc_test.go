@@ -658,3 +658,26 @@ func TestRPCMethodsAfterServerLoss(t *testing.T) {
 	_, _, err = RPCDeviceMemory(context.Background(), s.endpoint)
 	require.Error(t, err)
 }
+
+// Closing a backend while ServeRPC serves it stops the server (ServeRPC
+// returns ErrClosedBackend) and frees the backend once the server is done.
+func TestBackendCloseStopsServeRPC(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cpu, err := NewCPUBackend()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- ServeRPC(context.Background(), ln, cpu, 64<<20) }()
+	b, err := DialRPC(context.Background(), ln.Addr().String())
+	require.NoError(t, err)
+	defer b.Close()
+	rpcCheckCompute(t, b)
+	require.NoError(t, cpu.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrClosedBackend)
+	case <-time.After(time.Minute):
+		t.Fatal("ServeRPC did not return after its backend was closed")
+	}
+	require.Error(t, ServeRPC(context.Background(), ln, cpu, 0), "a closed backend is not served")
+}
