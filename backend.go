@@ -296,11 +296,11 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	if !b.mu.TryLock() {
-		if insideCallback() {
-			b.closeLater.Store(true) // the holder of b.mu frees it (unlock)
-			return nil
+		if !insideCallback() {
+			b.mu.Lock()
+		} else if b.closeLater.Store(true); !b.mu.TryLock() {
+			return nil // the holder of b.mu frees it (unlock)
 		}
-		b.mu.Lock()
 	}
 	defer b.mu.Unlock()
 	if b.b != nil {

@@ -369,11 +369,11 @@ func (sc *Scheduler) Close() error {
 		return nil
 	}
 	if !sc.mu.TryLock() {
-		if insideCallback() {
-			sc.closeLater.Store(true) // read by the holder of sc.mu (unlock)
-			return nil
+		if !insideCallback() {
+			sc.mu.Lock()
+		} else if sc.closeLater.Store(true); !sc.mu.TryLock() {
+			return nil // the holder of sc.mu frees it (unlock)
 		}
-		sc.mu.Lock()
 	}
 	defer sc.mu.Unlock()
 	if sc.s != nil {
