@@ -193,6 +193,13 @@ func pinGraphMemory(g *Graph) ([]memOwner, error) {
 	return pins, nil
 }
 
+// unpinAll ends the pins of pinGraphMemory.
+func unpinAll(pins []memOwner) {
+	for _, o := range pins {
+		o.unpin()
+	}
+}
+
 // graphContexts is g's context and every context its tensors come from.
 func graphContexts(g *Graph) []*Context { return g.ctx.closure() }
 

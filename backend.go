@@ -478,11 +478,7 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, o := range pins {
-			o.unpin()
-		}
-	}()
+	defer unpinAll(pins)
 	var e C.gg_err
 	var st C.int
 	start := time.Now()

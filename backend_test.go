@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -558,19 +559,23 @@ func TestBufferCloseWaitsForComputeOfEachBuffer(t *testing.T) {
 	be, err := NewCPUBackend()
 	require.NoError(t, err)
 	defer be.Close()
-	for _, which := range []string{"first", "second"} {
+	for _, which := range []string{"first", "second", "first, Graph.Compute", "second, Graph.Compute"} {
 		f := newTwoBufferContext(t, be)
+		compute := func() error { return be.Compute(context.Background(), f.g) }
+		if strings.HasSuffix(which, "Graph.Compute") {
+			compute = func() error { return f.g.Compute(2) }
+		}
 		require.Same(t, f.first, f.x.Buffer())
 		require.Same(t, f.second, f.late.Buffer())
 		buf := f.first
-		if which == "second" {
+		if strings.HasPrefix(which, "second") {
 			buf = f.second
 		}
 		ga, err := NewGraphAllocator()
 		require.NoError(t, err)
 		require.NoError(t, ga.Alloc(f.g))
 		errc := make(chan error, 1)
-		go func() { errc <- be.Compute(context.Background(), f.g) }()
+		go func() { errc <- compute() }()
 		<-f.started
 		closed := make(chan struct{})
 		go func() { _ = buf.Close(); close(closed) }()

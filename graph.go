@@ -338,6 +338,12 @@ func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml
 	if err := g.initGrads(); err != nil {
 		return fmt.Errorf("ggml: compute: %w", err)
 	}
+	// tensors in backend memory (Buffers, ...): not freed until the end
+	pins, err := pinGraphMemory(g)
+	if err != nil {
+		return err
+	}
+	defer unpinAll(pins)
 	var cancel *C.int
 	if cctx.Done() != nil {
 		cancel = C.gg_new_flag()

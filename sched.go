@@ -584,11 +584,7 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 	if err != nil {
 		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 	}
-	defer func() {
-		for _, o := range pins {
-			o.unpin()
-		}
-	}()
+	defer unpinAll(pins)
 	if ctx.Done() != nil {
 		C.gg_sched_stop_set(sc.stop, 0)
 		var watched []C.lm_ggml_backend_t
