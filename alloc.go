@@ -20,10 +20,13 @@ static int gg_graph_buffers(gg_g * g, struct lm_ggml_backend_buffer ** out, int 
         const gg_t * t = k < g->n_nodes ? g->nodes[k] : g->leafs[k - g->n_nodes];
         for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
             const gg_t * s = j < 0 ? t : (k < g->n_nodes ? t->src[j] : NULL);
-            if (s == NULL || s->buffer == NULL) continue;
+            if (s == NULL) continue;
+            // a view made before its source had memory has data but no buffer
+            struct lm_ggml_backend_buffer * b = s->buffer != NULL ? s->buffer : (s->view_src != NULL ? s->view_src->buffer : NULL);
+            if (b == NULL) continue;
             int i = 0;
-            while (i < n && out[i] != s->buffer) i++;
-            if (i == n && n < cap) out[n++] = s->buffer;
+            while (i < n && out[i] != b) i++;
+            if (i == n && n < cap) out[n++] = b;
         }
     }
     return n;
