@@ -776,7 +776,9 @@ func TestNilArgumentsGiveErrors(t *testing.T) {
 	// the calls of the issue, one by one: errors where there is an error result
 	var oe *OpError
 	require.ErrorAs(t, f.be.Compute(context.Background(), nil), &oe)
-	require.ErrorAs(t, f.be.Compute(nil, f.g), &oe) //nolint:staticcheck // a nil context on purpose
+	var nilCtx context.Context // a nil context on purpose
+	require.ErrorAs(t, f.be.Compute(nilCtx, f.g), &oe)
+	require.ErrorAs(t, f.sc.Compute(nilCtx, f.g), &oe)
 	require.ErrorAs(t, f.ga.Alloc(nil), &oe)
 	require.ErrorAs(t, f.ga.Reserve(nil), &oe)
 	require.ErrorAs(t, f.sc.Alloc(nil), &oe)
@@ -796,10 +798,11 @@ func TestNilArgumentsGiveErrors(t *testing.T) {
 	_, err = ctx.AllocTensors((*BufferType)(nil))
 	require.ErrorAs(t, err, &oe)
 	require.Error(t, ServeRPC(context.Background(), nil, f.be, 0))
-	_, err = DialRPC(nil, "127.0.0.1:1") //nolint:staticcheck // a nil context on purpose
+	_, err = DialRPC(nilCtx, "127.0.0.1:1")
 	require.Error(t, err)
-	_, _, err = RPCDeviceMemory(nil, "127.0.0.1:1") //nolint:staticcheck // a nil context on purpose
+	_, _, err = RPCDeviceMemory(nilCtx, "127.0.0.1:1")
 	require.Error(t, err)
+	require.Error(t, ServeRPC(nilCtx, nil, f.be, 0))
 }
 
 // Every method of a closed backend object gives an error or panics with one
