@@ -83,6 +83,34 @@ static void gg_shadow_put(gg_err * e, gg_t * t, gg_t * s) {
     gg_backend_tensor_set(e, t, s->data, 0, lm_ggml_nbytes(t));
 }
 
+// A host copy of one element of t (at byte offset off of its data): a
+// tensor struct of one element whose data follows it, read through t's
+// backend unless fresh. NULL with e set on failure.
+static gg_t * gg_elem_get(gg_err * e, gg_t * t, size_t off, int fresh) {
+    const size_t es = lm_ggml_type_size(t->type);
+    gg_t * s = malloc(sizeof(gg_t) + es + 8);
+    if (s == NULL) {
+        e->failed = 1;
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
+        return NULL;
+    }
+    *s = *t;
+    for (int d = 0; d < LM_GGML_MAX_DIMS; d++) s->ne[d] = 1;
+    s->data = s + 1;
+    s->buffer = NULL;
+    s->view_src = NULL;
+    if (!fresh) gg_backend_tensor_get(e, t, s->data, off, es);
+    if (e->failed) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void gg_elem_put(gg_err * e, gg_t * t, gg_t * s, size_t off) {
+    gg_backend_tensor_set(e, t, s->data, off, lm_ggml_type_size(t->type));
+}
+
 static struct lm_ggml_backend_buffer * gg_tensor_buffer(const gg_t * t) {
     return t->buffer != NULL ? t->buffer : (t->view_src != NULL ? t->view_src->buffer : NULL);
 }
@@ -1194,6 +1222,37 @@ func (t *Tensor) withData(op string, write, whole bool, f func(p *C.struct_lm_gg
 		return cError(op, &e)
 	}
 	return nil
+}
+
+// withElem runs f on the element of the tensor at the given indices: in
+// place, or, for a tensor in another kind of memory, on a copy of that
+// element alone (read first unless write, written back after f when write),
+// which f reaches at indices 0. A failed transfer panics with an *OpError.
+func (t *Tensor) withElem(op string, write bool, i0, i1, i2, i3 C.int64_t, f func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t)) {
+	defer t.pinData(op)()
+	p := t.requireData(op)
+	if write {
+		p = t.requireWritable(op)
+	}
+	defer runtime.KeepAlive(t)
+	if p.data == nil || C.gg_data_is_local(p, false) {
+		f(p, i0, i1, i2, i3)
+		return
+	}
+	off := C.size_t(i0)*p.nb[0] + C.size_t(i1)*p.nb[1] + C.size_t(i2)*p.nb[2] + C.size_t(i3)*p.nb[3]
+	var e C.gg_err
+	fresh := C.int(0)
+	if write {
+		fresh = 1
+	}
+	s := C.gg_elem_get(&e, p, off, fresh)
+	check(op, &e)
+	defer C.free(unsafe.Pointer(s))
+	f(s, 0, 0, 0, 0)
+	if write {
+		C.gg_elem_put(&e, p, s, off)
+		check(op, &e)
+	}
 }
 
 // mustData is withData for methods without an error result: a failed

@@ -269,27 +269,35 @@ func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int64_t) {
 // F32 returns the element at the given indices (i0 first; missing ones are 0).
 func (t *Tensor) F32(idx ...int) (v float32) {
 	i0, i1, i2, i3 := t.index("F32", idx)
-	t.mustData("F32", false, func(p *C.struct_lm_ggml_tensor) { v = float32(C.lm_cpu_get_f32_at(p, i0, i1, i2, i3)) })
+	t.withElem("F32", false, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		v = float32(C.lm_cpu_get_f32_at(p, i0, i1, i2, i3))
+	})
 	return v
 }
 
 // SetF32 sets the element at the given indices.
 func (t *Tensor) SetF32(v float32, idx ...int) {
 	i0, i1, i2, i3 := t.index("SetF32", idx)
-	t.mustData("SetF32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_cpu_set_f32_at(p, i0, i1, i2, i3, C.float(v)) })
+	t.withElem("SetF32", true, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		C.lm_cpu_set_f32_at(p, i0, i1, i2, i3, C.float(v))
+	})
 }
 
 // I32 returns the element at the given indices as an int32.
 func (t *Tensor) I32(idx ...int) (v int32) {
 	i0, i1, i2, i3 := t.index("I32", idx)
-	t.mustData("I32", false, func(p *C.struct_lm_ggml_tensor) { v = int32(C.lm_cpu_get_i32_at(p, i0, i1, i2, i3)) })
+	t.withElem("I32", false, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		v = int32(C.lm_cpu_get_i32_at(p, i0, i1, i2, i3))
+	})
 	return v
 }
 
 // SetI32 sets the element at the given indices.
 func (t *Tensor) SetI32(v int32, idx ...int) {
 	i0, i1, i2, i3 := t.index("SetI32", idx)
-	t.mustData("SetI32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_cpu_set_i32_at(p, i0, i1, i2, i3, C.int32_t(v)) })
+	t.withElem("SetI32", true, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		C.lm_cpu_set_i32_at(p, i0, i1, i2, i3, C.int32_t(v))
+	})
 }
 
 // Fill sets every element to v (plain types only).

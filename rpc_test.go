@@ -598,6 +598,18 @@ func TestRemoteTensorIOErrorsAfterServerLoss(t *testing.T) {
 	v, err := f.Float32s()
 	require.NoError(t, err)
 	require.Equal(t, ramp(64, 1), v)
+	// one element: written without a read, read alone
+	gets = proxy.counts[7].Load()
+	f.SetF32(7, 3)
+	i.SetI32(-5, 63)
+	require.Equal(t, gets, proxy.counts[7].Load())
+	require.Equal(t, float32(7), f.F32(3))
+	require.Equal(t, int32(-5), i.I32(63))
+	require.Equal(t, gets+2, proxy.counts[7].Load())
+	v[3] = 7
+	got, err := f.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, v, got, "the other elements are untouched")
 
 	s.stop()
 	dst := make([]float32, 64)
