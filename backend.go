@@ -1094,6 +1094,9 @@ var ErrNothingToAllocate = errors.New("ggml: AllocTensors: every tensor already 
 // or *BufferType, as AllocTensors) and copies their data from f. f may be
 // closed afterwards.
 func (c *Context) LoadGGUFInto(f *gguf.File, target any) (map[string]*Tensor, *Buffer, error) {
+	if f == nil {
+		return nil, nil, &OpError{Op: "LoadGGUFInto", Msg: "nil *gguf.File"}
+	}
 	if !c.NoAlloc() {
 		return nil, nil, errors.New("ggml: LoadGGUFInto needs a NoAlloc context")
 	}

@@ -123,6 +123,9 @@ func (ctx *Context) NewGraphCustom(size int, grads bool) *Graph {
 }
 
 func (g *Graph) ptr() *C.struct_lm_ggml_cgraph {
+	if g == nil {
+		panic(&OpError{Op: "Graph", Msg: "nil *Graph"})
+	}
 	g.ctx.ptr()
 	return g.g
 }
