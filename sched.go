@@ -337,7 +337,7 @@ func (sc *Scheduler) lock(op string) error {
 		return fmt.Errorf("ggml: Scheduler.%s: %w", op, ErrInCallback)
 	}
 	if sc.s == nil || sc.closeLater.Load() {
-		sc.mu.Unlock()
+		sc.unlock() // frees it if a Close from a callback left that to the holder
 		panic(ErrClosedScheduler)
 	}
 	return nil
@@ -644,7 +644,7 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 // callback.
 func (sc *Scheduler) SetEvalCallback(fn func(t *Tensor, ask bool) bool) {
 	sc.mustLock("SetEvalCallback")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	sc.eval = fn
 }
 
@@ -660,7 +660,7 @@ func (sc *Scheduler) SetTensorBackend(t *Tensor, b *Backend) error {
 	if err := sc.lock("SetTensorBackend"); err != nil {
 		return err
 	}
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	i := slices.Index(sc.backends, b)
 	if i < 0 {
 		return errors.New("ggml: Scheduler.SetTensorBackend: the backend is not one of the scheduler's")
@@ -674,7 +674,7 @@ func (sc *Scheduler) SetTensorBackend(t *Tensor, b *Backend) error {
 func (sc *Scheduler) TensorBackend(t *Tensor) *Backend {
 	needTensors("Scheduler.TensorBackend", t)
 	sc.mustLock("TensorBackend")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	cb := C.lm_ggml_backend_sched_get_tensor_backend(sc.s, t.ptr())
 	if i := slices.Index(sc.cbs, cb); i >= 0 && cb != nil {
 		return sc.backends[i]
@@ -685,21 +685,21 @@ func (sc *Scheduler) TensorBackend(t *Tensor) *Backend {
 // NSplits is the number of splits of the last graph placed or reserved.
 func (sc *Scheduler) NSplits() int {
 	sc.mustLock("NSplits")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	return int(C.lm_ggml_backend_sched_get_n_splits(sc.s))
 }
 
 // NCopies is the number of copies kept of each input (1: see NewScheduler).
 func (sc *Scheduler) NCopies() int {
 	sc.mustLock("NCopies")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	return int(C.lm_ggml_backend_sched_get_n_copies(sc.s))
 }
 
 // Backends returns the scheduler's backends, in priority order.
 func (sc *Scheduler) Backends() []*Backend {
 	sc.mustLock("Backends")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	return slices.Clone(sc.backends)
 }
 
@@ -708,7 +708,7 @@ func (sc *Scheduler) Backends() []*Backend {
 // of the scheduler's).
 func (sc *Scheduler) BufferSize(b *Backend) int {
 	sc.mustLock("BufferSize")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	i := slices.Index(sc.backends, b)
 	if i < 0 {
 		return 0
@@ -720,7 +720,7 @@ func (sc *Scheduler) BufferSize(b *Backend) int {
 // the tensors of the graph placed last; the compute buffers are kept.
 func (sc *Scheduler) Reset() {
 	sc.mustLock("Reset")
-	defer sc.mu.Unlock()
+	defer sc.unlock()
 	if err := sc.release(); err != nil {
 		panic(fmt.Errorf("ggml: Scheduler.Reset: %w", err))
 	}
