@@ -20,10 +20,13 @@ static int gg_graph_buffers(gg_g * g, struct lm_ggml_backend_buffer ** out, int 
         const gg_t * t = k < g->n_nodes ? g->nodes[k] : g->leafs[k - g->n_nodes];
         for (int j = -1; j < LM_GGML_MAX_SRC; j++) {
             const gg_t * s = j < 0 ? t : (k < g->n_nodes ? t->src[j] : NULL);
-            if (s == NULL || s->buffer == NULL) continue;
+            if (s == NULL) continue;
+            // a view made before its source had memory has data but no buffer
+            struct lm_ggml_backend_buffer * b = s->buffer != NULL ? s->buffer : (s->view_src != NULL ? s->view_src->buffer : NULL);
+            if (b == NULL) continue;
             int i = 0;
-            while (i < n && out[i] != s->buffer) i++;
-            if (i == n && n < cap) out[n++] = s->buffer;
+            while (i < n && out[i] != b) i++;
+            if (i == n && n < cap) out[n++] = b;
         }
     }
     return n;
@@ -36,6 +39,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ggml-go/ggml/internal/cmem"
 )
@@ -53,6 +57,7 @@ import (
 // they are allocated again).
 type GraphAllocator struct {
 	mu      sync.Mutex
+	closed  atomic.Bool // Close was called (the buffers are freed once unused)
 	life    memLife
 	ga      C.lm_ggml_gallocr_t
 	bts     []*BufferType
@@ -109,31 +114,42 @@ func (a *GraphAllocator) account() {
 	a.held.Set(n)
 }
 
-func (a *GraphAllocator) ptr() C.lm_ggml_gallocr_t {
-	if a == nil || a.ga == nil {
+// lock takes a.mu for a call, panicking with an *OpError if a is nil and
+// ErrClosedAllocator if it is closed; the caller unlocks a.mu.
+func (a *GraphAllocator) lock(op string) C.lm_ggml_gallocr_t {
+	if a == nil {
+		panic(&OpError{Op: op, Msg: "nil *GraphAllocator"})
+	}
+	a.mu.Lock()
+	if a.closed.Load() {
+		a.mu.Unlock()
 		panic(ErrClosedAllocator)
 	}
 	return a.ga
 }
 
-// Close detaches the tensors it allocated and frees its buffers.
-// Close is idempotent.
+// Close detaches the tensors it allocated and frees its buffers, once the
+// computations and data accesses using them are over (Close from a custom-op
+// callback of such a computation returns at once; the buffers are freed when
+// the computation ends). Close is idempotent.
 func (a *GraphAllocator) Close() error {
 	if a == nil {
 		return nil
 	}
+	a.closed.Store(true) // not under a.mu: an Alloc holding it may wait for this callback's computation
+	a.life.retire(a.free, true)
+	return nil
+}
+
+// free is Close once nothing uses the buffers.
+func (a *GraphAllocator) free() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.ga == nil {
-		return nil
-	}
-	a.life.hold() // computations and data accesses in flight finish first
 	a.detachAll()
 	a.cleanup.Stop()
 	C.lm_ggml_gallocr_free(a.ga)
 	a.held.Release()
 	a.ga = nil
-	return nil
 }
 
 // detachAll detaches the tensors of earlier allocations (under a.mu).
@@ -180,6 +196,13 @@ func pinGraphMemory(g *Graph) ([]memOwner, error) {
 	return pins, nil
 }
 
+// unpinAll ends the pins of pinGraphMemory.
+func unpinAll(pins []memOwner) {
+	for _, o := range pins {
+		o.unpin()
+	}
+}
+
 // graphContexts is g's context and every context its tensors come from.
 func graphContexts(g *Graph) []*Context { return g.ctx.closure() }
 
@@ -188,11 +211,19 @@ func graphContexts(g *Graph) []*Context { return g.ctx.closure() }
 // buffer types, nodeIDs and leafIDs give the buffer id of each node and
 // leaf (nil: id 0 for all).
 func (a *GraphAllocator) Reserve(g *Graph, ids ...[]int) error {
+	if a == nil {
+		return &OpError{Op: "Reserve", Msg: "nil *GraphAllocator"}
+	}
+	if g == nil {
+		return &OpError{Op: "Reserve", Msg: "nil *Graph"}
+	}
 	g.ptr()
-	a.mu.Lock()
+	p := a.lock("Reserve")
 	defer a.mu.Unlock()
-	p := a.ptr()
-	a.life.hold() // tensors move: computations and data accesses in flight finish first
+	// tensors move: computations and data accesses in flight finish first
+	if err := a.life.hold(); err != nil {
+		return fmt.Errorf("ggml: Reserve: %w", err)
+	}
 	defer a.life.share()
 	a.detachAll()
 	var e C.gg_err
@@ -255,11 +286,19 @@ func ptrOrNil(s []C.int) *C.int {
 // planned (and the buffer grown) as needed; with several, Reserve must have
 // been called with this graph.
 func (a *GraphAllocator) Alloc(g *Graph) error {
+	if a == nil {
+		return &OpError{Op: "Alloc", Msg: "nil *GraphAllocator"}
+	}
+	if g == nil {
+		return &OpError{Op: "Alloc", Msg: "nil *Graph"}
+	}
 	g.ptr()
-	a.mu.Lock()
+	p := a.lock("Alloc")
 	defer a.mu.Unlock()
-	p := a.ptr()
-	a.life.hold() // tensors move: computations and data accesses in flight finish first
+	// tensors move: computations and data accesses in flight finish first
+	if err := a.life.hold(); err != nil {
+		return fmt.Errorf("ggml: Alloc: %w", err)
+	}
 	defer a.life.share()
 	a.detachAll()
 	var e C.gg_err
@@ -293,9 +332,8 @@ func (a *GraphAllocator) Alloc(g *Graph) error {
 // BufferSize is the size of buffer id (0 for an id sharing the buffer of a
 // lower one).
 func (a *GraphAllocator) BufferSize(id int) int {
-	a.mu.Lock()
+	p := a.lock("BufferSize")
 	defer a.mu.Unlock()
-	p := a.ptr()
 	if id < 0 || id >= len(a.bts) {
 		panic(&OpError{Op: "BufferSize", Msg: fmt.Sprintf("buffer id %d out of range [0, %d)", id, len(a.bts))})
 	}

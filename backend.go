@@ -57,8 +57,9 @@ static void gg_detach(gg_c * ctx, struct lm_ggml_backend_buffer ** bufs, uintptr
 }
 
 // A host copy of t: a tensor struct like t whose data is a copy of t's bytes
-// (the same strides). NULL with e set on failure.
-static gg_t * gg_shadow_get(gg_err * e, gg_t * t) {
+// (the same strides), or, with fresh, uninitialized bytes (for a write of
+// every byte). NULL with e set on failure.
+static gg_t * gg_shadow_get(gg_err * e, gg_t * t, int fresh) {
     const size_t n = lm_ggml_nbytes(t);
     gg_t * s = malloc(sizeof(gg_t) + n + 1);
     if (s == NULL) {
@@ -70,7 +71,7 @@ static gg_t * gg_shadow_get(gg_err * e, gg_t * t) {
     s->data = s + 1;
     s->buffer = NULL;
     s->view_src = NULL;
-    gg_backend_tensor_get(e, t, s->data, 0, n);
+    if (!fresh) gg_backend_tensor_get(e, t, s->data, 0, n);
     if (e->failed) {
         free(s);
         return NULL;
@@ -80,6 +81,34 @@ static gg_t * gg_shadow_get(gg_err * e, gg_t * t) {
 
 static void gg_shadow_put(gg_err * e, gg_t * t, gg_t * s) {
     gg_backend_tensor_set(e, t, s->data, 0, lm_ggml_nbytes(t));
+}
+
+// A host copy of one element of t (at byte offset off of its data): a
+// tensor struct of one element whose data follows it, read through t's
+// backend unless fresh. NULL with e set on failure.
+static gg_t * gg_elem_get(gg_err * e, gg_t * t, size_t off, int fresh) {
+    const size_t es = lm_ggml_type_size(t->type);
+    gg_t * s = malloc(sizeof(gg_t) + es + 8);
+    if (s == NULL) {
+        e->failed = 1;
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
+        return NULL;
+    }
+    *s = *t;
+    for (int d = 0; d < LM_GGML_MAX_DIMS; d++) s->ne[d] = 1;
+    s->data = s + 1;
+    s->buffer = NULL;
+    s->view_src = NULL;
+    if (!fresh) gg_backend_tensor_get(e, t, s->data, off, es);
+    if (e->failed) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void gg_elem_put(gg_err * e, gg_t * t, gg_t * s, size_t off) {
+    gg_backend_tensor_set(e, t, s->data, off, lm_ggml_type_size(t->type));
 }
 
 static struct lm_ggml_backend_buffer * gg_tensor_buffer(const gg_t * t) {
@@ -105,7 +134,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 	"weak"
@@ -119,16 +150,39 @@ import (
 // Backend computes graphs: lm_ggml_backend_t. It is safe for concurrent use;
 // computations on one backend run one after the other.
 type Backend struct {
-	mu      sync.Mutex
-	b       *C.struct_lm_ggml_backend
-	abort   *C.gg_abort_flag
-	pool    *Threadpool   // set with SetThreadpool: kept alive while in use
-	poolRef *backendPool  // the same, for the cleanup (which must not reference the Backend)
-	drv     *driverRef    // see computeDriver
-	cpu     bool          // a CPU backend (long computations run on drv)
-	last    time.Duration // how long the last computation took
-	yielded time.Time     // when a direct computation last yielded first (see yieldForSysmon)
-	cleanup runtime.Cleanup
+	mu         sync.Mutex // held by computations and calls that change the backend
+	life       memLife    // short calls in flight (Name, Supports, ...), which Close waits for
+	closeLater atomic.Bool
+	b          *C.struct_lm_ggml_backend
+	abort      *C.gg_abort_flag
+	pool       *Threadpool   // set with SetThreadpool: kept alive while in use
+	poolRef    *backendPool  // the same, for the cleanup (which must not reference the Backend)
+	drv        *driverRef    // see computeDriver
+	held       *cmem.Holding // its own pool's threads and work buffer, counted by the garbage collector
+	cpu        bool          // a CPU backend (long computations run on drv)
+	last       time.Duration // how long the last computation took
+	yielded    time.Time     // when a direct computation last yielded first (see yieldForSysmon)
+	cleanup    runtime.Cleanup
+
+	stopMu sync.Mutex
+	stops  map[*func()]struct{} // what Close stops first (ServeRPC's servers)
+}
+
+// onClose registers stop, which Close calls before it waits for the calls
+// in flight; the returned function unregisters it.
+func (b *Backend) onClose(stop func()) (unregister func()) {
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
+	if b.stops == nil {
+		b.stops = map[*func()]struct{}{}
+	}
+	k := &stop
+	b.stops[k] = struct{}{}
+	return func() {
+		b.stopMu.Lock()
+		defer b.stopMu.Unlock()
+		delete(b.stops, k)
+	}
 }
 
 type backendHandle struct {
@@ -136,6 +190,7 @@ type backendHandle struct {
 	abort *C.gg_abort_flag
 	pool  *backendPool
 	drv   *driverRef
+	held  *cmem.Holding
 }
 
 // backendPool is the Threadpool set on a backend (see SetThreadpool), which
@@ -182,10 +237,13 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 		C.lm_ggml_backend_free(b)
 		return nil, errors.New("ggml: out of memory")
 	}
-	be := &Backend{b: b, abort: abort}
+	be := &Backend{b: b, abort: abort, held: new(cmem.Holding)}
 	be.poolRef = new(backendPool)
 	be.drv = new(driverRef)
-	be.cleanup = runtime.AddCleanup(be, freeBackend, backendHandle{b, abort, be.poolRef, be.drv})
+	be.cleanup = runtime.AddCleanup(be, func(h backendHandle) {
+		freeBackend(h)
+		h.held.Collected()
+	}, backendHandle{b, abort, be.poolRef, be.drv, be.held})
 	if C.lm_ggml_backend_is_cpu(b) {
 		n := min(runtime.NumCPU(), MaxThreads)
 		var e C.gg_err
@@ -195,43 +253,131 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 	return be, nil
 }
 
+// account tells the garbage collector what the backend holds now (its own
+// pool's threads, its work buffer, its compute driver's thread), under b.mu.
+func (b *Backend) account() {
+	var threads C.int
+	var work C.size_t
+	C.lm_backend_cpu_held(b.b, &threads, &work)
+	n := threadCharge(int(threads)) + int64(work)
+	if b.drv.started() {
+		n += threadCharge(1)
+	}
+	b.held.Set(n)
+}
+
+// nilBackend is the panic value (or error) of a method of a nil *Backend.
+func nilBackend(op string) *OpError { return &OpError{Op: op, Msg: "nil *Backend"} }
+
+// ptr is the C backend, under b.mu; it panics if b is nil or closed.
 func (b *Backend) ptr() *C.struct_lm_ggml_backend {
-	if b == nil || b.b == nil {
+	if b == nil {
+		panic(nilBackend("Backend"))
+	}
+	if b.b == nil || b.closeLater.Load() {
 		panic(ErrClosedBackend)
 	}
 	return b.b
 }
 
+// use pins the backend for a short call that does not hold b.mu (which a
+// computation holds): Close waits for done. It panics if b is nil or closed.
+func (b *Backend) use(op string) (p *C.struct_lm_ggml_backend, done func()) {
+	if b == nil {
+		panic(nilBackend(op))
+	}
+	if b.closeLater.Load() || !b.life.pin() {
+		panic(ErrClosedBackend)
+	}
+	return b.b, b.life.unpin
+}
+
+// lock takes b.mu for a call on b, panicking if b is nil or closed; unlock
+// ends it.
+func (b *Backend) lock(op string) *C.struct_lm_ggml_backend {
+	if b == nil {
+		panic(nilBackend(op))
+	}
+	b.mu.Lock()
+	if b.b == nil || b.closeLater.Load() {
+		b.unlock()
+		panic(ErrClosedBackend)
+	}
+	return b.b
+}
+
+// unlock releases b.mu, first freeing the backend if Close came from a
+// callback of the call that held it.
+func (b *Backend) unlock() {
+	if b.closeLater.Load() && b.b != nil {
+		b.free()
+	}
+	b.mu.Unlock()
+}
+
 // Close frees the backend. Buffers made from its buffer type stay valid.
-// Close is idempotent.
+// Close waits for a computation on the backend; from a custom-op or eval
+// callback of a computation, it returns at once and the backend is freed
+// when the computation ends. Close is idempotent.
 func (b *Backend) Close() error {
 	if b == nil {
 		return nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b == nil {
-		return nil
+	if !b.mu.TryLock() {
+		if !insideCallback() {
+			b.mu.Lock()
+		} else if b.closeLater.Store(true); !b.mu.TryLock() {
+			return nil // the holder of b.mu frees it (unlock)
+		}
 	}
-	b.cleanup.Stop()
-	freeBackend(backendHandle{b.b, b.abort, b.poolRef, b.drv})
-	b.b, b.abort, b.pool = nil, nil, nil
+	defer b.mu.Unlock()
+	if b.b != nil {
+		b.free()
+	}
 	return nil
 }
 
+// free releases the backend's resources (under b.mu).
+func (b *Backend) free() {
+	b.closeLater.Store(true)
+	b.stopMu.Lock()
+	for stop := range b.stops {
+		(*stop)()
+	}
+	b.stopMu.Unlock()
+	b.life.retire(func() {}, false) // short calls and servers in flight end first
+	b.cleanup.Stop()
+	freeBackend(backendHandle{b.b, b.abort, b.poolRef, b.drv, nil})
+	b.held.Release()
+	b.b, b.abort, b.pool = nil, nil, nil
+}
+
 // Name is the backend's name ("CPU").
-func (b *Backend) Name() string { return C.GoString(C.lm_ggml_backend_name(b.ptr())) }
+func (b *Backend) Name() string {
+	p, done := b.use("Backend.Name")
+	defer done()
+	return C.GoString(C.lm_ggml_backend_name(p))
+}
 
 // IsCPU reports whether this is a CPU backend.
-func (b *Backend) IsCPU() bool { return bool(C.lm_ggml_backend_is_cpu(b.ptr())) }
+func (b *Backend) IsCPU() bool {
+	p, done := b.use("Backend.IsCPU")
+	defer done()
+	return bool(C.lm_ggml_backend_is_cpu(p))
+}
 
 // SetThreads sets the number of threads a CPU backend computes with.
 func (b *Backend) SetThreads(n int) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.ptr()
+	if b == nil {
+		return nilBackend("SetThreads")
+	}
+	if insideCallback() {
+		return ErrInCallback
+	}
+	p := b.lock("SetThreads")
+	defer b.unlock()
 	if !C.lm_ggml_backend_is_cpu(p) {
-		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", b.Name())
+		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", C.GoString(C.lm_ggml_backend_name(p)))
 	}
 	if err := checkThreads("SetThreads", n); err != nil {
 		return err
@@ -245,11 +391,16 @@ func (b *Backend) SetThreads(n int) error {
 // pool again). The backend keeps tp alive while it is set; closing tp while
 // it is set makes computations fail.
 func (b *Backend) SetThreadpool(tp *Threadpool) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.ptr()
+	if b == nil {
+		return nilBackend("SetThreadpool")
+	}
+	if insideCallback() {
+		return ErrInCallback
+	}
+	p := b.lock("SetThreadpool")
+	defer b.unlock()
 	if !C.lm_ggml_backend_is_cpu(p) {
-		return fmt.Errorf("ggml: SetThreadpool: %s is not a CPU backend", b.Name())
+		return fmt.Errorf("ggml: SetThreadpool: %s is not a CPU backend", C.GoString(C.lm_ggml_backend_name(p)))
 	}
 	var ctp *C.struct_lm_ggml_threadpool
 	if tp != nil {
@@ -265,22 +416,45 @@ func (b *Backend) SetThreadpool(tp *Threadpool) error {
 	}
 	b.poolRef.set(tp)
 	b.pool = tp
+	b.account() // its own pool is gone
 	return nil
 }
 
 // BufferType is the backend's default buffer type.
 func (b *Backend) BufferType() *BufferType {
-	bt := C.lm_ggml_backend_get_default_buffer_type(b.ptr())
+	p, done := b.use("Backend.BufferType")
+	defer done()
+	bt := C.lm_ggml_backend_get_default_buffer_type(p)
 	return &BufferType{bt: bt, owner: b}
 }
 
 // NewBuffer allocates a buffer of the backend's default type.
-func (b *Backend) NewBuffer(size int) (*Buffer, error) { return b.BufferType().NewBuffer(size) }
+func (b *Backend) NewBuffer(size int) (*Buffer, error) {
+	if b == nil {
+		return nil, nilBackend("NewBuffer")
+	}
+	return b.BufferType().NewBuffer(size)
+}
 
 // Supports reports whether the backend can compute t's op for t's types
 // (and reach its sources' memory).
 func (b *Backend) Supports(t *Tensor) bool {
-	return bool(C.lm_ggml_backend_supports_op(b.ptr(), t.ptr()))
+	needTensors("Supports", t)
+	p, done := b.use("Backend.Supports")
+	defer done()
+	return bool(C.lm_ggml_backend_supports_op(p, t.ptr()))
+}
+
+// computeArgs checks the arguments of a Compute: an error for a nil
+// context or graph.
+func computeArgs(op string, ctx context.Context, g *Graph) error {
+	switch {
+	case ctx == nil:
+		return &OpError{Op: op, Msg: "nil context.Context"}
+	case g == nil:
+		return &OpError{Op: op, Msg: "nil *Graph"}
+	}
+	return nil
 }
 
 // Compute computes g. Every tensor of g needs data (a context that
@@ -291,10 +465,15 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 	if insideCallback() {
 		return ErrInCallback
 	}
+	if b == nil {
+		return nilBackend("Compute")
+	}
+	if err := computeArgs("Compute", ctx, g); err != nil {
+		return err
+	}
 	g.ptr()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.ptr()
+	p := b.lock("Compute")
+	defer b.unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -327,11 +506,7 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, o := range pins {
-			o.unpin()
-		}
-	}()
+	defer unpinAll(pins)
 	var e C.gg_err
 	var st C.int
 	start := time.Now()
@@ -345,6 +520,9 @@ func (b *Backend) Compute(ctx context.Context, g *Graph) error {
 		st = C.gg_backend_compute(p, g.g, &e)
 	}
 	b.last = time.Since(start)
+	if b.cpu {
+		b.account()
+	}
 	runtime.KeepAlive(g)
 	switch {
 	case st == C.LM_GGML_STATUS_ABORTED && cancellable && ctx.Err() != nil:
@@ -415,7 +593,7 @@ func CPURepacks(t Type) bool {
 
 func (bt *BufferType) ptr() *C.struct_lm_ggml_backend_buffer_type {
 	if bt == nil || bt.bt == nil {
-		panic(&OpError{Op: "BufferType", Msg: "nil buffer type"})
+		panic(&OpError{Op: "BufferType", Msg: "nil *BufferType"})
 	}
 	return bt.bt
 }
@@ -441,6 +619,9 @@ func (bt *BufferType) IsHost() bool { return bool(C.lm_ggml_backend_buft_is_host
 
 // NewBuffer allocates a buffer of size bytes.
 func (bt *BufferType) NewBuffer(size int) (*Buffer, error) {
+	if bt == nil || bt.bt == nil {
+		return nil, &OpError{Op: "NewBuffer", Msg: "nil *BufferType"}
+	}
 	if size < 0 {
 		return nil, fmt.Errorf("ggml: NewBuffer: negative size %d", size)
 	}
@@ -476,7 +657,6 @@ var ErrClosedBuffer = errors.New("ggml: use of closed buffer")
 // lose their data (using them is then an error). It is safe for concurrent
 // use.
 type Buffer struct {
-	mu      sync.Mutex
 	life    memLife
 	b       *C.struct_lm_ggml_backend_buffer
 	bt      *BufferType
@@ -486,7 +666,7 @@ type Buffer struct {
 	cleanup runtime.Cleanup
 }
 
-func newBuffer(b *C.struct_lm_ggml_backend_buffer, bt *BufferType, parts []*C.struct_lm_ggml_backend_buffer) *Buffer {
+func newBuffer(b *C.struct_lm_ggml_backend_buffer, bt *BufferType, parts []C.lm_ggml_backend_buffer_t) *Buffer {
 	buf := &Buffer{b: b, bt: bt}
 	buf.mem.add(b)
 	for _, p := range parts {
@@ -511,59 +691,93 @@ type bufferHandle struct {
 	charged int64
 }
 
-func (b *Buffer) ptr() *C.struct_lm_ggml_backend_buffer {
-	if b == nil || b.b == nil {
+// use pins the buffer for a method: its C buffer stays valid until done is
+// called. A nil buffer panics with an *OpError, a closed one with
+// ErrClosedBuffer.
+func (b *Buffer) use(op string) (p *C.struct_lm_ggml_backend_buffer, done func()) {
+	if b == nil {
+		panic(&OpError{Op: op, Msg: "nil *Buffer"})
+	}
+	if !b.life.pin() {
 		panic(ErrClosedBuffer)
 	}
-	return b.b
+	return b.b, b.life.unpin
 }
 
-// Close detaches the tensors allocated in the buffer and frees it.
-// Close is idempotent.
+// Close detaches the tensors allocated in the buffer and frees it, once the
+// computations and data accesses using it are over (Close from a custom-op
+// callback of such a computation returns at once; the buffer is freed when
+// the computation ends). Close is idempotent.
 func (b *Buffer) Close() error {
 	if b == nil {
 		return nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b == nil {
-		return nil
-	}
-	b.life.hold() // computations and data accesses in flight finish first
+	b.life.retire(b.free, true)
+	return nil
+}
+
+// free is Close once nothing uses the buffer.
+func (b *Buffer) free() {
 	b.users.detach(&b.mem)
 	owners.remove(b.mem.bufs)
 	b.cleanup.Stop()
 	C.lm_ggml_backend_buffer_free(b.b)
 	cmem.Release(b.charged)
 	b.b = nil
-	return nil
 }
 
 // Size is the buffer's size in bytes.
-func (b *Buffer) Size() int { return int(C.lm_ggml_backend_buffer_get_size(b.ptr())) }
+func (b *Buffer) Size() int {
+	p, done := b.use("Buffer.Size")
+	defer done()
+	return int(C.lm_ggml_backend_buffer_get_size(p))
+}
 
 // Name is the name of the buffer's type.
-func (b *Buffer) Name() string { return C.GoString(C.lm_ggml_backend_buffer_name(b.ptr())) }
+func (b *Buffer) Name() string {
+	p, done := b.use("Buffer.Name")
+	defer done()
+	return C.GoString(C.lm_ggml_backend_buffer_name(p))
+}
 
 // Type is the buffer's type.
-func (b *Buffer) Type() *BufferType { b.ptr(); return b.bt }
+func (b *Buffer) Type() *BufferType {
+	_, done := b.use("Buffer.Type")
+	defer done()
+	return b.bt
+}
 
 // IsHost reports whether the buffer is memory of this process.
-func (b *Buffer) IsHost() bool { return bool(C.lm_ggml_backend_buffer_is_host(b.ptr())) }
+func (b *Buffer) IsHost() bool {
+	p, done := b.use("Buffer.IsHost")
+	defer done()
+	return bool(C.lm_ggml_backend_buffer_is_host(p))
+}
 
 // Clear sets every byte of the buffer to v.
 func (b *Buffer) Clear(v byte) error {
+	if b == nil {
+		return &OpError{Op: "Buffer.Clear", Msg: "nil *Buffer"}
+	}
+	p, done := b.use("Buffer.Clear")
+	defer done()
 	var e C.gg_err
-	C.gg_backend_buffer_clear(&e, b.ptr(), C.uint8_t(v))
+	C.gg_backend_buffer_clear(&e, p, C.uint8_t(v))
 	return cError("Clear", &e)
 }
 
 // Usage is what the buffer holds.
-func (b *Buffer) Usage() BufferUsage { return BufferUsage(C.lm_ggml_backend_buffer_get_usage(b.ptr())) }
+func (b *Buffer) Usage() BufferUsage {
+	p, done := b.use("Buffer.Usage")
+	defer done()
+	return BufferUsage(C.lm_ggml_backend_buffer_get_usage(p))
+}
 
 // SetUsage tells the backend what the buffer holds.
 func (b *Buffer) SetUsage(u BufferUsage) {
-	C.lm_ggml_backend_buffer_set_usage(b.ptr(), C.enum_lm_ggml_backend_buffer_usage(u))
+	p, done := b.use("Buffer.SetUsage")
+	defer done()
+	C.lm_ggml_backend_buffer_set_usage(p, C.enum_lm_ggml_backend_buffer_usage(u))
 }
 
 // ---------------------------------------------------------------- who points into which memory
@@ -639,14 +853,16 @@ func (b *Buffer) pin() bool { return b.life.pin() }
 func (b *Buffer) unpin()    { b.life.unpin() }
 
 // memLife counts the uses in flight of some memory (pins) so that freeing or
-// moving it (hold) waits for them. A pin fails while the memory is
+// moving it (hold, retire) waits for them. A pin fails while the memory is
 // held, instead of waiting: a Go callback of a computation that
 // reads a tensor must not wait for a Close that waits for the computation.
 type memLife struct {
-	mu   sync.Mutex
-	cond sync.Cond
-	pins int
-	held bool
+	mu     sync.Mutex
+	cond   sync.Cond
+	pins   int
+	held   bool
+	onIdle func()        // retire from a callback: run at the last unpin
+	gone   chan struct{} // retire was called; closed once its free ran
 }
 
 func (l *memLife) pin() bool {
@@ -661,17 +877,29 @@ func (l *memLife) pin() bool {
 
 func (l *memLife) unpin() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.pins--
-	if l.pins == 0 && l.cond.L != nil {
-		l.cond.Broadcast()
+	var f func()
+	if l.pins == 0 {
+		if l.cond.L != nil {
+			l.cond.Broadcast()
+		}
+		f, l.onIdle = l.onIdle, nil
+	}
+	l.mu.Unlock()
+	if f != nil {
+		f()
 	}
 }
 
 // hold waits until no pin is held and makes new pins fail until share.
-func (l *memLife) hold() {
+// From a callback of a computation, which may hold a pin and waits for the
+// callback, it fails with ErrInCallback instead of waiting.
+func (l *memLife) hold() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.pins > 0 && insideCallback() {
+		return ErrInCallback
+	}
 	if l.cond.L == nil {
 		l.cond.L = &l.mu
 	}
@@ -679,13 +907,52 @@ func (l *memLife) hold() {
 	for l.pins > 0 {
 		l.cond.Wait()
 	}
+	return nil
 }
 
-// share ends hold.
+// share ends hold (not a retirement that came meanwhile).
 func (l *memLife) share() {
 	l.mu.Lock()
-	l.held = false
+	l.held = l.gone != nil
 	l.mu.Unlock()
+}
+
+// retire makes pins fail for good and runs free once none is held: after
+// waiting for them, or, with deferInCallback, called from a callback of a
+// computation (which may hold a pin and waits for the callback), at the
+// last unpin. A later retire waits until free has run (except from a
+// callback).
+func (l *memLife) retire(free func(), deferInCallback bool) {
+	l.mu.Lock()
+	if l.gone != nil {
+		gone := l.gone
+		l.mu.Unlock()
+		if !insideCallback() {
+			<-gone
+		}
+		return
+	}
+	gone := make(chan struct{})
+	l.gone = gone
+	free0 := free
+	free = func() {
+		free0()
+		close(gone)
+	}
+	l.held = true
+	if deferInCallback && l.pins > 0 && insideCallback() {
+		l.onIdle = free
+		l.mu.Unlock()
+		return
+	}
+	if l.cond.L == nil {
+		l.cond.L = &l.mu
+	}
+	for l.pins > 0 {
+		l.cond.Wait()
+	}
+	l.mu.Unlock()
+	free()
 }
 
 // ownerOf is the Go owner of t's memory, if any.
@@ -780,8 +1047,14 @@ func (ctx *Context) AllocTensors(target any) (*Buffer, error) {
 	var bt *BufferType
 	switch v := target.(type) {
 	case *Backend:
+		if v == nil {
+			return nil, nilBackend("AllocTensors")
+		}
 		bt = v.BufferType()
 	case *BufferType:
+		if v == nil || v.bt == nil {
+			return nil, &OpError{Op: "AllocTensors", Msg: "nil *BufferType"}
+		}
 		bt = v
 	default:
 		return nil, fmt.Errorf("ggml: AllocTensors: target is %T, not a *Backend or *BufferType", target)
@@ -800,12 +1073,12 @@ func (ctx *Context) AllocTensors(target any) (*Buffer, error) {
 		}
 		return nil, ErrNothingToAllocate
 	}
-	// the parts a multi-buffer's tensors point to
-	var parts []*C.struct_lm_ggml_backend_buffer
-	for t := C.lm_ggml_get_first_tensor(p); t != nil; t = C.lm_ggml_get_next_tensor(p, t) {
-		if tb := C.gg_tensor_buffer(t); tb != nil && tb != b {
-			parts = append(parts, tb)
-		}
+	// the parts a multi-buffer's tensors point to (only this call's: tensors
+	// placed by an earlier call belong to the Buffer that call returned)
+	var parts []C.lm_ggml_backend_buffer_t
+	if n := C.lm_backend_multi_buffer_parts(b, nil, 0); n > 0 {
+		parts = make([]C.lm_ggml_backend_buffer_t, n)
+		C.lm_backend_multi_buffer_parts(b, &parts[0], n)
 	}
 	buf := newBuffer(b, bt, parts)
 	buf.track(ctx)
@@ -821,6 +1094,9 @@ var ErrNothingToAllocate = errors.New("ggml: AllocTensors: every tensor already 
 // or *BufferType, as AllocTensors) and copies their data from f. f may be
 // closed afterwards.
 func (c *Context) LoadGGUFInto(f *gguf.File, target any) (map[string]*Tensor, *Buffer, error) {
+	if f == nil {
+		return nil, nil, &OpError{Op: "LoadGGUFInto", Msg: "nil *gguf.File"}
+	}
 	if !c.NoAlloc() {
 		return nil, nil, errors.New("ggml: LoadGGUFInto needs a NoAlloc context")
 	}
@@ -918,9 +1194,11 @@ func (t *Tensor) localData(op string, repacked bool) (p unsafe.Pointer, release 
 
 // withData runs f on the tensor's bytes in this process's memory: the tensor
 // itself, or, for a tensor in a buffer of another kind of memory, a copy read
-// through the backend (and written back after f when write is set). Writing
-// a read-only tensor (LoadGGUF without copy) panics with an *OpError.
-func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
+// through the backend (and written back after f when write is set). With
+// whole, f writes every element, so a contiguous tensor's copy is not read
+// first. Writing a read-only tensor (LoadGGUF without copy) panics with an
+// *OpError; a failed transfer (an RPC server gone) is the error returned.
+func (t *Tensor) withData(op string, write, whole bool, f func(p *C.struct_lm_ggml_tensor)) error {
 	defer t.pinData(op)()
 	p := t.requireData(op)
 	if write {
@@ -929,15 +1207,65 @@ func (t *Tensor) withData(op string, write bool, f func(p *C.struct_lm_ggml_tens
 	defer runtime.KeepAlive(t) // the memory must outlive the C calls (see Graph.compute)
 	if p.data == nil || C.gg_data_is_local(p, false) {
 		f(p)
-		return
+		return nil
 	}
 	var e C.gg_err
-	s := C.gg_shadow_get(&e, p)
-	check(op, &e)
+	fresh := C.int(0)
+	if write && whole && bool(C.lm_ggml_is_contiguous(p)) {
+		fresh = 1
+	}
+	s := C.gg_shadow_get(&e, p, fresh)
+	if err := cError(op, &e); err != nil {
+		return err
+	}
 	defer C.free(unsafe.Pointer(s))
 	f(s)
 	if write {
 		C.gg_shadow_put(&e, p, s)
+		return cError(op, &e)
+	}
+	return nil
+}
+
+// withElem runs f on the element of the tensor at the given indices: in
+// place, or, for a tensor in another kind of memory, on a copy of that
+// element alone (read first unless write, written back after f when write),
+// which f reaches at indices 0. A failed transfer panics with an *OpError.
+func (t *Tensor) withElem(op string, write bool, i0, i1, i2, i3 C.int64_t, f func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t)) {
+	defer t.pinData(op)()
+	p := t.requireData(op)
+	if write {
+		p = t.requireWritable(op)
+	}
+	defer runtime.KeepAlive(t)
+	if p.data == nil || C.gg_data_is_local(p, false) {
+		f(p, i0, i1, i2, i3)
+		return
+	}
+	off := C.size_t(i0)*p.nb[0] + C.size_t(i1)*p.nb[1] + C.size_t(i2)*p.nb[2] + C.size_t(i3)*p.nb[3]
+	var e C.gg_err
+	fresh := C.int(0)
+	if write {
+		fresh = 1
+	}
+	s := C.gg_elem_get(&e, p, off, fresh)
+	check(op, &e)
+	defer C.free(unsafe.Pointer(s))
+	f(s, 0, 0, 0, 0)
+	if write {
+		C.gg_elem_put(&e, p, s, off)
 		check(op, &e)
 	}
 }
+
+// mustData is withData for methods without an error result: a failed
+// transfer panics with an *OpError.
+func (t *Tensor) mustData(op string, write bool, f func(p *C.struct_lm_ggml_tensor)) {
+	if err := t.withData(op, write, false, f); err != nil {
+		panic(&OpError{Op: op, Msg: strings.TrimPrefix(err.Error(), "ggml: "+op+": ")})
+	}
+}
+
+// ownPoolWorkers is the number of worker threads of the CPU backends' own
+// pools alive now (for tests).
+func ownPoolWorkers() int { return int(C.lm_backend_cpu_own_workers()) }

@@ -3,11 +3,15 @@ package ggml
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -518,4 +522,449 @@ func TestBufferCloseWaitsForCompute(t *testing.T) {
 	require.Error(t, <-errc, "the callback's read of the closing buffer is an error of Compute")
 	<-closed
 	require.False(t, x.HasData())
+}
+
+// twoBufferContext is a NoAlloc context whose tensors were placed by two
+// AllocTensors calls: x in first, late (added after the first call) in
+// second; y = x*late is computed by a custom op that waits for release.
+type twoBufferContext struct {
+	ctx            *Context
+	x, late, y     *Tensor
+	first, second  *Buffer
+	g              *Graph
+	started, relse chan struct{}
+}
+
+func newTwoBufferContext(t *testing.T, be *Backend) *twoBufferContext {
+	f := &twoBufferContext{started: make(chan struct{}), relse: make(chan struct{})}
+	var err error
+	f.ctx, err = NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.ctx.Close() })
+	f.x = f.ctx.NewTensor1D(TypeF32, 1<<16).SetName("x")
+	f.first, err = f.ctx.AllocTensors(be)
+	require.NoError(t, err)
+	f.late = f.ctx.NewTensor1D(TypeF32, 1<<16).SetName("late")
+	f.second, err = f.ctx.AllocTensors(be)
+	require.NoError(t, err)
+	require.NoError(t, f.x.SetFloat32s(ramp(1<<16, 1)))
+	require.NoError(t, f.late.SetFloat32s(ramp(1<<16, 2)))
+	var once sync.Once
+	f.y = f.ctx.MapCustom2(f.x, f.late, func(dst, a, b *Tensor, ith, nth int) {
+		once.Do(func() { close(f.started); <-f.relse })
+	}, 1)
+	yb, err := f.ctx.AllocTensors(be)
+	require.NoError(t, err)
+	t.Cleanup(func() { yb.Close() })
+	f.g = f.ctx.NewGraph().BuildForward(f.ctx.Add(f.ctx.Mul(f.x, f.late), f.y))
+	return f
+}
+
+// Each Buffer of a context allocated in two steps owns its own tensors:
+// Close of either waits for a computation reading its memory (it does not
+// free it under the computation).
+func TestBufferCloseWaitsForComputeOfEachBuffer(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	for _, which := range []string{"first", "second", "first, Graph.Compute", "second, Graph.Compute"} {
+		f := newTwoBufferContext(t, be)
+		compute := func() error { return be.Compute(context.Background(), f.g) }
+		if strings.HasSuffix(which, "Graph.Compute") {
+			compute = func() error { return f.g.Compute(2) }
+		}
+		require.Same(t, f.first, f.x.Buffer())
+		require.Same(t, f.second, f.late.Buffer())
+		buf := f.first
+		if strings.HasPrefix(which, "second") {
+			buf = f.second
+		}
+		ga, err := NewGraphAllocator()
+		require.NoError(t, err)
+		require.NoError(t, ga.Alloc(f.g))
+		errc := make(chan error, 1)
+		go func() { errc <- compute() }()
+		<-f.started
+		closed := make(chan struct{})
+		go func() { _ = buf.Close(); close(closed) }()
+		// Close must be waiting for the computation's pin, not done
+		deadline := time.Now().Add(time.Minute)
+		for {
+			select {
+			case <-closed:
+				t.Fatalf("Close of the %s buffer returned while a computation read it", which)
+			default:
+			}
+			buf.life.mu.Lock()
+			waiting := buf.life.held && buf.life.pins > 0
+			buf.life.mu.Unlock()
+			if waiting {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "Close never started waiting")
+			runtime.Gosched()
+		}
+		close(f.relse)
+		require.NoError(t, <-errc)
+		<-closed
+		require.NoError(t, ga.Close())
+	}
+}
+
+// Closing one Buffer detaches only the tensors placed in it.
+func TestBufferCloseDetachesOnlyItsTensors(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	f := newTwoBufferContext(t, be)
+	want := f.x.Bytes()
+	require.NoError(t, f.second.Close())
+	require.False(t, f.late.HasData())
+	require.True(t, f.x.HasData(), "the first buffer's tensor kept its memory")
+	require.Equal(t, want, f.x.Bytes())
+	require.Same(t, f.first, f.x.Buffer())
+	require.NoError(t, f.first.Close())
+	require.False(t, f.x.HasData())
+
+	// and the other way round
+	f = newTwoBufferContext(t, be)
+	want = f.late.Bytes()
+	require.NoError(t, f.first.Close())
+	require.False(t, f.x.HasData())
+	require.True(t, f.late.HasData())
+	require.Equal(t, want, f.late.Bytes())
+	require.NoError(t, f.second.Close())
+}
+
+// ---------------------------------------------------------------- every method, misused
+
+// methodArgs gives the arguments of a method call: the values of fix whose
+// type matches, zero values (nil pointers, 0, nil context) otherwise.
+func methodArgs(m reflect.Value, fix []any) []reflect.Value {
+	mt := m.Type()
+	args := make([]reflect.Value, mt.NumIn())
+	for i := range args {
+		at := mt.In(i)
+		if mt.IsVariadic() && i == mt.NumIn()-1 {
+			at = at.Elem()
+		}
+		args[i] = reflect.Zero(at)
+		for _, v := range fix {
+			if v != nil && reflect.TypeOf(v).AssignableTo(at) {
+				args[i] = reflect.ValueOf(v)
+				break
+			}
+		}
+	}
+	if mt.IsVariadic() {
+		args = args[:len(args)-1]
+	}
+	return args
+}
+
+// misuseOutcome calls f and describes a contract violation: a runtime error
+// (nil dereference, ...), a panic value that is not an error, or no return
+// within a minute. "" if f returned or panicked with an error.
+func misuseOutcome(f func()) string {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	select {
+	case r := <-done:
+		if r == nil {
+			return ""
+		}
+		if _, ok := r.(runtime.Error); ok {
+			return fmt.Sprintf("runtime error: %v", r)
+		}
+		if _, ok := r.(error); !ok {
+			return fmt.Sprintf("panic with %T %v", r, r)
+		}
+		return ""
+	case <-time.After(time.Minute):
+		return "no return within a minute"
+	}
+}
+
+// callEveryMethod calls each exported method of recv (Close last) with the
+// arguments methodArgs makes from fix, and reports the violations.
+func callEveryMethod(t *testing.T, what string, recv any, fix ...any) {
+	t.Helper()
+	v := reflect.ValueOf(recv)
+	var closeM reflect.Value
+	for i := range v.NumMethod() {
+		name := v.Type().Method(i).Name
+		m := v.Method(i)
+		if name == "Close" {
+			closeM = m
+			continue
+		}
+		if bad := misuseOutcome(func() { m.Call(methodArgs(m, fix)) }); bad != "" {
+			t.Errorf("%s %T.%s: %s", what, recv, name, bad)
+		}
+	}
+	if closeM.IsValid() {
+		if bad := misuseOutcome(func() { closeM.Call(nil) }); bad != "" {
+			t.Errorf("%s %T.Close: %s", what, recv, bad)
+		}
+	}
+}
+
+// misuseFixture is one open object of each kind, and a graph and tensor
+// whose memory is in a buffer of the backend.
+type misuseFixture struct {
+	be  *Backend
+	bt  *BufferType
+	buf *Buffer
+	ga  *GraphAllocator
+	sc  *Scheduler
+	tp  *Threadpool
+	g   *Graph
+	x   *Tensor
+}
+
+func newMisuseFixture(t *testing.T) *misuseFixture {
+	f := &misuseFixture{}
+	var err error
+	f.be, err = NewCPUBackend()
+	require.NoError(t, err)
+	require.NoError(t, f.be.SetThreads(2))
+	f.bt = f.be.BufferType()
+	ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	f.x = ctx.NewTensor1D(TypeF32, 64).SetName("x")
+	f.buf, err = ctx.AllocTensors(f.be)
+	require.NoError(t, err)
+	require.NoError(t, f.buf.Clear(0))
+	f.g = ctx.NewGraph().BuildForward(ctx.Scale(f.x, 2))
+	f.ga, err = NewGraphAllocator()
+	require.NoError(t, err)
+	require.NoError(t, f.ga.Alloc(f.g))
+	f.sc, err = NewScheduler([]*Backend{f.be}, 64, false)
+	require.NoError(t, err)
+	f.tp, err = NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	return f
+}
+
+func (f *misuseFixture) objects() []any {
+	return []any{f.be, f.bt, f.buf, f.ga, f.sc, f.tp}
+}
+
+func (f *misuseFixture) close() {
+	f.sc.Close()
+	f.ga.Close()
+	f.buf.Close()
+	f.tp.Close()
+	f.be.Close()
+}
+
+// Nil receivers and nil arguments of the backend types' methods give an
+// error (or an *OpError panic where there is no error result), never a
+// runtime error.
+func TestNilArgumentsGiveErrors(t *testing.T) {
+	quietLog(t)
+	f := newMisuseFixture(t)
+	defer f.close()
+	for _, nilRecv := range []any{(*Backend)(nil), (*BufferType)(nil), (*Buffer)(nil), (*GraphAllocator)(nil), (*Scheduler)(nil), (*Threadpool)(nil)} {
+		callEveryMethod(t, "nil receiver", nilRecv, f.g, f.x, f.be)
+	}
+	for _, o := range f.objects() {
+		if _, isTP := o.(*Threadpool); isTP {
+			continue // its methods take no pointers
+		}
+		callEveryMethod(t, "nil arguments", o)
+	}
+	f = newMisuseFixture(t)
+	defer f.close()
+
+	// the calls of the issue, one by one: errors where there is an error result
+	var oe *OpError
+	require.ErrorAs(t, f.be.Compute(context.Background(), nil), &oe)
+	var nilCtx context.Context // a nil context on purpose
+	require.ErrorAs(t, f.be.Compute(nilCtx, f.g), &oe)
+	require.ErrorAs(t, f.sc.Compute(nilCtx, f.g), &oe)
+	require.ErrorAs(t, f.ga.Alloc(nil), &oe)
+	require.ErrorAs(t, f.ga.Reserve(nil), &oe)
+	require.ErrorAs(t, f.sc.Alloc(nil), &oe)
+	require.ErrorAs(t, f.sc.Reserve(nil), &oe)
+	require.ErrorAs(t, f.sc.Compute(context.Background(), nil), &oe)
+	require.ErrorAs(t, f.sc.SetTensorBackend(nil, f.be), &oe)
+	require.ErrorAs(t, f.sc.SetTensorBackend(f.x, nil), &oe)
+	require.ErrorAs(t, panicValue(func() { f.be.Supports(nil) }).(error), &oe)
+	ctx, err := NewContext(ContextOptions{MemSize: 4 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	ctx.NewTensor1D(TypeF32, 4)
+	_, err = ctx.AllocTensors((*Backend)(nil))
+	require.ErrorAs(t, err, &oe)
+	require.Contains(t, err.Error(), "nil")
+	require.NotErrorIs(t, err, ErrClosedBackend)
+	_, err = ctx.AllocTensors((*BufferType)(nil))
+	require.ErrorAs(t, err, &oe)
+	_, _, err = ctx.LoadGGUFInto(nil, f.be)
+	require.ErrorAs(t, err, &oe)
+	require.ErrorAs(t, panicValue(func() { (*Tensor)(nil).Buffer() }).(error), &oe)
+	require.ErrorAs(t, panicValue(func() { (*Graph)(nil).NNodes() }).(error), &oe)
+	require.Error(t, ServeRPC(context.Background(), nil, f.be, 0))
+	_, err = DialRPC(nilCtx, "127.0.0.1:1")
+	require.Error(t, err)
+	_, _, err = RPCDeviceMemory(nilCtx, "127.0.0.1:1")
+	require.Error(t, err)
+	require.Error(t, ServeRPC(nilCtx, nil, f.be, 0))
+}
+
+// Every method of a closed backend object gives an error or panics with one
+// (ErrClosedBackend, ErrClosedBuffer, ...), never a runtime error or a hang.
+func TestMethodsAfterClose(t *testing.T) {
+	quietLog(t)
+	f := newMisuseFixture(t)
+	f.close()
+	for _, o := range f.objects() {
+		callEveryMethod(t, "closed", o, context.Background(), f.g, f.x, f.be, f.tp)
+	}
+	require.False(t, f.x.HasData())
+	require.PanicsWithValue(t, ErrClosedBackend, func() { f.be.Name() })
+	require.PanicsWithValue(t, ErrClosedBuffer, func() { f.buf.Size() })
+	require.PanicsWithValue(t, ErrClosedAllocator, func() { f.ga.BufferSize(0) })
+	require.PanicsWithValue(t, ErrClosedScheduler, func() { f.sc.NSplits() })
+}
+
+// Every method of the backend objects, called while other goroutines close
+// them, gives a result, an error or an error panic: nothing is freed under
+// a call (run with -race).
+func TestMethodsConcurrentWithClose(t *testing.T) {
+	quietLog(t)
+	for range 3 {
+		f := newMisuseFixture(t)
+		var wg sync.WaitGroup
+		for _, o := range f.objects() {
+			wg.Go(func() { callEveryMethod(t, "concurrent with Close", o, context.Background(), f.g, f.x, f.be, f.tp) })
+		}
+		wg.Go(func() {
+			if bad := misuseOutcome(func() { _ = f.be.Compute(context.Background(), f.g) }); bad != "" {
+				t.Errorf("Compute concurrent with Close: %s", bad)
+			}
+			f.close()
+		})
+		wg.Wait()
+		f.close()
+	}
+}
+
+// CPU backends left unclosed, each computed once on a pool of its own, are
+// collected before their worker threads pile up: their threads count toward
+// collections like other C resources (counted here: the workers of the
+// backends' own pools, not the process's threads).
+func TestUnclosedCPUBackendsAreCollected(t *testing.T) {
+	const n, threads = 300, 4
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+	x := ctx.NewTensor1D(TypeF32, 4096).Fill(1)
+	g := ctx.NewGraph().BuildForward(ctx.Scale(x, 2))
+	settle()
+	start := ownPoolWorkers()
+	peak := 0
+	for range n {
+		be, err := NewCPUBackend()
+		require.NoError(t, err)
+		require.NoError(t, be.SetThreads(threads))
+		require.NoError(t, be.Compute(context.Background(), g))
+		peak = max(peak, ownPoolWorkers()-start)
+	}
+	t.Logf("at most %d workers of own pools alive for %d unclosed backends of %d threads", peak, n, threads)
+	require.Less(t, peak, n*(threads-1)/2)
+	for deadline := time.Now().Add(time.Minute); ownPoolWorkers()-start >= peak; {
+		require.True(t, time.Now().Before(deadline), "the collector never freed the rest")
+		settle()
+	}
+}
+
+// Close called from two goroutines while a computation uses the buffer:
+// neither returns before the buffer is freed and its tensors detached.
+func TestBufferCloseFromTwoGoroutinesBothWait(t *testing.T) {
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	f := newTwoBufferContext(t, be)
+	ga, err := NewGraphAllocator()
+	require.NoError(t, err)
+	defer ga.Close()
+	require.NoError(t, ga.Alloc(f.g))
+	errc := make(chan error, 1)
+	go func() { errc <- be.Compute(context.Background(), f.g) }()
+	<-f.started
+	attached := make(chan bool, 2)
+	for range 2 {
+		go func() {
+			_ = f.first.Close()
+			attached <- f.x.HasData()
+		}()
+	}
+	close(f.relse)
+	require.NoError(t, <-errc)
+	require.False(t, <-attached, "a Close returned before the tensors were detached")
+	require.False(t, <-attached, "a Close returned before the tensors were detached")
+}
+
+// Close of the Buffer, GraphAllocator and Backend a computation uses, called
+// from a custom-op callback of that computation, returns at once (waiting
+// would wait for itself) and takes effect when the computation ends.
+func TestCloseInCallbackTakesEffectWhenComputeEnds(t *testing.T) {
+	quietLog(t)
+	for _, which := range []string{"buffer", "allocator", "backend"} {
+		be, err := NewCPUBackend()
+		require.NoError(t, err)
+		ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+		require.NoError(t, err)
+		x := ctx.NewTensor1D(TypeF32, 256)
+		buf, err := ctx.AllocTensors(be)
+		require.NoError(t, err)
+		require.NoError(t, x.SetFloat32s(ramp(256, 1)))
+		ga, err := NewGraphAllocator()
+		require.NoError(t, err)
+		var once sync.Once
+		closed := make(chan error, 1)
+		y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+			once.Do(func() {
+				switch which {
+				case "buffer":
+					closed <- buf.Close()
+				case "allocator":
+					closed <- ga.Close()
+				case "backend":
+					closed <- be.Close()
+				}
+			})
+		}, 2)
+		g := ctx.NewGraph().BuildForward(ctx.Scale(y, 2))
+		require.NoError(t, ga.Alloc(g))
+		errc := make(chan error, 1)
+		go func() { errc <- be.Compute(context.Background(), g) }()
+		select {
+		case err := <-errc:
+			require.NoError(t, err, which)
+		case <-time.After(time.Minute):
+			t.Fatalf("Close of the %s from a callback: Compute never returned", which)
+		}
+		require.NoError(t, <-closed)
+		switch which {
+		case "buffer":
+			require.False(t, x.HasData())
+			require.PanicsWithValue(t, ErrClosedBuffer, func() { buf.Size() })
+		case "allocator":
+			require.False(t, y.HasData())
+			require.PanicsWithValue(t, ErrClosedAllocator, func() { ga.BufferSize(0) })
+		case "backend":
+			require.PanicsWithValue(t, ErrClosedBackend, func() { be.Name() })
+		}
+		require.NoError(t, ga.Close())
+		require.NoError(t, buf.Close())
+		require.NoError(t, be.Close())
+		require.NoError(t, ctx.Close())
+	}
 }

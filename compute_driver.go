@@ -202,6 +202,13 @@ func (dr *driverRef) get() *computeDriver {
 	return dr.drv
 }
 
+// started reports whether the driver's thread runs.
+func (dr *driverRef) started() bool {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	return dr.drv != nil
+}
+
 // close stops the driver, if any. No computation may be running.
 func (dr *driverRef) close() {
 	dr.mu.Lock()

@@ -318,6 +318,11 @@ func TestRunTakesThreadsOrAPool(t *testing.T) {
 	require.NoError(t, tp.Close())
 	require.Panics(t, func() { _ = g.Run(bg, ComputeOptions{Threadpool: tp}) }, "a closed pool")
 
+	var nilCtx context.Context
+	var op *OpError
+	require.ErrorAs(t, g.Run(nilCtx, ComputeOptions{}), &op, "a nil context")
+	require.ErrorAs(t, (*Graph)(nil).Run(bg, ComputeOptions{}), &op, "a nil graph")
+
 	cancelled, cancel := context.WithCancelCause(bg)
 	stop := errors.New("stopped by the test")
 	cancel(stop)

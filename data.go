@@ -120,9 +120,11 @@ func (t *Tensor) packedSize() int {
 
 // Bytes returns a copy of the tensor's data, packed in element order (rows of
 // blocks for quantized types), whatever the tensor's strides.
+// A failed transfer from another device's memory (an RPC server gone)
+// panics with an *OpError.
 func (t *Tensor) Bytes() []byte {
 	out := make([]byte, t.packedSize())
-	t.withData("Bytes", false, func(p *C.struct_lm_ggml_tensor) {
+	t.mustData("Bytes", false, func(p *C.struct_lm_ggml_tensor) {
 		if len(out) > 0 {
 			C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&out[0])), 0)
 		}
@@ -141,10 +143,9 @@ func (t *Tensor) SetBytes(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	t.withData("SetBytes", true, func(p *C.struct_lm_ggml_tensor) {
+	return t.withData("SetBytes", true, true, func(p *C.struct_lm_ggml_tensor) {
 		C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&b[0])), 1)
 	})
-	return nil
 }
 
 // Float32s returns the tensor's elements as float32 in element order,
@@ -156,9 +157,11 @@ func (t *Tensor) Float32s() ([]float32, error) {
 		return out, nil
 	}
 	var rc C.int
-	t.withData("Float32s", false, func(p *C.struct_lm_ggml_tensor) {
+	if err := t.withData("Float32s", false, false, func(p *C.struct_lm_ggml_tensor) {
 		rc = C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&out[0])))
-	})
+	}); err != nil {
+		return nil, err
+	}
 	if rc != 0 {
 		return nil, fmt.Errorf("ggml: Float32s: no conversion from %s to f32", t.Type())
 	}
@@ -176,9 +179,11 @@ func (t *Tensor) Float32sInto(dst []float32) error {
 		return nil
 	}
 	var rc C.int
-	t.withData("Float32sInto", false, func(p *C.struct_lm_ggml_tensor) {
+	if err := t.withData("Float32sInto", false, false, func(p *C.struct_lm_ggml_tensor) {
 		rc = C.gg_rows_to_f32(p, (*C.float)(unsafe.Pointer(&dst[0])))
-	})
+	}); err != nil {
+		return err
+	}
 	if rc != 0 {
 		return fmt.Errorf("ggml: Float32sInto: no conversion from %s to f32", t.Type())
 	}
@@ -198,9 +203,11 @@ func (t *Tensor) SetFloat32s(v []float32) error {
 		return nil
 	}
 	var rc C.int
-	t.withData("SetFloat32s", true, func(p *C.struct_lm_ggml_tensor) {
+	if err := t.withData("SetFloat32s", true, true, func(p *C.struct_lm_ggml_tensor) {
 		rc = C.gg_rows_from_f32(p, (*C.float)(unsafe.Pointer(&v[0])))
-	})
+	}); err != nil {
+		return err
+	}
 	if rc != 0 {
 		return fmt.Errorf("ggml: SetFloat32s: no conversion from f32 to %s", t.Type())
 	}
@@ -212,10 +219,15 @@ func (t *Tensor) Int32s() ([]int32, error) {
 	if t.Type() != TypeI32 {
 		return nil, fmt.Errorf("ggml: Int32s: tensor %q is %s, not i32", t.Name(), t.Type())
 	}
-	b := t.Bytes()
-	out := make([]int32, len(b)/4)
-	if len(out) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(b)), b)
+	out := make([]int32, t.NElements())
+	if len(out) == 0 {
+		return out, nil
+	}
+	err := t.withData("Int32s", false, false, func(p *C.struct_lm_ggml_tensor) {
+		C.gg_rows_copy(p, (*C.char)(unsafe.Pointer(&out[0])), 0)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -257,27 +269,35 @@ func (t *Tensor) index(op string, idx []int) (i0, i1, i2, i3 C.int64_t) {
 // F32 returns the element at the given indices (i0 first; missing ones are 0).
 func (t *Tensor) F32(idx ...int) (v float32) {
 	i0, i1, i2, i3 := t.index("F32", idx)
-	t.withData("F32", false, func(p *C.struct_lm_ggml_tensor) { v = float32(C.lm_cpu_get_f32_at(p, i0, i1, i2, i3)) })
+	t.withElem("F32", false, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		v = float32(C.lm_cpu_get_f32_at(p, i0, i1, i2, i3))
+	})
 	return v
 }
 
 // SetF32 sets the element at the given indices.
 func (t *Tensor) SetF32(v float32, idx ...int) {
 	i0, i1, i2, i3 := t.index("SetF32", idx)
-	t.withData("SetF32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_cpu_set_f32_at(p, i0, i1, i2, i3, C.float(v)) })
+	t.withElem("SetF32", true, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		C.lm_cpu_set_f32_at(p, i0, i1, i2, i3, C.float(v))
+	})
 }
 
 // I32 returns the element at the given indices as an int32.
 func (t *Tensor) I32(idx ...int) (v int32) {
 	i0, i1, i2, i3 := t.index("I32", idx)
-	t.withData("I32", false, func(p *C.struct_lm_ggml_tensor) { v = int32(C.lm_cpu_get_i32_at(p, i0, i1, i2, i3)) })
+	t.withElem("I32", false, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		v = int32(C.lm_cpu_get_i32_at(p, i0, i1, i2, i3))
+	})
 	return v
 }
 
 // SetI32 sets the element at the given indices.
 func (t *Tensor) SetI32(v int32, idx ...int) {
 	i0, i1, i2, i3 := t.index("SetI32", idx)
-	t.withData("SetI32", true, func(p *C.struct_lm_ggml_tensor) { C.lm_cpu_set_i32_at(p, i0, i1, i2, i3, C.int32_t(v)) })
+	t.withElem("SetI32", true, i0, i1, i2, i3, func(p *C.struct_lm_ggml_tensor, i0, i1, i2, i3 C.int64_t) {
+		C.lm_cpu_set_i32_at(p, i0, i1, i2, i3, C.int32_t(v))
+	})
 }
 
 // Fill sets every element to v (plain types only).
@@ -286,12 +306,12 @@ func (t *Tensor) Fill(v float32) *Tensor {
 	if t.Type().IsQuantized() {
 		panic(&OpError{Op: "Fill", Msg: "element access to a quantized tensor"})
 	}
-	t.withData("Fill", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_f32(p, C.float(v)) })
+	t.mustData("Fill", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_f32(p, C.float(v)) })
 	return t
 }
 
 // Zero sets the tensor's bytes to zero.
 func (t *Tensor) Zero() *Tensor {
-	t.withData("Zero", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_zero(p) })
+	t.mustData("Zero", true, func(p *C.struct_lm_ggml_tensor) { C.lm_ggml_set_zero(p) })
 	return t
 }

@@ -43,6 +43,10 @@
 // leaves the buffers allocated with it usable (their memory belongs to the
 // buffer type); a scheduler using it panics with ErrClosedBackend when used.
 // When an RPC server goes away, the buffers on it fail with errors.
+// A nil receiver or a nil argument (graph, tensor, backend, context.Context)
+// of a method of Backend, BufferType, Buffer, GraphAllocator, Scheduler or
+// Threadpool is an *OpError: returned by the methods that return an error,
+// their panic otherwise.
 //
 // Every resource that lives outside the Go heap (context arenas, the work
 // buffer of a computation, thread pools, GGUF metadata and mappings, backend
@@ -119,6 +123,9 @@
 //     computation ends. A callback that panics or calls runtime.Goexit
 //     (t.FailNow) makes Compute return an error. Each call runs on a goroutine
 //     of its own that the worker thread waits for (see Custom1Func).
+//     A Scheduler's eval callback (SetEvalCallback) follows the same rules;
+//     there the scheduler and its backends, which its computation holds,
+//     return (or panic with) ErrInCallback.
 //   - The logger (SetLogger) is called from whichever thread logs.
 //   - In package gguf, a File is safe for concurrent use, Close included
 //     (it waits for the calls running); a Writer is used by one goroutine

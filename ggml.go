@@ -270,6 +270,9 @@ func (t *Tensor) use(ctx *Context) *C.struct_lm_ggml_tensor {
 
 // ptr returns the C tensor, panicking if its context is closed.
 func (t *Tensor) ptr() *C.struct_lm_ggml_tensor {
+	if t == nil {
+		panic(&OpError{Op: "Tensor", Msg: "nil *Tensor"})
+	}
 	t.ctx.ptr()
 	return t.t
 }

@@ -125,6 +125,9 @@ func (ctx *Context) NewGraphCustom(size int, grads bool) *Graph {
 }
 
 func (g *Graph) ptr() *C.struct_lm_ggml_cgraph {
+	if g == nil {
+		panic(&OpError{Op: "Graph", Msg: "nil *Graph"})
+	}
 	g.ctx.ptr()
 	return g.g
 }
@@ -294,6 +297,9 @@ type ComputeOptions struct {
 // computed by Backend.Compute and Scheduler.Compute, which take the same
 // context first.
 func (g *Graph) Run(ctx context.Context, opts ComputeOptions) error {
+	if err := computeArgs("Run", ctx, g); err != nil {
+		return err
+	}
 	if insideCallback() {
 		return ErrInCallback
 	}
@@ -401,6 +407,12 @@ func (g *Graph) compute(cctx context.Context, nThreads int, tp *C.struct_lm_ggml
 	if err := g.initGrads(); err != nil {
 		return fmt.Errorf("ggml: compute: %w", err)
 	}
+	// tensors in backend memory (Buffers, ...): not freed until the end
+	pins, err := pinGraphMemory(g)
+	if err != nil {
+		return err
+	}
+	defer unpinAll(pins)
 	var cancel *C.int
 	if cctx.Done() != nil {
 		cancel = C.gg_new_flag()

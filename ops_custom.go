@@ -287,7 +287,8 @@ func runCallback(op *customOp, dst *C.struct_lm_ggml_tensor, call func(op *custo
 var runCallbackName = runtime.FuncForPC(reflect.ValueOf(runCallback).Pointer()).Name()
 
 // insideCallback reports whether the calling goroutine runs a custom-op
-// callback (where a computation, or a Reset, would wait for itself).
+// callback or a scheduler's eval callback (where a computation, or a Reset,
+// would wait for itself).
 func insideCallback() bool {
 	if callbacksRunning.Load() == 0 {
 		return false
@@ -297,7 +298,7 @@ func insideCallback() bool {
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		if f.Function == runCallbackName {
+		if f.Function == runCallbackName || f.Function == runSchedEvalName {
 			return true
 		}
 		if !more {

@@ -70,6 +70,9 @@ import (
 // ctx bounds the connection attempt.
 func DialRPC(ctx context.Context, endpoint string) (*Backend, error) {
 	initOnce()
+	if ctx == nil {
+		return nil, errors.New("ggml: DialRPC: nil context.Context")
+	}
 	type result struct {
 		b   *C.struct_lm_ggml_backend
 		err string
@@ -99,12 +102,19 @@ func DialRPC(ctx context.Context, endpoint string) (*Backend, error) {
 }
 
 // IsRPC reports whether b computes on an RPC server.
-func (b *Backend) IsRPC() bool { return bool(C.lm_ggml_backend_is_rpc(b.ptr())) }
+func (b *Backend) IsRPC() bool {
+	p, done := b.use("Backend.IsRPC")
+	defer done()
+	return bool(C.lm_ggml_backend_is_rpc(p))
+}
 
 // RPCDeviceMemory returns the free and total memory the RPC server at
 // endpoint reports. ctx bounds the request.
 func RPCDeviceMemory(ctx context.Context, endpoint string) (free, total uint64, err error) {
 	initOnce()
+	if ctx == nil {
+		return 0, 0, errors.New("ggml: RPCDeviceMemory: nil context.Context")
+	}
 	type result struct {
 		free, total uint64
 		err         string
@@ -160,14 +170,30 @@ func SetRPCTimeouts(connect, io time.Duration) {
 // listener (the clients' connections are handed to the C server as file
 // descriptors).
 func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64) error {
-	if ln == nil {
+	switch {
+	case ctx == nil:
+		return errors.New("ggml: ServeRPC: nil context.Context")
+	case ln == nil:
 		return errors.New("ggml: ServeRPC: nil listener")
+	case b == nil:
+		return errors.New("ggml: ServeRPC: nil *Backend")
+	}
+	// Close of b stops the server and waits until it is done with b
+	if b.closeLater.Load() || !b.life.pin() {
+		return fmt.Errorf("ggml: ServeRPC: %w", ErrClosedBackend)
+	}
+	defer b.life.unpin()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer b.onClose(cancel)()
+	if b.closeLater.Load() { // Close came between the pin and onClose
+		cancel()
 	}
 	if memBytes == 0 {
 		memBytes = uint64(C.gg_phys_mem())
 	}
 	memBytes = min(memBytes, uint64(^C.size_t(0)))
-	srv := C.lm_rpc_server_new(b.ptr(), C.size_t(memBytes), C.size_t(memBytes))
+	srv := C.lm_rpc_server_new(b.b, C.size_t(memBytes), C.size_t(memBytes))
 	if srv == nil {
 		return errors.New("ggml: ServeRPC: cannot create the server")
 	}
@@ -211,6 +237,9 @@ func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64)
 		<-stopped // srv is freed next: a stop already running must be over
 	}
 	C.lm_rpc_server_free(srv)
+	if err == nil && b.closeLater.Load() {
+		err = fmt.Errorf("ggml: ServeRPC: %w", ErrClosedBackend)
+	}
 	return err
 }
 

@@ -526,3 +526,172 @@ func TestRPCServerKilled(t *testing.T) {
 }
 
 var _ = errors.New
+
+// rpcCountingProxy relays connections to an RPC server and counts the
+// requests of each command the clients send.
+type rpcCountingProxy struct {
+	endpoint string
+	counts   [16]atomic.Int64
+}
+
+func startRPCCountingProxy(t *testing.T, server string) *rpcCountingProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	p := &rpcCountingProxy{endpoint: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", server)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); s.Close() })
+			go func() { _, _ = io.Copy(c, s); c.Close() }()
+			go func() {
+				defer s.Close()
+				for {
+					var h [9]byte
+					if _, err := io.ReadFull(c, h[:]); err != nil {
+						return
+					}
+					p.counts[h[0]&15].Add(1)
+					if _, err := s.Write(h[:]); err != nil {
+						return
+					}
+					if _, err := io.CopyN(s, c, int64(binary.LittleEndian.Uint64(h[1:]))); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return p
+}
+
+// Reading and writing a tensor whose RPC server went away returns an error
+// (an I/O failure), and writing a whole tensor sends it without reading it
+// first.
+func TestRemoteTensorIOErrorsAfterServerLoss(t *testing.T) {
+	quietLog(t)
+	s := startRPCServer(t, 64<<20)
+	proxy := startRPCCountingProxy(t, s.endpoint)
+	b, err := DialRPC(context.Background(), proxy.endpoint)
+	require.NoError(t, err)
+	defer b.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 8 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	f := ctx.NewTensor1D(TypeF32, 64).SetName("f")
+	i := ctx.NewTensor1D(TypeI32, 64).SetName("i")
+	buf, err := ctx.AllocTensors(b)
+	require.NoError(t, err)
+	defer buf.Close()
+
+	gets := proxy.counts[7].Load()
+	require.NoError(t, f.SetFloat32s(ramp(64, 1)))
+	require.NoError(t, f.SetBytes(f.Bytes()))
+	require.NoError(t, i.SetInt32s(make([]int32, 64)))
+	require.Equal(t, gets+1, proxy.counts[7].Load(), "whole writes read nothing (the one GET_TENSOR is Bytes)")
+	v, err := f.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, ramp(64, 1), v)
+	// one element: written without a read, read alone
+	gets = proxy.counts[7].Load()
+	f.SetF32(7, 3)
+	i.SetI32(-5, 63)
+	require.Equal(t, gets, proxy.counts[7].Load())
+	require.Equal(t, float32(7), f.F32(3))
+	require.Equal(t, int32(-5), i.I32(63))
+	require.Equal(t, gets+2, proxy.counts[7].Load())
+	v[3] = 7
+	got, err := f.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, v, got, "the other elements are untouched")
+
+	s.stop()
+	dst := make([]float32, 64)
+	for name, call := range map[string]func() error{
+		"Float32s":     func() error { _, err := f.Float32s(); return err },
+		"Float32sInto": func() error { return f.Float32sInto(dst) },
+		"Int32s":       func() error { _, err := i.Int32s(); return err },
+		"SetFloat32s":  func() error { return f.SetFloat32s(dst) },
+		"SetBytes":     func() error { return f.SetBytes(make([]byte, 256)) },
+		"SetInt32s":    func() error { return i.SetInt32s(make([]int32, 64)) },
+		"Clear":        func() error { return buf.Clear(0) },
+	} {
+		var err error
+		require.NotPanics(t, func() { err = call() }, name)
+		require.Error(t, err, name)
+	}
+	// methods without an error result report it as an *OpError
+	var oe *OpError
+	require.ErrorAs(t, panicValue(func() { f.Bytes() }).(error), &oe)
+	require.ErrorAs(t, panicValue(func() { f.F32(0) }).(error), &oe)
+}
+
+// Every method of an RPC backend and of the objects made with it, called
+// after its server went away, gives a result, an error or an error panic
+// (never a crash or a hang); so do the RPC entry points for that endpoint.
+func TestRPCMethodsAfterServerLoss(t *testing.T) {
+	quietLog(t)
+	SetRPCTimeouts(2*time.Second, 5*time.Second)
+	defer SetRPCTimeouts(10*time.Second, 5*time.Minute)
+	s := startRPCServer(t, 64<<20)
+	b, err := DialRPC(context.Background(), s.endpoint)
+	require.NoError(t, err)
+	defer b.Close()
+	cpu, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer cpu.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	x := ctx.NewTensor1D(TypeF32, 64).SetName("x")
+	buf, err := ctx.AllocTensors(b)
+	require.NoError(t, err)
+	require.NoError(t, x.SetFloat32s(ramp(64, 1)))
+	g := ctx.NewGraph().BuildForward(ctx.Scale(x, 2))
+	ga, err := NewGraphAllocator(b.BufferType())
+	require.NoError(t, err)
+	require.NoError(t, ga.Alloc(g))
+	require.NoError(t, b.Compute(context.Background(), g))
+	sc, err := NewScheduler([]*Backend{b, cpu}, 64, false)
+	require.NoError(t, err)
+
+	s.stop()
+	for _, o := range []any{b.BufferType(), buf, ga, sc, b} {
+		callEveryMethod(t, "server gone", o, context.Background(), g, x, b)
+	}
+	_, err = DialRPC(context.Background(), s.endpoint)
+	require.Error(t, err)
+	_, _, err = RPCDeviceMemory(context.Background(), s.endpoint)
+	require.Error(t, err)
+}
+
+// Closing a backend while ServeRPC serves it stops the server (ServeRPC
+// returns ErrClosedBackend) and frees the backend once the server is done.
+func TestBackendCloseStopsServeRPC(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cpu, err := NewCPUBackend()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- ServeRPC(context.Background(), ln, cpu, 64<<20) }()
+	b, err := DialRPC(context.Background(), ln.Addr().String())
+	require.NoError(t, err)
+	defer b.Close()
+	rpcCheckCompute(t, b)
+	require.NoError(t, cpu.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrClosedBackend)
+	case <-time.After(time.Minute):
+		t.Fatal("ServeRPC did not return after its backend was closed")
+	}
+	require.Error(t, ServeRPC(context.Background(), ln, cpu, 0), "a closed backend is not served")
+}

@@ -102,10 +102,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/cgo"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/internal/cmem"
@@ -140,6 +142,8 @@ type Scheduler struct {
 	life     memLife       // data accesses in flight to mem
 	held     *cmem.Holding // its host compute buffers, counted by the garbage collector
 	cleanup  runtime.Cleanup
+
+	closeLater atomic.Bool // Close from a callback: the holder of mu frees it
 }
 
 // ErrClosedScheduler is the panic value when a closed Scheduler is used.
@@ -207,10 +211,25 @@ func NewScheduler(backends []*Backend, graphSize int, parallel bool) (*Scheduler
 	return sc, nil
 }
 
+// lockWaits locks mu, unless that would wait from inside a callback (of a
+// computation that may hold mu and waits for the callback): then it reports
+// false without locking.
+func lockWaits(mu *sync.Mutex) bool {
+	if mu.TryLock() {
+		return true
+	}
+	if insideCallback() {
+		return false
+	}
+	mu.Lock()
+	return true
+}
+
 // lockBackends locks the backends and the thread pools set on them (each
 // in one global order, so that schedulers sharing backends cannot deadlock).
 // It panics with ErrClosedBackend if a backend is closed, and fails if a
-// pool set on one was closed. The returned function unlocks them.
+// pool set on one was closed, or with ErrInCallback if a callback would wait
+// for its own computation. The returned function unlocks them.
 func lockBackends(bs []*Backend) (func(), error) {
 	byAddr := func(a, b unsafe.Pointer) int {
 		switch {
@@ -223,8 +242,13 @@ func lockBackends(bs []*Backend) (func(), error) {
 	}
 	order := slices.Clone(bs)
 	slices.SortFunc(order, func(a, b *Backend) int { return byAddr(unsafe.Pointer(a), unsafe.Pointer(b)) })
-	for _, b := range order {
-		b.mu.Lock()
+	for i, b := range order {
+		if !lockWaits(&b.mu) {
+			for _, l := range order[:i] {
+				l.unlock()
+			}
+			return nil, ErrInCallback
+		}
 	}
 	var pools []*Threadpool
 	for _, b := range order {
@@ -233,19 +257,27 @@ func lockBackends(bs []*Backend) (func(), error) {
 		}
 	}
 	slices.SortFunc(pools, func(a, b *Threadpool) int { return byAddr(unsafe.Pointer(a), unsafe.Pointer(b)) })
-	for _, p := range pools {
-		p.mu.Lock()
+	for i, p := range pools {
+		if !lockWaits(&p.mu) {
+			for _, l := range pools[:i] {
+				l.mu.Unlock()
+			}
+			for _, b := range order {
+				b.unlock()
+			}
+			return nil, ErrInCallback
+		}
 	}
 	unlock := func() {
 		for _, p := range pools {
 			p.mu.Unlock()
 		}
 		for _, b := range order {
-			b.mu.Unlock()
+			b.unlock()
 		}
 	}
 	for _, b := range order {
-		if b.b == nil {
+		if b.b == nil || b.closeLater.Load() {
 			unlock()
 			panic(ErrClosedBackend)
 		}
@@ -270,13 +302,16 @@ func lockBackends(bs []*Backend) (func(), error) {
 }
 
 // enter locks the scheduler and its backends for a call that runs on them.
-// It panics if the scheduler or a backend is closed.
-func (sc *Scheduler) enter() (func(), error) {
-	sc.lock()
+// It panics if the scheduler or a backend is closed; ErrInCallback from a
+// callback of a computation holding them.
+func (sc *Scheduler) enter(op string) (func(), error) {
+	if err := sc.lock(op); err != nil {
+		return nil, err
+	}
 	unlock, err := func() (f func(), err error) {
 		defer func() {
 			if f == nil {
-				sc.mu.Unlock()
+				sc.unlock()
 			}
 		}()
 		return lockBackends(sc.backends)
@@ -286,31 +321,73 @@ func (sc *Scheduler) enter() (func(), error) {
 	}
 	return func() {
 		unlock()
-		sc.mu.Unlock()
+		sc.unlock()
 	}, nil
 }
 
-// lock locks the scheduler alone (for calls that only read its state).
-func (sc *Scheduler) lock() {
-	sc.mu.Lock()
-	if sc.s == nil {
-		sc.mu.Unlock()
+// lock locks the scheduler alone (for calls that only read its state). It
+// panics with an *OpError for a nil scheduler, ErrClosedScheduler for a
+// closed one, and returns ErrInCallback from a callback of a computation
+// holding the scheduler (the eval callback, a custom op's).
+func (sc *Scheduler) lock(op string) error {
+	if sc == nil {
+		panic(&OpError{Op: op, Msg: "nil *Scheduler"})
+	}
+	if !lockWaits(&sc.mu) {
+		return fmt.Errorf("ggml: Scheduler.%s: %w", op, ErrInCallback)
+	}
+	if sc.s == nil || sc.closeLater.Load() {
+		sc.unlock() // frees it if a Close from a callback left that to the holder
 		panic(ErrClosedScheduler)
+	}
+	return nil
+}
+
+// mustLock is lock for methods without an error result: ErrInCallback is
+// their panic.
+func (sc *Scheduler) mustLock(op string) {
+	if err := sc.lock(op); err != nil {
+		panic(err)
 	}
 }
 
+// unlock releases sc.mu, first freeing the scheduler if Close came from a
+// callback of the call that held it.
+func (sc *Scheduler) unlock() {
+	if sc.closeLater.Load() && sc.s != nil {
+		_ = sc.free() // not from a callback: the placement's readers can be waited for
+	}
+	sc.mu.Unlock()
+}
+
 // Close detaches the tensors the scheduler placed and frees it and its
-// compute buffers (not the backends). Close is idempotent.
+// compute buffers (not the backends). From a callback of a computation of
+// the scheduler it returns at once and the scheduler is freed when the
+// computation ends. Close is idempotent.
 func (sc *Scheduler) Close() error {
 	if sc == nil {
 		return nil
 	}
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.s == nil {
-		return nil
+	if !sc.mu.TryLock() {
+		if !insideCallback() {
+			sc.mu.Lock()
+		} else if sc.closeLater.Store(true); !sc.mu.TryLock() {
+			return nil // the holder of sc.mu frees it (unlock)
+		}
 	}
-	sc.release()
+	defer sc.mu.Unlock()
+	if sc.s != nil {
+		return sc.free()
+	}
+	return nil
+}
+
+// free releases the scheduler (under sc.mu).
+func (sc *Scheduler) free() error {
+	if err := sc.release(); err != nil {
+		return fmt.Errorf("ggml: Scheduler.Close: %w", err)
+	}
+	sc.closeLater.Store(false)
 	sc.cleanup.Stop()
 	freeScheduler(schedHandle{sc.s, sc.stop, nil, nil})
 	sc.held.Release()
@@ -320,14 +397,19 @@ func (sc *Scheduler) Close() error {
 	return nil
 }
 
-// release detaches the tensors of earlier placements (under sc.mu).
-func (sc *Scheduler) release() {
-	sc.life.hold() // data accesses in flight to the old placement finish first
+// release detaches the tensors of earlier placements (under sc.mu). It
+// fails with ErrInCallback from a callback of a computation reading them.
+func (sc *Scheduler) release() error {
+	// data accesses in flight to the old placement finish first
+	if err := sc.life.hold(); err != nil {
+		return err
+	}
 	defer sc.life.share()
 	sc.users.detach(&sc.mem)
 	owners.remove(sc.mem.bufs)
 	sc.mem = memRanges{}
 	sc.placed = nil
+	return nil
 }
 
 func (sc *Scheduler) pin() bool { return sc.life.pin() }
@@ -369,7 +451,9 @@ func (sc *Scheduler) account() {
 // place splits g and places it (what: 0 reserve, 1 alloc), under the locks.
 func (sc *Scheduler) place(op string, g *Graph, what C.int) error {
 	g.ptr()
-	sc.release()
+	if err := sc.release(); err != nil {
+		return fmt.Errorf("ggml: Scheduler.%s: %w", op, err)
+	}
 	var e C.gg_err
 	ok := C.gg_sched_place(&e, sc.s, g.g, what)
 	sc.account()
@@ -389,11 +473,25 @@ func (sc *Scheduler) place(op string, g *Graph, what C.int) error {
 
 func graphCounts(g *Graph) [2]int { return [2]int{int(g.g.n_nodes), int(g.g.n_leafs)} }
 
+// schedArgs checks the receiver and graph of a call: an error for nil.
+func schedArgs(op string, sc *Scheduler, g *Graph) error {
+	switch {
+	case sc == nil:
+		return &OpError{Op: "Scheduler." + op, Msg: "nil *Scheduler"}
+	case g == nil:
+		return &OpError{Op: "Scheduler." + op, Msg: "nil *Graph"}
+	}
+	return nil
+}
+
 // Reserve sizes the compute buffers for g, the largest graph to come,
 // without placing or computing it: graphs of its shape then compute without
 // allocating.
 func (sc *Scheduler) Reserve(g *Graph) error {
-	unlock, err := sc.enter()
+	if err := schedArgs("Reserve", sc, g); err != nil {
+		return err
+	}
+	unlock, err := sc.enter("Reserve")
 	if err != nil {
 		return fmt.Errorf("ggml: Scheduler.Reserve: %w", err)
 	}
@@ -404,7 +502,10 @@ func (sc *Scheduler) Reserve(g *Graph) error {
 // Alloc assigns g's nodes to backends and places its tensors in the compute
 // buffers, so that inputs can be set before Compute.
 func (sc *Scheduler) Alloc(g *Graph) error {
-	unlock, err := sc.enter()
+	if err := schedArgs("Alloc", sc, g); err != nil {
+		return err
+	}
+	unlock, err := sc.enter("Alloc")
 	if err != nil {
 		return fmt.Errorf("ggml: Scheduler.Alloc: %w", err)
 	}
@@ -414,11 +515,36 @@ func (sc *Scheduler) Alloc(g *Graph) error {
 
 // schedCall is what the eval trampoline needs during one Compute.
 type schedCall struct {
-	g       *Graph
-	fn      func(t *Tensor, ask bool) bool
-	err     error // a panic of fn
-	stopped bool
+	g    *Graph
+	fn   func(t *Tensor, ask bool) bool
+	err  error // a panic of fn, or its runtime.Goexit
+	want bool  // fn's last result
 }
+
+// runSchedEval runs the eval callback on a goroutine of its own, which the
+// computation waits for (as custom-op callbacks: a runtime.Goexit ends only
+// it, and insideCallback finds it on the stack).
+func runSchedEval(call *schedCall, t *Tensor, ask bool, done chan<- struct{}) {
+	defer close(done)
+	returned := false
+	defer func() {
+		r := recover()
+		switch {
+		case r != nil:
+			if err, ok := r.(error); ok {
+				call.err = fmt.Errorf("ggml: Scheduler.Compute: eval callback panicked: %w", err)
+			} else {
+				call.err = fmt.Errorf("ggml: Scheduler.Compute: eval callback panicked: %v", r)
+			}
+		case !returned:
+			call.err = fmt.Errorf("ggml: Scheduler.Compute: eval callback: %w", errGoexit)
+		}
+	}()
+	call.want = call.fn(t, ask)
+	returned = true
+}
+
+var runSchedEvalName = runtime.FuncForPC(reflect.ValueOf(runSchedEval).Pointer()).Name()
 
 // Compute computes g: the graph placed last (by Alloc or the previous
 // Compute) as it is, any other graph after placing it. Cancelling ctx stops
@@ -428,7 +554,13 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 	if insideCallback() {
 		return ErrInCallback
 	}
-	unlock, err := sc.enter()
+	if err := schedArgs("Compute", sc, g); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return &OpError{Op: "Scheduler.Compute", Msg: "nil context.Context"}
+	}
+	unlock, err := sc.enter("Compute")
 	if err != nil {
 		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 	}
@@ -446,6 +578,13 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 	if err := g.initGrads(); err != nil { // once placed: the gradients need memory
 		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
 	}
+	// the memory of the graph's tensors (weights in Buffers, ...) stays
+	// until the computation ends
+	pins, err := pinGraphMemory(g)
+	if err != nil {
+		return fmt.Errorf("ggml: Scheduler.Compute: %w", err)
+	}
+	defer unpinAll(pins)
 	if ctx.Done() != nil {
 		C.gg_sched_stop_set(sc.stop, 0)
 		var watched []C.lm_ggml_backend_t
@@ -472,6 +611,11 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 	var e C.gg_err
 	st := C.gg_sched_compute(&e, sc.s, g.g, C.uintptr_t(h))
 	runtime.KeepAlive(g)
+	for _, b := range sc.backends {
+		if b.cpu {
+			b.account()
+		}
+	}
 	switch {
 	case call != nil && call.err != nil:
 		return call.err
@@ -493,19 +637,30 @@ func (sc *Scheduler) Compute(ctx context.Context, g *Graph) error {
 // node's result; if so the graph is cut after the node and fn is called
 // again with ask false once it is computed (its data can then be read), and
 // returning false stops the computation (Compute returns nil). fn runs on
-// the goroutine calling Compute and must not use the scheduler or its
-// backends. nil removes the callback.
+// a goroutine of its own that Compute waits for; it must not use the
+// scheduler or its backends (their methods return or panic with
+// ErrInCallback there, and Close takes effect when Compute ends). A panic
+// or runtime.Goexit of fn makes Compute return an error. nil removes the
+// callback.
 func (sc *Scheduler) SetEvalCallback(fn func(t *Tensor, ask bool) bool) {
-	sc.lock()
-	defer sc.mu.Unlock()
+	sc.mustLock("SetEvalCallback")
+	defer sc.unlock()
 	sc.eval = fn
 }
 
 // SetTensorBackend makes t (a node of the graphs to come) be computed on b,
 // one of the scheduler's backends, until Reset.
 func (sc *Scheduler) SetTensorBackend(t *Tensor, b *Backend) error {
-	sc.lock()
-	defer sc.mu.Unlock()
+	if sc == nil {
+		return &OpError{Op: "Scheduler.SetTensorBackend", Msg: "nil *Scheduler"}
+	}
+	if t == nil || b == nil {
+		return &OpError{Op: "Scheduler.SetTensorBackend", Msg: "nil tensor or backend"}
+	}
+	if err := sc.lock("SetTensorBackend"); err != nil {
+		return err
+	}
+	defer sc.unlock()
 	i := slices.Index(sc.backends, b)
 	if i < 0 {
 		return errors.New("ggml: Scheduler.SetTensorBackend: the backend is not one of the scheduler's")
@@ -517,8 +672,9 @@ func (sc *Scheduler) SetTensorBackend(t *Tensor, b *Backend) error {
 // TensorBackend is the backend t was assigned to by the last placement (or
 // by SetTensorBackend), nil if none.
 func (sc *Scheduler) TensorBackend(t *Tensor) *Backend {
-	sc.lock()
-	defer sc.mu.Unlock()
+	needTensors("Scheduler.TensorBackend", t)
+	sc.mustLock("TensorBackend")
+	defer sc.unlock()
 	cb := C.lm_ggml_backend_sched_get_tensor_backend(sc.s, t.ptr())
 	if i := slices.Index(sc.cbs, cb); i >= 0 && cb != nil {
 		return sc.backends[i]
@@ -528,22 +684,22 @@ func (sc *Scheduler) TensorBackend(t *Tensor) *Backend {
 
 // NSplits is the number of splits of the last graph placed or reserved.
 func (sc *Scheduler) NSplits() int {
-	sc.lock()
-	defer sc.mu.Unlock()
+	sc.mustLock("NSplits")
+	defer sc.unlock()
 	return int(C.lm_ggml_backend_sched_get_n_splits(sc.s))
 }
 
 // NCopies is the number of copies kept of each input (1: see NewScheduler).
 func (sc *Scheduler) NCopies() int {
-	sc.lock()
-	defer sc.mu.Unlock()
+	sc.mustLock("NCopies")
+	defer sc.unlock()
 	return int(C.lm_ggml_backend_sched_get_n_copies(sc.s))
 }
 
 // Backends returns the scheduler's backends, in priority order.
 func (sc *Scheduler) Backends() []*Backend {
-	sc.lock()
-	defer sc.mu.Unlock()
+	sc.mustLock("Backends")
+	defer sc.unlock()
 	return slices.Clone(sc.backends)
 }
 
@@ -551,8 +707,8 @@ func (sc *Scheduler) Backends() []*Backend {
 // the buffer of an earlier backend with the same buffer type, or is not one
 // of the scheduler's).
 func (sc *Scheduler) BufferSize(b *Backend) int {
-	sc.lock()
-	defer sc.mu.Unlock()
+	sc.mustLock("BufferSize")
+	defer sc.unlock()
 	i := slices.Index(sc.backends, b)
 	if i < 0 {
 		return 0
@@ -563,8 +719,10 @@ func (sc *Scheduler) BufferSize(b *Backend) int {
 // Reset forgets the assignments (SetTensorBackend included) and detaches
 // the tensors of the graph placed last; the compute buffers are kept.
 func (sc *Scheduler) Reset() {
-	sc.lock()
-	defer sc.mu.Unlock()
-	sc.release()
+	sc.mustLock("Reset")
+	defer sc.unlock()
+	if err := sc.release(); err != nil {
+		panic(fmt.Errorf("ggml: Scheduler.Reset: %w", err))
+	}
 	C.lm_ggml_backend_sched_reset(sc.s)
 }

@@ -10,7 +10,6 @@ package ggml
 import "C"
 
 import (
-	"fmt"
 	"runtime/cgo"
 )
 
@@ -20,11 +19,13 @@ func goSchedEval(t *C.struct_lm_ggml_tensor, ask C.bool, h C.uintptr_t) (want C.
 	if call.err != nil {
 		return C.bool(ask) // see the node through, then stop
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			call.err = fmt.Errorf("ggml: Scheduler.Compute: eval callback panicked: %v", r)
-			want = C.bool(ask)
-		}
-	}()
-	return C.bool(call.fn(call.g.ctx.wrap(t), bool(ask)))
+	callbacksRunning.Add(1)
+	defer callbacksRunning.Add(-1)
+	done := make(chan struct{})
+	go runSchedEval(call, call.g.ctx.wrap(t), bool(ask), done)
+	<-done
+	if call.err != nil {
+		return ask
+	}
+	return C.bool(call.want)
 }

@@ -2,9 +2,11 @@ package ggml
 
 import (
 	"context"
+	"fmt"
 
 	"math"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -527,4 +529,95 @@ func benchScheduler(b *testing.B, run func(b *testing.B, sc *Scheduler, setup *s
 		}
 	}
 	run(b, sc, setup, pin)
+}
+
+// An eval callback that uses its scheduler or the scheduler's backends gets
+// ErrInCallback (they are held by the Compute that runs the callback) instead
+// of waiting forever; Close from it takes effect when Compute ends; a
+// runtime.Goexit in it is an error of Compute.
+func TestSchedulerEvalCallbackReentryErrors(t *testing.T) {
+	a, b := twoCPUBackends(t)
+	defer a.Close()
+	defer b.Close()
+	setup := newSchedSetup(t, a, b)
+	defer setup.close()
+	sc, err := NewScheduler([]*Backend{a, b}, 256, false)
+	require.NoError(t, err)
+	defer sc.Close()
+	n, g, ctx := setup.graph(t)
+	defer ctx.Close()
+	require.NoError(t, sc.Alloc(g))
+	n.fillInput(t)
+
+	uses := map[string]func() error{
+		"Compute":               func() error { return sc.Compute(context.Background(), g) },
+		"Alloc":                 func() error { return sc.Alloc(g) },
+		"Reserve":               func() error { return sc.Reserve(g) },
+		"SetTensorBackend":      func() error { return sc.SetTensorBackend(n.h, a) },
+		"NSplits":               func() error { sc.NSplits(); return nil },
+		"NCopies":               func() error { sc.NCopies(); return nil },
+		"Backends":              func() error { sc.Backends(); return nil },
+		"BufferSize":            func() error { sc.BufferSize(a); return nil },
+		"TensorBackend":         func() error { sc.TensorBackend(n.h); return nil },
+		"Reset":                 func() error { sc.Reset(); return nil },
+		"SetEvalCallback":       func() error { sc.SetEvalCallback(nil); return nil },
+		"Backend.Compute":       func() error { return a.Compute(context.Background(), g) },
+		"Backend.SetThreads":    func() error { return b.SetThreads(1) },
+		"Backend.SetThreadpool": func() error { return a.SetThreadpool(nil) },
+	}
+	for name, use := range uses {
+		var got error
+		sc.SetEvalCallback(func(*Tensor, bool) bool {
+			if got == nil {
+				got = func() (err error) {
+					defer func() {
+						if r := recover(); r != nil {
+							err, _ = r.(error)
+							if err == nil {
+								err = fmt.Errorf("%v", r)
+							}
+						}
+					}()
+					return use()
+				}()
+			}
+			return true
+		})
+		done := make(chan error, 1)
+		go func() { done <- sc.Compute(context.Background(), g) }()
+		select {
+		case err := <-done:
+			require.NoError(t, err, name)
+		case <-time.After(time.Minute):
+			t.Fatalf("%s from the eval callback: Compute never returned", name)
+		}
+		require.ErrorIs(t, got, ErrInCallback, name)
+	}
+	sc.SetEvalCallback(nil)
+	want, err := func() ([]float32, error) {
+		require.NoError(t, sc.Compute(context.Background(), g))
+		return n.y.Float32s()
+	}()
+	require.NoError(t, err)
+
+	// runtime.Goexit (t.FailNow) in the callback: an error, the scheduler works on
+	sc.SetEvalCallback(func(*Tensor, bool) bool { runtime.Goexit(); return true })
+	require.ErrorContains(t, sc.Compute(context.Background(), g), "Goexit")
+	sc.SetEvalCallback(nil)
+	require.NoError(t, sc.Compute(context.Background(), g))
+
+	// Close of the scheduler and of a backend from the callback: when Compute ends
+	var once sync.Once
+	sc.SetEvalCallback(func(*Tensor, bool) bool {
+		once.Do(func() {
+			require.NoError(t, sc.Close())
+			require.NoError(t, b.Close())
+		})
+		return true
+	})
+	require.NoError(t, sc.Compute(context.Background(), g))
+	require.False(t, n.y.HasData(), "the scheduler closed: its placement is detached")
+	require.PanicsWithValue(t, ErrClosedScheduler, func() { sc.NSplits() })
+	require.PanicsWithValue(t, ErrClosedBackend, func() { b.Name() })
+	require.NotEmpty(t, want)
 }

@@ -150,7 +150,7 @@ func (e *closedError) Is(target error) bool { return target == ErrClosed }
 // ErrClosedThreadpool if the pool is closed.
 func (tp *Threadpool) withPool(f func(p *C.struct_lm_ggml_threadpool)) {
 	if tp == nil {
-		panic(ErrClosedThreadpool)
+		panic(&OpError{Op: "Threadpool", Msg: "nil *Threadpool"})
 	}
 	tp.state.Lock()
 	defer tp.state.Unlock()

@@ -9,6 +9,7 @@
 #include "ggml-cpu-impl.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,9 +171,20 @@ static lm_ggml_guid_t cpu_guid(void) {
 
 static const char * cpu_name(lm_ggml_backend_t backend) { (void) backend; return "CPU"; }
 
+// Worker threads of the backends' own pools now alive (Go's collector
+// accounting is checked against it).
+static atomic_int g_own_workers;
+
+static void own_pool_free(struct cpu_backend * ctx) {
+    if (ctx->own_pool == NULL) return;
+    atomic_fetch_sub(&g_own_workers, lm_ggml_threadpool_get_n_threads(ctx->own_pool) - 1);
+    lm_ggml_threadpool_free(ctx->own_pool);
+    ctx->own_pool = NULL;
+}
+
 static void cpu_free(lm_ggml_backend_t backend) {
     struct cpu_backend * ctx = backend->ctx;
-    lm_ggml_threadpool_free(ctx->own_pool);
+    own_pool_free(ctx);
     free(ctx->work);
     free(ctx);
     free(backend);
@@ -183,12 +195,12 @@ static void cpu_free(lm_ggml_backend_t backend) {
 static struct lm_ggml_threadpool * cpu_pool(struct cpu_backend * ctx) {
     if (ctx->user_pool != NULL) return ctx->user_pool;
     if (ctx->own_pool != NULL && lm_ggml_threadpool_get_n_threads(ctx->own_pool) != ctx->n_threads) {
-        lm_ggml_threadpool_free(ctx->own_pool);
-        ctx->own_pool = NULL;
+        own_pool_free(ctx);
     }
     if (ctx->own_pool == NULL && ctx->n_threads > 1) {
         struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(ctx->n_threads);
         ctx->own_pool = lm_ggml_threadpool_new(&p);
+        if (ctx->own_pool != NULL) atomic_fetch_add(&g_own_workers, ctx->n_threads - 1);
     }
     return ctx->own_pool;
 }
@@ -307,11 +319,19 @@ void lm_ggml_backend_cpu_set_threadpool(lm_ggml_backend_t backend_cpu, lm_ggml_t
     // The previous pool is left alone (the reference pauses it): it is the
     // caller's and may already be freed, and idle workers sleep anyway.
     ctx->user_pool = threadpool;
-    if (threadpool != NULL) {
-        lm_ggml_threadpool_free(ctx->own_pool);
-        ctx->own_pool = NULL;
-    }
+    if (threadpool != NULL) own_pool_free(ctx);
 }
+
+void lm_backend_cpu_held(lm_ggml_backend_t backend, int * threads, size_t * work) {
+    *threads = 0;
+    *work = 0;
+    if (!lm_ggml_backend_is_cpu(backend)) return;
+    const struct cpu_backend * ctx = backend->ctx;
+    *threads = ctx->own_pool != NULL ? lm_ggml_threadpool_get_n_threads(ctx->own_pool) - 1 : 0;
+    *work = ctx->work_size;
+}
+
+int lm_backend_cpu_own_workers(void) { return atomic_load(&g_own_workers); }
 
 void lm_ggml_backend_cpu_set_abort_callback(lm_ggml_backend_t backend_cpu, lm_ggml_abort_callback abort_callback, void * abort_callback_data) {
     struct cpu_backend * ctx = cpu_ctx_or_abort(backend_cpu, __func__);

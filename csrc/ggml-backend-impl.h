@@ -94,6 +94,9 @@ lm_ggml_backend_buffer_t lm_backend_host_buffer_alloc(lm_ggml_backend_buffer_typ
 // them all. Takes ownership of bufs[0..n) (the array itself is copied).
 lm_ggml_backend_buffer_t lm_backend_multi_buffer_new(lm_ggml_backend_buffer_t * bufs, size_t n);
 bool                     lm_backend_buffer_is_multi(lm_ggml_backend_buffer_t buf);
+// The parts of a multi-buffer (at most cap of them into out); their number,
+// 0 for another buffer.
+size_t                   lm_backend_multi_buffer_parts(lm_ggml_backend_buffer_t buf, lm_ggml_backend_buffer_t * out, size_t cap);
 
 // The host memory of a host buffer (is_host), for copies through the host.
 static inline bool lm_backend_tensor_is_host(const struct lm_ggml_tensor * t) {

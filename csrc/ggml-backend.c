@@ -333,6 +333,13 @@ bool lm_backend_buffer_is_multi(lm_ggml_backend_buffer_t buf) {
     return buf != NULL && buf->ops == &multi_ops;
 }
 
+size_t lm_backend_multi_buffer_parts(lm_ggml_backend_buffer_t buf, lm_ggml_backend_buffer_t * out, size_t cap) {
+    if (!lm_backend_buffer_is_multi(buf)) return 0;
+    const struct multi_ctx * m = buf->ctx;
+    for (size_t i = 0; i < m->n && i < cap; i++) out[i] = m->bufs[i];
+    return m->n;
+}
+
 // ---------------------------------------------------------------- tensor access
 
 // Host memory with no buffer (a tensor of an allocating context).

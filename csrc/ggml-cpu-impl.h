@@ -189,6 +189,13 @@ bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
 bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const struct lm_ggml_tensor * t);
 // whether matrices of this type (at least 8 rows, contiguous) are repacked at this level
 bool lm_cpu_repacks_type(enum lm_ggml_type type);
+
+// What a CPU backend holds beyond its struct: the worker threads of its own
+// pool (created on first compute with more than one thread) and its work
+// buffer's bytes; zeros for another backend. And the worker threads of all
+// CPU backends' own pools alive now.
+void lm_backend_cpu_held(lm_ggml_backend_t backend, int * threads, size_t * work);
+int  lm_backend_cpu_own_workers(void);
 void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out);
 void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain);
 
