@@ -1038,26 +1038,44 @@ func trackBackendView(ctx *Context, t *C.struct_lm_ggml_tensor) {
 
 // ---------------------------------------------------------------- tensors in backend memory
 
+// BufferTarget is where AllocTensors and LoadGGUFInto place tensors: a
+// *Backend (its default buffer type) or a *BufferType. No other type
+// implements it.
+type BufferTarget interface {
+	targetBufferType(op string) (*BufferType, error)
+}
+
+func (b *Backend) targetBufferType(op string) (*BufferType, error) {
+	if b == nil {
+		return nil, nilBackend(op)
+	}
+	return b.BufferType(), nil
+}
+
+func (bt *BufferType) targetBufferType(op string) (*BufferType, error) {
+	if bt == nil || bt.bt == nil {
+		return nil, &OpError{Op: op, Msg: "nil *BufferType"}
+	}
+	return bt, nil
+}
+
+// bufferTypeOf is target's buffer type, or an error for a nil target.
+func bufferTypeOf(op string, target BufferTarget) (*BufferType, error) {
+	if target == nil {
+		return nil, &OpError{Op: op, Msg: "nil BufferTarget"}
+	}
+	return target.targetBufferType(op)
+}
+
 // AllocTensors allocates every tensor of a NoAlloc context that has no data
-// yet in one buffer of target's type (target is a *Backend, its default
-// type, or a *BufferType), or in several if the type's maximum size
-// requires it (one Buffer owns them all). Views get their source's memory.
+// yet in one buffer of target's type (a *Backend's default type, or a
+// *BufferType), or in several if the type's maximum size requires it (one
+// Buffer owns them all). Views get their source's memory.
 // ErrNothingToAllocate if every tensor already has data.
-func (ctx *Context) AllocTensors(target any) (*Buffer, error) {
-	var bt *BufferType
-	switch v := target.(type) {
-	case *Backend:
-		if v == nil {
-			return nil, nilBackend("AllocTensors")
-		}
-		bt = v.BufferType()
-	case *BufferType:
-		if v == nil || v.bt == nil {
-			return nil, &OpError{Op: "AllocTensors", Msg: "nil *BufferType"}
-		}
-		bt = v
-	default:
-		return nil, fmt.Errorf("ggml: AllocTensors: target is %T, not a *Backend or *BufferType", target)
+func (ctx *Context) AllocTensors(target BufferTarget) (*Buffer, error) {
+	bt, err := bufferTypeOf("AllocTensors", target)
+	if err != nil {
+		return nil, err
 	}
 	p := ctx.ptr()
 	var e C.gg_err
@@ -1093,7 +1111,7 @@ var ErrNothingToAllocate = errors.New("ggml: AllocTensors: every tensor already 
 // f, named and shaped as in the file, allocates them in target (a *Backend
 // or *BufferType, as AllocTensors) and copies their data from f. f may be
 // closed afterwards.
-func (c *Context) LoadGGUFInto(f *gguf.File, target any) (map[string]*Tensor, *Buffer, error) {
+func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (map[string]*Tensor, *Buffer, error) {
 	if f == nil {
 		return nil, nil, &OpError{Op: "LoadGGUFInto", Msg: "nil *gguf.File"}
 	}

@@ -214,8 +214,8 @@ func TestBackendMisuse(t *testing.T) {
 	require.False(t, a.HasData())
 	requireOpPanic(t, "Float32s", func() { _, _ = a.Float32s() })
 
-	// AllocTensors: a bad target, then the real thing, then nothing left to do
-	_, err = ctx.AllocTensors(42)
+	// AllocTensors: no target, then the real thing, then nothing left to do
+	_, err = ctx.AllocTensors(nil)
 	require.Error(t, err)
 	buf, err := ctx.AllocTensors(CPUBufferType())
 	require.NoError(t, err)
