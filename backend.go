@@ -12,6 +12,20 @@ package ggml
 
 GG_DEF(struct lm_ggml_backend_buffer *, backend_buft_alloc_buffer, (struct lm_ggml_backend_buffer_type * bt, size_t size), (bt, size))
 GG_DEF(struct lm_ggml_backend_buffer *, backend_alloc_ctx_tensors_from_buft, (gg_c * ctx, struct lm_ggml_backend_buffer_type * bt), (ctx, bt))
+void lm_ggml_log_quiet(bool on);
+
+// Allocations whose failure the Go side returns as an error, with the
+// reason the core recorded copied to why (the core's own log line would
+// say it again). The reason is per thread: it is read in the same call.
+typedef struct { char msg[256]; } gg_why;
+static struct lm_ggml_backend_buffer * gg_quiet_alloc(gg_err * e, gg_why * why, gg_c * ctx, struct lm_ggml_backend_buffer_type * bt, size_t size) {
+    lm_backend_clear_error();
+    lm_ggml_log_quiet(true);
+    struct lm_ggml_backend_buffer * b = ctx != NULL ? gg_backend_alloc_ctx_tensors_from_buft(e, ctx, bt) : gg_backend_buft_alloc_buffer(e, bt, size);
+    lm_ggml_log_quiet(false);
+    snprintf(why->msg, sizeof(why->msg), "%s", b == NULL ? lm_backend_last_error() : "");
+    return b;
+}
 GG_DEFV(backend_buffer_clear, (struct lm_ggml_backend_buffer * b, uint8_t v), (b, v))
 GG_DEFV(backend_tensor_set, (gg_t * t, const void * d, size_t o, size_t n), (t, d, o, n))
 GG_DEFV(backend_tensor_get, (const gg_t * t, void * d, size_t o, size_t n), (t, d, o, n))
@@ -626,11 +640,15 @@ func (bt *BufferType) NewBuffer(size int) (*Buffer, error) {
 		return nil, fmt.Errorf("ggml: NewBuffer: negative size %d", size)
 	}
 	var e C.gg_err
-	b := C.gg_backend_buft_alloc_buffer(&e, bt.ptr(), C.size_t(size))
+	var why C.gg_why
+	b := C.gg_quiet_alloc(&e, &why, nil, bt.ptr(), C.size_t(size))
 	if err := cError("NewBuffer", &e); err != nil {
 		return nil, err
 	}
 	if b == nil {
+		if r := C.GoString(&why.msg[0]); r != "" {
+			return nil, errors.New("ggml: NewBuffer: " + r)
+		}
 		return nil, fmt.Errorf("ggml: NewBuffer: cannot allocate a %s buffer of %d bytes", bt.Name(), size)
 	}
 	return newBuffer(b, bt, nil), nil
@@ -1038,6 +1056,15 @@ func trackBackendView(ctx *Context, t *C.struct_lm_ggml_tensor) {
 
 // ---------------------------------------------------------------- tensors in backend memory
 
+// reason is ": " and the reason the core recorded for a failed allocation,
+// or "" if it recorded none.
+func reason(w *C.gg_why) string {
+	if r := C.GoString(&w.msg[0]); r != "" {
+		return ": " + r
+	}
+	return ""
+}
+
 // BufferTarget is where AllocTensors and LoadGGUFInto place tensors: a
 // *Backend (its default buffer type) or a *BufferType. No other type
 // implements it.
@@ -1079,14 +1106,15 @@ func (ctx *Context) AllocTensors(target BufferTarget) (*Buffer, error) {
 	}
 	p := ctx.ptr()
 	var e C.gg_err
-	b := C.gg_backend_alloc_ctx_tensors_from_buft(&e, p, bt.ptr())
+	var why C.gg_why
+	b := C.gg_quiet_alloc(&e, &why, p, bt.ptr(), 0)
 	if err := cError("AllocTensors", &e); err != nil {
 		return nil, err
 	}
 	if b == nil {
 		for _, t := range ctx.Tensors() {
 			if !t.HasData() && t.ViewSrc() == nil {
-				return nil, fmt.Errorf("ggml: AllocTensors: cannot allocate the tensors of the context in a %s buffer", bt.Name())
+				return nil, fmt.Errorf("ggml: AllocTensors: cannot allocate the tensors of the context in a %s buffer%s", bt.Name(), reason(&why))
 			}
 		}
 		return nil, ErrNothingToAllocate

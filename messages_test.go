@@ -110,3 +110,27 @@ func TestNewContextFailureIsNotAlsoLogged(t *testing.T) {
 		}
 	}
 }
+
+// A buffer that cannot be allocated is an error that says why, and the
+// core does not also log it.
+func TestBufferAllocationFailureIsNotAlsoLogged(t *testing.T) {
+	h := &recordHandler{}
+	SetLogger(slog.New(h))
+	defer SetLogger(nil)
+	_, err := CPUBufferType().NewBuffer(1 << 50)
+	require.Error(t, err)
+	ctx, cerr := NewContext(ContextOptions{MemSize: 4 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, cerr)
+	defer ctx.Close()
+	ctx.NewTensor1D(TypeF32, 1<<48)
+	_, aerr := ctx.AllocTensors(CPUBufferType())
+	require.Error(t, aerr)
+	t.Logf("errors: %v; %v", err, aerr)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		if r.Level >= slog.LevelWarn {
+			t.Errorf("logged %s %q as well as returning an error", r.Level, r.Message)
+		}
+	}
+}
