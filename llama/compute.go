@@ -75,23 +75,9 @@ func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendE
 	return e, nil
 }
 
-func (e *backendEngine) context() (*ggml.Context, error) { return e.renew(&e.ctx, e.meta) }
+func (e *backendEngine) context() (*ggml.Context, error) { return renewContext(&e.ctx, e.meta) }
 
-func (e *backendEngine) decodeContext() (*ggml.Context, error) { return e.renew(&e.dctx, e.dmeta) }
-
-// renew closes *c and makes it a new context over arena.
-func (e *backendEngine) renew(c **ggml.Context, arena []byte) (*ggml.Context, error) {
-	if *c != nil {
-		(*c).Close()
-		*c = nil
-	}
-	ctx, err := ggml.NewContext(ggml.ContextOptions{Buffer: arena, NoAlloc: true})
-	if err != nil {
-		return nil, err
-	}
-	*c = ctx
-	return ctx, nil
-}
+func (e *backendEngine) decodeContext() (*ggml.Context, error) { return renewContext(&e.dctx, e.dmeta) }
 
 func (e *backendEngine) run(ctx context.Context, b *batchGraph, tokens []int32) error {
 	if b.g != e.last {
