@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"weak"
@@ -553,11 +552,7 @@ func TestContractComputeCachedPool(t *testing.T) {
 	ctx := newCtx(t, 1<<20)
 	y := ctx.Scale(ctx.NewTensor1D(TypeF32, 4096).Fill(2), 3)
 	g := ctx.NewGraph().BuildForward(y)
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	cpu := func() time.Duration { return processCPUTime(t) }
 	for _, n := range []int{2, 4} {
 		for range 20 {
 			require.NoError(t, g.Compute(n))

@@ -12,6 +12,10 @@
 #include <sys/mman.h>
 #endif
 #include <time.h>
+#ifdef _WIN32
+#include <errno.h>
+#include <malloc.h>
+#endif
 
 extern const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT];
 extern const char * const lm_ggml_op_name_table[LM_GGML_OP_COUNT];
@@ -354,6 +358,18 @@ _Static_assert(sizeof(struct lm_ggml_object) % LM_GGML_MEM_ALIGN == 0, "object s
 // streaming short f32 rows from memory. Freed with free() as any other.
 #define LM_HUGE_PAGE (2u << 20)
 #define LM_HUGE_MIN  (8u << 20)
+#ifdef _WIN32
+// No posix_memalign in the Windows C runtime; no large pages either (they
+// need the "Lock pages in memory" privilege, which accounts seldom have).
+int lm_big_alloc(void ** p, size_t size) {
+    *p = _aligned_malloc(size > 0 ? size : 1, LM_BUFFER_ALIGN);
+    return *p != NULL ? 0 : ENOMEM;
+}
+
+void lm_big_free(void * p) {
+    _aligned_free(p);
+}
+#else
 int lm_big_alloc(void ** p, size_t size) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (size >= LM_HUGE_MIN) {
@@ -364,6 +380,7 @@ int lm_big_alloc(void ** p, size_t size) {
 #endif
     return posix_memalign(p, LM_BUFFER_ALIGN, size);
 }
+#endif
 
 struct lm_ggml_context * lm_ggml_init(struct lm_ggml_init_params params) {
     lm_ggml_fp16_table_init();
@@ -409,7 +426,7 @@ void lm_ggml_reset(struct lm_ggml_context * ctx) {
 void lm_ggml_free(struct lm_ggml_context * ctx) {
     if (ctx == NULL) return;
     if (ctx->mem_buffer_owned) {
-        free(ctx->mem_buffer);
+        lm_big_free(ctx->mem_buffer);
     }
     free(ctx);
 }
