@@ -15,6 +15,9 @@
 #ifdef _WIN32
 #include <errno.h>
 #include <malloc.h>
+#define WIN32_LEAN_AND_MEAN
+#define NOMINMAX
+#include <windows.h>
 #endif
 
 extern const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT];
@@ -125,7 +128,29 @@ int64_t lm_ggml_time_us(void) { return now_ns() / 1000; }
 int64_t lm_ggml_cycles(void) { return (int64_t) clock(); }
 int64_t lm_ggml_cycles_per_ms(void) { return CLOCKS_PER_SEC / 1000; }
 
+#ifdef _WIN32
+// Names are UTF-8 (Go's strings); fopen would read them in the ANSI code page.
+FILE * lm_ggml_fopen(const char * fname, const char * mode) {
+    wchar_t wmode[8];
+    const int nm = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, mode, -1, wmode, (int) (sizeof(wmode) / sizeof(wmode[0])));
+    const int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, fname, -1, NULL, 0);
+    if (nm <= 0 || n <= 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    wchar_t * wname = malloc((size_t) n * sizeof(wchar_t));
+    if (wname == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, fname, -1, wname, n);
+    FILE * f = _wfopen(wname, wmode);
+    free(wname);
+    return f;
+}
+#else
 FILE * lm_ggml_fopen(const char * fname, const char * mode) { return fopen(fname, mode); }
+#endif
 
 // ---------------------------------------------------------------- fp16 / bf16 scalars
 
