@@ -369,10 +369,13 @@ windows() {
   command -v "$WCC" >/dev/null || { echo "windows: no $WCC (apt-get install gcc-mingw-w64-x86-64)"; return 1; }
   windows_prefix "$wine"
   rm -rf "$out" && mkdir -p "$out"
+  tools
   (
     export CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC="$WCC"
     ov=(); [ -n "$WOVERLAY" ] && ov=(-overlay "$WOVERLAY")
     go vet ./...
+    # the Windows-only files, which the Linux lint does not see
+    "$(staticcheck_bin)" . ./gguf ./llama ./csrc ./internal/...
     go build "${ov[@]}" -o "$out/ggml.exe" ./cmd/ggml
     for pkg in . ./gguf ./llama ./cmd/ggml; do
       name=${pkg#./}; name=${name//\//-}; [ "$pkg" = . ] && name=ggml
