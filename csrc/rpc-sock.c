@@ -67,7 +67,7 @@ bool lm_rpc_split_endpoint(const char * endpoint, char * host, size_t host_len, 
 // another thread is not sure to end a select() already waiting (on POSIX it
 // ends a poll()), so between slices the socket is asked whether it was shut
 // down. No SIGPIPE to avoid.
-#define WAIT_SLICE_MS 100
+#define WAIT_SLICE_MS 10
 
 static pthread_once_t g_wsa_once = PTHREAD_ONCE_INIT;
 static int g_wsa_error;
