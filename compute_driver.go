@@ -70,6 +70,12 @@ static void * gg_driver_main(void * arg) {
 
 // Starts a driver; *rfd gets the non-blocking read end of its pipe.
 static gg_driver * gg_driver_new(int * rfd) {
+#ifdef _WIN32
+    // none on Windows (a pipe's descriptor is not the HANDLE os.NewFile
+    // takes there): the caller computes itself
+    (void) rfd;
+    return NULL;
+#else
     gg_driver * d = calloc(1, sizeof(*d));
     int fds[2];
     if (d == NULL || pipe(fds) != 0) {
@@ -92,6 +98,7 @@ static gg_driver * gg_driver_new(int * rfd) {
     }
     *rfd = fds[0];
     return d;
+#endif
 }
 
 static void gg_driver_post(gg_driver * d, struct lm_ggml_backend * b, gg_g * g) {

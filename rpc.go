@@ -5,10 +5,29 @@ package ggml
 #include "ggml-backend.h"
 #include "ggml-backend-impl.h"
 #include "ggml-rpc.h"
+#ifdef _WIN32
+#include <winsock2.h>
+
+// A socket handle of our own for the same connection (handles fit an int).
+static int gg_dup_fd(int fd) {
+	WSAPROTOCOL_INFOW info;
+	if (WSADuplicateSocketW((SOCKET) (intptr_t) fd, GetCurrentProcessId(), &info) != 0) return -1;
+	const SOCKET s = WSASocketW(FROM_PROTOCOL_INFO, FROM_PROTOCOL_INFO, FROM_PROTOCOL_INFO, &info, 0,
+	                            WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+	return s == INVALID_SOCKET ? -1 : (int) (intptr_t) s;
+}
+
+static uint64_t gg_phys_mem(void) {
+	MEMORYSTATUSEX ms;
+	ms.dwLength = sizeof(ms);
+	return GlobalMemoryStatusEx(&ms) ? (uint64_t) ms.ullTotalPhys : 0;
+}
+#else
 #include <fcntl.h>
 #include <unistd.h>
 
 static int gg_dup_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+#endif
 
 // Connects to endpoint and makes a backend for it; NULL with err set.
 static struct lm_ggml_backend * gg_rpc_dial(const char * endpoint, char * err, size_t n) {
@@ -36,10 +55,12 @@ static bool gg_rpc_memory(const char * endpoint, uint64_t * free_mem, uint64_t *
 }
 
 // Physical memory of this machine (0 if unknown).
+#ifndef _WIN32
 static uint64_t gg_phys_mem(void) {
 	const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 	return pages > 0 && size > 0 ? (uint64_t) pages * (uint64_t) size : 0;
 }
+#endif
 */
 import "C"
 

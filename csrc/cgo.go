@@ -8,5 +8,6 @@
 package csrc
 
 // #cgo CFLAGS: -std=gnu11 -O3 -fno-strict-aliasing
-// #cgo LDFLAGS: -lm -lpthread
+// #cgo !windows LDFLAGS: -lm -lpthread
+// #cgo windows LDFLAGS: -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lws2_32
 import "C"

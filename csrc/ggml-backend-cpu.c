@@ -14,6 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#define NOMINMAX
+#include <windows.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+#endif
 
 // Host buffers are aligned for the widest SIMD loads (and cache lines).
 #define CPU_BUFFER_ALIGNMENT 64
@@ -30,7 +38,7 @@ static struct lm_ggml_backend_device g_cpu_device; // defined with the registry 
 // ctx is the first byte of the memory.
 static void * host_base(lm_ggml_backend_buffer_t buf) { return buf->ctx; }
 
-static void host_free(lm_ggml_backend_buffer_t buf) { free(buf->ctx); }
+static void host_free(lm_ggml_backend_buffer_t buf) { lm_big_free(buf->ctx); }
 
 static bool host_memset(lm_ggml_backend_buffer_t buf, struct lm_ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
     (void) buf;
@@ -91,7 +99,7 @@ lm_ggml_backend_buffer_t lm_backend_host_buffer_alloc(lm_ggml_backend_buffer_typ
     }
     lm_ggml_backend_buffer_t buf = lm_backend_buffer_new(buft, ops, mem, size);
     if (buf == NULL) {
-        free(mem);
+        lm_big_free(mem);
         lm_backend_fail("out of memory");
     }
     return buf;
@@ -362,6 +370,21 @@ static void cpu_description_init(void) {
         break;
     }
     fclose(f);
+#elif defined(_WIN32) && (defined(__x86_64__) || defined(__i386__))
+    // the brand string of CPUID leaves 0x80000002..4, without its padding
+    unsigned int r[12] = { 0 };
+    if (__get_cpuid_max(0x80000000u, NULL) < 0x80000004u) return;
+    for (unsigned int i = 0; i < 3; i++) {
+        __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
+    }
+    char brand[sizeof(r) + 1];
+    memcpy(brand, r, sizeof(r));
+    brand[sizeof(r)] = '\0';
+    const char * v = brand;
+    while (*v == ' ') v++;
+    size_t n = strlen(v);
+    while (n > 0 && v[n - 1] == ' ') n--;
+    if (n > 0) snprintf(g_cpu_description, sizeof(g_cpu_description), "%.*s", (int) n, v);
 #endif
 }
 
@@ -374,6 +397,16 @@ static const char * cpu_dev_description(lm_ggml_backend_dev_t dev) {
 
 static void cpu_dev_memory(lm_ggml_backend_dev_t dev, size_t * free_mem, size_t * total_mem) {
     (void) dev;
+#ifdef _WIN32
+    MEMORYSTATUSEX ms;
+    ms.dwLength = sizeof(ms);
+    if (!GlobalMemoryStatusEx(&ms)) {
+        *total_mem = *free_mem = 0;
+        return;
+    }
+    *total_mem = (size_t) ms.ullTotalPhys;
+    *free_mem  = (size_t) ms.ullAvailPhys;
+#else
     const long page = sysconf(_SC_PAGESIZE);
     const long total = sysconf(_SC_PHYS_PAGES);
 #if defined(_SC_AVPHYS_PAGES)
@@ -383,6 +416,7 @@ static void cpu_dev_memory(lm_ggml_backend_dev_t dev, size_t * free_mem, size_t 
 #endif
     *total_mem = page > 0 && total > 0 ? (size_t) page * (size_t) total : 0;
     *free_mem  = page > 0 && avail > 0 ? (size_t) page * (size_t) avail : *total_mem;
+#endif
 }
 
 static enum lm_ggml_backend_dev_type cpu_dev_type(lm_ggml_backend_dev_t dev) { (void) dev; return LM_GGML_BACKEND_DEVICE_TYPE_CPU; }

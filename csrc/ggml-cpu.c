@@ -13,6 +13,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#define NOMINMAX
+#include <windows.h>
+#endif
 
 #define LM_CACHE_LINE 64
 
@@ -472,6 +477,14 @@ static int online_cpus(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0) n = CPU_COUNT(&set);
 #endif
+#if defined(_WIN32)
+    // the process's affinity mask (one processor group), else all processors
+    DWORD_PTR mask = 0, system_mask = 0;
+    if (GetProcessAffinityMask(GetCurrentProcess(), &mask, &system_mask) && mask != 0) {
+        n = __builtin_popcountll((unsigned long long) mask);
+    }
+    if (n <= 0) n = (int) GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#endif
 #if defined(_SC_NPROCESSORS_ONLN)
     if (n <= 0) {
         const long v = sysconf(_SC_NPROCESSORS_ONLN);
@@ -873,7 +886,11 @@ static void cached_pool_forget(void) {
 }
 
 static void cached_pool_register_fork_handler(void) {
+#ifdef _WIN32
+    (void) cached_pool_forget; // no fork (winpthreads' pthread_atfork does nothing)
+#else
     pthread_atfork(NULL, NULL, cached_pool_forget);
+#endif
 }
 
 static void cached_pool_put(struct lm_ggml_threadpool * tp) {

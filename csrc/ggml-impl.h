@@ -150,8 +150,15 @@ void lm_ggml_fp16_table_init(void);
 // ---------------------------------------------------------------- big allocations
 
 // posix_memalign for arenas and buffers: from 8 MiB on, 2 MiB aligned with
-// a transparent-huge-page hint on Linux (see ggml.c). Freed with free().
+// a transparent-huge-page hint on Linux (see ggml.c). Freed with
+// lm_big_free: free(), except on Windows, where aligned memory comes from
+// _aligned_malloc and must go back to _aligned_free.
 int lm_big_alloc(void ** p, size_t size);
+#ifdef _WIN32
+void lm_big_free(void * p);
+#else
+#define lm_big_free(p) free(p)
+#endif
 
 // ---------------------------------------------------------------- contexts and objects
 

@@ -12,6 +12,13 @@
 #include <sys/mman.h>
 #endif
 #include <time.h>
+#ifdef _WIN32
+#include <errno.h>
+#include <malloc.h>
+#define WIN32_LEAN_AND_MEAN
+#define NOMINMAX
+#include <windows.h>
+#endif
 
 extern const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT];
 extern const char * const lm_ggml_op_name_table[LM_GGML_OP_COUNT];
@@ -132,7 +139,29 @@ int64_t lm_ggml_time_us(void) { return now_ns() / 1000; }
 int64_t lm_ggml_cycles(void) { return (int64_t) clock(); }
 int64_t lm_ggml_cycles_per_ms(void) { return CLOCKS_PER_SEC / 1000; }
 
+#ifdef _WIN32
+// Names are UTF-8 (Go's strings); fopen would read them in the ANSI code page.
+FILE * lm_ggml_fopen(const char * fname, const char * mode) {
+    wchar_t wmode[8];
+    const int nm = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, mode, -1, wmode, (int) (sizeof(wmode) / sizeof(wmode[0])));
+    const int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, fname, -1, NULL, 0);
+    if (nm <= 0 || n <= 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    wchar_t * wname = malloc((size_t) n * sizeof(wchar_t));
+    if (wname == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, fname, -1, wname, n);
+    FILE * f = _wfopen(wname, wmode);
+    free(wname);
+    return f;
+}
+#else
 FILE * lm_ggml_fopen(const char * fname, const char * mode) { return fopen(fname, mode); }
+#endif
 
 // ---------------------------------------------------------------- fp16 / bf16 scalars
 
@@ -365,6 +394,18 @@ _Static_assert(sizeof(struct lm_ggml_object) % LM_GGML_MEM_ALIGN == 0, "object s
 // streaming short f32 rows from memory. Freed with free() as any other.
 #define LM_HUGE_PAGE (2u << 20)
 #define LM_HUGE_MIN  (8u << 20)
+#ifdef _WIN32
+// No posix_memalign in the Windows C runtime; no large pages either (they
+// need the "Lock pages in memory" privilege, which accounts seldom have).
+int lm_big_alloc(void ** p, size_t size) {
+    *p = _aligned_malloc(size > 0 ? size : 1, LM_BUFFER_ALIGN);
+    return *p != NULL ? 0 : ENOMEM;
+}
+
+void lm_big_free(void * p) {
+    _aligned_free(p);
+}
+#else
 int lm_big_alloc(void ** p, size_t size) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (size >= LM_HUGE_MIN) {
@@ -375,6 +416,7 @@ int lm_big_alloc(void ** p, size_t size) {
 #endif
     return posix_memalign(p, LM_BUFFER_ALIGN, size);
 }
+#endif
 
 struct lm_ggml_context * lm_ggml_init(struct lm_ggml_init_params params) {
     lm_ggml_fp16_table_init();
@@ -420,7 +462,7 @@ void lm_ggml_reset(struct lm_ggml_context * ctx) {
 void lm_ggml_free(struct lm_ggml_context * ctx) {
     if (ctx == NULL) return;
     if (ctx->mem_buffer_owned) {
-        free(ctx->mem_buffer);
+        lm_big_free(ctx->mem_buffer);
     }
     free(ctx);
 }

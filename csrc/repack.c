@@ -164,7 +164,7 @@ static bool rp_tensor_access(const struct lm_ggml_tensor * t, size_t off, size_t
 // ---------------------------------------------------------------- the buffer type
 
 static void * rp_base(lm_ggml_backend_buffer_t buf) { return buf->ctx; }
-static void rp_free(lm_ggml_backend_buffer_t buf) { free(buf->ctx); }
+static void rp_free(lm_ggml_backend_buffer_t buf) { lm_big_free(buf->ctx); }
 
 static bool rp_init_tensor(lm_ggml_backend_buffer_t buf, struct lm_ggml_tensor * t) {
     (void) buf;

@@ -14,7 +14,12 @@
 #include "rpc-graph.h"
 #include "rpc-sock.h"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#define poll WSAPoll
+#else
 #include <poll.h>
+#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -42,7 +47,7 @@ struct rpc_conn {
 
 static void conn_unref(struct rpc_conn * c) {
     if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1) return;
-    if (c->fd >= 0) close(c->fd);
+    if (c->fd >= 0) lm_rpc_close(c->fd);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -50,7 +55,7 @@ static void conn_unref(struct rpc_conn * c) {
 // Closes a connection that failed, so that it is never used again. mu held.
 static bool conn_lost(struct rpc_conn * c, const char * what, const char * why) {
     if (c->fd >= 0) {
-        close(c->fd);
+        lm_rpc_close(c->fd);
         c->fd = -1;
     }
     LM_GGML_LOG_WARN("RPC[%s]: %s: %s; connection closed\n", c->endpoint, what, why);
@@ -164,7 +169,7 @@ static struct rpc_conn * ep_conn(struct rpc_ep * e) {
         const int fd = lm_rpc_connect(e->endpoint, atomic_load(&g_connect_ms), why);
         struct rpc_conn * c = fd >= 0 ? calloc(1, sizeof(*c)) : NULL;
         if (c == NULL) {
-            if (fd >= 0) close(fd);
+            if (fd >= 0) lm_rpc_close(fd);
             pthread_mutex_unlock(&e->mu);
             lm_backend_fail("RPC[%s]: cannot connect: %s", e->endpoint, fd >= 0 ? "out of memory" : why);
             return NULL;

@@ -23,14 +23,21 @@
 #include "rpc-graph.h"
 #include "rpc-sock.h"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#else
 #include <netdb.h>
+#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/socket.h>
+#endif
 #include <unistd.h>
 
 #define MAX_CLIENTS     64
@@ -108,7 +115,7 @@ void lm_rpc_server_stop(struct lm_rpc_server * s) {
     s->stopping = true;
     atomic_store(&s->aborting, true);
     for (struct rpc_client * c = s->clients; c != NULL; c = c->next) {
-        shutdown(c->fd, SHUT_RDWR); // wakes the client's thread; it closes the fd itself
+        lm_rpc_shutdown(c->fd); // wakes the client's thread; it closes the fd itself
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -496,7 +503,11 @@ static void peer_name(int fd, char * out, size_t n) {
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     char host[64] = "?", port[16] = "?";
+#ifdef _WIN32
+    if (getpeername((SOCKET) (intptr_t) fd, (struct sockaddr *) &ss, &len) == 0) {
+#else
     if (getpeername(fd, (struct sockaddr *) &ss, &len) == 0) {
+#endif
         getnameinfo((struct sockaddr *) &ss, len, host, sizeof(host), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
     }
     snprintf(out, n, "%s:%s", host, port);
@@ -504,7 +515,7 @@ static void peer_name(int fd, char * out, size_t n) {
 
 void lm_rpc_server_serve(struct lm_rpc_server * s, int fd) {
     if (s == NULL || fd < 0) {
-        if (fd >= 0) close(fd);
+        if (fd >= 0) lm_rpc_close(fd);
         return;
     }
     lm_rpc_sock_setup(fd);
@@ -521,7 +532,7 @@ void lm_rpc_server_serve(struct lm_rpc_server * s, int fd) {
     pthread_mutex_unlock(&s->mu);
     if (!admit) {
         LM_GGML_LOG_WARN("rpc-server: client %s refused: %s\n", c.peer, s->stopping ? "stopping" : "too many clients");
-        close(fd);
+        lm_rpc_close(fd);
         return;
     }
     LM_GGML_LOG_INFO("rpc-server: client %s connected\n", c.peer);
@@ -552,7 +563,7 @@ void lm_rpc_server_serve(struct lm_rpc_server * s, int fd) {
     }
     s->n_clients--;
     pthread_mutex_unlock(&s->mu);
-    close(fd);
+    lm_rpc_close(fd);
 }
 
 // ---------------------------------------------------------------- the reference's entry point
@@ -578,24 +589,28 @@ void lm_ggml_backend_rpc_start_server(lm_ggml_backend_t backend, const char * en
     }
     struct lm_rpc_server * s = lm_rpc_server_new(backend, free_mem, total_mem);
     if (s == NULL) {
-        close(lfd);
+        lm_rpc_close(lfd);
         return;
     }
     LM_GGML_LOG_INFO("rpc-server: listening on %s (port %d), %zu MiB\n", endpoint, lm_rpc_local_port(lfd), total_mem >> 20);
     for (;;) {
+#ifdef _WIN32
+        const int fd = (int) (intptr_t) accept((SOCKET) (intptr_t) lfd, NULL, NULL);
+#else
         const int fd = accept(lfd, NULL, NULL);
+#endif
         if (fd < 0) continue; // EINTR, a connection reset before accept, out of fds: keep serving
         struct serve_arg * a = malloc(sizeof(*a));
         pthread_t th;
         if (a == NULL) {
-            close(fd);
+            lm_rpc_close(fd);
             continue;
         }
         a->srv = s;
         a->fd = fd;
         if (pthread_create(&th, NULL, serve_thread, a) != 0) {
             free(a);
-            close(fd);
+            lm_rpc_close(fd);
             continue;
         }
         pthread_detach(th);

@@ -10,6 +10,16 @@
 #endif
 #include "rpc-sock.h"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#include <windows.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#else
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -27,6 +37,7 @@
 #define LM_SEND_FLAGS MSG_NOSIGNAL
 #else
 #define LM_SEND_FLAGS 0 // SO_NOSIGPIPE instead (lm_rpc_sock_setup)
+#endif
 #endif
 
 LM_GGML_ATTRIBUTE_FORMAT(2, 3)
@@ -59,6 +70,141 @@ bool lm_rpc_split_endpoint(const char * endpoint, char * host, size_t host_len, 
     return true;
 }
 
+#ifdef _WIN32
+// Winsock: sockets stay in non-blocking mode (there is no MSG_DONTWAIT), and
+// waits are select() calls in slices of WAIT_SLICE_MS: a shutdown() by
+// another thread is not sure to end a select() already waiting (on POSIX it
+// ends a poll()), so between slices the socket is asked whether it was shut
+// down. No SIGPIPE to avoid.
+#define WAIT_SLICE_MS 10
+
+static pthread_once_t g_wsa_once = PTHREAD_ONCE_INIT;
+static int g_wsa_error;
+
+static void wsa_start(void) {
+    WSADATA data;
+    g_wsa_error = WSAStartup(MAKEWORD(2, 2), &data);
+}
+
+// Winsock's message for err (or its number), in buf.
+static const char * sock_strerror(int err, char * buf, size_t n) {
+    char msg[200];
+    DWORD k = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, (DWORD) err,
+                             MAKELANGID(LANG_NEUTRAL, SUBLANG_DEFAULT), msg, sizeof(msg), NULL);
+    while (k > 0 && (msg[k - 1] == '\n' || msg[k - 1] == '\r' || msg[k - 1] == '.' || msg[k - 1] == ' ')) k--;
+    if (k > 0) snprintf(buf, n, "%.*s (WSA error %d)", (int) k, msg, err);
+    else snprintf(buf, n, "WSA error %d", err);
+    return buf;
+}
+
+#define SOCK(fd) ((SOCKET) (intptr_t) (fd))
+
+bool lm_rpc_wsa_init(lm_rpc_why why) {
+    pthread_once(&g_wsa_once, wsa_start);
+    if (g_wsa_error == 0) return true;
+    char e[240];
+    return fail(why, "WSAStartup: %s", sock_strerror(g_wsa_error, e, sizeof(e)));
+}
+
+void lm_rpc_close(int fd) {
+    if (fd >= 0) closesocket(SOCK(fd));
+}
+
+void lm_rpc_shutdown(int fd) {
+    shutdown(SOCK(fd), SD_BOTH);
+}
+
+void lm_rpc_sock_setup(int fd) {
+    u_long nonblocking = 1;
+    (void) ioctlsocket(SOCK(fd), FIONBIO, &nonblocking);
+    int one = 1;
+    (void) setsockopt(SOCK(fd), IPPROTO_TCP, TCP_NODELAY, (const char *) &one, sizeof(one));
+}
+
+// A socket not inherited by child processes.
+static int new_socket(const struct addrinfo * a) {
+    const SOCKET s = WSASocketW(a->ai_family, a->ai_socktype, a->ai_protocol, NULL, 0, WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+    return s == INVALID_SOCKET ? -1 : (int) (intptr_t) s;
+}
+
+// Waits until fd is ready for reading (write false) or writing; 1 ready (or
+// shut down: the next call tells), 0 timed out, -1 error (WSAGetLastError).
+static int wait_fd(int fd, bool write, int timeout_ms) {
+    const uint64_t deadline = timeout_ms > 0 ? GetTickCount64() + (uint64_t) timeout_ms : 0;
+    for (;;) {
+        int slice = WAIT_SLICE_MS;
+        if (timeout_ms > 0) {
+            const uint64_t now = GetTickCount64();
+            if (now >= deadline) return 0;
+            if (deadline - now < (uint64_t) slice) slice = (int) (deadline - now);
+        }
+        fd_set set, err;
+        FD_ZERO(&set);
+        FD_ZERO(&err);
+        FD_SET(SOCK(fd), &set);
+        FD_SET(SOCK(fd), &err); // a failed non-blocking connect shows here
+        struct timeval tv = { slice / 1000, (slice % 1000) * 1000 };
+        const int r = select(0, write ? NULL : &set, write ? &set : NULL, &err, &tv);
+        if (r > 0) return 1;
+        if (r < 0) return -1;
+        // shut down while we waited? A zero-byte call answers at once.
+        char c;
+        const int k = write ? send(SOCK(fd), &c, 0, 0) : recv(SOCK(fd), &c, 1, MSG_PEEK);
+        if (k >= 0 && !write) return 1; // data, or the peer closed: the next call tells
+        if (k < 0 && WSAGetLastError() != WSAEWOULDBLOCK) return 1;
+    }
+}
+
+bool lm_rpc_send_all(int fd, const void * p, size_t n, int timeout_ms, lm_rpc_why why) {
+    const char * c = p;
+    char e[240];
+    while (n > 0) {
+        const int want = n > (size_t) INT32_MAX ? INT32_MAX : (int) n;
+        const int k = send(SOCK(fd), c, want, 0);
+        if (k > 0) {
+            c += k;
+            n -= (size_t) k;
+            continue;
+        }
+        const int err = k < 0 ? WSAGetLastError() : 0;
+        if (err == WSAEWOULDBLOCK) {
+            const int w = wait_fd(fd, true, timeout_ms);
+            if (w == 0) return fail(why, "send: timed out after %d ms", timeout_ms);
+            if (w < 0) return fail(why, "send: %s", sock_strerror(WSAGetLastError(), e, sizeof(e)));
+            continue;
+        }
+        if (err == WSAEINTR) continue;
+        return fail(why, "send: %s", k < 0 ? sock_strerror(err, e, sizeof(e)) : "connection closed");
+    }
+    return true;
+}
+
+bool lm_rpc_recv_all(int fd, void * p, size_t n, int timeout_ms, lm_rpc_why why) {
+    char * c = p;
+    char e[240];
+    while (n > 0) {
+        const int want = n > (size_t) INT32_MAX ? INT32_MAX : (int) n;
+        const int k = recv(SOCK(fd), c, want, 0);
+        if (k > 0) {
+            c += k;
+            n -= (size_t) k;
+            continue;
+        }
+        if (k == 0) return fail(why, "connection closed by peer");
+        const int err = WSAGetLastError();
+        if (err == WSAEWOULDBLOCK) {
+            const int w = wait_fd(fd, false, timeout_ms);
+            if (w == 0) return fail(why, "recv: timed out after %d ms", timeout_ms);
+            if (w < 0) return fail(why, "recv: %s", sock_strerror(WSAGetLastError(), e, sizeof(e)));
+            continue;
+        }
+        if (err == WSAEINTR) continue;
+        if (err == WSAESHUTDOWN || err == WSAECONNRESET || err == WSAECONNABORTED) return fail(why, "connection closed");
+        return fail(why, "recv: %s", sock_strerror(err, e, sizeof(e)));
+    }
+    return true;
+}
+#else
 void lm_rpc_sock_setup(int fd) {
     const int fl = fcntl(fd, F_GETFL);
     if (fl >= 0 && (fl & O_NONBLOCK)) (void) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -148,6 +294,8 @@ bool lm_rpc_recv_all(int fd, void * p, size_t n, int timeout_ms, lm_rpc_why why)
     return true;
 }
 
+#endif
+
 static struct addrinfo * resolve(const char * endpoint, bool passive, lm_rpc_why why) {
     char host[256], port[16];
     if (!lm_rpc_split_endpoint(endpoint, host, sizeof(host), port, sizeof(port))) {
@@ -168,6 +316,77 @@ static struct addrinfo * resolve(const char * endpoint, bool passive, lm_rpc_why
     return res;
 }
 
+#ifdef _WIN32
+// A non-blocking connect bounded by timeout_ms.
+static int connect_one(const struct addrinfo * a, int timeout_ms, lm_rpc_why why) {
+    char e[240];
+    const int fd = new_socket(a);
+    if (fd < 0) {
+        fail(why, "socket: %s", sock_strerror(WSAGetLastError(), e, sizeof(e)));
+        return -1;
+    }
+    lm_rpc_sock_setup(fd); // non-blocking from here on
+    int err = 0;
+    if (connect(SOCK(fd), a->ai_addr, (int) a->ai_addrlen) != 0) {
+        err = WSAGetLastError();
+        if (err == WSAEWOULDBLOCK) {
+            const int w = wait_fd(fd, true, timeout_ms);
+            int so = 0, len = sizeof(so);
+            if (w == 0) {
+                err = WSAETIMEDOUT;
+            } else if (w < 0) {
+                err = WSAGetLastError();
+            } else if (getsockopt(SOCK(fd), SOL_SOCKET, SO_ERROR, (char *) &so, &len) == 0) {
+                err = so;
+            }
+        }
+    }
+    if (err != 0) {
+        fail(why, "connect: %s", sock_strerror(err, e, sizeof(e)));
+        lm_rpc_close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int lm_rpc_connect(const char * endpoint, int timeout_ms, lm_rpc_why why) {
+    if (!lm_rpc_wsa_init(why)) return -1;
+    struct addrinfo * res = resolve(endpoint, false, why);
+    if (res == NULL) return -1;
+    int fd = -1;
+    for (struct addrinfo * a = res; a != NULL && fd < 0; a = a->ai_next) {
+        fd = connect_one(a, timeout_ms, why);
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+int lm_rpc_listen(const char * endpoint, lm_rpc_why why) {
+    if (!lm_rpc_wsa_init(why)) return -1;
+    struct addrinfo * res = resolve(endpoint, true, why);
+    if (res == NULL) return -1;
+    char e[240];
+    int fd = -1;
+    for (struct addrinfo * a = res; a != NULL && fd < 0; a = a->ai_next) {
+        fd = new_socket(a);
+        if (fd < 0) {
+            fail(why, "socket: %s", sock_strerror(WSAGetLastError(), e, sizeof(e)));
+            continue;
+        }
+        // no SO_REUSEADDR: on Windows it lets another socket take the port
+        // while this one listens; SO_EXCLUSIVEADDRUSE forbids that
+        int one = 1;
+        (void) setsockopt(SOCK(fd), SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *) &one, sizeof(one));
+        if (bind(SOCK(fd), a->ai_addr, (int) a->ai_addrlen) != 0 || listen(SOCK(fd), 64) != 0) {
+            fail(why, "bind %s: %s", endpoint, sock_strerror(WSAGetLastError(), e, sizeof(e)));
+            lm_rpc_close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+#else
 // A non-blocking connect bounded by timeout_ms.
 static int connect_one(const struct addrinfo * a, int timeout_ms, lm_rpc_why why) {
     const int fd = new_socket(a);
@@ -231,10 +450,16 @@ int lm_rpc_listen(const char * endpoint, lm_rpc_why why) {
     return fd;
 }
 
+#endif
+
 int lm_rpc_local_port(int fd) {
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
+#ifdef _WIN32
+    if (getsockname(SOCK(fd), (struct sockaddr *) &ss, &len) != 0) return 0;
+#else
     if (getsockname(fd, (struct sockaddr *) &ss, &len) < 0) return 0;
+#endif
     if (ss.ss_family == AF_INET) return ntohs(((struct sockaddr_in *) &ss)->sin_port);
     if (ss.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *) &ss)->sin6_port);
     return 0;

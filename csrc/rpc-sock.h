@@ -1,4 +1,5 @@
-// rpc-sock.h - the TCP plumbing of the RPC backend (POSIX sockets). Internal.
+// rpc-sock.h - the TCP plumbing of the RPC backend (POSIX sockets; Winsock
+// on Windows). Internal.
 //
 // Every blocking step waits with poll() and a timeout, so that a peer that
 // vanishes or stalls turns into an error instead of a hang. Timeouts count
@@ -12,6 +13,20 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#ifdef _WIN32
+// Sockets are Winsock SOCKET handles, kept in an int as POSIX descriptors
+// are: handle values fit in 32 bits, and INVALID_SOCKET converts to -1 and
+// back. Closing and shutting one down are Winsock calls.
+void lm_rpc_close(int fd);
+void lm_rpc_shutdown(int fd);
+// WSAStartup, once per process: before any socket call of C code that Go's
+// runtime did not start (C programs).
+bool lm_rpc_wsa_init(lm_rpc_why why);
+#else
+#define lm_rpc_close(fd) close(fd)
+#define lm_rpc_shutdown(fd) shutdown((fd), SHUT_RDWR)
 #endif
 
 // Splits "host:port" or "[v6addr]:port". False if either part is missing or

@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <winsock2.h>
+#else
 #include <sys/socket.h>
+#endif
 #include <unistd.h>
 
 static int failures = 0;
@@ -41,7 +45,11 @@ static void * conn_thread(void * p) {
 static void * accept_thread(void * p) {
     struct test_server * ts = p;
     for (;;) {
+#ifdef _WIN32
+        const int fd = (int) (intptr_t) accept((SOCKET) (intptr_t) ts->lfd, NULL, NULL);
+#else
         const int fd = accept(ts->lfd, NULL, NULL);
+#endif
         if (fd < 0) {
             if (ts->stop) return NULL;
             continue;
@@ -68,8 +76,8 @@ static void server_start(struct test_server * ts, size_t mem) {
 
 static void server_stop(struct test_server * ts) {
     ts->stop = true;
-    shutdown(ts->lfd, SHUT_RDWR);
-    close(ts->lfd);
+    lm_rpc_shutdown(ts->lfd);
+    lm_rpc_close(ts->lfd);
     pthread_join(ts->th, NULL);
     lm_rpc_server_stop(ts->srv);
     // the connection threads are detached: wait until they have let go
@@ -181,7 +189,7 @@ static bool still_served(const char * ep, const uint8_t * msg, size_t n) {
     const uint8_t ask[9] = { LM_RPC_GET_ALIGNMENT, 0, 0, 0, 0, 0, 0, 0, 0 };
     uint8_t rsp[16];
     const bool ok = lm_rpc_send_all(fd, ask, sizeof(ask), 2000, why) && lm_rpc_recv_all(fd, rsp, 16, 2000, why);
-    close(fd);
+    lm_rpc_close(fd);
     return ok;
 }
 
