@@ -305,10 +305,12 @@ func TestRPCServerHostile(t *testing.T) {
 	s := startRPCServer(t, 64<<20)
 	graphs := rpcSeedGraphs(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	const sessions = 4000
-	sent, computed := 0, 0
+	// Up to 4000 sessions, or what 40 s allow, but never fewer than 300:
+	// the checks below count events, so a slow machine only takes longer.
+	const sessions, minSessions = 4000, 300
+	sent, computed, n := 0, 0, 0
 	deadline := time.Now().Add(40 * time.Second)
-	for i := 0; i < sessions && time.Now().Before(deadline); i++ {
+	for ; n < sessions && (n < minSessions || time.Now().Before(deadline)); n++ {
 		c, err := net.Dial("tcp", s.endpoint)
 		require.NoError(t, err)
 		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
@@ -339,8 +341,8 @@ func TestRPCServerHostile(t *testing.T) {
 		c.Close()
 	}
 	t.Logf("%d hostile requests, %d graphs answered, %d clients dropped with a reason", sent, computed, dropped.Load())
-	require.Greater(t, sent, 3000)
-	require.Greater(t, dropped.Load(), int64(1000))
+	require.GreaterOrEqual(t, sent, n, "every session sends a hostile request")
+	require.Greater(t, dropped.Load(), int64(n/4), "a quarter of the sessions or more end with a reason")
 
 	// the server is up, has forgotten the hostile clients' buffers, and serves a good client
 	free, total, err := waitMemoryFree(s.endpoint, 64<<20)
