@@ -474,7 +474,7 @@ windows_rpc() {
   "$wine" "$out/ggml.exe" rpc-server --host 127.0.0.1 --port 0 --mem 256 --threads 2 >"$out/rpc-server.log" 2>&1 &
   pid=$!
   for i in $(seq 1 300); do # wine starts in seconds; on a loaded machine in more
-    port=$(sed -n 's/.*rpc-server: listening.* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out/rpc-server.log")
+    port=$(sed -n 's/^rpc-server: listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$out/rpc-server.log")
     [ -n "$port" ] || ! kill -0 "$pid" 2>/dev/null && break
     sleep 0.2
   done
