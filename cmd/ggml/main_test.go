@@ -112,6 +112,8 @@ func TestCommandLineErrorsExitTwo(t *testing.T) {
 func TestFileArgumentsThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "none.gguf")
+	_, statErr := os.Stat(missing)
+	notFound := errors.Unwrap(statErr).Error() // the platform's words: "no such file or directory" on Unix
 	for _, c := range []struct {
 		args []string
 		want string
@@ -120,8 +122,8 @@ func TestFileArgumentsThatAreNotFiles(t *testing.T) {
 		{[]string{"gguf", "dump", "--json", dir}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
 		{[]string{"run", "-m", dir}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
 		{[]string{"quantize", dir, filepath.Join(dir, "o.gguf"), "Q8_0"}, "ggml: " + dir + " is a directory, not a GGUF file\n"},
-		{[]string{"gguf", "inspect", missing}, "ggml: " + missing + ": no such file or directory\n"},
-		{[]string{"run", "-m", missing}, "ggml: " + missing + ": no such file or directory\n"},
+		{[]string{"gguf", "inspect", missing}, "ggml: " + missing + ": " + notFound + "\n"},
+		{[]string{"run", "-m", missing}, "ggml: " + missing + ": " + notFound + "\n"},
 	} {
 		_, stderr, status := ggmlCmd(t, c.args...)
 		if status != 1 || stderr != c.want {
