@@ -510,14 +510,7 @@ func (q *mixState) rules(name string, ne0 int) ggml.Type {
 			t = ggml.TypeQ5_K // 8 heads share each K/V row: more bits cost little
 		}
 		q.iAttnV++
-	case has("attn_k.weight"):
-		switch {
-		case ft == "IQ3_XS":
-			t = ggml.TypeIQ3_XXS
-		case is("IQ2_S", "IQ2_M"):
-			t = ggml.TypeIQ2_S
-		}
-	case has("attn_q.weight"):
+	case has("attn_k.weight"), has("attn_q.weight"):
 		switch {
 		case ft == "IQ3_XS":
 			t = ggml.TypeIQ3_XXS
