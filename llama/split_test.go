@@ -79,6 +79,20 @@ func splitModel(t *testing.T, nLayer int, typ ggml.Type) string {
 
 // greedyTrace evaluates prompt in batches of batch tokens, then generates
 // greedily until the context (80) is full, and returns the tokens and the
+// localTrace loads path without a split and returns splitPrompt's prompt
+// and the greedy trace of it (batches of 16): the answer a split must give.
+func localTrace(t *testing.T, path string) (prompt, toks []int32, logits [][]float32) {
+	t.Helper()
+	local, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	prompt = splitPrompt(local)
+	toks, logits = greedyTrace(t, local, prompt, 16)
+	return prompt, toks, logits
+}
+
 // logits after every evaluation.
 func greedyTrace(t *testing.T, m *Model, prompt []int32, batch int) (toks []int32, logits [][]float32) {
 	t.Helper()
@@ -148,13 +162,7 @@ func TestSplitMatchesLocal(t *testing.T) {
 	b := startRPCServer(t, "127.0.0.1:0", 256<<20)
 	for _, typ := range []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeQ8_0, ggml.TypeQ4_K} {
 		path := splitModel(t, 6, typ)
-		local, err := Load(path, LoadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		prompt := splitPrompt(local)
-		wantToks, wantLogits := greedyTrace(t, local, prompt, 16)
-		local.Close()
+		prompt, wantToks, wantLogits := localTrace(t, path)
 
 		// the CPU and both servers; then the last layer alone on the
 		// second server (the rows that go on cross from server to server)
@@ -294,13 +302,7 @@ func TestSplitServerTooSmall(t *testing.T) {
 // session reloads only that server's layers and gives the local answer.
 func TestSplitServerLost(t *testing.T) {
 	path := splitModel(t, 4, ggml.TypeF16)
-	local, err := Load(path, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prompt := splitPrompt(local)
-	want, _ := greedyTrace(t, local, prompt, 16)
-	local.Close()
+	prompt, want, _ := localTrace(t, path)
 
 	a := startRPCServer(t, "127.0.0.1:0", 256<<20)
 	b := startRPCServer(t, "127.0.0.1:0", 256<<20)
@@ -471,13 +473,7 @@ func TestSplitRopeFreqs(t *testing.T) {
 // the same bits as the local run.
 func TestSplitBackends(t *testing.T) {
 	path := splitModel(t, 4, ggml.TypeF16)
-	local, err := Load(path, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prompt := splitPrompt(local)
-	wantToks, wantLogits := greedyTrace(t, local, prompt, 16)
-	local.Close()
+	prompt, wantToks, wantLogits := localTrace(t, path)
 	other, err := ggml.NewCPUBackend()
 	if err != nil {
 		t.Fatal(err)
