@@ -3,7 +3,7 @@
 package ggml
 
 /*
-#cgo CFLAGS: -std=gnu11 -I${SRCDIR}/csrc
+#cgo CFLAGS: -std=gnu11 -I${SRCDIR}/csrc/include -I${SRCDIR}/csrc/base -I${SRCDIR}/csrc/quant -I${SRCDIR}/csrc/backend -I${SRCDIR}/csrc/cpu -I${SRCDIR}/csrc/rpc
 #include "glue.h"
 
 GG_DEF(gg_t *, new_tensor, (gg_c * ctx, enum lm_ggml_type type, int n, const int64_t * ne), (ctx, type, n, ne))

@@ -1,7 +1,7 @@
 package ggml
 
 /*
-#cgo CFLAGS: -std=gnu11 -I${SRCDIR}/csrc
+#cgo CFLAGS: -std=gnu11
 #include <stdlib.h>
 #include "glue.h"
 #include "rpc-graph.h"

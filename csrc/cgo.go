@@ -1,13 +1,26 @@
-// Package csrc compiles the C core of ggml-go (the lm_ggml_* / lm_gguf_* API).
+// Package csrc is the C core of ggml-go (the lm_ggml_* / lm_gguf_* API), one
+// cgo package per layer, lowest first:
 //
-// Go code does not use this package directly: the root package
-// github.com/ggml-go/ggml imports it for its C symbols and includes its
-// headers. C programs can build the same sources without Go:
+//	include   public headers
+//	base      logging, errors, fp16/bf16, CPU features, SIMD helpers
+//	quant     block formats, quantization, type traits
+//	core      contexts, tensors, graphs, names
+//	graph     op constructors, backward
+//	backend   buffers, backends, devices, allocator, scheduler
+//	cpu       engine, thread pool, CPU backend, kernels
+//	registry  the backends: CPU built in, others registered at run time
+//	rpc       wire format, client, server
+//	gguf      GGUF reader and writer
 //
-//	cc -O2 -pthread -Icsrc app.c csrc/*.c -lm
+// A layer's C code uses only the layers before it in this list (checked by
+// ./build.sh layers). Go code does not use this package directly: the root
+// package github.com/ggml-go/ggml imports it for its C symbols and includes
+// its headers. C programs can build the same sources without Go:
+//
+//	cc -O2 -pthread -Icsrc/include app.c $(find csrc -name '*.c') -lm
 package csrc
 
-// #cgo CFLAGS: -std=gnu11 -O3 -fno-strict-aliasing
-// #cgo !windows LDFLAGS: -lm -lpthread
-// #cgo windows LDFLAGS: -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lws2_32
-import "C"
+import (
+	_ "github.com/ggml-go/ggml/csrc/gguf"
+	_ "github.com/ggml-go/ggml/csrc/rpc"
+)

@@ -1,7 +1,7 @@
 package gguf
 
 /*
-#cgo CFLAGS: -std=gnu11 -I${SRCDIR}/../csrc
+#cgo CFLAGS: -std=gnu11 -I${SRCDIR}/../csrc/include
 #include <stdlib.h>
 #include "ggml.h"
 #include "gguf-ext.h"

@@ -1,0 +1,146 @@
+// ggml-cpu-impl.h - the contract between the compute engine (ggml-cpu.c) and
+// the CPU kernels (ops-*.c). Internal.
+#pragma once
+
+#include "../base/ggml-simd.h"
+#include "ggml-cpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Every thread of the pool calls the kernel of every node with its own ith in
+// [0, nth). Kernels split their work by ith/nth; a kernel that needs a phase
+// boundary (e.g. converting src1 into wdata before using it) calls
+// lm_ggml_barrier(params->threadpool) — all nth threads reach it, so it is safe.
+struct lm_cpu_error_slot;
+
+struct lm_ggml_compute_params {
+    int ith, nth;
+    size_t wsize;   // shared work buffer (size from the op's work_size)
+    void * wdata;
+    struct lm_ggml_threadpool * threadpool;
+    const struct lm_ggml_tensor * node;  // the node being computed (names it in errors)
+    int node_index;                      // its index in the graph
+    struct lm_cpu_error_slot * error;    // where lm_cpu_error records a failure
+};
+
+// Errors found while computing (bad data, such as an index out of range):
+// kernels run on worker threads and must not abort or longjmp. A kernel
+// records the failure with lm_cpu_error and returns normally, skipping the
+// bad element (it must still reach every barrier it would have reached).
+// The first error of a computation wins; the others are dropped. All threads
+// stop after the node, and lm_ggml_graph_compute returns
+// LM_GGML_STATUS_FAILED with the message "OP (node NAME): <message>" (given to
+// a caller with an armed error frame, logged otherwise).
+LM_GGML_ATTRIBUTE_FORMAT(2, 3)
+void lm_cpu_error(const struct lm_ggml_compute_params * params, const char * fmt, ...);
+
+typedef void   (*lm_cpu_kernel_t)(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst);
+// Bytes of shared work buffer the node needs with n_threads threads (may be NULL: 0).
+typedef size_t (*lm_cpu_wsize_t)(const struct lm_ggml_tensor * node, int n_threads);
+// How many threads can usefully work on the node (may be NULL: all). Only used
+// to size work buffers and to skip waking threads; kernels still see nth = pool size.
+typedef int    (*lm_cpu_ntasks_t)(const struct lm_ggml_tensor * node, int n_threads);
+
+// Whether the kernel can compute this node: the type and layout combinations
+// it handles (may be NULL: every node the op's constructor accepts). Asked
+// for each node just before it runs, on thread 0 while the others wait at a
+// barrier: it must not assert (nothing catches it there) and should be cheap.
+typedef bool   (*lm_cpu_supports_t)(const struct lm_ggml_tensor * node);
+
+struct lm_cpu_op {
+    lm_cpu_kernel_t   compute;
+    lm_cpu_wsize_t    work_size;
+    lm_cpu_ntasks_t   n_tasks;
+    lm_cpu_supports_t supports;
+};
+
+// True if the engine can compute node: its op has a kernel (or needs none)
+// and the kernel handles its types and layout. The CPU backend's supports_op
+// asks this; lm_ggml_graph_compute asks the same of each node before it runs.
+bool lm_cpu_node_supported(const struct lm_ggml_tensor * node);
+
+void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
+
+// Counters for kernels that hand out work as it is taken (i < LM_CPU_COUNTERS,
+// each on a cache line of its own). Every one is 0 when a node starts and
+// again after every lm_ggml_barrier: a kernel needs no barrier of its own to
+// reset one, so threads that start early need not wait for a late one.
+#define LM_CPU_COUNTERS 4
+atomic_int * lm_cpu_counter(const struct lm_ggml_compute_params * params, int i);
+// Waits until *c >= target: for work that other threads have taken and are
+// finishing (they are running, so a short spin, then yielding the CPU).
+void lm_cpu_wait_counter(const struct lm_ggml_compute_params * params, atomic_int * c, int target);
+
+// Rows [*ir0, *ir1) of nr for thread ith of nth.
+static inline void lm_ggml_thread_range(int64_t nr, int ith, int nth, int64_t * ir0, int64_t * ir1) {
+    if (nth == 1) { // one thread: no division (graphs of small nodes feel it)
+        *ir0 = 0;
+        *ir1 = nr;
+        return;
+    }
+    const int64_t dr = (nr + nth - 1) / nth;
+    *ir0 = dr * ith;
+    *ir1 = *ir0 + dr < nr ? *ir0 + dr : nr;
+    if (*ir0 > nr) *ir0 = nr;
+}
+
+// Each ops-*.c file fills the table entries of the ops it implements.
+void lm_cpu_register_elementwise(struct lm_cpu_op * table); // ops-elementwise.c
+void lm_cpu_register_reduce     (struct lm_cpu_op * table); // ops-reduce.c
+void lm_cpu_register_copy       (struct lm_cpu_op * table); // ops-copy.c
+void lm_cpu_register_matmul     (struct lm_cpu_op * table); // ops-matmul.c
+void lm_cpu_register_nn         (struct lm_cpu_op * table); // ops-nn.c
+void lm_cpu_register_conv       (struct lm_cpu_op * table); // ops-conv.c
+void lm_cpu_register_attn       (struct lm_cpu_op * table); // ops-attn.c
+void lm_cpu_register_train      (struct lm_cpu_op * table); // ops-train.c
+
+// Element access with 64-bit indices (the public *_nd functions take int),
+// for callers that checked the indices against ne.
+float   lm_cpu_get_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void    lm_cpu_set_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
+int32_t lm_cpu_get_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v);
+
+// Row converters for a type: to f32 (NULL if none) and from f32 (NULL if none).
+// Covers f32/f16/bf16 and every quantized type that has them.
+lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
+lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
+
+// Mat-vec over contiguous short rows walks them one by one (mm_get_mv_seq)
+// when the matrix has at least this many bytes (mm-float.c). The setter is for
+// tests, which compare both walks; it returns the previous threshold.
+#define LM_MV_SEQ_MIN_BYTES_DEFAULT ((int64_t) 256 << 10)
+int64_t lm_mv_seq_min_bytes(void);
+int64_t lm_set_mv_seq_min_bytes(int64_t n);
+// Reads the n buffers (ptrs[i], sizes[i] bytes) once, in order, rounds times,
+// n_threads threads splitting each buffer and meeting after it; times[r] gets
+// the seconds of round r. The ceiling of a computation that reads the same
+// bytes (not a kernel; see stream-probe.c). Returns 0, or -1 for bad
+// arguments (n_threads outside 1..64) or a thread that could not start.
+int lm_cpu_stream_probe(const void * const * ptrs, const size_t * sizes, int n, int n_threads, int rounds,
+                        double * times);
+
+// Weights in a CPU_REPACK buffer (repack.c): whether t is stored repacked
+// (only mul_mat may read it then), and the conversions of one group of 8
+// q8_0 rows of rowb bytes between the plain and the repacked layout.
+bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
+// whether node may read t as its operand src (-1: its result): a repacked
+// tensor only as mul_mat's weights, itself and not a view of it
+bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const struct lm_ggml_tensor * t);
+// whether matrices of this type (at least 8 rows, contiguous) are repacked at this level
+bool lm_cpu_repacks_type(enum lm_ggml_type type);
+
+// What a CPU backend holds beyond its struct: the worker threads of its own
+// pool (created on first compute with more than one thread) and its work
+// buffer's bytes; zeros for another backend. And the worker threads of all
+// CPU backends' own pools alive now.
+void lm_backend_cpu_held(lm_ggml_backend_t backend, int * threads, size_t * work);
+int  lm_backend_cpu_own_workers(void);
+void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out);
+void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain);
+
+#ifdef __cplusplus
+}
+#endif

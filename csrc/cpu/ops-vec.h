@@ -1,0 +1,247 @@
+// ops-vec.h - row primitives shared by the elementwise, unary, reduce and norm
+// kernels: scalar versions plus AVX2 versions picked at run time. Internal.
+//
+// Every SIMD routine here either gives bit-identical results to its scalar
+// twin (add, mul, scale, max ...) or is an approximation whose error is a few
+// ulp (exp, silu), far inside the parity tolerance.
+#pragma once
+
+#include "ggml-cpu-impl.h"
+
+#if defined(LM_X86)
+#include <immintrin.h>
+#endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+typedef double lm_float_acc; // the reference accumulates long sums in double
+
+// True when the AVX2 paths may run: on x86 only, and only when the dispatcher
+// says the CPU (or a forced level) has AVX2 or better.
+static inline bool lm_vec_avx2(void) {
+#if defined(LM_X86)
+    const enum lm_cpu_level l = lm_cpu_level();
+    return l == LM_CPU_LEVEL_AVX2 || l == LM_CPU_LEVEL_AVX512;
+#else
+    return false;
+#endif
+}
+
+// ---------------------------------------------------------------- scalar
+
+static inline void lm_vec_add_s(int64_t n, float * z, const float * x, const float * y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; }
+static inline void lm_vec_sub_s(int64_t n, float * z, const float * x, const float * y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] - y[i]; }
+static inline void lm_vec_mul_s(int64_t n, float * z, const float * x, const float * y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i]; }
+static inline void lm_vec_div_s(int64_t n, float * z, const float * x, const float * y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] / y[i]; }
+static inline void lm_vec_scale_s(int64_t n, float * y, const float * x, float v) { for (int64_t i = 0; i < n; i++) y[i] = x[i] * v; }
+
+static inline float lm_silu1(float x) { return x / (1.0f + expf(-x)); }
+
+#if defined(LM_X86)
+// ---------------------------------------------------------------- AVX2
+
+#define LM_VEC_BIN_AVX2(name, intr, sop)                                                   \
+    LM_TARGET_AVX2 static inline void name(int64_t n, float * z, const float * x, const float * y) { \
+        int64_t i = 0;                                                                       \
+        for (; i + 32 <= n; i += 32) {                                                       \
+            __m256 a0 = intr(_mm256_loadu_ps(x + i +  0), _mm256_loadu_ps(y + i +  0));      \
+            __m256 a1 = intr(_mm256_loadu_ps(x + i +  8), _mm256_loadu_ps(y + i +  8));      \
+            __m256 a2 = intr(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16));      \
+            __m256 a3 = intr(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24));      \
+            _mm256_storeu_ps(z + i +  0, a0); _mm256_storeu_ps(z + i +  8, a1);              \
+            _mm256_storeu_ps(z + i + 16, a2); _mm256_storeu_ps(z + i + 24, a3);              \
+        }                                                                                    \
+        for (; i + 8 <= n; i += 8) {                                                         \
+            _mm256_storeu_ps(z + i, intr(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));   \
+        }                                                                                    \
+        for (; i < n; i++) z[i] = x[i] sop y[i];                                             \
+    }
+
+LM_VEC_BIN_AVX2(lm_vec_add_avx2, _mm256_add_ps, +)
+LM_VEC_BIN_AVX2(lm_vec_sub_avx2, _mm256_sub_ps, -)
+LM_VEC_BIN_AVX2(lm_vec_mul_avx2, _mm256_mul_ps, *)
+LM_VEC_BIN_AVX2(lm_vec_div_avx2, _mm256_div_ps, /)
+
+LM_TARGET_AVX2 static inline void lm_vec_scale_avx2(int64_t n, float * y, const float * x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(x + i +  0), vv);
+        __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(x + i +  8), vv);
+        __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(x + i + 16), vv);
+        __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(x + i + 24), vv);
+        _mm256_storeu_ps(y + i +  0, a0); _mm256_storeu_ps(y + i +  8, a1);
+        _mm256_storeu_ps(y + i + 16, a2); _mm256_storeu_ps(y + i + 24, a3);
+    }
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vv));
+    for (; i < n; i++) y[i] = x[i] * v;
+}
+
+// exp(x) for 8 lanes: x = k*ln2 + r with |r| <= ln2/2, exp(r) by a degree-7
+// Taylor polynomial (relative error < 1e-8 on that interval), times 2^k built
+// in the exponent bits. Overflow gives +inf, underflow below the normal range
+// gives 0, NaN stays NaN.
+LM_TARGET_AVX2 static inline __m256 lm_v_expf_avx2(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.7228390f);
+    const __m256 lo = _mm256_set1_ps(-87.3365448f);
+    const __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
+    const __m256 k  = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    // k in [-126, 128]: 2^k as float; k = 128 (only reachable at x = hi) is split
+    const __m256i ki = _mm256_cvtps_epi32(k);
+    const __m256i k1 = _mm256_srai_epi32(ki, 1);
+    const __m256i k2 = _mm256_sub_epi32(ki, k1);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, _mm256_set1_epi32(127)), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, _mm256_set1_epi32(127)), 23));
+    __m256 res = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    res = _mm256_blendv_ps(res, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    res = _mm256_blendv_ps(res, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    res = _mm256_blendv_ps(res, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    return res;
+}
+
+LM_TARGET_AVX2 static inline __m256 lm_v_silu_avx2(__m256 x) {
+    const __m256 e = lm_v_expf_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+LM_TARGET_AVX2 static inline float lm_hsum_avx2(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#endif
+
+// ---------------------------------------------------------------- dispatching wrappers
+
+static inline void lm_vec_add(bool simd, int64_t n, float * z, const float * x, const float * y) {
+#if defined(LM_X86)
+    if (simd) { lm_vec_add_avx2(n, z, x, y); return; }
+#endif
+    (void) simd; lm_vec_add_s(n, z, x, y);
+}
+static inline void lm_vec_mul(bool simd, int64_t n, float * z, const float * x, const float * y) {
+#if defined(LM_X86)
+    if (simd) { lm_vec_mul_avx2(n, z, x, y); return; }
+#endif
+    (void) simd; lm_vec_mul_s(n, z, x, y);
+}
+static inline void lm_vec_scale(bool simd, int64_t n, float * y, const float * x, float v) {
+#if defined(LM_X86)
+    if (simd) { lm_vec_scale_avx2(n, y, x, v); return; }
+#endif
+    (void) simd; lm_vec_scale_s(n, y, x, v);
+}
+
+// ---------------------------------------------------------------- element access for any plain type
+
+// Reads element i of a row of a plain (non-quantized float) type at byte stride nb0.
+static inline float lm_load_f(enum lm_ggml_type t, const char * p) {
+    switch (t) {
+        case LM_GGML_TYPE_F32:  return *(const float *) p;
+        case LM_GGML_TYPE_F16:  return LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *) p);
+        case LM_GGML_TYPE_BF16: return LM_GGML_BF16_TO_FP32(*(const lm_ggml_bf16_t *) p);
+        default: return 0.0f;
+    }
+}
+static inline void lm_store_f(enum lm_ggml_type t, char * p, float v) {
+    switch (t) {
+        case LM_GGML_TYPE_F32:  *(float *) p = v; break;
+        case LM_GGML_TYPE_F16:  *(lm_ggml_fp16_t *) p = LM_GGML_FP32_TO_FP16(v); break;
+        case LM_GGML_TYPE_BF16: *(lm_ggml_bf16_t *) p = LM_GGML_FP32_TO_BF16(v); break;
+        default: break;
+    }
+}
+static inline bool lm_is_plain_float(enum lm_ggml_type t) {
+    return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
+}
+
+// Loads n elements starting at element i0 of a row into out. Plain types may
+// have any element stride; block types must be contiguous and i0, n
+// multiples of the block size (rows always are).
+static inline void lm_load_row_f32(const struct lm_ggml_tensor * t, const char * row, int64_t i0, int64_t n, float * out) {
+    const size_t nb0 = t->nb[0];
+    switch (t->type) {
+        case LM_GGML_TYPE_F32:
+            if (nb0 == sizeof(float)) { memcpy(out, row + i0*sizeof(float), n*sizeof(float)); return; }
+            for (int64_t i = 0; i < n; i++) out[i] = *(const float *)(row + (i0 + i)*nb0);
+            return;
+        case LM_GGML_TYPE_F16:
+            if (nb0 == sizeof(lm_ggml_fp16_t)) { lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *) row + i0, out, n); return; }
+            for (int64_t i = 0; i < n; i++) out[i] = LM_GGML_FP16_TO_FP32(*(const lm_ggml_fp16_t *)(row + (i0 + i)*nb0));
+            return;
+        case LM_GGML_TYPE_BF16:
+            if (nb0 == sizeof(lm_ggml_bf16_t)) { lm_ggml_bf16_to_fp32_row((const lm_ggml_bf16_t *) row + i0, out, n); return; }
+            for (int64_t i = 0; i < n; i++) out[i] = LM_GGML_BF16_TO_FP32(*(const lm_ggml_bf16_t *)(row + (i0 + i)*nb0));
+            return;
+        default: {
+            const int64_t bs = lm_ggml_blck_size(t->type);
+            lm_cpu_to_float(t->type)(row + (i0/bs)*lm_ggml_type_size(t->type), out, n);
+            return;
+        }
+    }
+}
+
+// Stores n floats at element i0 of a row (same rules as lm_load_row_f32).
+static inline void lm_store_row_f32(const struct lm_ggml_tensor * t, char * row, int64_t i0, int64_t n, const float * in) {
+    const size_t nb0 = t->nb[0];
+    switch (t->type) {
+        case LM_GGML_TYPE_F32:
+            if (nb0 == sizeof(float)) { memmove(row + i0*sizeof(float), in, n*sizeof(float)); return; }
+            for (int64_t i = 0; i < n; i++) *(float *)(row + (i0 + i)*nb0) = in[i];
+            return;
+        case LM_GGML_TYPE_F16:
+            if (nb0 == sizeof(lm_ggml_fp16_t)) { lm_ggml_fp32_to_fp16_row(in, (lm_ggml_fp16_t *) row + i0, n); return; }
+            for (int64_t i = 0; i < n; i++) *(lm_ggml_fp16_t *)(row + (i0 + i)*nb0) = LM_GGML_FP32_TO_FP16(in[i]);
+            return;
+        case LM_GGML_TYPE_BF16:
+            for (int64_t i = 0; i < n; i++) *(lm_ggml_bf16_t *)(row + (i0 + i)*nb0) = LM_GGML_FP32_TO_BF16(in[i]);
+            return;
+        default: {
+            const int64_t bs = lm_ggml_blck_size(t->type);
+            lm_cpu_from_float(t->type)(in, row + (i0/bs)*lm_ggml_type_size(t->type), n);
+            return;
+        }
+    }
+}
+
+// i % n for broadcasting, without a division when i < n (the usual case).
+static inline int64_t lm_bcast(int64_t i, int64_t n) {
+    return i < n ? i : i % n;
+}
+
+// Elements per chunk when a row goes through f32 scratch on the stack; a
+// multiple of every block size (32 and 256).
+#define LM_ROW_CHUNK 512
+
+// Row-major decomposition of a flat row index of t.
+static inline void lm_row_index(const struct lm_ggml_tensor * t, int64_t ir, int64_t * i1, int64_t * i2, int64_t * i3) {
+    if (ir < t->ne[1]) { // the first matrix: no divisions
+        *i1 = ir;
+        *i2 = *i3 = 0;
+        return;
+    }
+    *i3 = ir / (t->ne[2]*t->ne[1]);
+    *i2 = (ir - *i3*t->ne[2]*t->ne[1]) / t->ne[1];
+    *i1 = ir - *i3*t->ne[2]*t->ne[1] - *i2*t->ne[1];
+}
+
+// ggml's "padded 1d" test: rows of one dense element stride, higher dims packed.
+static inline bool lm_is_padded_1d(const struct lm_ggml_tensor * t) {
+    return t->nb[0] == lm_ggml_type_size(t->type) &&
+           t->nb[2] == t->nb[1]*t->ne[1] &&
+           t->nb[3] == t->nb[2]*t->ne[2];
+}
