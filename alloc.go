@@ -169,13 +169,17 @@ func (a *GraphAllocator) unpin()    { a.life.unpin() }
 
 // pinGraphMemory pins the Go owners of the memory g's tensors live in, so
 // that none is freed or moved while g is computed; the caller unpins them.
-func pinGraphMemory(g *Graph) ([]memOwner, error) {
+func pinGraphMemory(g *Graph) ([]memOwner, error) { return pinGraphMemoryExcept(g, nil) }
+
+// pinGraphMemoryExcept is pinGraphMemory for a caller that is itself one of
+// the owners and already holds its own memory (an allocator placing g).
+func pinGraphMemoryExcept(g *Graph, self memOwner) ([]memOwner, error) {
 	var bufs [256]*C.struct_lm_ggml_backend_buffer
 	n := int(C.gg_graph_buffers(g.g, &bufs[0], C.int(len(bufs))))
 	var pins []memOwner
 	for _, b := range bufs[:n] {
 		owner := owners.get(b)
-		if owner == nil {
+		if owner == nil || owner == self {
 			continue
 		}
 		dup := false
@@ -226,6 +230,11 @@ func (a *GraphAllocator) Reserve(g *Graph, ids ...[]int) error {
 	}
 	defer a.life.share()
 	a.detachAll()
+	pins, err := pinGraphMemoryExcept(g, a)
+	if err != nil {
+		return fmt.Errorf("ggml: Reserve: %w", err)
+	}
+	defer unpinAll(pins)
 	var e C.gg_err
 	var ok C.bool
 	switch len(ids) {
@@ -301,6 +310,13 @@ func (a *GraphAllocator) Alloc(g *Graph) error {
 	}
 	defer a.life.share()
 	a.detachAll()
+	// the memory of g's other tensors (weights in Buffers, ...) stays while
+	// the allocator reads it and tells its own buffers from theirs
+	pins, err := pinGraphMemoryExcept(g, a)
+	if err != nil {
+		return fmt.Errorf("ggml: Alloc: %w", err)
+	}
+	defer unpinAll(pins)
 	var e C.gg_err
 	ok := C.gg_gallocr_alloc_graph(&e, p, g.g)
 	// record where the tensors went, even after a failure (some may be placed)

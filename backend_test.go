@@ -968,3 +968,50 @@ func TestCloseInCallbackTakesEffectWhenComputeEnds(t *testing.T) {
 		require.NoError(t, ctx.Close())
 	}
 }
+
+// Placing a graph (GraphAllocator.Alloc/Reserve, Scheduler.Alloc) while
+// another goroutine closes the Buffer that holds the graph's weights either
+// succeeds, while the Buffer waits, or fails with an error: the allocators
+// never read a buffer that is being freed.
+func TestPlacingConcurrentWithBufferClose(t *testing.T) {
+	quietLog(t)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	for i := range 200 {
+		ctx, err := NewContext(ContextOptions{MemSize: 8*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
+		require.NoError(t, err)
+		w := ctx.NewTensor1D(TypeF32, 64)
+		buf, err := ctx.AllocTensors(be)
+		require.NoError(t, err)
+		g := ctx.NewGraph().BuildForward(ctx.Scale(w, 2))
+		ga, err := NewGraphAllocator()
+		require.NoError(t, err)
+		sc, err := NewScheduler([]*Backend{be}, 64, false)
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range i % 7 {
+				runtime.Gosched()
+			}
+			_ = buf.Close()
+		})
+		for range 20 { // until the Buffer is gone
+			switch i % 3 {
+			case 0:
+				err = ga.Alloc(g)
+			case 1:
+				err = ga.Reserve(g)
+			default:
+				err = sc.Alloc(g)
+			}
+			if err != nil {
+				break
+			}
+		}
+		wg.Wait()
+		sc.Close()
+		ga.Close()
+		ctx.Close()
+	}
+}

@@ -454,6 +454,12 @@ func (sc *Scheduler) place(op string, g *Graph, what C.int) error {
 	if err := sc.release(); err != nil {
 		return fmt.Errorf("ggml: Scheduler.%s: %w", op, err)
 	}
+	// the memory of g's tensors in Buffers stays while the scheduler reads it
+	pins, err := pinGraphMemoryExcept(g, sc)
+	if err != nil {
+		return fmt.Errorf("ggml: Scheduler.%s: %w", op, err)
+	}
+	defer unpinAll(pins)
 	var e C.gg_err
 	ok := C.gg_sched_place(&e, sc.s, g.g, what)
 	sc.account()
