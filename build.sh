@@ -34,6 +34,12 @@ CC="${CC:-cc}"
 SCRATCH="${GGML_SCRATCH:-${TMPDIR:-/tmp}/ggml-$(basename "$PWD")}"
 mkdir -p "$SCRATCH"
 export GGML_SCRATCH="$SCRATCH" # tests cache what they build here (llama: the C runner)
+# The C core: its sources, one folder per layer (csrc/cgo.go lists them), and
+# the include folders. The core itself needs only csrc/include (its private
+# headers are included by relative path); test programs also include private
+# headers by name, so they get every folder.
+CSRC_SRC="$(find csrc -name '*.c' | LC_ALL=C sort | tr '\n' ' ')"
+CSRC_INC="-Icsrc/include $(for d in csrc/*/; do [ "$d" = csrc/include/ ] || printf -- '-I%s ' "${d%/}"; done)"
 
 # staticcheck, pinned: the version the Go module proxy serves that we checked.
 STATICCHECK_VERSION=v0.8.2
@@ -61,8 +67,8 @@ lint() {
 shared_lib() {
   local out="$SCRATCH/so" f
   rm -rf "$out" && mkdir -p "$out"
-  for f in csrc/*.c; do
-    "$CC" -std=gnu11 -O3 -fPIC -fno-strict-aliasing -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" &
+  for f in $CSRC_SRC; do
+    "$CC" -std=gnu11 -O3 -fPIC -fno-strict-aliasing -pthread -Icsrc/include -c "$f" -o "$out/$(basename "$f" .c).o" &
   done
   wait
   "$CC" -shared -o "$SCRATCH/libggml-go.so" "$out"/*.o -pthread -lm
@@ -76,8 +82,8 @@ shared_lib() {
 cwarn() {
   local out="$SCRATCH/cwarn" f
   rm -rf "$out" && mkdir -p "$out"
-  for f in csrc/*.c; do
-    "$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o"
+  for f in $CSRC_SRC; do
+    "$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread -Icsrc/include -c "$f" -o "$out/$(basename "$f" .c).o"
   done
   cat >"$out/app.c" <<'APP'
 #include "ggml.h"
@@ -93,7 +99,7 @@ int main(void) {
     return ok ? 0 : 1;
 }
 APP
-  "$CC" -std=c11 -Wall -Wextra -Werror -pthread -Icsrc "$out/app.c" "$out"/*.o -lm -o "$out/app"
+  "$CC" -std=c11 -Wall -Wextra -Werror -pthread -Icsrc/include "$out/app.c" "$out"/*.o -lm -o "$out/app"
   "$out/app"
   echo "cwarn: csrc compiles cleanly with -std=c11 -Wall -Wextra -Werror and links into a C11 program"
 }
@@ -131,7 +137,7 @@ ctest_one() {
   local flags=$1 out=$2 t=$3 name; shift 3
   name=$(basename "$t" .c)
   # shellcheck disable=SC2086
-  "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name" || return 99
+  "$CC" -std=gnu11 -O1 -g $flags -pthread $CSRC_INC -Itests/c "$t" "$out"/obj/*.o -lm -o "$out/$name" || return 99
   "$out/$name" "$@"
 }
 
@@ -143,8 +149,8 @@ ctests() {
   python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   python3 tests/c/bw-parity2bin.py "$PARITY/ops" "$SCRATCH/lm-bw-parity" >/dev/null
   python3 tests/c/gguf-json2exp.py "$PARITY" "$SCRATCH/gguf-exp" >/dev/null
-  for f in csrc/*.c; do
-    "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc -c "$f" -o "$out/obj/$(basename "$f" .c).o" &
+  for f in $CSRC_SRC; do
+    "$CC" -std=gnu11 -O1 -g $flags -pthread -Icsrc/include -c "$f" -o "$out/obj/$(basename "$f" .c).o" &
   done
   wait
   # The programs run side by side, one per core (ASan makes them slow: run one
@@ -185,7 +191,7 @@ arm64() {
   # The quantizers and their NEON paths: the C parity programs, bit-exact.
   python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   rm -f "$out"/*.o
-  for f in csrc/*.c; do "$XCC" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$out/$(basename "$f" .c).o" & done; wait
+  for f in $CSRC_SRC; do "$XCC" -std=gnu11 -O2 -pthread -Icsrc/include -c "$f" -o "$out/$(basename "$f" .c).o" & done; wait
   # Two emulated CPUs: qemu's default (max) has the dot product extension, so
   # the kernels run at the dotprod level; cortex-a53 (ARMv8.0) has not, so
   # they run at the plain NEON level (and an SDOT chosen there would SIGILL).
@@ -195,7 +201,7 @@ arm64() {
   # at both levels (ARM64_CTESTS_NODOT=... to run more there).
   local cpu name list
   for name in ${ARM64_CTESTS:-test-quants test-iquants test-neon-quant test-matmul test-batch-invariance}; do
-    "$XCC" -std=gnu11 -O2 -pthread -Icsrc "tests/c/$name.c" "$out"/*.o -lm -o "$out/$name"
+    "$XCC" -std=gnu11 -O2 -pthread $CSRC_INC "tests/c/$name.c" "$out"/*.o -lm -o "$out/$name"
   done
   # The programs run side by side, one per core (one after another they took
   # 11 minutes of CI); results print in order once all have finished.
@@ -438,7 +444,7 @@ windows() {
     ov=(); [ -n "$WOVERLAY" ] && ov=(-overlay "$WOVERLAY")
     go vet ./...
     # the Windows-only files, which the Linux lint does not see
-    "$(staticcheck_bin)" . ./gguf ./llama ./csrc ./internal/...
+    "$(staticcheck_bin)" . ./gguf ./llama ./csrc/... ./internal/...
     go build "${ov[@]}" -o "$out/ggml.exe" ./cmd/ggml
     for pkg in . ./gguf ./llama ./cmd/ggml; do
       name=${pkg#./}; name=${name//\//-}; [ "$pkg" = . ] && name=ggml
@@ -509,11 +515,11 @@ windows_ctests() {
   python3 tests/c/quant-json2bin.py "$PARITY/quant" "$SCRATCH/lm-quant-parity" >/dev/null
   python3 tests/c/bw-parity2bin.py "$PARITY/ops" "$SCRATCH/lm-bw-parity" >/dev/null
   python3 tests/c/gguf-json2exp.py "$PARITY" "$SCRATCH/gguf-exp" >/dev/null
-  for t in csrc/*.c; do "$WCC" -std=gnu11 -O2 -Icsrc -c "$t" -o "$out/obj/$(basename "$t" .c).o" & done; wait
+  for t in $CSRC_SRC; do "$WCC" -std=gnu11 -O2 -Icsrc/include -c "$t" -o "$out/obj/$(basename "$t" .c).o" & done; wait
   for t in tests/c/test-*.c; do
     name=$(basename "$t" .c)
     case " $WIN_CTESTS_SKIP " in *" $name "*) continue ;; esac
-    "$WCC" -std=gnu11 -O2 -Icsrc -Itests/c "$t" "$out"/obj/*.o -static -lpthread -lws2_32 -o "$out/$name.exe"
+    "$WCC" -std=gnu11 -O2 $CSRC_INC -Itests/c "$t" "$out"/obj/*.o -static -lpthread -lws2_32 -o "$out/$name.exe"
     case "$name" in
       test-quants)   args="$SCRATCH/lm-quant-parity" ;;
       test-iquants)  args="$PARITY/quant" ;;
@@ -598,7 +604,7 @@ case "${1:-test}" in
   benchab)
     shift
     lib="$(shared_lib)"
-    "$CC" -O2 -Icsrc tests/c/bench-ab.c -ldl -lm -o "$SCRATCH/bench-ab"
+    "$CC" -O2 $CSRC_INC tests/c/bench-ab.c -ldl -lm -o "$SCRATCH/bench-ab"
     "$SCRATCH/bench-ab" -r "${ROUNDS:-15}" -t "${THREADS:-1}" "$lib" "$@"
     ;;
   fuzz)

@@ -1,4 +1,4 @@
-// Enum values mirror csrc/ggml.h; they are part of the file formats: never renumber.
+// Enum values mirror csrc/include/ggml.h; they are part of the file formats: never renumber.
 // The numbering is ggml's (MIT License, Copyright (c) 2023-2024 The ggml authors).
 
 package ggml

@@ -10,7 +10,7 @@ import (
 // Rows of fp16 output from the streaming threshold up (by default 32 MiB at
 // the AVX2 level and never at AVX-512; 4 MB at every level here) take the
 // streaming-store path of the converter
-// (csrc/ggml-fp16.c). The parity inputs (NaNs, infinities,
+// (csrc/base/ggml-fp16.c). The parity inputs (NaNs, infinities,
 // subnormals, ties) are tiled over such a row and every element must match the
 // reference bits, at every level and for destinations that are not 32-byte
 // aligned (the path converts a head up to the boundary).

@@ -3,7 +3,7 @@ package ggml
 // The generic op parity runner: every case file in <parity>/ops is a GGUF
 // file holding the inputs, an s-expression of the graph and the reference
 // results. The expression is interpreted through the Go API (opTable knows
-// every op constructor of csrc/ggml.h by its C name and C argument order),
+// every op constructor of csrc/include/ggml.h by its C name and C argument order),
 // computed, and compared with the tolerances of the parity README. Nothing
 // here knows about individual cases.
 
@@ -1014,14 +1014,14 @@ func TestOpParity(t *testing.T) {
 
 // TestOpTableCoversHeader checks that the interpreter knows every op
 // constructor of the public header (functions returning a tensor between
-// the "operations" and "graphs" sections of csrc/ggml.h).
+// the "operations" and "graphs" sections of csrc/include/ggml.h).
 func TestOpTableCoversHeader(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("csrc", "ggml.h"))
+	b, err := os.ReadFile(filepath.Join("csrc", "include", "ggml.h"))
 	require.NoError(t, err)
 	s := string(b)
 	start := strings.Index(s, "// operations")
 	end := strings.Index(s, "// graphs and automatic differentiation")
-	require.True(t, start >= 0 && end > start, "section markers not found in csrc/ggml.h")
+	require.True(t, start >= 0 && end > start, "section markers not found in csrc/include/ggml.h")
 	re := regexp.MustCompile(`LM_T \* lm_ggml_([a-z0-9_]+)\s*\(`)
 	var missing []string
 	n := 0

@@ -29,7 +29,7 @@ func init() {
 }
 
 // streamProbe times reading the tensors' bytes once, in order, rounds times,
-// with threads threads (see csrc/stream-probe.c): the ceiling of a
+// with threads threads (see csrc/cpu/stream-probe.c): the ceiling of a
 // computation that reads the same memory. It returns each round's time and
 // the bytes a round reads.
 func streamProbe(ts []*Tensor, threads, rounds int) ([]time.Duration, int64, error) {

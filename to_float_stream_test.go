@@ -10,7 +10,7 @@ import (
 
 // Conversions to f32 from the streaming threshold up (by default 32 MiB of
 // output at the AVX2 level and never at AVX-512; 4 MB at every level here) are written with streaming stores through a
-// chunk buffer (csrc/to-float-stream.c). For every type with
+// chunk buffer (csrc/base/to-float-stream.c). For every type with
 // a conversion, one large row must give the same bits as the same data
 // converted in pieces small enough for the ordinary path: at every level, for
 // destinations at every kind of offset from a cache line, for lengths that are

@@ -41,7 +41,7 @@
 //
 // # Reading
 //
-// Reading goes through the C parser of the core (csrc/gguf-read.c), so Go
+// Reading goes through the C parser of the core (csrc/gguf/gguf-read.c), so Go
 // and C accept exactly the same files: magic, version 2 or 3, every count and
 // length bounded by the bytes that remain, valid type ids, unique non-empty
 // UTF-8 keys, bools 0 or 1, unique tensor names of at most 63 bytes, 1 to 4

@@ -65,7 +65,7 @@ func buildCRunner() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files, _ := filepath.Glob(filepath.Join(csrc, "*.[ch]"))
+	files, _ := filepath.Glob(filepath.Join(csrc, "*", "*.[ch]")) // one folder per layer
 	sort.Strings(files)
 	h := sha256.New()
 	for _, f := range append(files, src) {
@@ -73,7 +73,7 @@ func buildCRunner() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(strings.TrimPrefix(f, csrc)), len(b))
 		h.Write(b)
 	}
 	scratch := os.Getenv("GGML_SCRATCH")
@@ -113,7 +113,7 @@ func buildCRunner() (string, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out, err := exec.Command(cc, "-std=gnu11", "-O2", "-pthread", "-I"+csrc, "-c", f, "-o", objs[i]).CombinedOutput()
+			out, err := exec.Command(cc, "-std=gnu11", "-O2", "-pthread", "-I"+filepath.Join(csrc, "include"), "-c", f, "-o", objs[i]).CombinedOutput()
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %v\n%s", filepath.Base(f), err, out)
 			}

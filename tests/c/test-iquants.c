@@ -9,7 +9,7 @@
 //
 // Build: cc -O2 -pthread -Icsrc tests/c/test-iquants.c csrc/*.c -lm
 // (or, before the rest of the core exists, with -DIQ_STANDALONE and only
-//  csrc/ggml-iquants.c csrc/ggml-iq-tables.c).
+//  csrc/quant/ggml-iquants.c csrc/quant/ggml-iq-tables.c).
 #include "ggml-iquants.h"
 #include "ggml-impl.h"
 

@@ -1,5 +1,5 @@
 // test-solo-runs.c - small row-wise nodes computed by thread 0 alone (runs of
-// them end with one barrier; see node_is_solo in csrc/ggml-cpu.c): the same
+// them end with one barrier; see node_is_solo in csrc/cpu/ggml-cpu.c): the same
 // bits at 1 to 4 threads for a decode-like graph that mixes them with matrix
 // products, and a job that stops inside a run (a kernel error, an abort
 // callback) stops there at every thread count: it returns, the nodes after

@@ -136,8 +136,8 @@ fi
 
 # ---- the programs: static, optimized as the Go package builds the core
 obj="$work/obj" && rm -rf "$obj" && mkdir -p "$obj"
-for f in csrc/*.c; do
-  nice -n "$NICE" "${CC:-cc}" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$obj/$(basename "$f" .c).o" &
+for f in $(find csrc -name '*.c'); do
+  nice -n "$NICE" "${CC:-cc}" -std=gnu11 -O2 -pthread $(for d in csrc/*/; do printf -- '-I%s ' "${d%/}"; done)-c "$f" -o "$obj/$(basename "$f" .c).o" &
 done
 wait
 root="$work/root" && rm -rf "$root" && mkdir -p "$root/dev" "$root/proc" "$root/t"
@@ -146,7 +146,7 @@ nice -n "$NICE" "${CC:-cc}" -static -O2 -Wall -Wextra tests/emu/init.c -o "$root
 IFS=';' read -ra lines <<<"$TESTS"
 for line in "${lines[@]}"; do
   prog="${line%% *}"
-  [ -x "$root/t/$prog" ] || nice -n "$NICE" "${CC:-cc}" -static -std=gnu11 -O2 -pthread -Icsrc -Itests/c \
+  [ -x "$root/t/$prog" ] || nice -n "$NICE" "${CC:-cc}" -static -std=gnu11 -O2 -pthread $(for d in csrc/*/; do printf -- '-I%s ' "${d%/}"; done)-Itests/c \
     "tests/c/$prog.c" "$obj"/*.o -lm -o "$root/t/$prog" 2>&1 | grep -v -e getaddrinfo -e 'in function' || true
   [ -x "$root/t/$prog" ] || { echo "avx512emu: $prog did not build"; exit 1; }
   echo "$line" >>"$root/t/list"

@@ -68,28 +68,28 @@ cat >"$M/model.c" <<'EOF'
 #include "mm-bf16.c"
 bool lm_cpu_avx512bf16(void) { return lm_cpu_level() == LM_CPU_LEVEL_AVX2; }
 EOF
-"$CC" -std=gnu11 -O2 -Wno-psabi -pthread -I"$M/inc" -Icsrc -c "$M/model.c" -o "$M/obj/model.o"
+"$CC" -std=gnu11 -O2 -Wno-psabi -pthread -I"$M/inc" $(for d in csrc/*/; do printf -- '-I%s ' "${d%/}"; done)-c "$M/model.c" -o "$M/obj/model.o"
 
 # mm-float.c selecting them before the level's own kernels
 sed -e 's/if (lv == LM_CPU_LEVEL_AVX512) return mm_bf16_dot(xt) ? \(mm_[a-z_0-9]*\) : avx512\[xt\];/if (mm_bf16_dot(xt)) return \1; if (lv == LM_CPU_LEVEL_AVX512) return avx512[xt];/' \
-  csrc/mm-float.c >"$M/mm-float.c"
+  csrc/cpu/mm-float.c >"$M/mm-float.c"
 [ "$(grep -c 'if (mm_bf16_dot(xt)) return mm_' "$M/mm-float.c")" = 2 ] || { echo "bf16-model: mm-float.c's selection has changed"; exit 1; }
-for f in csrc/*.c; do
+for f in $(find csrc -name '*.c'); do
   b=$(basename "$f" .c)
   case "$b" in
     mm-bf16) ;;
-    mm-float) nice -n 19 "$CC" -std=gnu11 -O2 -pthread -Icsrc -c "$M/mm-float.c" -o "$M/obj/$b.o" & ;;
-    *)        nice -n 19 "$CC" -std=gnu11 -O2 -pthread -Icsrc -c "$f" -o "$M/obj/$b.o" & ;;
+    mm-float) nice -n 19 "$CC" -std=gnu11 -O2 -pthread $(for d in csrc/*/; do printf -- '-I%s ' "${d%/}"; done)-c "$M/mm-float.c" -o "$M/obj/$b.o" & ;;
+    *)        nice -n 19 "$CC" -std=gnu11 -O2 -pthread $(for d in csrc/*/; do printf -- '-I%s ' "${d%/}"; done)-c "$f" -o "$M/obj/$b.o" & ;;
   esac
 done
 wait
 # model.o's lm_cpu_avx512bf16 replaces the CPUID one
-objcopy --weaken-symbol=lm_cpu_avx512bf16 "$M/obj/ggml-cpu.o"
+objcopy --weaken-symbol=lm_cpu_avx512bf16 "$M/obj/ggml-cpu-features.o"
 
 fail=0
 for t in "test-bf16-dot" "test-batch-invariance 1 bf16" "test-matmul 1 bf16"; do
   p="${t%% *}"
-  nice -n 19 "$CC" -std=gnu11 -O2 -pthread -Icsrc -Itests/c -DBF16DOT_LEVEL=LM_CPU_LEVEL_AVX2 "tests/c/$p.c" "$M"/obj/*.o -lm -o "$M/$p"
+  nice -n 19 "$CC" -std=gnu11 -O2 -pthread $(for d in csrc/*/; do printf -- '-I%s ' "${d%/}"; done)-Itests/c -DBF16DOT_LEVEL=LM_CPU_LEVEL_AVX2 "tests/c/$p.c" "$M"/obj/*.o -lm -o "$M/$p"
   # shellcheck disable=SC2086
   if nice -n 19 "$M/$p" ${t#"$p"} >"$M/$p.log" 2>&1; then echo "ok   $t ($(tail -1 "$M/$p.log"))"; else fail=1; echo "FAIL $t"; tail -20 "$M/$p.log"; fi
 done

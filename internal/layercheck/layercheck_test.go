@@ -1,0 +1,88 @@
+package layercheck
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The C core's layers use only the layers their cgo packages import: no
+// symbol and no private header from a layer above.
+func TestCoreLayersUseOnlyWhatTheyImport(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads ELF objects")
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skip("no C compiler")
+	}
+	viol, layers, err := Check(cc, filepath.Join("..", "..", "csrc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range viol {
+		t.Error(v)
+	}
+	var names []string
+	for n, l := range layers {
+		var uses []string
+		for u := range l.Uses {
+			uses = append(uses, u)
+		}
+		sort.Strings(uses)
+		names = append(names, n+" -> "+strings.Join(uses, " "))
+	}
+	sort.Strings(names)
+	t.Logf("layers:\n%s", strings.Join(names, "\n"))
+}
+
+// A layer's Uses is the closure of its imports, and a private header from a
+// layer it does not use is reported.
+func TestIncludesOfUnimportedLayersAreReported(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("include/pub.h", "")
+	write("low/cgo.go", "package low\nimport \"C\"\n")
+	write("low/low.h", "")
+	write("mid/cgo.go", "package mid\nimport \"C\"\nimport _ \""+modulePrefix+"low\"\n")
+	write("top/cgo.go", "package top\nimport \"C\"\nimport _ \""+modulePrefix+"mid\"\n")
+	write("top/top.h", "")
+	write("top/a.c", "#include \"pub.h\"\n#include \"top.h\"\n#include \"../low/low.h\"\n")
+	write("low/b.c", "#include \"../top/top.h\"\n#include \"missing.h\"\n")
+	layers, err := Layers(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !layers["top"].Uses["low"] || layers["low"].Uses["top"] {
+		t.Fatalf("uses: top %v, low %v", layers["top"].Uses, layers["low"].Uses)
+	}
+	var got []string
+	for _, n := range []string{"low", "top"} {
+		v, err := checkIncludes(dir, layers[n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range v {
+			got = append(got, x.Layer+":"+x.Target)
+		}
+	}
+	if strings.Join(got, " ") != "low:top low:?" {
+		t.Fatalf("violations %q, want low:top and low:? (missing header)", got)
+	}
+}
