@@ -430,3 +430,10 @@ func TestComputeViewsOnlyGraph(t *testing.T) {
 	}
 	require.Error(t, g.Compute(0))
 }
+
+// panicValue runs f and returns what it panicked with (nil if it returned).
+func panicValue(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}

@@ -1,7 +1,9 @@
 package ggml
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"strings"
@@ -133,4 +135,19 @@ func TestBufferAllocationFailureIsNotAlsoLogged(t *testing.T) {
 			t.Errorf("logged %s %q as well as returning an error", r.Level, r.Message)
 		}
 	}
+}
+
+func TestValidateRowDataDoesNotLog(t *testing.T) {
+	var logged bytes.Buffer
+	SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer SetLogger(nil)
+	bad := []byte{0, 0, 0xc0, 0x7f, 0, 0, 0x80, 0x3f} // NaN, 1
+	err := ValidateRowData(TypeF32, bad)
+	require.ErrorContains(t, err, "NaNs")
+	err = ValidateRowData(TypeF16, []byte{0x00, 0x7c})
+	require.ErrorContains(t, err, "infinities")
+	q := make([]byte, TypeQ8_0.Size())
+	binary.LittleEndian.PutUint16(q, 0x7e00) // NaN scale
+	require.ErrorContains(t, ValidateRowData(TypeQ8_0, q), "nan value at block 0")
+	require.Empty(t, logged.String())
 }

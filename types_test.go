@@ -3,6 +3,9 @@ package ggml
 import (
 	"strings"
 	"testing"
+
+	"github.com/ggml-go/ggml/gguf"
+	"github.com/stretchr/testify/require"
 )
 
 // Type names are written both ways ("q4_K" in ggml, "Q4_K" in llama.cpp's
@@ -31,4 +34,16 @@ func TestTypeByNameIgnoresCase(t *testing.T) {
 			t.Errorf("TypeByName(%q) = %v, want no type", bad, got)
 		}
 	}
+}
+
+func TestTypeGGUFConversion(t *testing.T) {
+	for ty := Type(0); ty < TypeCount; ty++ {
+		g := ty.GGUFType()
+		require.Equal(t, ty, TypeFromGGUF(g))
+		if ty.valid() {
+			require.Equal(t, ty.String(), g.String())
+		}
+	}
+	require.Equal(t, gguf.TensorQ4_K, TypeQ4_K.GGUFType())
+	require.Equal(t, OpMulMatID, OpMulMatId) // the deprecated alias
 }
