@@ -28,7 +28,7 @@ func panicOpError(t *testing.T, f func()) (oe *OpError) {
 	return nil
 }
 
-// Issue 32: an op given operands of shapes it cannot take says which op,
+// An op given operands of shapes it cannot take says which op,
 // both shapes and the condition, not only the core's assertion text.
 func TestOpErrorNamesOpAndOperandShapes(t *testing.T) {
 	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
@@ -57,7 +57,7 @@ func TestOpErrorNamesOpAndOperandShapes(t *testing.T) {
 	require.True(t, strings.HasPrefix(oe.Error(), "ggml: Reshape2D: a is f32 [3, 4]: "), oe.Error())
 }
 
-// Issue 32: a graph too small for what is added to it says so and how to
+// A graph too small for what is added to it says so and how to
 // make a bigger one (the core only says its hash set is full).
 func TestGraphTooSmallSaysHowToGrowIt(t *testing.T) {
 	ctx, err := NewContext(ContextOptions{MemSize: 4 << 20})
@@ -96,7 +96,7 @@ func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
 func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
 
-// Issue 32: a failure the library returns as an error is not also logged
+// A failure the library returns as an error is not also logged
 // as an ERROR line by the core.
 func TestNewContextFailureIsNotAlsoLogged(t *testing.T) {
 	h := &recordHandler{}
