@@ -6,21 +6,57 @@
 #include "ggml.h"
 #include "ggml-backend.h"
 
+#include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+// g_checks counts the checks, g_fail the failed ones; the exit status of a
+// program is g_fail ? 1 : 0. Failures past g_check_max_shown are counted but
+// not printed (for checks that one bug can fail a million times).
 static int g_fail, g_checks;
+static int g_check_max_shown = INT_MAX;
 static pthread_mutex_t g_check_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static inline void check(bool ok, const char * what) {
+// A check with a printf-style message: "FAIL [file:line: ]<message>" when
+// !ok (the place when file is not NULL).
+static inline void vcheck_at(bool ok, const char * file, int line, const char * fmt, va_list ap) {
     pthread_mutex_lock(&g_check_mu);
     g_checks++;
-    if (!ok) { g_fail++; printf("FAIL %s\n", what); }
+    if (!ok && g_fail++ < g_check_max_shown) {
+        printf("FAIL ");
+        if (file) printf("%s:%d: ", file, line);
+        vprintf(fmt, ap);
+        printf("\n");
+    }
     pthread_mutex_unlock(&g_check_mu);
 }
+
+static inline void check_at(bool ok, const char * file, int line, const char * fmt, ...) LM_GGML_ATTRIBUTE_FORMAT(4, 5);
+static inline void check_at(bool ok, const char * file, int line, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vcheck_at(ok, file, line, fmt, ap);
+    va_end(ap);
+}
+
+static inline void checkf(bool ok, const char * fmt, ...) LM_GGML_ATTRIBUTE_FORMAT(2, 3);
+static inline void checkf(bool ok, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vcheck_at(ok, NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+static inline void check(bool ok, const char * what) { checkf(ok, "%s", what); }
+
+// CHECK(cond): a check named by its place and condition; CHECKF(cond, fmt,
+// ...): by its place and a message.
+#define CHECK(cond) check_at((cond), __FILE__, __LINE__, "%s", #cond)
+#define CHECKF(cond, ...) check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
 
 static inline void quiet_log(enum lm_ggml_log_level level, const char * text, void * ud) {
     (void) level; (void) text; (void) ud;
