@@ -78,6 +78,15 @@ static inline void quiet_log(enum lm_ggml_log_level level, const char * text, vo
         check(caught_, what);                                                     \
     } while (0)
 
+// ASSERTS(expr): whether the expression ended in lm_ggml_abort (a GNU
+// statement expression; for programs that include ggml-impl.h).
+#define ASSERTS(expr) ({                                                          \
+        struct lm_ggml_err_frame f_;                                              \
+        volatile bool caught_ = false;                                            \
+        if (LM_GGML_TRY(&f_)) { caught_ = true; }                                 \
+        else { (void) (expr); lm_ggml_err_pop(&f_); }                             \
+        caught_; })
+
 // Whether two tensors of the same size hold the same bytes (read through their buffers).
 static inline bool same_bytes(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {
     const size_t n = lm_ggml_nbytes(a);
