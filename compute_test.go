@@ -515,3 +515,17 @@ func TestComputeContextCancel(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, float32(21), v[0])
 }
+
+func TestComputeViewsOnlyGraph(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	a := ctx.NewTensor2D(TypeF32, 4, 4)
+	v := ctx.Transpose(ctx.View2D(a, 2, 2, a.Nb()[1], 0))
+	g := ctx.NewGraph().BuildForward(v)
+	require.Equal(t, 2, g.NNodes())
+	require.Len(t, g.Leafs(), 1)
+	require.Equal(t, v.t, g.Node(-1).t)
+	for _, n := range []int{1, 2, 4} {
+		require.NoError(t, g.Compute(n))
+	}
+	require.Error(t, g.Compute(0))
+}

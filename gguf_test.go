@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -174,4 +175,46 @@ func TestLoadGGUFNoCopyIsReadOnly(t *testing.T) {
 		_, err = tr.Step()
 		require.ErrorContains(t, err, "read-only")
 	})
+}
+
+func TestLoadGGUFInto(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.gguf")
+	src, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer src.Close()
+	w1 := src.NewTensor2D(TypeF32, 8, 3).SetName("w1")
+	require.NoError(t, w1.SetFloat32s(ramp(24, 5)))
+	q := src.NewTensor1D(TypeQ8_0, 64).SetName("q")
+	require.NoError(t, q.SetFloat32s(ramp(64, 6)))
+	wr, err := gguf.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, AddTensorToGGUF(wr, w1))
+	require.NoError(t, AddTensorToGGUF(wr, q))
+	require.NoError(t, wr.Close())
+
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	ctx, err := NewContext(ContextOptions{MemSize: 8 * TensorOverhead(), NoAlloc: true})
+	require.NoError(t, err)
+	defer ctx.Close()
+	ts, buf, err := ctx.LoadGGUFInto(f, be)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NotNil(t, buf)
+	require.Equal(t, w1.Bytes(), ts["w1"].Bytes())
+	require.Equal(t, q.Bytes(), ts["q"].Bytes())
+	require.Same(t, buf, ts["q"].Buffer())
+
+	alloc, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer alloc.Close()
+	f2, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f2.Close()
+	_, _, err = alloc.LoadGGUFInto(f2, be)
+	require.Error(t, err, "needs a NoAlloc context")
+	_ = os.Remove(path)
 }

@@ -59,3 +59,13 @@ func TestDumpDotReportsFailure(t *testing.T) {
 	var pe *PathError
 	require.ErrorAs(t, err, &pe)
 }
+
+func TestGraphFull(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	g := ctx.NewGraphCustom(2, false)
+	a := ctx.NewTensor1D(TypeF32, 4)
+	x := ctx.View1D(a, 2, 0)
+	y := ctx.View1D(x, 1, 0)
+	z := ctx.View1D(y, 1, 0)
+	requireOpPanic(t, "BuildForward", func() { g.BuildForward(z) })
+}

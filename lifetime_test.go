@@ -147,3 +147,33 @@ func TestUseAfterCloseNeverCrashes(t *testing.T) {
 	f.tp.Close()
 	require.Equal(t, ErrClosedThreadpool, panicValue(func() { f.tp.Resume() }))
 }
+
+func TestUseAfterClosePanicsErrClosed(t *testing.T) {
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	a := ctx.NewTensor1D(TypeF32, 4)
+	g := ctx.NewGraph()
+	require.NoError(t, ctx.Close())
+	require.NoError(t, ctx.Close()) // idempotent
+	for name, f := range map[string]func(){
+		"NewTensor": func() { ctx.NewTensor1D(TypeF32, 1) },
+		"Shape":     func() { a.Shape() },
+		"Float32s":  func() { a.Float32s() },
+		"NNodes":    func() { g.NNodes() },
+		"Compute":   func() { g.Compute(1) },
+		"UsedMem":   func() { ctx.UsedMem() },
+	} {
+		require.PanicsWithValue(t, ErrClosed, f, name)
+	}
+	require.Equal(t, "<tensor of closed context>", a.String())
+}
+
+func TestGCFreesContexts(t *testing.T) {
+	for range 200 {
+		ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+		require.NoError(t, err)
+		ctx.NewTensor1D(TypeF32, 1000).Fill(1)
+	}
+	runtime.GC()
+	runtime.GC()
+}
