@@ -1,6 +1,8 @@
-// test-check.h - what the C test programs share: a check that counts and
-// reports (safe to call from several threads), and a log callback that
-// silences the core's messages while a test provokes errors on purpose.
+// test-check.h - what the C test programs share: checks that count and
+// report failures (check, checkf, CHECK, CHECKF; safe to call from several
+// threads), catching lm_ggml_abort (EXPECT_ABORT, ASSERTS), and a log
+// callback that silences the core's messages while a test provokes errors on
+// purpose. Every tests/c/test-*.c counts with it: exit status g_fail ? 1 : 0.
 #pragma once
 
 #include "ggml.h"
