@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ggml-go/ggml/gguf"
 	"github.com/stretchr/testify/require"
 )
 
@@ -274,69 +271,6 @@ func TestBackendMisuse(t *testing.T) {
 	require.NoError(t, nb.Close())
 }
 
-func TestGraphAllocatorMisuse(t *testing.T) {
-	quietLog(t)
-	be, err := NewCPUBackend()
-	require.NoError(t, err)
-	defer be.Close()
-	m, g, _, ctx, _ := backendMLP(t, be)
-	ga, err := NewGraphAllocator()
-	require.NoError(t, err)
-	require.NoError(t, ga.Alloc(g))
-	m.fill(t)
-	require.NoError(t, be.Compute(context.Background(), g))
-
-	// a second graph with the same allocator: the first one's tensors are detached
-	ctx2, err := NewContext(ContextOptions{MemSize: 16*TensorOverhead() + GraphOverhead(DefaultGraphSize, false), NoAlloc: true})
-	require.NoError(t, err)
-	defer ctx2.Close()
-	z := ctx2.Sqr(ctx2.NewTensor1D(TypeF32, 1000))
-	g2 := ctx2.NewGraph().BuildForward(z)
-	require.NoError(t, ga.Alloc(g2))
-	require.False(t, m.y.HasData(), "the first graph's tensors lost their memory")
-	require.Error(t, be.Compute(context.Background(), g))
-	require.NoError(t, ga.Alloc(g))
-	m.fill(t)
-	require.NoError(t, be.Compute(context.Background(), g))
-
-	requireOpPanic(t, "BufferSize", func() { ga.BufferSize(1) })
-	require.Error(t, ga.Reserve(g, []int{0}))
-	require.Error(t, ga.Reserve(g, make([]int, g.NNodes()), []int{5}))
-	require.Error(t, ga.Reserve(g, []int{0}, nil))
-
-	require.NoError(t, ga.Close())
-	require.NoError(t, ga.Close())
-	require.False(t, m.y.HasData())
-	require.PanicsWithValue(t, ErrClosedAllocator, func() { _ = ga.Alloc(g) })
-	require.Error(t, be.Compute(context.Background(), g))
-	_, err = NewGraphAllocator(nil)
-	require.Error(t, err)
-	_ = ctx
-}
-
-// Two buffer types: leafs in one buffer, nodes in the other.
-func TestGraphAllocatorBufferIDs(t *testing.T) {
-	be, err := NewCPUBackend()
-	require.NoError(t, err)
-	defer be.Close()
-	m, g, _, _, _ := backendMLP(t, be)
-	ga, err := NewGraphAllocator(CPUBufferType(), CPUBufferType())
-	require.NoError(t, err)
-	defer ga.Close()
-	nodes := make([]int, g.NNodes())
-	for i := range nodes {
-		nodes[i] = 1
-	}
-	require.NoError(t, ga.Reserve(g, nodes, make([]int, len(g.Leafs()))))
-	require.NoError(t, ga.Alloc(g))
-	require.Greater(t, ga.BufferSize(0), 0)
-	require.Equal(t, 0, ga.BufferSize(1), "one buffer type: one buffer, counted once")
-	m.fill(t)
-	require.NoError(t, be.Compute(context.Background(), g))
-	got, _ := m.y.Float32s()
-	require.Equal(t, referenceMLP(t, runtime.NumCPU()), got)
-}
-
 // Buffers and allocators stay alive while their tensors are reachable.
 func TestBackendLifetimes(t *testing.T) {
 	be, err := NewCPUBackend()
@@ -374,48 +308,6 @@ func TestBackendSupports(t *testing.T) {
 	require.True(t, be.Supports(ctx.Cpy(a, ctx.NewTensor1D(TypeQ4_0, 256))))
 	require.False(t, be.Supports(ctx.Cpy(a, ctx.NewTensor1D(TypeIQ2_XXS, 256))), "no quantizer without an importance matrix")
 	require.True(t, be.Supports(ctx.MulMat(ctx.NewTensor2D(TypeQ4_K, 256, 4), ctx.NewTensor2D(TypeF32, 256, 2))))
-}
-
-func TestLoadGGUFInto(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "w.gguf")
-	src, err := NewContext(ContextOptions{MemSize: 1 << 20})
-	require.NoError(t, err)
-	defer src.Close()
-	w1 := src.NewTensor2D(TypeF32, 8, 3).SetName("w1")
-	require.NoError(t, w1.SetFloat32s(ramp(24, 5)))
-	q := src.NewTensor1D(TypeQ8_0, 64).SetName("q")
-	require.NoError(t, q.SetFloat32s(ramp(64, 6)))
-	wr, err := gguf.Create(path)
-	require.NoError(t, err)
-	require.NoError(t, AddTensorToGGUF(wr, w1))
-	require.NoError(t, AddTensorToGGUF(wr, q))
-	require.NoError(t, wr.Close())
-
-	f, err := gguf.Open(path)
-	require.NoError(t, err)
-	be, err := NewCPUBackend()
-	require.NoError(t, err)
-	defer be.Close()
-	ctx, err := NewContext(ContextOptions{MemSize: 8 * TensorOverhead(), NoAlloc: true})
-	require.NoError(t, err)
-	defer ctx.Close()
-	ts, buf, err := ctx.LoadGGUFInto(f, be)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	require.NotNil(t, buf)
-	require.Equal(t, w1.Bytes(), ts["w1"].Bytes())
-	require.Equal(t, q.Bytes(), ts["q"].Bytes())
-	require.Same(t, buf, ts["q"].Buffer())
-
-	alloc, err := NewContext(ContextOptions{MemSize: 1 << 20})
-	require.NoError(t, err)
-	defer alloc.Close()
-	f2, err := gguf.Open(path)
-	require.NoError(t, err)
-	defer f2.Close()
-	_, _, err = alloc.LoadGGUFInto(f2, be)
-	require.Error(t, err, "needs a NoAlloc context")
-	_ = os.Remove(path)
 }
 
 func TestBackendErrorsAreNotPanicsOfC(t *testing.T) {

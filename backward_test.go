@@ -1,6 +1,7 @@
 package ggml
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -438,4 +439,77 @@ func TestTrainerLossDecreases(t *testing.T) {
 	stop := errors.New("stop")
 	require.ErrorIs(t, tr.Fit(5, nBatches, load, func(EpochStats) error { return stop }), stop)
 	require.Equal(t, 21*nBatches, tr.Opt.Iter())
+}
+
+// Grad and GradAcc after the context holding them was closed.
+func TestGradAfterCloseIsErrClosed(t *testing.T) {
+	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
+		setup := func() (static, compute *Context, g *Graph, w, loss *Tensor) {
+			static, _ = NewContext(ContextOptions{MemSize: 1 << 20})
+			compute, _ = NewContext(ContextOptions{MemSize: 1 << 20})
+			ctx := newCtx(t, 1<<20)
+			w = ctx.SetParam(ctx.NewTensor1D(TypeF32, 4).Fill(3))
+			loss = ctx.Sum(ctx.Sqr(w)).SetLoss()
+			g = ctx.NewGraphCustom(DefaultGraphSize, true).BuildForward(loss)
+			require.NoError(t, g.BuildBackward(static, compute, true))
+			require.NoError(t, g.Compute(2))
+			require.Same(t, compute, g.Grad(w).Context())
+			require.Same(t, static, g.GradAcc(loss).Context())
+			return
+		}
+		static, compute, g, w, loss := setup()
+		require.NoError(t, compute.Close())
+		require.ErrorIs(t, panicValue(func() { g.Grad(w) }).(error), ErrClosed)
+		require.ErrorIs(t, panicValue(func() { g.GradAcc(loss) }).(error), ErrClosed)
+		require.NoError(t, static.Close())
+
+		static, compute, g, w, loss = setup()
+		gr := g.Grad(w)
+		require.NoError(t, static.Close())
+		require.ErrorIs(t, panicValue(func() { g.GradAcc(loss) }).(error), ErrClosed)
+		require.ErrorIs(t, panicValue(func() { gr.Float32s() }).(error), ErrClosed, "compute depends on the closed static context")
+		require.NoError(t, compute.Close())
+	})
+}
+
+// The first computation after BuildBackward gives well-defined
+// gradients without Reset, even in an arena full of leftovers.
+func TestGradientsWithoutResetAreDefined(t *testing.T) {
+	for _, accumulate := range []bool{false, true} {
+		buf := make([]byte, 1<<20)
+		for i := 0; i+4 <= len(buf); i += 4 {
+			binary.LittleEndian.PutUint32(buf[i:], math.Float32bits(123.5))
+		}
+		ctx, err := NewContext(ContextOptions{Buffer: buf})
+		require.NoError(t, err)
+		w := ctx.SetParam(ctx.NewTensor1D(TypeF32, 4))
+		require.NoError(t, w.SetFloat32s([]float32{1, 2, 3, 4}))
+		loss := ctx.Sum(ctx.Sqr(w)).SetLoss()
+		g := ctx.NewGraphCustom(DefaultGraphSize, true).BuildForward(loss)
+		require.NoError(t, g.BuildBackward(ctx, ctx, accumulate))
+		if accumulate {
+			acc, err := g.GradAcc(w).Float32s()
+			require.NoError(t, err)
+			require.Equal(t, []float32{0, 0, 0, 0}, acc, "accumulators start at 0")
+		}
+		require.NoError(t, g.Compute(2))
+		gr, err := g.Grad(w).Float32s()
+		require.NoError(t, err)
+		require.Equal(t, []float32{2, 4, 6, 8}, gr, "accumulate=%v", accumulate)
+		require.NoError(t, ctx.Close())
+	}
+}
+
+func TestTrainerOptionsDefaultsPerField(t *testing.T) {
+	ctx := newCtx(t, 16<<20)
+	w := ctx.SetParam(ctx.NewTensor1D(TypeF32, 4).Fill(1))
+	loss := ctx.Sum(ctx.Sqr(w)).SetLoss()
+	tr, err := NewTrainer(ctx, loss, TrainerOptions{AdamW: AdamWParams{Alpha: 0.05}, Threads: 1})
+	require.NoError(t, err)
+	defer tr.Close()
+	want := DefaultAdamWParams()
+	want.Alpha = 0.05
+	require.Equal(t, want, tr.Opt.Params)
+	_, err = tr.Step()
+	require.NoError(t, err)
 }

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -327,4 +332,200 @@ func TestRunTakesThreadsOrAPool(t *testing.T) {
 	stop := errors.New("stopped by the test")
 	cancel(stop)
 	require.ErrorIs(t, g.Run(cancelled, ComputeOptions{Threads: 1}), stop)
+}
+
+// Tensors without memory (NoAlloc contexts) are an error at compute.
+func TestComputeWithoutDataIsAnError(t *testing.T) {
+	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
+		na, err := NewContext(ContextOptions{MemSize: 1 << 20, NoAlloc: true})
+		require.NoError(t, err)
+		defer na.Close()
+		a := na.NewTensor1D(TypeF32, 64).SetName("a")
+		y := na.Add(a, a).SetName("y")
+		err = na.NewGraph().BuildForward(y).Compute(2)
+		require.ErrorContains(t, err, "ADD (node y)")
+		require.ErrorContains(t, err, "no data")
+		// an allocated result over operands without memory
+		ctx := newCtx(t, 1<<20)
+		x := ctx.NewTensor1D(TypeF32, 64).Fill(1)
+		err = ctx.NewGraph().BuildForward(ctx.Mul(x, ctx.View1D(a, 64, 0))).Compute(1)
+		require.ErrorContains(t, err, "operand a (view) has no data")
+		requireOpPanic(t, "Float32s", func() { a.Float32s() })
+		// BuildBackward with a NoAlloc static context: the accumulators have no
+		// memory, which Compute and Reset report
+		w := ctx.SetParam(ctx.NewTensor1D(TypeF32, 4).Fill(1))
+		loss := ctx.Sum(ctx.Sqr(w)).SetLoss()
+		g := ctx.NewGraphCustom(DefaultGraphSize, true).BuildForward(loss)
+		require.NoError(t, g.BuildBackward(na, ctx, true))
+		err = g.Compute(2)
+		require.ErrorContains(t, err, "no data")
+		requireOpPanic(t, "Reset", func() { g.Reset() })
+	})
+}
+
+// One graph computed from several goroutines at once: the
+// computations are serialized. A last custom node checks each computation's
+// result from inside it (reading outputs after Compute returns would race
+// with the next computation).
+func TestConcurrentComputesOfOneGraphSerialize(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	x := ctx.NewTensor1D(TypeF32, 4096).Fill(1)
+	s := ctx.AddInplace(ctx.Scale(x, 1), x) // 2
+	s = ctx.ScaleInplace(s, 3)              // 6, in place: a second computation interleaved would double it
+	var bad atomic.Int64
+	check := ctx.MapCustom1(s, func(dst, a *Tensor, ith, nth int) {
+		v, _ := a.Float32s()
+		for _, e := range v {
+			if e != 6 {
+				bad.Add(1)
+				return
+			}
+		}
+	}, 1)
+	g := ctx.NewGraph().BuildForward(check)
+	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	defer tp.Close()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for range 12 {
+				var err error
+				if w%2 == 0 {
+					err = g.Compute(2)
+				} else {
+					err = g.ComputeWith(tp)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, bad.Load(), "computations of one graph interleaved")
+}
+
+// Separate contexts on separate goroutines, some sharing one pool (run with -race).
+func TestConcurrentGraphsInSeparateContexts(t *testing.T) {
+	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	defer tp.Close()
+	const workers, rounds = 6, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				ctx, err := NewContext(ContextOptions{MemSize: 4 << 20})
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := 32 + w
+				a := ctx.NewTensor2D(TypeF32, n, 8).Fill(float32(w + 1))
+				b := ctx.NewTensor2D(TypeF32, n, 4).Fill(float32(r + 1))
+				y := ctx.SoftMax(ctx.MulMat(a, b)) // [8, 4], all equal: softmax is 1/8
+				s := ctx.Sum(ctx.MulMat(a, b))
+				g := ctx.NewGraph().BuildForward(y).BuildForward(s)
+				if w%2 == 0 {
+					err = g.ComputeWith(tp)
+				} else {
+					err = g.Compute(2)
+				}
+				if err == nil {
+					var v, sv []float32
+					v, err = y.Float32s()
+					if err == nil {
+						sv, err = s.Float32s()
+					}
+					if err == nil && (v[0] != 0.125 || v[31] != 0.125) {
+						err = fmt.Errorf("worker %d round %d: softmax %v", w, r, v[:4])
+					}
+					want := float32(32 * n * (w + 1) * (r + 1))
+					if err == nil && sv[0] != want {
+						err = fmt.Errorf("worker %d round %d: sum %v, want %v", w, r, sv[0], want)
+					}
+				}
+				if r%2 == 0 {
+					ctx.Close()
+				} // odd rounds are left to the collector
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	runtime.GC()
+}
+
+func TestComputeContextCancel(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	x := ctx.NewTensor1D(TypeF32, 16).Fill(1)
+	cctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var calls atomic.Int64
+	stopAt := errors.New("stop here")
+	y := x
+	for range 20 {
+		y = ctx.MapCustom1(y, func(dst, a *Tensor, ith, nth int) {
+			if calls.Add(1) == 5 {
+				seen := cancelsSeen.Load()
+				cancel(stopAt)
+				for cancelsSeen.Load() == seen { // the cancellation reaches the core asynchronously
+					time.Sleep(time.Millisecond)
+				}
+			}
+			v, _ := a.Float32s()
+			for i := range v {
+				v[i]++
+			}
+			dst.SetFloat32s(v)
+		}, 1)
+	}
+	g := ctx.NewGraph().BuildForward(y)
+	err := g.ComputeContext(cctx, 2)
+	require.ErrorIs(t, err, stopAt)
+	n := calls.Load()
+	require.Equal(t, int64(5), n, "stops after the node during which it was cancelled")
+	// already cancelled: nothing runs
+	require.ErrorIs(t, g.ComputeContext(cctx, 2), stopAt)
+	require.Equal(t, n, calls.Load())
+	// a deadline, on a pool
+	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+	require.NoError(t, err)
+	defer tp.Close()
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer dcancel()
+	time.Sleep(time.Millisecond)
+	require.ErrorIs(t, g.ComputeWithContext(dctx, tp), context.DeadlineExceeded)
+	// a context that is never cancelled changes nothing
+	calls.Store(100)
+	require.NoError(t, g.ComputeWithContext(context.Background(), tp))
+	require.NoError(t, g.ComputeContext(context.TODO(), 3))
+	v, err := y.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, float32(21), v[0])
+}
+
+func TestComputeViewsOnlyGraph(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	a := ctx.NewTensor2D(TypeF32, 4, 4)
+	v := ctx.Transpose(ctx.View2D(a, 2, 2, a.Nb()[1], 0))
+	g := ctx.NewGraph().BuildForward(v)
+	require.Equal(t, 2, g.NNodes())
+	require.Len(t, g.Leafs(), 1)
+	require.Equal(t, v.t, g.Node(-1).t)
+	for _, n := range []int{1, 2, 4} {
+		require.NoError(t, g.Compute(n))
+	}
+	require.Error(t, g.Compute(0))
 }

@@ -50,3 +50,14 @@ func TestCPULevelEnvCap(t *testing.T) {
 		})
 	}
 }
+
+// forEachLevel runs f once per SIMD level the CPU supports.
+func forEachLevel(t *testing.T, f func(t *testing.T)) {
+	for _, l := range SupportedCPULevels() {
+		t.Run(l.String(), func(t *testing.T) {
+			require.NoError(t, ForceCPULevel(l))
+			defer ResetCPULevel()
+			f(t)
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package ggml
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"strings"
@@ -26,7 +28,7 @@ func panicOpError(t *testing.T, f func()) (oe *OpError) {
 	return nil
 }
 
-// Issue 32: an op given operands of shapes it cannot take says which op,
+// An op given operands of shapes it cannot take says which op,
 // both shapes and the condition, not only the core's assertion text.
 func TestOpErrorNamesOpAndOperandShapes(t *testing.T) {
 	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
@@ -55,7 +57,7 @@ func TestOpErrorNamesOpAndOperandShapes(t *testing.T) {
 	require.True(t, strings.HasPrefix(oe.Error(), "ggml: Reshape2D: a is f32 [3, 4]: "), oe.Error())
 }
 
-// Issue 32: a graph too small for what is added to it says so and how to
+// A graph too small for what is added to it says so and how to
 // make a bigger one (the core only says its hash set is full).
 func TestGraphTooSmallSaysHowToGrowIt(t *testing.T) {
 	ctx, err := NewContext(ContextOptions{MemSize: 4 << 20})
@@ -94,7 +96,7 @@ func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
 func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
 
-// Issue 32: a failure the library returns as an error is not also logged
+// A failure the library returns as an error is not also logged
 // as an ERROR line by the core.
 func TestNewContextFailureIsNotAlsoLogged(t *testing.T) {
 	h := &recordHandler{}
@@ -133,4 +135,19 @@ func TestBufferAllocationFailureIsNotAlsoLogged(t *testing.T) {
 			t.Errorf("logged %s %q as well as returning an error", r.Level, r.Message)
 		}
 	}
+}
+
+func TestValidateRowDataDoesNotLog(t *testing.T) {
+	var logged bytes.Buffer
+	SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer SetLogger(nil)
+	bad := []byte{0, 0, 0xc0, 0x7f, 0, 0, 0x80, 0x3f} // NaN, 1
+	err := ValidateRowData(TypeF32, bad)
+	require.ErrorContains(t, err, "NaNs")
+	err = ValidateRowData(TypeF16, []byte{0x00, 0x7c})
+	require.ErrorContains(t, err, "infinities")
+	q := make([]byte, TypeQ8_0.Size())
+	binary.LittleEndian.PutUint16(q, 0x7e00) // NaN scale
+	require.ErrorContains(t, ValidateRowData(TypeQ8_0, q), "nan value at block 0")
+	require.Empty(t, logged.String())
 }

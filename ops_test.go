@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -423,5 +424,194 @@ func TestArgmaxMatchesTheRunningLoop(t *testing.T) {
 			require.Equal(t, argmaxRef(v[row*n:(row+1)*n]), got[row], "n=%d row %d: %v", n, row, v[row*n:(row+1)*n])
 		}
 		ctx.Close()
+	}
+}
+
+// Indices out of range fail the computation with an error naming
+// the op and the node.
+func TestIndexOutOfRangeIsAnError(t *testing.T) {
+	for _, threads := range []int{1, 4} {
+		ctx := newCtx(t, 4<<20)
+		a := ctx.NewTensor2D(TypeF32, 8, 5).Fill(1)
+		idx := ctx.NewTensor1D(TypeI32, 3)
+		require.NoError(t, idx.SetInt32s([]int32{0, 7, 2}))
+		rows := ctx.GetRows(a, idx).SetName("rows")
+		after := ctx.Scale(rows, 2)
+		g := ctx.NewGraph().BuildForward(after)
+		err := g.Compute(threads)
+		require.ErrorContains(t, err, "GET_ROWS (node rows)")
+		require.ErrorContains(t, err, "row index 7")
+		require.NoError(t, idx.SetInt32s([]int32{0, -1, 2}))
+		require.ErrorContains(t, g.Compute(threads), "row index -1")
+		require.NoError(t, idx.SetInt32s([]int32{0, 4, 2}))
+		require.NoError(t, g.Compute(threads))
+		v, err := after.Float32s()
+		require.NoError(t, err)
+		require.Equal(t, float32(2), v[23])
+
+		grad := ctx.NewTensor2D(TypeF32, 8, 3).Fill(1)
+		back := ctx.GetRowsBack(grad, idx, a).SetName("back")
+		require.NoError(t, idx.SetInt32s([]int32{0, 5, 2}))
+		require.ErrorContains(t, ctx.NewGraph().BuildForward(back).Compute(threads), "GET_ROWS_BACK (node back)")
+
+		// mul_mat_id: 4 experts of [16 -> 8], 2 used per token, 3 tokens
+		as := ctx.NewTensor3D(TypeF32, 16, 8, 4).Fill(0.5)
+		b := ctx.NewTensor3D(TypeF32, 16, 2, 3).Fill(1)
+		ids := ctx.NewTensor2D(TypeI32, 2, 3)
+		require.NoError(t, ids.SetInt32s([]int32{0, 1, 2, 4, 3, 0}))
+		mm := ctx.MulMatID(as, b, ids).SetName("moe")
+		gm := ctx.NewGraph().BuildForward(mm)
+		require.ErrorContains(t, gm.Compute(threads), "MUL_MAT_ID (node moe)")
+		require.NoError(t, ids.SetInt32s([]int32{0, 1, 2, 3, 3, 0}))
+		require.NoError(t, gm.Compute(threads))
+		require.Equal(t, float32(8), mm.F32(7, 1, 2))
+	}
+}
+
+// Closing contexts and pools from inside a custom-op callback.
+func TestCloseInCustomOpCallback(t *testing.T) {
+	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
+		for _, threads := range []int{1, 4} {
+			for _, which := range []string{"graph context", "operand context", "pool"} {
+				ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+				require.NoError(t, err)
+				in, err := NewContext(ContextOptions{MemSize: 1 << 20})
+				require.NoError(t, err)
+				tp, err := NewThreadpool(DefaultThreadpoolParams(threads))
+				require.NoError(t, err)
+				x := in.NewTensor1D(TypeF32, 4096).Fill(1)
+				var once sync.Once
+				y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+					once.Do(func() {
+						switch which {
+						case "graph context":
+							ctx.Close()
+						case "operand context":
+							in.Close()
+						case "pool":
+							tp.Close()
+						}
+					})
+					v, err := a.Float32s()
+					if err == nil {
+						err = dst.SetFloat32s(v)
+					}
+					if err != nil {
+						panic(err)
+					}
+				}, NTasksMax)
+				g := ctx.NewGraph().BuildForward(ctx.Scale(ctx.Add(y, x), 2))
+				err = g.ComputeWith(tp)
+				if which == "pool" {
+					require.NoError(t, err) // the pool stops when the computation ends
+					require.ErrorIs(t, panicValue(func() { g.ComputeWith(tp) }).(error), ErrClosed)
+				} else {
+					require.ErrorIs(t, err, ErrClosed, "%s, %d threads", which, threads)
+					require.ErrorIs(t, panicValue(func() { g.Compute(1) }).(error), ErrClosed)
+				}
+				ctx.Close()
+				in.Close()
+				tp.Close()
+				runtime.GC()
+			}
+		}
+	})
+}
+
+// Runtime.Goexit in a callback (t.FailNow does it) makes Compute
+// return an error, instead of hanging or a fatal error.
+func TestGoexitInCustomOpCallbackIsAnError(t *testing.T) {
+	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
+		for _, threads := range []int{1, 4} {
+			for _, tasks := range []int{1, NTasksMax} {
+				ctx := newCtx(t, 1<<20)
+				x := ctx.NewTensor1D(TypeF32, 64).Fill(1)
+				y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) { runtime.Goexit() }, tasks)
+				err := ctx.NewGraph().BuildForward(y).Compute(threads)
+				var pe *CustomOpPanicError
+				require.ErrorAs(t, err, &pe, "%d threads, %d tasks", threads, tasks)
+				require.ErrorContains(t, err, "Goexit")
+				// and the next computation works
+				z := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {}, tasks)
+				require.NoError(t, ctx.NewGraph().BuildForward(z).Compute(threads))
+			}
+		}
+	})
+}
+
+// A computation started from inside a callback returns ErrInCallback instead
+// of waiting for itself.
+func TestComputeInCallbackIsErrInCallback(t *testing.T) {
+	inSubprocess(t, subprocessTimeout, func(t *testing.T) {
+		ctx := newCtx(t, 1<<20)
+		tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+		require.NoError(t, err)
+		defer tp.Close()
+		x := ctx.NewTensor1D(TypeF32, 8).Fill(1)
+		var g *Graph
+		errs := make(chan error, 16)
+		y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) {
+			errs <- g.Compute(1)
+			errs <- g.ComputeWith(tp)
+			if ith == 0 { // a context is not for concurrent use: one task builds in it
+				errs <- ctx.NewGraph().BuildForward(ctx.Scale(x, 2)).Compute(1)
+			}
+			v := panicValue(func() { g.Reset() })
+			errs <- v.(error)
+		}, 2)
+		g = ctx.NewGraphCustom(DefaultGraphSize, false).BuildForward(y)
+		require.NoError(t, g.ComputeWith(tp))
+		close(errs)
+		inCallback, opErrors := 0, 0 // the two tasks' reports interleave
+		for err := range errs {
+			var oe *OpError
+			switch {
+			case errors.Is(err, ErrInCallback):
+				inCallback++
+			case errors.As(err, &oe):
+				opErrors++
+			default:
+				t.Errorf("unexpected %v", err)
+			}
+		}
+		require.Equal(t, 5, inCallback)
+		require.Equal(t, 2, opErrors)
+	})
+}
+
+// Ints that do not fit a C int are refused, not truncated into another
+// (valid-looking) value.
+func TestIntArgumentsNotTruncated(t *testing.T) {
+	ctx := newCtx(t, 1<<20)
+	a := ctx.NewTensor2D(TypeF32, 4, 4).Fill(1)
+	g := ctx.NewGraph().BuildForward(ctx.Scale(a, 2))
+	requireOpPanic(t, "Node", func() { g.Node(1 << 32) })
+	requireOpPanic(t, "Concat", func() { ctx.Concat(a, a, 1<<32) })
+	requireOpPanic(t, "Permute", func() { ctx.Permute(a, 1<<32, 1, 2, 3) })
+	requireOpPanic(t, "TopK", func() { ctx.TopK(a, 1<<32+1) })
+	requireOpPanic(t, "MapCustom1", func() { ctx.MapCustom1(a, func(dst, a *Tensor, ith, nth int) {}, 1<<32+1) })
+}
+
+func TestOpNamesParity(t *testing.T) {
+	var want struct {
+		Ops []struct {
+			ID     int    `json:"id"`
+			Name   string `json:"name"`
+			Symbol string `json:"symbol"`
+		} `json:"ops"`
+		Unary []struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+		} `json:"unary_ops"`
+	}
+	readParityJSON(t, &want, "op_names.json")
+	require.Len(t, want.Ops, int(OpCount))
+	require.Len(t, want.Unary, int(UnaryOpCount))
+	for _, o := range want.Ops {
+		require.Equal(t, o.Name, Op(o.ID).String(), "op %d", o.ID)
+		require.Equal(t, o.Symbol, Op(o.ID).Symbol(), "op %d", o.ID)
+	}
+	for _, u := range want.Unary {
+		require.Equal(t, u.Name, UnaryOp(u.ID).String(), "unary op %d", u.ID)
 	}
 }

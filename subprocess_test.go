@@ -65,3 +65,8 @@ func tail(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// subprocessTimeout is the time given to a test run by inSubprocess (the
+// tests of misuses that once crashed the process run that way, so that a
+// regression fails the test instead of killing the run).
+const subprocessTimeout = 2 * time.Minute

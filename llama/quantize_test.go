@@ -35,7 +35,7 @@ func mixtureTypes(t *testing.T, name string, nLayer, nGQA int, imatrix bool) map
 	return types
 }
 
-// Issue 32: llama.cpp's names mean llama.cpp's mixtures (llama_tensor_get_type
+// llama.cpp's names mean llama.cpp's mixtures (llama_tensor_get_type
 // of late 2024, llama models without experts): base type, more bits for
 // the output matrix and for some attn_v/ffn_down layers.
 func TestMixtureRulesAreLlamaCpps(t *testing.T) {
@@ -138,7 +138,7 @@ func tensorTypes(t *testing.T, path string) (map[string]ggml.Type, uint32) {
 	return types, ft
 }
 
-// Issue 32: QuantizeFile applies a mixture to a model file, reports the
+// QuantizeFile applies a mixture to a model file, reports the
 // types, size and bits per weight, and refuses to requantize unless asked.
 func TestQuantizeFileMixtureAndRequantize(t *testing.T) {
 	// 8 layers: use_more_bits picks layers 0, 3, 6 and 7

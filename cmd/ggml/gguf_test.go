@@ -38,7 +38,7 @@ func writeTruncated(t *testing.T) string {
 	return path
 }
 
-// Issue 11 item 16: a file whose tensor data runs past its end is shown
+// A file whose tensor data runs past its end is shown
 // (metadata and tensor list), and the command fails (non-zero exit status).
 func TestInspectTruncatedFails(t *testing.T) {
 	path := writeTruncated(t)

@@ -66,7 +66,7 @@ func writeModel(t *testing.T, nLayer int) string {
 	return path
 }
 
-// Issue 32: `ggml quantize` lists the valid types for an unknown one,
+// `ggml quantize` lists the valid types for an unknown one,
 // makes llama.cpp's mixtures, prints the size and bits per weight, and
 // refuses to requantize without --allow-requantize.
 func TestQuantizeCommand(t *testing.T) {

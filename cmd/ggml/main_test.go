@@ -50,7 +50,7 @@ func commandNames() []string {
 	return names
 }
 
-// Issue 32: -h, --help, `ggml help` and `ggml help CMD` print usage to
+// -h, --help, `ggml help` and `ggml help CMD` print usage to
 // stdout and exit 0; every subcommand has -h (and does nothing else).
 func TestHelpExitsZeroForEveryCommand(t *testing.T) {
 	runs := [][]string{{"-h"}, {"--help"}, {"help"}, {"gguf", "inspect", "-h"}, {"gguf", "dump", "--help"}}
@@ -75,7 +75,7 @@ func TestHelpExitsZeroForEveryCommand(t *testing.T) {
 	}
 }
 
-// Issue 32: command-line mistakes exit 2 with a message on stderr, one
+// Command-line mistakes exit 2 with a message on stderr, one
 // line where it is about one flag; no prefix is doubled.
 func TestCommandLineErrorsExitTwo(t *testing.T) {
 	for _, c := range []struct {
@@ -107,7 +107,7 @@ func TestCommandLineErrorsExitTwo(t *testing.T) {
 	}
 }
 
-// Issue 32: a directory or a missing file given for a GGUF file is named
+// A directory or a missing file given for a GGUF file is named
 // as such (the reader said "mmap: no such device"), and failures exit 1.
 func TestFileArgumentsThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()

@@ -40,7 +40,7 @@ func llamaCmd(t *testing.T, args ...string) (stdout, stderr string, status int) 
 	return out.String(), errb.String(), status
 }
 
-// Issue 32: -h is the usage on stdout and status 0; a bad flag is one line
+// -h is the usage on stdout and status 0; a bad flag is one line
 // and status 2; another failure status 1, its message prefixed once.
 func TestCommandStatusAndMessages(t *testing.T) {
 	stdout, stderr, status := llamaCmd(t, "-h")

@@ -91,7 +91,7 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// Issue 32: flags are checked as llama.cpp users expect, before the model
+// Flags are checked as llama.cpp users expect, before the model
 // is loaded: each bad value is a one-line command-line error naming it.
 func TestRunRejectsBadFlagsOneLineEach(t *testing.T) {
 	path := testModel(t, 64)
@@ -128,7 +128,7 @@ func TestRunRejectsBadFlagsOneLineEach(t *testing.T) {
 	}
 }
 
-// Issue 32: -h prints the usage to stdout and is not an error; the help
+// -h prints the usage to stdout and is not an error; the help
 // says what -t and -n take.
 func TestRunHelp(t *testing.T) {
 	for _, arg := range []string{"-h", "--help"} {
@@ -144,7 +144,7 @@ func TestRunHelp(t *testing.T) {
 	}
 }
 
-// Issue 32: -n counts the tokens produced (and the report says so), -n 0
+// -n counts the tokens produced (and the report says so), -n 0
 // generates nothing, -n -1 runs until the context is full, and stopping
 // there is said on stderr.
 func TestRunTokenCountsAndContextLimit(t *testing.T) {
@@ -178,7 +178,7 @@ func TestRunTokenCountsAndContextLimit(t *testing.T) {
 	}
 }
 
-// Issue 32: -t 0 and negative -t mean all CPUs; more threads than CPUs are
+// -t 0 and negative -t mean all CPUs; more threads than CPUs are
 // capped to them with a warning.
 func TestRunThreadsRule(t *testing.T) {
 	path := testModel(t, 32)

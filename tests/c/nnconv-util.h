@@ -1,11 +1,13 @@
 // nnconv-util.h - helpers for test-ops-nn.c / test-ops-conv.c / test-ops-attn.c:
 // random fills, strided reads, NMSE checks against double-precision references
-// and a driver that runs every test with 1, 2, 4 threads on each SIMD level.
+// and a driver that runs every test with 1, 2, 4 threads on each SIMD level
+// (a test fails when a check of test-check.h fails during it).
 #pragma once
 
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ static double u_get(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int
 }
 
 // Compares t (any strides) with ref laid out in ne order.
-static int u_check(const char * what, const struct lm_ggml_tensor * t, const double * ref, double tol) {
+static void u_check(const char * what, const struct lm_ggml_tensor * t, const double * ref, double tol) {
     double num = 0, den = 0, maxd = 0;
     int64_t i = 0;
     for (int64_t i3 = 0; i3 < t->ne[3]; i3++)
@@ -52,11 +54,7 @@ static int u_check(const char * what, const struct lm_ggml_tensor * t, const dou
         if (fabs(a - b) > maxd || a != a) maxd = a != a ? INFINITY : fabs(a - b);
     }
     const double e = den > 0 ? num / den : num;
-    if (!(e <= tol)) {
-        printf("  FAIL %s: nmse %.3g (tol %.1g), max abs diff %.3g\n", what, e, tol, maxd);
-        return 1;
-    }
-    return 0;
+    checkf(e <= tol, "%s: nmse %.3g (tol %.1g), max abs diff %.3g", what, e, tol, maxd);
 }
 
 static struct lm_ggml_context * u_ctx(void) {
@@ -70,7 +68,7 @@ static void u_compute(struct lm_ggml_context * ctx, struct lm_ggml_tensor * t, i
     lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
 }
 
-typedef int (*u_test_fn)(int nth);
+typedef void (*u_test_fn)(int nth);
 struct u_test { const char * name; u_test_fn fn; };
 
 // Runs every test on the scalar and (if the CPU has it) AVX2 level with 1, 2, 4 threads.
@@ -78,19 +76,19 @@ static int u_main(const struct u_test * tests, int n, int argc, char ** argv) {
     int fails = 0, runs = 0;
     for (int i = 0; i < n; i++) {
         if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
-        int f = 0;
+        const int before = g_fail;
         for (int level = 0; level <= 1; level++) {
             if (!lm_cpu_force_level(level)) continue;
             for (int nth = 1; nth <= 4; nth *= 2) {
-                const int r = tests[i].fn(nth);
-                if (r) printf("  (%s: level %d, %d threads)\n", tests[i].name, level, nth);
-                f += r;
+                const int run_before = g_fail;
+                tests[i].fn(nth);
+                if (g_fail != run_before) printf("  (%s: level %d, %d threads)\n", tests[i].name, level, nth);
                 runs++;
             }
         }
         lm_cpu_force_level(-1);
-        printf("%-4s %s\n", f ? "FAIL" : "ok", tests[i].name);
-        fails += f != 0;
+        printf("%-4s %s\n", g_fail != before ? "FAIL" : "ok", tests[i].name);
+        fails += g_fail != before;
     }
     printf("%d tests failed (%d runs)\n", fails, runs);
     return fails ? 1 : 0;

@@ -3,12 +3,10 @@
 // command `cc -O2 -pthread -Icsrc app.c csrc/*.c -lm`.
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
-
-static int failures = 0;
-#define EXPECT(cond) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
 
 int main(void) {
     struct lm_ggml_init_params params = {
@@ -17,7 +15,7 @@ int main(void) {
         .no_alloc   = false,
     };
     struct lm_ggml_context * ctx = lm_ggml_init(params);
-    EXPECT(ctx != NULL);
+    CHECK(ctx != NULL);
 
     // f(x) = a*x^2 + b at x = 2
     struct lm_ggml_tensor * x = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 1);
@@ -30,10 +28,10 @@ int main(void) {
     lm_ggml_set_f32(x, 2.0f);
     lm_ggml_set_f32(a, 3.0f);
     lm_ggml_set_f32(b, 4.0f);
-    EXPECT(lm_ggml_graph_compute_with_ctx(ctx, gf, 2) == LM_GGML_STATUS_SUCCESS);
-    EXPECT(lm_ggml_get_f32_1d(f, 0) == 16.0f);
-    EXPECT(lm_ggml_graph_n_nodes(gf) == 3);
-    EXPECT(lm_ggml_graph_node(gf, -1) == f);
+    CHECK(lm_ggml_graph_compute_with_ctx(ctx, gf, 2) == LM_GGML_STATUS_SUCCESS);
+    CHECK(lm_ggml_get_f32_1d(f, 0) == 16.0f);
+    CHECK(lm_ggml_graph_n_nodes(gf) == 3);
+    CHECK(lm_ggml_graph_node(gf, -1) == f);
 
     // matrix product with an explicit plan and a thread pool
     struct lm_ggml_tensor * m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 3, 2); // 2 rows of 3
@@ -41,34 +39,34 @@ int main(void) {
     for (int i = 0; i < 6; i++) lm_ggml_set_f32_1d(m, i, (float) i);
     for (int i = 0; i < 3; i++) lm_ggml_set_f32_1d(v, i, 1.0f);
     struct lm_ggml_tensor * mv = lm_ggml_mul_mat(ctx, m, v);
-    EXPECT(mv->ne[0] == 2 && mv->ne[1] == 1);
+    CHECK(mv->ne[0] == 2 && mv->ne[1] == 1);
     struct lm_ggml_cgraph * g2 = lm_ggml_new_graph_custom(ctx, 16, false);
     lm_ggml_build_forward_expand(g2, mv);
     struct lm_ggml_threadpool_params tpp = lm_ggml_threadpool_params_default(2);
-    EXPECT(tpp.poll == 50 && tpp.prio == LM_GGML_SCHED_PRIO_NORMAL && !tpp.strict_cpu && !tpp.paused);
+    CHECK(tpp.poll == 50 && tpp.prio == LM_GGML_SCHED_PRIO_NORMAL && !tpp.strict_cpu && !tpp.paused);
     struct lm_ggml_threadpool * tp = lm_ggml_threadpool_new(&tpp);
     struct lm_ggml_cplan plan = lm_ggml_graph_plan(g2, 2, tp);
     uint8_t * work = plan.work_size ? malloc(plan.work_size) : NULL;
     plan.work_data = work;
-    EXPECT(lm_ggml_graph_compute(g2, &plan) == LM_GGML_STATUS_SUCCESS);
-    EXPECT(lm_ggml_get_f32_1d(mv, 0) == 3.0f && lm_ggml_get_f32_1d(mv, 1) == 12.0f);
+    CHECK(lm_ggml_graph_compute(g2, &plan) == LM_GGML_STATUS_SUCCESS);
+    CHECK(lm_ggml_get_f32_1d(mv, 0) == 3.0f && lm_ggml_get_f32_1d(mv, 1) == 12.0f);
     free(work);
     lm_ggml_threadpool_free(tp);
 
     // names, traits, views
-    EXPECT(strcmp(lm_ggml_op_name(LM_GGML_OP_MUL_MAT), "MUL_MAT") == 0);
-    EXPECT(strcmp(lm_ggml_type_name(LM_GGML_TYPE_Q4_K), "q4_K") == 0);
-    EXPECT(lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_0)->type_size == 34);
-    EXPECT(lm_ggml_row_size(LM_GGML_TYPE_Q4_0, 64) == 36);
+    CHECK(strcmp(lm_ggml_op_name(LM_GGML_OP_MUL_MAT), "MUL_MAT") == 0);
+    CHECK(strcmp(lm_ggml_type_name(LM_GGML_TYPE_Q4_K), "q4_K") == 0);
+    CHECK(lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_0)->type_size == 34);
+    CHECK(lm_ggml_row_size(LM_GGML_TYPE_Q4_0, 64) == 36);
     struct lm_ggml_tensor * t = lm_ggml_transpose(ctx, m);
-    EXPECT(lm_ggml_is_transposed(t) && !lm_ggml_is_contiguous(t));
+    CHECK(lm_ggml_is_transposed(t) && !lm_ggml_is_contiguous(t));
     lm_ggml_set_name(t, "mt");
-    EXPECT(lm_ggml_get_tensor(ctx, "mt") == t);
-    EXPECT(sizeof(struct lm_ggml_tensor) == 336);
+    CHECK(lm_ggml_get_tensor(ctx, "mt") == t);
+    CHECK(sizeof(struct lm_ggml_tensor) == 336);
 
     lm_ggml_free(ctx);
-    if (failures) {
-        fprintf(stderr, "api-compat: %d failures\n", failures);
+    if (g_fail) {
+        fprintf(stderr, "api-compat: %d failures\n", g_fail);
         return 1;
     }
     printf("api-compat: 1 passed, 0 failed\n");

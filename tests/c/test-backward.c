@@ -20,6 +20,7 @@
 #include "ggml-cpu.h"
 #include "ggml-impl.h"
 #include "ggml-cpu-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,20 +30,24 @@
 
 static int N_THREADS = 2; // LM_TEST_THREADS overrides
 
-static int g_pass, g_fail, g_skip;
+static int g_skip;
 static int g_verbose;
 
 static void report(bool ok, const char * fmt, ...) LM_GGML_ATTRIBUTE_FORMAT(2, 3);
+// A check; with -v, passed checks are listed too.
 static void report(bool ok, const char * fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    if (!ok || g_verbose) {
-        printf("%s ", ok ? "  ok  " : "FAIL  ");
-        vprintf(fmt, ap);
+    if (ok && g_verbose) {
+        va_list aq;
+        va_copy(aq, ap);
+        printf("  ok   ");
+        vprintf(fmt, aq);
         printf("\n");
+        va_end(aq);
     }
+    vcheck_at(ok, NULL, 0, fmt, ap);
     va_end(ap);
-    if (ok) g_pass++; else g_fail++;
 }
 
 // ---------------------------------------------------------------- random
@@ -437,7 +442,7 @@ static void run_case(const char * name, struct lm_ggml_context * ctx, struct lm_
         cmp[nc++] = (struct cmp_item) { "loss", loss, tv };
         for (int i = 0; i < n_in; i++) {
             if (x[i]->flags & LM_GGML_TENSOR_FLAG_PARAM) {
-                static char names[8][16];
+                static char names[8][24];
                 snprintf(names[i], sizeof(names[i]), "grad.x%d", i);
                 cmp[nc++] = (struct cmp_item) { names[i], lm_ggml_graph_get_grad(gb, x[i]), tg };
             }
@@ -923,6 +928,6 @@ int main(int argc, char ** argv) {
     printf("== misuse\n");
     test_misuse();
 
-    printf("\n%d passed, %d failed, %d skipped\n", g_pass, g_fail, g_skip);
+    printf("\n%d passed, %d failed, %d skipped\n", g_checks - g_fail, g_fail, g_skip);
     return g_fail ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
+#include "test-check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,6 @@ static float frand(void) { // uniform [-1, 1)
     g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
     return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
 }
-
-static int g_fail, g_checks;
 
 // with an importance matrix: some i-quants require one
 static void quantize(enum lm_ggml_type t, const float * src, void * dst, int64_t nrows, int64_t K) {
@@ -86,7 +85,6 @@ static void test_type(enum lm_ggml_type t, int64_t K, int64_t M) {
         free(o);
     }
     static const int64_t ns[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64, 512 };
-    int bad = 0;
     // thread counts outermost: the process keeps one pool, so alternating counts would start one each call
     for (int nth = 1; nth <= 3; nth++) {
         for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
@@ -94,20 +92,13 @@ static void test_type(enum lm_ggml_type t, int64_t K, int64_t M) {
             // different column windows for different N, so every column is seen at several positions
             const int64_t c0 = n == NMAX ? 0 : (n * 37 + nth * 11) % (NMAX - n + 1);
             float * o = mul_cols(a, bv, K, c0, n, nth);
-            g_checks++;
-            for (int64_t j = 0; j < n; j++) {
-                if (memcmp(o + j * M, single + (c0 + j) * M, (size_t) M * sizeof(float)) != 0) {
-                    int64_t i = 0;
-                    while (i < M && memcmp(&o[j * M + i], &single[(c0 + j) * M + i], sizeof(float)) == 0) i++;
-                    if (bad++ < 3) {
-                        printf("FAIL %s K=%lld M=%lld level=%d: N=%lld threads=%d column %lld row %lld: %.9g, alone %.9g\n",
-                               lm_ggml_type_name(t), (long long) K, (long long) M, (int) lm_cpu_level(), (long long) n, nth,
-                               (long long)(c0 + j), (long long) i, o[j * M + i], single[(c0 + j) * M + i]);
-                    }
-                    g_fail++;
-                    break;
-                }
-            }
+            // the first column that differs, and its first row that does
+            int64_t j = 0, i = 0;
+            while (j < n && memcmp(o + j * M, single + (c0 + j) * M, (size_t) M * sizeof(float)) == 0) j++;
+            while (j < n && i < M && memcmp(&o[j * M + i], &single[(c0 + j) * M + i], sizeof(float)) == 0) i++;
+            checkf(j == n, "%s K=%lld M=%lld level=%d: N=%lld threads=%d column %lld row %lld: %.9g, alone %.9g",
+                   lm_ggml_type_name(t), (long long) K, (long long) M, (int) lm_cpu_level(), (long long) n, nth,
+                   (long long)(c0 + j), (long long) i, j < n ? o[j * M + i] : 0.0f, j < n ? single[(c0 + j) * M + i] : 0.0f);
             free(o);
         }
     }
@@ -140,8 +131,8 @@ static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
     lm_ggml_build_forward_expand(gf, d);
     for (int nth = 1; nth <= 3; nth++) {
         lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
-        g_checks++;
         int bad = 0;
+        int64_t btk = 0, be = 0;
         for (int64_t tk = 0; tk < n_tok && !bad; tk++) {
             for (int64_t e = 0; e < n_used && !bad; e++) {
                 struct lm_ggml_tensor ex = *as; // a 2-d view of expert id
@@ -150,14 +141,15 @@ static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
                 float * o = mul_cols(&ex, bv, K, tk, 1, 1);
                 const float * got = (const float *)((const char *) d->data + e * d->nb[1] + tk * d->nb[2]);
                 if (memcmp(o, got, (size_t) M * sizeof(float)) != 0) {
-                    printf("FAIL mul_mat_id %s level=%d threads=%d token %lld slot %lld differs from mul_mat alone\n",
-                           lm_ggml_type_name(t), (int) lm_cpu_level(), nth, (long long) tk, (long long) e);
-                    g_fail++;
                     bad = 1;
+                    btk = tk;
+                    be = e;
                 }
                 free(o);
             }
         }
+        checkf(!bad, "mul_mat_id %s level=%d threads=%d token %lld slot %lld differs from mul_mat alone",
+               lm_ggml_type_name(t), (int) lm_cpu_level(), nth, (long long) btk, (long long) be);
     }
     free(av);
     lm_ggml_free(ctx);

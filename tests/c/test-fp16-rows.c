@@ -10,12 +10,11 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
+#include "test-check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_fail, g_checks;
 
 static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
@@ -56,13 +55,9 @@ static int64_t make_f32(uint32_t * u, int64_t cap) {
     return n;
 }
 
-static void check(bool ok, const char * what, int level, int64_t n, int64_t i, uint32_t in, uint32_t got, uint32_t want) {
-    g_checks++;
-    if (ok) return;
-    if (g_fail++ < 20) {
-        printf("FAIL %s level %d n=%lld i=%lld: input 0x%08x gives 0x%08x, scalar 0x%08x\n", what, level, (long long) n,
-               (long long) i, in, got, want);
-    }
+static void check_bits(bool ok, const char * what, int level, int64_t n, int64_t i, uint32_t in, uint32_t got, uint32_t want) {
+    checkf(ok, "%s level %d n=%lld i=%lld: input 0x%08x gives 0x%08x, scalar 0x%08x", what, level, (long long) n,
+           (long long) i, in, got, want);
 }
 
 // Each row converter over x[0..n) at this level against the same at the scalar
@@ -83,12 +78,12 @@ static void test_rows(int level, const uint32_t * src, int64_t n, int64_t off) {
     int bad = 0;
     for (int64_t i = 0; i < n && bad < 3; i++) {
         const bool ok = h[i] == hr[i];
-        check(ok, "fp32_to_fp16_row", level, n, i, f2u(x[i]), h[i], hr[i]);
+        check_bits(ok, "fp32_to_fp16_row", level, n, i, f2u(x[i]), h[i], hr[i]);
         bad += !ok;
     }
     for (int64_t i = 0; i < n && bad < 6; i++) {
         const bool ok = b[i].bits == br[i].bits;
-        check(ok, "fp32_to_bf16_row", level, n, i, f2u(x[i]), b[i].bits, br[i].bits);
+        check_bits(ok, "fp32_to_bf16_row", level, n, i, f2u(x[i]), b[i].bits, br[i].bits);
         bad += !ok;
     }
     // back to f32 from the scalar level's halves (all levels read the same input)
@@ -98,7 +93,7 @@ static void test_rows(int level, const uint32_t * src, int64_t n, int64_t off) {
     lm_ggml_fp16_to_fp32_row(hr, y, n);
     for (int64_t i = 0; i < n && bad < 9; i++) {
         const bool ok = same_f32(y[i], yr[i]);
-        check(ok, "fp16_to_fp32_row", level, n, i, hr[i], f2u(y[i]), f2u(yr[i]));
+        check_bits(ok, "fp16_to_fp32_row", level, n, i, hr[i], f2u(y[i]), f2u(yr[i]));
         bad += !ok;
     }
     lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
@@ -107,7 +102,7 @@ static void test_rows(int level, const uint32_t * src, int64_t n, int64_t off) {
     lm_ggml_bf16_to_fp32_row(br, y, n);
     for (int64_t i = 0; i < n && bad < 12; i++) {
         const bool ok = same_f32(y[i], yr[i]);
-        check(ok, "bf16_to_fp32_row", level, n, i, br[i].bits, f2u(y[i]), f2u(yr[i]));
+        check_bits(ok, "bf16_to_fp32_row", level, n, i, br[i].bits, f2u(y[i]), f2u(yr[i]));
         bad += !ok;
     }
     free(x - off); free(y - off); free(yr - off); free(h - off); free(hr - off); free(b - off); free(br - off);
@@ -127,7 +122,7 @@ static void test_all_halves(int level) {
     lm_ggml_fp16_to_fp32_row(h, y, n);
     for (int64_t i = 0; i < n && bad < 3; i++) {
         const bool ok = same_f32(y[i], yr[i]);
-        check(ok, "fp16_to_fp32_row (all patterns)", level, n, i, (uint32_t) i, f2u(y[i]), f2u(yr[i]));
+        check_bits(ok, "fp16_to_fp32_row (all patterns)", level, n, i, (uint32_t) i, f2u(y[i]), f2u(yr[i]));
         bad += !ok;
     }
     lm_cpu_force_level(LM_CPU_LEVEL_SCALAR);
@@ -136,13 +131,14 @@ static void test_all_halves(int level) {
     lm_ggml_bf16_to_fp32_row(b, y, n);
     for (int64_t i = 0; i < n && bad < 6; i++) {
         const bool ok = same_f32(y[i], yr[i]);
-        check(ok, "bf16_to_fp32_row (all patterns)", level, n, i, (uint32_t) i, f2u(y[i]), f2u(yr[i]));
+        check_bits(ok, "bf16_to_fp32_row (all patterns)", level, n, i, (uint32_t) i, f2u(y[i]), f2u(yr[i]));
         bad += !ok;
     }
     free(h); free(b); free(y); free(yr);
 }
 
 int main(int argc, char ** argv) {
+    g_check_max_shown = 20;
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int only_level = argc > 1 ? atoi(argv[1]) : -1;
     lm_ggml_cpu_init();

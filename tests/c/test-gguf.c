@@ -13,15 +13,11 @@
 #define _GNU_SOURCE
 #include "ggml.h"
 #include "gguf-ext.h"
+#include "test-check.h"
 
 #include <dirent.h>
 #include <stdarg.h>
 #include <sys/stat.h>
-
-static int n_fail = 0, n_pass = 0;
-
-#define CHECK(cond, ...) do { if (cond) { n_pass++; } else { n_fail++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 // ---------------------------------------------------------------- sha256 (FIPS 180-4)
 
@@ -118,7 +114,7 @@ static char ** split(char * line, int * n) {
 static void check_against(const char * label, struct lm_gguf_context * ctx, struct lm_ggml_context * gctx,
                           const char * exp_path, const uint8_t * file, size_t file_size) {
     FILE * f = fopen(exp_path, "r");
-    if (!f) { CHECK(0, "%s: cannot open %s", label, exp_path); return; }
+    if (!f) { CHECKF(0, "%s: cannot open %s", label, exp_path); return; }
     static char line[1 << 20];
     static uint8_t buf[1 << 16], buf2[1 << 16];
     int kv_i = 0, t_i = 0;
@@ -127,77 +123,77 @@ static void check_against(const char * label, struct lm_gguf_context * ctx, stru
         char ** tok = split(line, &n);
         if (n == 0) continue;
         const char c = tok[0][0];
-        if (c == 'V') CHECK(lm_gguf_get_version(ctx) == atoi(tok[1]), "%s: version", label);
-        if (c == 'A') CHECK(lm_gguf_get_alignment(ctx) == (size_t) atoll(tok[1]), "%s: alignment", label);
-        if (c == 'D') CHECK(lm_gguf_get_data_offset(ctx) == (size_t) atoll(tok[1]), "%s: data offset %zu", label, lm_gguf_get_data_offset(ctx));
-        if (c == 'S') CHECK(file_size == (size_t) atoll(tok[1]), "%s: file size", label);
+        if (c == 'V') CHECKF(lm_gguf_get_version(ctx) == atoi(tok[1]), "%s: version", label);
+        if (c == 'A') CHECKF(lm_gguf_get_alignment(ctx) == (size_t) atoll(tok[1]), "%s: alignment", label);
+        if (c == 'D') CHECKF(lm_gguf_get_data_offset(ctx) == (size_t) atoll(tok[1]), "%s: data offset %zu", label, lm_gguf_get_data_offset(ctx));
+        if (c == 'S') CHECKF(file_size == (size_t) atoll(tok[1]), "%s: file size", label);
         if (c == 'K' || c == 'R' || c == 'Q') {
             const size_t kn = unhex(tok[1], buf);
             buf[kn] = 0;
             const int id = lm_gguf_find_key(ctx, (const char *) buf);
-            CHECK(id == kv_i, "%s: key %s at %d, found at %d", label, (char *) buf, kv_i, id);
+            CHECKF(id == kv_i, "%s: key %s at %d, found at %d", label, (char *) buf, kv_i, id);
             kv_i++;
             if (id < 0) continue;
-            CHECK(strcmp(lm_gguf_get_key(ctx, id), (const char *) buf) == 0, "%s: get_key", label);
+            CHECKF(strcmp(lm_gguf_get_key(ctx, id), (const char *) buf) == 0, "%s: get_key", label);
             if (c == 'K') {
                 const enum lm_gguf_type t = type_by_name(tok[2]);
-                CHECK(lm_gguf_get_kv_type(ctx, id) == t, "%s: type of %s", label, (char *) buf);
+                CHECKF(lm_gguf_get_kv_type(ctx, id) == t, "%s: type of %s", label, (char *) buf);
                 if (lm_gguf_get_kv_type(ctx, id) != t) continue;
                 const size_t vn = unhex(tok[3], buf2);
                 if (t == LM_GGUF_TYPE_STRING) {
                     size_t len;
                     const char * s = lm_gguf_get_val_str_n(ctx, id, &len);
-                    CHECK(len == vn && memcmp(s, buf2, vn) == 0 && s == lm_gguf_get_val_str(ctx, id), "%s: value of %s", label, (char *) buf);
+                    CHECKF(len == vn && memcmp(s, buf2, vn) == 0 && s == lm_gguf_get_val_str(ctx, id), "%s: value of %s", label, (char *) buf);
                 } else {
-                    CHECK(memcmp(lm_gguf_get_val_data(ctx, id), buf2, vn) == 0, "%s: value of %s", label, (char *) buf);
+                    CHECKF(memcmp(lm_gguf_get_val_data(ctx, id), buf2, vn) == 0, "%s: value of %s", label, (char *) buf);
                 }
                 // the typed getters agree with the raw bytes
                 switch (t) {
-                    case LM_GGUF_TYPE_UINT8:   CHECK(lm_gguf_get_val_u8(ctx, id) == buf2[0], "u8"); break;
-                    case LM_GGUF_TYPE_INT8:    CHECK(lm_gguf_get_val_i8(ctx, id) == (int8_t) buf2[0], "i8"); break;
-                    case LM_GGUF_TYPE_UINT16:  { uint16_t v; memcpy(&v, buf2, 2); CHECK(lm_gguf_get_val_u16(ctx, id) == v, "u16"); } break;
-                    case LM_GGUF_TYPE_INT16:   { int16_t v;  memcpy(&v, buf2, 2); CHECK(lm_gguf_get_val_i16(ctx, id) == v, "i16"); } break;
-                    case LM_GGUF_TYPE_UINT32:  { uint32_t v; memcpy(&v, buf2, 4); CHECK(lm_gguf_get_val_u32(ctx, id) == v, "u32"); } break;
-                    case LM_GGUF_TYPE_INT32:   { int32_t v;  memcpy(&v, buf2, 4); CHECK(lm_gguf_get_val_i32(ctx, id) == v, "i32"); } break;
-                    case LM_GGUF_TYPE_FLOAT32: { float v;    memcpy(&v, buf2, 4); CHECK(lm_gguf_get_val_f32(ctx, id) == v, "f32"); } break;
-                    case LM_GGUF_TYPE_UINT64:  { uint64_t v; memcpy(&v, buf2, 8); CHECK(lm_gguf_get_val_u64(ctx, id) == v, "u64"); } break;
-                    case LM_GGUF_TYPE_INT64:   { int64_t v;  memcpy(&v, buf2, 8); CHECK(lm_gguf_get_val_i64(ctx, id) == v, "i64"); } break;
-                    case LM_GGUF_TYPE_FLOAT64: { double v;   memcpy(&v, buf2, 8); CHECK(lm_gguf_get_val_f64(ctx, id) == v, "f64"); } break;
-                    case LM_GGUF_TYPE_BOOL:    CHECK(lm_gguf_get_val_bool(ctx, id) == (buf2[0] != 0), "bool"); break;
+                    case LM_GGUF_TYPE_UINT8:   CHECKF(lm_gguf_get_val_u8(ctx, id) == buf2[0], "u8"); break;
+                    case LM_GGUF_TYPE_INT8:    CHECKF(lm_gguf_get_val_i8(ctx, id) == (int8_t) buf2[0], "i8"); break;
+                    case LM_GGUF_TYPE_UINT16:  { uint16_t v; memcpy(&v, buf2, 2); CHECKF(lm_gguf_get_val_u16(ctx, id) == v, "u16"); } break;
+                    case LM_GGUF_TYPE_INT16:   { int16_t v;  memcpy(&v, buf2, 2); CHECKF(lm_gguf_get_val_i16(ctx, id) == v, "i16"); } break;
+                    case LM_GGUF_TYPE_UINT32:  { uint32_t v; memcpy(&v, buf2, 4); CHECKF(lm_gguf_get_val_u32(ctx, id) == v, "u32"); } break;
+                    case LM_GGUF_TYPE_INT32:   { int32_t v;  memcpy(&v, buf2, 4); CHECKF(lm_gguf_get_val_i32(ctx, id) == v, "i32"); } break;
+                    case LM_GGUF_TYPE_FLOAT32: { float v;    memcpy(&v, buf2, 4); CHECKF(lm_gguf_get_val_f32(ctx, id) == v, "f32"); } break;
+                    case LM_GGUF_TYPE_UINT64:  { uint64_t v; memcpy(&v, buf2, 8); CHECKF(lm_gguf_get_val_u64(ctx, id) == v, "u64"); } break;
+                    case LM_GGUF_TYPE_INT64:   { int64_t v;  memcpy(&v, buf2, 8); CHECKF(lm_gguf_get_val_i64(ctx, id) == v, "i64"); } break;
+                    case LM_GGUF_TYPE_FLOAT64: { double v;   memcpy(&v, buf2, 8); CHECKF(lm_gguf_get_val_f64(ctx, id) == v, "f64"); } break;
+                    case LM_GGUF_TYPE_BOOL:    CHECKF(lm_gguf_get_val_bool(ctx, id) == (buf2[0] != 0), "bool"); break;
                     default: break;
                 }
             } else if (c == 'R') {
-                CHECK(lm_gguf_get_kv_type(ctx, id) == LM_GGUF_TYPE_ARRAY, "%s: %s is an array", label, (char *) buf);
-                CHECK(lm_gguf_get_arr_type(ctx, id) == type_by_name(tok[2]), "%s: array type of %s", label, (char *) buf);
-                CHECK(lm_gguf_get_arr_n(ctx, id) == atoi(tok[3]), "%s: array length of %s", label, (char *) buf);
+                CHECKF(lm_gguf_get_kv_type(ctx, id) == LM_GGUF_TYPE_ARRAY, "%s: %s is an array", label, (char *) buf);
+                CHECKF(lm_gguf_get_arr_type(ctx, id) == type_by_name(tok[2]), "%s: array type of %s", label, (char *) buf);
+                CHECKF(lm_gguf_get_arr_n(ctx, id) == atoi(tok[3]), "%s: array length of %s", label, (char *) buf);
                 const size_t vn = unhex(tok[4], buf2);
-                CHECK(vn == 0 || memcmp(lm_gguf_get_arr_data(ctx, id), buf2, vn) == 0, "%s: array data of %s", label, (char *) buf);
+                CHECKF(vn == 0 || memcmp(lm_gguf_get_arr_data(ctx, id), buf2, vn) == 0, "%s: array data of %s", label, (char *) buf);
             } else {
-                CHECK(lm_gguf_get_arr_type(ctx, id) == LM_GGUF_TYPE_STRING, "%s: string array %s", label, (char *) buf);
+                CHECKF(lm_gguf_get_arr_type(ctx, id) == LM_GGUF_TYPE_STRING, "%s: string array %s", label, (char *) buf);
                 const int an = atoi(tok[2]);
-                CHECK(lm_gguf_get_arr_n(ctx, id) == an, "%s: array length of %s", label, (char *) buf);
+                CHECKF(lm_gguf_get_arr_n(ctx, id) == an, "%s: array length of %s", label, (char *) buf);
                 const char * const * p = lm_gguf_get_arr_strs(ctx, id);
                 for (int j = 0; j < an && j + 3 < n; j++) {
                     const size_t vn = unhex(tok[3 + j], buf2);
                     const size_t len = (size_t) (p[j + 1] - p[j] - 1);
-                    CHECK(len == vn && memcmp(p[j], buf2, vn) == 0 && lm_gguf_get_arr_str(ctx, id, j) == p[j],
+                    CHECKF(len == vn && memcmp(p[j], buf2, vn) == 0 && lm_gguf_get_arr_str(ctx, id, j) == p[j],
                           "%s: string %d of %s", label, j, (char *) buf);
                 }
             }
         }
         if (c == 'T') {
             const int id = lm_gguf_find_tensor(ctx, tok[1]);
-            CHECK(id == t_i, "%s: tensor %s at %d, found %d", label, tok[1], t_i, id);
+            CHECKF(id == t_i, "%s: tensor %s at %d, found %d", label, tok[1], t_i, id);
             t_i++;
             if (id < 0) continue;
             struct lm_gguf_tensor_desc d;
             lm_gguf_get_tensor_desc(ctx, id, &d);
-            CHECK(strcmp(d.name, tok[1]) == 0 && strcmp(lm_gguf_get_tensor_name(ctx, id), tok[1]) == 0, "%s: name", label);
-            CHECK(d.type == atoi(tok[2]) && (int) lm_gguf_get_tensor_type(ctx, id) == d.type, "%s: type of %s", label, tok[1]);
-            CHECK(d.n_dims == atoi(tok[3]), "%s: n_dims of %s", label, tok[1]);
-            for (int j = 0; j < 4; j++) CHECK(d.ne[j] == atoll(tok[4 + j]), "%s: ne[%d] of %s", label, j, tok[1]);
-            CHECK(d.offset == (uint64_t) atoll(tok[8]) && lm_gguf_get_tensor_offset(ctx, id) == d.offset, "%s: offset of %s", label, tok[1]);
-            CHECK(d.size == (uint64_t) atoll(tok[9]) && lm_gguf_get_tensor_size(ctx, id) == d.size, "%s: size of %s", label, tok[1]);
+            CHECKF(strcmp(d.name, tok[1]) == 0 && strcmp(lm_gguf_get_tensor_name(ctx, id), tok[1]) == 0, "%s: name", label);
+            CHECKF(d.type == atoi(tok[2]) && (int) lm_gguf_get_tensor_type(ctx, id) == d.type, "%s: type of %s", label, tok[1]);
+            CHECKF(d.n_dims == atoi(tok[3]), "%s: n_dims of %s", label, tok[1]);
+            for (int j = 0; j < 4; j++) CHECKF(d.ne[j] == atoll(tok[4 + j]), "%s: ne[%d] of %s", label, j, tok[1]);
+            CHECKF(d.offset == (uint64_t) atoll(tok[8]) && lm_gguf_get_tensor_offset(ctx, id) == d.offset, "%s: offset of %s", label, tok[1]);
+            CHECKF(d.size == (uint64_t) atoll(tok[9]) && lm_gguf_get_tensor_size(ctx, id) == d.size, "%s: size of %s", label, tok[1]);
             if (strcmp(tok[10], "-") != 0) {
                 const uint8_t * data = NULL;
                 if (lm_gguf_get_data(ctx)) {
@@ -208,27 +204,27 @@ static void check_against(const char * label, struct lm_gguf_context * ctx, stru
                 if (data) {
                     char hex[65];
                     sha256_hex(data, (size_t) d.size, hex);
-                    CHECK(strcmp(hex, tok[10]) == 0, "%s: sha256 of %s", label, tok[1]);
+                    CHECKF(strcmp(hex, tok[10]) == 0, "%s: sha256 of %s", label, tok[1]);
                 }
             }
             if (gctx) {
                 struct lm_ggml_tensor * t = lm_ggml_get_tensor(gctx, tok[1]);
-                CHECK(t != NULL, "%s: tensor %s in the lm_ggml_context", label, tok[1]);
+                CHECKF(t != NULL, "%s: tensor %s in the lm_ggml_context", label, tok[1]);
                 if (t) {
-                    CHECK((int) t->type == d.type && lm_ggml_nbytes(t) == d.size, "%s: lm_ggml tensor %s", label, tok[1]);
-                    for (int j = 0; j < 4; j++) CHECK(t->ne[j] == d.ne[j], "%s: lm_ggml ne of %s", label, tok[1]);
+                    CHECKF((int) t->type == d.type && lm_ggml_nbytes(t) == d.size, "%s: lm_ggml tensor %s", label, tok[1]);
+                    for (int j = 0; j < 4; j++) CHECKF(t->ne[j] == d.ne[j], "%s: lm_ggml ne of %s", label, tok[1]);
                     if (lm_gguf_get_data(ctx)) {
-                        CHECK(t->data == (char *) lm_gguf_get_data(ctx) + d.offset, "%s: data pointer of %s", label, tok[1]);
+                        CHECKF(t->data == (char *) lm_gguf_get_data(ctx) + d.offset, "%s: data pointer of %s", label, tok[1]);
                     } else {
-                        CHECK(t->data == NULL, "%s: no data for %s", label, tok[1]);
+                        CHECKF(t->data == NULL, "%s: no data for %s", label, tok[1]);
                     }
                 }
             }
         }
     }
     fclose(f);
-    CHECK(kv_i == lm_gguf_get_n_kv(ctx), "%s: n_kv %d vs %d", label, lm_gguf_get_n_kv(ctx), kv_i);
-    CHECK(t_i == lm_gguf_get_n_tensors(ctx), "%s: n_tensors %d vs %d", label, lm_gguf_get_n_tensors(ctx), t_i);
+    CHECKF(kv_i == lm_gguf_get_n_kv(ctx), "%s: n_kv %d vs %d", label, lm_gguf_get_n_kv(ctx), kv_i);
+    CHECKF(t_i == lm_gguf_get_n_tensors(ctx), "%s: n_tensors %d vs %d", label, lm_gguf_get_n_tensors(ctx), t_i);
 }
 
 static bool exp_has_data(const char * exp_path) {
@@ -246,7 +242,7 @@ static bool exp_has_data(const char * exp_path) {
 static void test_parity_file(const char * gguf_path, const char * exp_path) {
     size_t fsize = 0;
     uint8_t * file = read_all(gguf_path, &fsize);
-    CHECK(file != NULL, "read %s", gguf_path);
+    CHECKF(file != NULL, "read %s", gguf_path);
     if (!file) return;
     const bool has_data = exp_has_data(exp_path);
     char err[512], label[1200];
@@ -259,12 +255,12 @@ static void test_parity_file(const char * gguf_path, const char * exp_path) {
 
         snprintf(label, sizeof(label), "%s file no_alloc=%d ctx=%d", gguf_path, no_alloc, with_ctx);
         struct lm_gguf_context * ctx = lm_gguf_init_from_file_ex(gguf_path, p, err, sizeof(err));
-        CHECK((ctx != NULL) == expect_ok, "%s: %s", label, ctx ? "accepted" : err);
+        CHECKF((ctx != NULL) == expect_ok, "%s: %s", label, ctx ? "accepted" : err);
         if (!expect_ok && !ctx) printf("  rejected as expected (%s): %s\n", label, err);
         if (ctx) {
             check_against(label, ctx, gctx, exp_path, has_data ? file : NULL, fsize);
             if (lm_gguf_get_n_tensors(ctx) > 0) {
-                CHECK((lm_gguf_get_data(ctx) != NULL) == (with_ctx && !no_alloc), "%s: get_data", label);
+                CHECKF((lm_gguf_get_data(ctx) != NULL) == (with_ctx && !no_alloc), "%s: get_data", label);
             }
             lm_gguf_free(ctx);
         }
@@ -273,7 +269,7 @@ static void test_parity_file(const char * gguf_path, const char * exp_path) {
 
         snprintf(label, sizeof(label), "%s buffer no_alloc=%d ctx=%d", gguf_path, no_alloc, with_ctx);
         ctx = lm_gguf_init_from_buffer_ex(file, fsize, p, err, sizeof(err));
-        CHECK((ctx != NULL) == expect_ok, "%s: %s", label, ctx ? "accepted" : err);
+        CHECKF((ctx != NULL) == expect_ok, "%s: %s", label, ctx ? "accepted" : err);
         if (ctx) {
             check_against(label, ctx, gctx, exp_path, has_data ? file : NULL, fsize);
             lm_gguf_free(ctx);
@@ -294,16 +290,16 @@ static void test_parity_file(const char * gguf_path, const char * exp_path) {
                 } else {
                     agreed += !expect_ok;
                 }
-                CHECK(ctx != NULL || need > 0 || !expect_ok, "%s prefix %zu: %s", gguf_path, avail, err);
+                CHECKF(ctx != NULL || need > 0 || !expect_ok, "%s prefix %zu: %s", gguf_path, avail, err);
             }
             snprintf(label, sizeof(label), "%s prefix no_alloc=%d", gguf_path, no_alloc);
             ctx = lm_gguf_init_from_prefix_ex(file, fsize, fsize, p, NULL, err, sizeof(err));
-            CHECK((ctx != NULL) == expect_ok, "%s: %s", label, err);
+            CHECKF((ctx != NULL) == expect_ok, "%s: %s", label, err);
             if (ctx) {
                 check_against(label, ctx, NULL, exp_path, has_data ? file : NULL, fsize);
                 lm_gguf_free(ctx);
             }
-            CHECK(agreed > 0, "prefix");
+            CHECKF(agreed > 0, "prefix");
         }
     }
     free(file);
@@ -318,7 +314,7 @@ static int ends_with(const char * s, const char * suf) {
 
 static void test_reject_dir(const char * dir) {
     DIR * d = opendir(dir);
-    CHECK(d != NULL, "open %s", dir);
+    CHECKF(d != NULL, "open %s", dir);
     if (!d) return;
     struct dirent * e;
     int n = 0;
@@ -334,21 +330,21 @@ static void test_reject_dir(const char * dir) {
             struct lm_ggml_context * gctx = NULL;
             struct lm_gguf_init_params p = { false, mode ? &gctx : NULL };
             struct lm_gguf_context * ctx = lm_gguf_init_from_file_ex(path, p, err, sizeof(err));
-            CHECK((ctx != NULL) == expect_ok, "%s (ctx=%d): %s", path, mode, ctx ? "accepted" : err);
+            CHECKF((ctx != NULL) == expect_ok, "%s (ctx=%d): %s", path, mode, ctx ? "accepted" : err);
             if (mode == 0) printf("  %-34s %s\n", e->d_name, ctx ? "accepted" : err);
-            if (!ctx) CHECK(err[0] != '\0' && gctx == NULL, "%s: error message", path);
+            if (!ctx) CHECKF(err[0] != '\0' && gctx == NULL, "%s: error message", path);
             lm_gguf_free(ctx);
             lm_ggml_free(gctx);
 
             ctx = lm_gguf_init_from_buffer_ex(file ? file : (const uint8_t *) "", fsize, p, err, sizeof(err));
-            CHECK((ctx != NULL) == expect_ok, "%s buffer (ctx=%d): %s", path, mode, ctx ? "accepted" : err);
+            CHECKF((ctx != NULL) == expect_ok, "%s buffer (ctx=%d): %s", path, mode, ctx ? "accepted" : err);
             lm_gguf_free(ctx);
             lm_ggml_free(gctx);
         }
         free(file);
     }
     closedir(d);
-    CHECK(n > 0, "no files in %s", dir);
+    CHECKF(n > 0, "no files in %s", dir);
 }
 
 // ---------------------------------------------------------------- writer
@@ -379,7 +375,7 @@ static void copy_kv_typed(struct lm_gguf_context * dst, const struct lm_gguf_con
                 lm_gguf_set_arr_data(dst, k, lm_gguf_get_arr_type(src, i), lm_gguf_get_arr_data(src, i), n);
             }
         } break;
-        default: CHECK(0, "unexpected type"); break;
+        default: CHECKF(0, "unexpected type"); break;
     }
 }
 
@@ -468,7 +464,7 @@ static void test_writer(const char * parity) {
     snprintf(meta_path, sizeof(meta_path), "%s/gguf/meta-only-all-types-align32.gguf", parity);
     struct lm_ggml_context * gctx = NULL;
     struct lm_gguf_context * src = lm_gguf_init_from_file_ex(src_path, (struct lm_gguf_init_params) { false, &gctx }, err, sizeof(err));
-    CHECK(src != NULL, "load %s: %s", src_path, err);
+    CHECKF(src != NULL, "load %s: %s", src_path, err);
     if (!src) return;
 
     // typed setters, then the tensors of the loaded lm_ggml_context
@@ -477,18 +473,18 @@ static void test_writer(const char * parity) {
     for (int i = 0; i < lm_gguf_get_n_tensors(src); i++) {
         lm_gguf_add_tensor(dst, lm_ggml_get_tensor(gctx, lm_gguf_get_tensor_name(src, i)));
     }
-    CHECK(lm_gguf_get_meta_size(dst) == lm_gguf_get_data_offset(src), "meta size %zu", lm_gguf_get_meta_size(dst));
+    CHECKF(lm_gguf_get_meta_size(dst) == lm_gguf_get_data_offset(src), "meta size %zu", lm_gguf_get_meta_size(dst));
     lm_gguf_write_to_file(dst, "/tmp/test-gguf-out.gguf", false);
-    CHECK(same_file("/tmp/test-gguf-out.gguf", src_path, "writer"), "writer reproduces all-types-align32.gguf");
+    CHECKF(same_file("/tmp/test-gguf-out.gguf", src_path, "writer"), "writer reproduces all-types-align32.gguf");
     lm_gguf_write_to_file(dst, "/tmp/test-gguf-meta.gguf", true);
-    CHECK(same_file("/tmp/test-gguf-meta.gguf", meta_path, "meta writer"), "only_meta reproduces meta-only-all-types-align32.gguf");
+    CHECKF(same_file("/tmp/test-gguf-meta.gguf", meta_path, "meta writer"), "only_meta reproduces meta-only-all-types-align32.gguf");
     {
         const size_t n = lm_gguf_get_meta_size(dst);
         uint8_t * m = malloc(n);
         lm_gguf_get_meta_data(dst, m);
         size_t fn = 0;
         uint8_t * f = read_all(src_path, &fn);
-        CHECK(f && n <= fn && memcmp(m, f, n) == 0, "get_meta_data");
+        CHECKF(f && n <= fn && memcmp(m, f, n) == 0, "get_meta_data");
         free(m); free(f);
     }
 
@@ -499,44 +495,44 @@ static void test_writer(const char * parity) {
         struct lm_ggml_tensor * t = lm_ggml_get_tensor(gctx, lm_gguf_get_tensor_name(src, i));
         lm_gguf_add_tensor_info(dst2, t->name, t->type, lm_ggml_n_dims(t), t->ne, t->data);
     }
-    CHECK(lm_gguf_write_to_file_ex(dst2, "/tmp/test-gguf-out2.gguf", false, err, sizeof(err)), "write: %s", err);
-    CHECK(same_file("/tmp/test-gguf-out2.gguf", src_path, "set_kv writer"), "set_kv + add_tensor_info reproduce the file");
+    CHECKF(lm_gguf_write_to_file_ex(dst2, "/tmp/test-gguf-out2.gguf", false, err, sizeof(err)), "write: %s", err);
+    CHECKF(same_file("/tmp/test-gguf-out2.gguf", src_path, "set_kv writer"), "set_kv + add_tensor_info reproduce the file");
 
     // overwriting keeps the position, removing shifts the rest
     lm_gguf_set_val_str(dst2, "test.u8", "now a string");
-    CHECK(lm_gguf_find_key(dst2, "test.u8") == 1 && lm_gguf_get_kv_type(dst2, 1) == LM_GGUF_TYPE_STRING, "overwrite in place");
+    CHECKF(lm_gguf_find_key(dst2, "test.u8") == 1 && lm_gguf_get_kv_type(dst2, 1) == LM_GGUF_TYPE_STRING, "overwrite in place");
     lm_gguf_remove_key(dst2, "general.name");
-    CHECK(lm_gguf_find_key(dst2, "test.u8") == 0 && lm_gguf_get_n_kv(dst2) == lm_gguf_get_n_kv(src) - 1, "remove_key");
+    CHECKF(lm_gguf_find_key(dst2, "test.u8") == 0 && lm_gguf_get_n_kv(dst2) == lm_gguf_get_n_kv(src) - 1, "remove_key");
 
     // a declared alignment is applied to the layout and survives a round trip
     const uint32_t aligns[] = { 1, 8, 64, 4096 };
     for (int k = 0; k < 4; k++) {
         lm_gguf_set_val_u32(dst2, "general.alignment", aligns[k]);
-        CHECK(lm_gguf_get_alignment(dst2) == aligns[k], "alignment set");
-        CHECK(lm_gguf_write_to_file_ex(dst2, "/tmp/test-gguf-al.gguf", false, err, sizeof(err)), "write: %s", err);
+        CHECKF(lm_gguf_get_alignment(dst2) == aligns[k], "alignment set");
+        CHECKF(lm_gguf_write_to_file_ex(dst2, "/tmp/test-gguf-al.gguf", false, err, sizeof(err)), "write: %s", err);
         struct lm_ggml_context * g2 = NULL;
         struct lm_gguf_context * back = lm_gguf_init_from_file_ex("/tmp/test-gguf-al.gguf", (struct lm_gguf_init_params) { false, &g2 }, err, sizeof(err));
-        CHECK(back != NULL, "alignment %u round trip: %s", aligns[k], err);
+        CHECKF(back != NULL, "alignment %u round trip: %s", aligns[k], err);
         if (back) {
-            CHECK(lm_gguf_get_alignment(back) == aligns[k] && lm_gguf_get_data_offset(back) % aligns[k] == 0, "alignment %u", aligns[k]);
+            CHECKF(lm_gguf_get_alignment(back) == aligns[k] && lm_gguf_get_data_offset(back) % aligns[k] == 0, "alignment %u", aligns[k]);
             for (int i = 0; i < lm_gguf_get_n_tensors(back); i++) {
-                CHECK(lm_gguf_get_tensor_offset(back, i) % aligns[k] == 0, "aligned offset");
+                CHECKF(lm_gguf_get_tensor_offset(back, i) % aligns[k] == 0, "aligned offset");
                 struct lm_ggml_tensor * a = lm_ggml_get_tensor(gctx, lm_gguf_get_tensor_name(back, i));
                 struct lm_ggml_tensor * b = lm_ggml_get_tensor(g2, lm_gguf_get_tensor_name(back, i));
-                CHECK(a && b && lm_ggml_nbytes(a) == lm_ggml_nbytes(b) && memcmp(a->data, b->data, lm_ggml_nbytes(a)) == 0,
+                CHECKF(a && b && lm_ggml_nbytes(a) == lm_ggml_nbytes(b) && memcmp(a->data, b->data, lm_ggml_nbytes(a)) == 0,
                       "tensor data after alignment %u", aligns[k]);
             }
-            CHECK(lm_gguf_get_val_str_n(back, lm_gguf_find_key(back, "test.u8"), NULL) != NULL, "values kept");
+            CHECKF(lm_gguf_get_val_str_n(back, lm_gguf_find_key(back, "test.u8"), NULL) != NULL, "values kept");
             lm_gguf_free(back);
         }
         lm_ggml_free(g2);
     }
     lm_gguf_remove_key(dst2, "general.alignment");
-    CHECK(lm_gguf_get_alignment(dst2) == 32 && lm_gguf_get_tensor_offset(dst2, 1) == 96, "alignment back to the default");
+    CHECKF(lm_gguf_get_alignment(dst2) == 32 && lm_gguf_get_tensor_offset(dst2, 1) == 96, "alignment back to the default");
 
     // set_tensor_type re-lays out the following tensors
     lm_gguf_set_tensor_type(dst2, "tensor.f32", LM_GGML_TYPE_F16);
-    CHECK(lm_gguf_get_tensor_offset(dst2, 1) == 64 && lm_gguf_get_tensor_size(dst2, 0) == 42, "set_tensor_type layout");
+    CHECKF(lm_gguf_get_tensor_offset(dst2, 1) == 64 && lm_gguf_get_tensor_size(dst2, 0) == 42, "set_tensor_type layout");
 
     lm_gguf_free(dst2);
     lm_gguf_free(dst);
@@ -546,7 +542,7 @@ static void test_writer(const char * parity) {
     uint8_t * f = read_all(src_path, &fn);
     f[4] = 2;
     struct lm_gguf_context * v2 = lm_gguf_init_from_buffer_ex(f, fn, (struct lm_gguf_init_params) { false, NULL }, err, sizeof(err));
-    CHECK(v2 != NULL && lm_gguf_get_version(v2) == 2, "version 2: %s", err);
+    CHECKF(v2 != NULL && lm_gguf_get_version(v2) == 2, "version 2: %s", err);
     lm_gguf_free(v2);
 
     damage_loop(f, fn, g_damage_iters);
@@ -558,10 +554,10 @@ static void test_writer(const char * parity) {
 
 static void test_empty_context(void) {
     struct lm_gguf_context * ctx = lm_gguf_init_empty();
-    CHECK(lm_gguf_get_n_kv(ctx) == 0 && lm_gguf_get_n_tensors(ctx) == 0 && lm_gguf_get_version(ctx) == 3, "empty");
-    CHECK(lm_gguf_get_meta_size(ctx) == 32, "empty meta size %zu", lm_gguf_get_meta_size(ctx));
-    CHECK(lm_gguf_find_key(ctx, "x") == -1 && lm_gguf_find_tensor(ctx, "x") == -1, "find on empty");
-    CHECK(strcmp(lm_gguf_type_name(LM_GGUF_TYPE_FLOAT64), "f64") == 0 && lm_gguf_type_name(LM_GGUF_TYPE_COUNT) == NULL, "type names");
+    CHECKF(lm_gguf_get_n_kv(ctx) == 0 && lm_gguf_get_n_tensors(ctx) == 0 && lm_gguf_get_version(ctx) == 3, "empty");
+    CHECKF(lm_gguf_get_meta_size(ctx) == 32, "empty meta size %zu", lm_gguf_get_meta_size(ctx));
+    CHECKF(lm_gguf_find_key(ctx, "x") == -1 && lm_gguf_find_tensor(ctx, "x") == -1, "find on empty");
+    CHECKF(strcmp(lm_gguf_type_name(LM_GGUF_TYPE_FLOAT64), "f64") == 0 && lm_gguf_type_name(LM_GGUF_TYPE_COUNT) == NULL, "type names");
     lm_gguf_free(ctx);
 }
 
@@ -596,6 +592,6 @@ int main(int argc, char ** argv) {
     printf("writer:\n");
     test_writer(parity);
 
-    printf("%d checks passed, %d failed\n", n_pass, n_fail);
-    return n_fail == 0 ? 0 : 1;
+    printf("%d checks passed, %d failed\n", g_checks - g_fail, g_fail);
+    return g_fail == 0 ? 0 : 1;
 }

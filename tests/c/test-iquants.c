@@ -12,6 +12,7 @@
 //  csrc/quant/ggml-iquants.c csrc/quant/ggml-iq-tables.c).
 #include "ggml-iquants.h"
 #include "ggml-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -119,11 +120,10 @@ int main(int argc, char ** argv) {
         return 0;
     }
 
-    int passed = 0, failed = 0;
     for (size_t t = 0; t < sizeof(types)/sizeof(types[0]); ++t) {
         snprintf(path, sizeof(path), "%s/%s.json", dir, types[t].name);
         char * js = read_file(path);
-        if (!js) { printf("%-8s missing %s\n", types[t].name, path); failed++; continue; }
+        if (!js) { checkf(false, "%-8s missing %s", types[t].name, path); continue; }
         const int nrows = 12, n_per_row = 512;
         const size_t nel = (size_t) nrows*n_per_row;
         const size_t nblk = nel / types[t].blck, qbytes = nblk * types[t].size;
@@ -180,11 +180,11 @@ int main(int argc, char ** argv) {
         }
         ok &= bad == 0 && wrote == qbytes;
 
-        if (ok) passed++; else failed++;
+        check(ok, types[t].name);
         free(js); free(input); free(imat); free(iq); free(ideq); free(rq); free(rdeq);
         free(ours); free(deq); free(deq2);
     }
     lm_ggml_iquants_free();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
+    return g_fail ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
 #include "ggml-common.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -21,8 +22,6 @@ static float frand(void) { // uniform [-1, 1)
     g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
     return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
 }
-
-static int g_fail, g_checks;
 
 // Fills t (any type, contiguous) from random floats; returns the values the
 // tensor really holds, as f32 (dequantized), dense [ne0, nrows].
@@ -60,9 +59,8 @@ static double nmse_mag(const float * a, const double * ref, const double * mag, 
 }
 static double nmse(const float * a, const double * ref, int64_t n) { return nmse_mag(a, ref, NULL, n); }
 
-static void check(const char * what, double e, double tol) {
-    g_checks++;
-    if (!(e <= tol)) { g_fail++; printf("FAIL %s: nmse %.3g > %.1g\n", what, e, tol); }
+static void check_nmse(const char * what, double e, double tol) {
+    checkf(e <= tol, "%s: nmse %.3g > %.1g", what, e, tol);
 }
 
 // Types whose mul_mat quantizes the activations (integer dots) for few
@@ -138,7 +136,7 @@ static void test_mul_mat(enum lm_ggml_type ta, enum lm_ggml_type tb, int64_t K, 
              lm_ggml_type_name(ta), lm_ggml_type_name(tb), (long long) K, (long long) M, (long long) N, (long long) a2,
              (long long) a3, (long long) f2, (long long) f3, layout, nth, (int) lm_cpu_level());
     // against the size of the terms: a single dot of random data can cancel to near zero
-    check(what, nmse_mag((const float *) d->data, ref, mag, nd), tol);
+    check_nmse(what, nmse_mag((const float *) d->data, ref, mag, nd), tol);
     free(ref); free(mag); free(av); free(bv);
     lm_ggml_free(ctx);
 }
@@ -175,7 +173,7 @@ static void test_mul_mat_id(enum lm_ggml_type ta, int64_t K, int64_t M, int64_t 
     snprintf(what, sizeof(what), "mul_mat_id %s K=%lld M=%lld n_as=%lld used=%lld n_b=%lld tok=%lld nth=%d level=%d",
              lm_ggml_type_name(ta), (long long) K, (long long) M, (long long) n_as, (long long) n_used, (long long) n_b,
              (long long) n_tok, nth, (int) lm_cpu_level());
-    check(what, nmse((const float *) d->data, ref, nd), is_int_path(ta) ? 5e-4 : 1e-9);
+    check_nmse(what, nmse((const float *) d->data, ref, nd), is_int_path(ta) ? 5e-4 : 1e-9);
     free(ref); free(av); free(bv);
     lm_ggml_free(ctx);
 }
@@ -209,7 +207,7 @@ static void test_out_prod(enum lm_ggml_type ta, int64_t m, int64_t n, int64_t p,
     char what[160];
     snprintf(what, sizeof(what), "out_prod %s m=%lld n=%lld p=%lld a2=%lld f2=%lld bt=%d nth=%d", lm_ggml_type_name(ta),
              (long long) m, (long long) n, (long long) p, (long long) a2, (long long) f2, bt, nth);
-    check(what, nmse((const float *) d->data, ref, nd), 1e-10);
+    check_nmse(what, nmse((const float *) d->data, ref, nd), 1e-10);
     free(ref); free(av); free(bv);
     lm_ggml_free(ctx);
 }
@@ -235,9 +233,8 @@ static void test_traits_vec_dot(enum lm_ggml_type t) {
     for (int64_t i = 0; i < K; i++) { ref += (double) av[i] * y[i]; mag += fabs((double) av[i] * y[i]); }
     char what[128];
     snprintf(what, sizeof(what), "traits vec_dot %s (vdt %s) level=%d", lm_ggml_type_name(t), lm_ggml_type_name(tc->vec_dot_type), (int) lm_cpu_level());
-    g_checks++;
     const double err = fabs(s - ref) / (mag > 0 ? mag : 1);
-    if (!(err < 2e-2)) { g_fail++; printf("FAIL %s: %g vs %g\n", what, s, ref); }
+    checkf(err < 2e-2, "%s: %g vs %g", what, s, ref);
     free(y); free(yq); free(av);
     lm_ggml_free(ctx);
 }
@@ -336,13 +333,9 @@ static void test_int_dot(const struct int_type * it, int64_t nblk, bool random_b
     }
     if (vdt == LM_GGML_TYPE_Q8_1) ref += q8_1_sum_correction(it, x, y, nblk);
     const double err = fabs(got - ref) / (mag > 0 ? mag : 1);
-    g_checks++;
-    if (!(err < 2e-6)) {
-        g_fail++;
-        printf("FAIL int dot %s x %s blocks=%lld %s yscale=%g level=%d: %.9g vs %.9g (rel %.3g)\n", lm_ggml_type_name(t),
-               lm_ggml_type_name(vdt), (long long) nblk, random_bytes ? "random-bytes" : "quantized", yscale,
-               (int) lm_cpu_level(), got, ref, err);
-    }
+    checkf(err < 2e-6, "int dot %s x %s blocks=%lld %s yscale=%g level=%d: %.9g vs %.9g (rel %.3g)", lm_ggml_type_name(t),
+           lm_ggml_type_name(vdt), (long long) nblk, random_bytes ? "random-bytes" : "quantized", yscale,
+           (int) lm_cpu_level(), got, ref, err);
     free(x); free(xf); free(yf); free(y);
 }
 

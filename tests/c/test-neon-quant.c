@@ -27,17 +27,17 @@
 #include "ggml-quants.h"
 #include "mm-kernels.h"
 #include "type-list.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int n_pass, n_fail;
-
+// A check, listed whether or not it passed.
 static void report(const char * what, int bad, int total) {
-    if (bad) n_fail++; else n_pass++;
-    printf("  %-44s %s  %d/%d bad\n", what, bad ? "FAIL" : "ok  ", bad, total);
+    if (!bad) printf("  %-44s ok    %d/%d bad\n", what, bad, total);
+    checkf(!bad, " %-44s %d/%d bad", what, bad, total);
 }
 
 #if defined(LM_ARM64)
@@ -539,8 +539,8 @@ int main(int argc, char ** argv) {
     }
     report("8-row kernels and GEMM entries: the same types at both levels",
            bad_entry + (n_qmv8 != (int) (sizeof(qmv8_types) / sizeof(qmv8_types[0]))), 1);
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail ? 1 : 0;
+    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
+    return g_fail ? 1 : 0;
 }
 
 #else

@@ -13,7 +13,7 @@ struct fa_case {
     float scale, max_bias, softcap;
 };
 
-static int fa_run(int nth, const struct fa_case * c) {
+static void fa_run(int nth, const struct fa_case * c) {
     struct lm_ggml_context * ctx = u_ctx();
     struct lm_ggml_tensor * q = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, c->D, c->n_q, c->n_head, c->ne3);
     struct lm_ggml_tensor * k = lm_ggml_new_tensor_4d(ctx, c->kt, c->D, c->n_kv, c->n_head_kv, c->ne3);
@@ -29,13 +29,12 @@ static int fa_run(int nth, const struct fa_case * c) {
         }
     }
     struct lm_ggml_tensor * y = lm_ggml_flash_attn_ext(ctx, q, k, v, m, c->scale, c->max_bias, c->softcap);
-    int f = 0;
-    if (y->ne[0] != c->DV || y->ne[1] != c->n_head || y->ne[2] != c->n_q || y->ne[3] != c->ne3) { printf("  FAIL fa shape\n"); f++; }
-    if (lm_ggml_flash_attn_ext_get_prec(y) != LM_GGML_PREC_DEFAULT) { printf("  FAIL default prec\n"); f++; }
+    check(y->ne[0] == c->DV && y->ne[1] == c->n_head && y->ne[2] == c->n_q && y->ne[3] == c->ne3, "fa shape");
+    check(lm_ggml_flash_attn_ext_get_prec(y) == LM_GGML_PREC_DEFAULT, "default prec");
     lm_ggml_flash_attn_ext_set_prec(y, LM_GGML_PREC_F32);
-    if (lm_ggml_flash_attn_ext_get_prec(y) != LM_GGML_PREC_F32 || y->op_params[3] != LM_GGML_PREC_F32 ||
-        lm_ggml_get_op_params_f32(y, 0) != c->scale || lm_ggml_get_op_params_f32(y, 1) != c->max_bias ||
-        lm_ggml_get_op_params_f32(y, 2) != c->softcap) { printf("  FAIL fa op_params\n"); f++; }
+    check(lm_ggml_flash_attn_ext_get_prec(y) == LM_GGML_PREC_F32 && y->op_params[3] == LM_GGML_PREC_F32 &&
+          lm_ggml_get_op_params_f32(y, 0) == c->scale && lm_ggml_get_op_params_f32(y, 1) == c->max_bias &&
+          lm_ggml_get_op_params_f32(y, 2) == c->softcap, "fa op_params");
     u_compute(ctx, y, nth);
 
     const uint32_t nhl = 1u << (uint32_t) floor(log2(c->n_head));
@@ -66,13 +65,12 @@ static int fa_run(int nth, const struct fa_case * c) {
     }
     char what[128];
     snprintf(what, sizeof(what), "flash_attn_ext D%d DV%d kt%d vt%d mask%d bias%g cap%g", c->D, c->DV, c->kt, c->vt, c->mask, c->max_bias, c->softcap);
-    f += u_check(what, y, ref, 1e-9);
+    u_check(what, y, ref, 1e-9);
     free(ref); free(s);
     lm_ggml_free(ctx);
-    return f;
 }
 
-static int t_fa(int nth) {
+static void t_fa(int nth) {
     const enum lm_ggml_type F16 = LM_GGML_TYPE_F16, F32 = LM_GGML_TYPE_F32;
     const struct fa_case cases[] = {
         { 64, 64, 5, 32, 4, 2, 1, F16, F16, true, false, 0.125f, 0.0f, 0.0f },
@@ -83,29 +81,24 @@ static int t_fa(int nth) {
         { 48, 24, 3, 17, 2, 1, 1, F16, F16, true, false, 0.2f, 0.0f, 0.0f }, // DV != DK (beyond the reference)
         { 17, 9, 2, 5, 3, 3, 1, F32, F16, true, true, 0.3f, 2.0f, 0.0f },   // odd sizes: scalar tails
     };
-    int f = 0;
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) f += fa_run(nth, &cases[i]);
-    return f;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) fa_run(nth, &cases[i]);
 }
 
 // Constructor checks must reject what the kernel cannot compute (recoverably).
-static int t_fa_asserts(int nth) {
+static void t_fa_asserts(int nth) {
     (void) nth;
-    volatile int f = 0; // survives the longjmp of a failed assert
     struct lm_ggml_context * ctx = u_ctx();
     struct lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 64, 5, 4);
     struct lm_ggml_tensor * k = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 3);
     struct lm_ggml_tensor * v = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 3);
     struct lm_ggml_tensor * m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, 32, 8); // not padded to 32
-    struct lm_ggml_err_frame fr;
-    if (LM_GGML_TRY(&fr)) { /* expected: 4 heads not a multiple of 3 */ } else { lm_ggml_flash_attn_ext(ctx, q, k, v, NULL, 1, 0, 0); lm_ggml_err_pop(&fr); printf("  FAIL no assert (GQA)\n"); f++; }
+    EXPECT_ABORT("an assert (GQA: 4 heads not a multiple of 3)", "", lm_ggml_flash_attn_ext(ctx, q, k, v, NULL, 1, 0, 0));
     k = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 2);
     v = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 64, 32, 2);
-    if (LM_GGML_TRY(&fr)) { } else { lm_ggml_flash_attn_ext(ctx, q, k, v, m, 1, 0, 0); lm_ggml_err_pop(&fr); printf("  FAIL no assert (mask pad)\n"); f++; }
-    if (LM_GGML_TRY(&fr)) { } else { lm_ggml_flash_attn_ext(ctx, q, k, v, NULL, 1, 8.0f, 0); lm_ggml_err_pop(&fr); printf("  FAIL no assert (alibi w/o mask)\n"); f++; }
-    if (LM_GGML_TRY(&fr)) { } else { lm_ggml_flash_attn_back(ctx, q, k, v, q, false); lm_ggml_err_pop(&fr); printf("  FAIL flash_attn_back did not abort\n"); f++; }
+    EXPECT_ABORT("an assert (mask pad)", "", lm_ggml_flash_attn_ext(ctx, q, k, v, m, 1, 0, 0));
+    EXPECT_ABORT("an assert (alibi w/o mask)", "", lm_ggml_flash_attn_ext(ctx, q, k, v, NULL, 1, 8.0f, 0));
+    EXPECT_ABORT("flash_attn_back aborts", "", lm_ggml_flash_attn_back(ctx, q, k, v, q, false));
     lm_ggml_free(ctx);
-    return f;
 }
 
 int main(int argc, char ** argv) {

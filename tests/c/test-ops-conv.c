@@ -26,8 +26,7 @@ static void ref_conv2d(const struct lm_ggml_tensor * x, const struct lm_ggml_ten
 
 static int64_t osz(int64_t in, int64_t k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
 
-static int t_im2col(int nth) {
-    int f = 0;
+static void t_im2col(int nth) {
     for (int is2d = 0; is2d <= 1; is2d++)
     for (int out16 = 0; out16 <= 1; out16++) {
         struct lm_ggml_context * ctx = u_ctx();
@@ -39,7 +38,7 @@ static int t_im2col(int nth) {
         u_compute(ctx, y, nth);
         const int64_t KW = 3, KH = is2d ? 2 : 1, IC = 3, N = 2, W = 11, H = is2d ? 6 : 1;
         const int64_t OW = osz(W, KW, s0, p0, d0), OH = is2d ? osz(H, KH, s1, p1, d1) : 1;
-        if (y->ne[0] != IC * KH * KW || y->ne[1] != OW || y->ne[2] != (is2d ? OH : N) || y->ne[3] != (is2d ? N : 1)) { printf("  FAIL im2col shape\n"); f++; }
+        check(y->ne[0] == IC * KH * KW && y->ne[1] == OW && y->ne[2] == (is2d ? OH : N) && y->ne[3] == (is2d ? N : 1), "im2col shape");
         double * ref = malloc(sizeof(double) * lm_ggml_nelements(y));
         int64_t o = 0;
         for (int64_t n = 0; n < N; n++) for (int64_t oh = 0; oh < OH; oh++) for (int64_t ow = 0; ow < OW; ow++)
@@ -50,7 +49,7 @@ static int t_im2col(int nth) {
             if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = is2d ? u_get(x, iw, ih, ic, n) : u_get(x, iw, ic, n, 0);
             ref[o] = out16 ? lm_ggml_fp16_to_fp32(lm_ggml_fp32_to_fp16((float) v)) : v;
         }
-        f += u_check(is2d ? "im2col 2d" : "im2col 1d", y, ref, 0);
+        u_check(is2d ? "im2col 2d" : "im2col 1d", y, ref, 0);
 
         // im2col_back of a random gradient of y's shape
         struct lm_ggml_tensor * g = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, y->ne);
@@ -64,15 +63,13 @@ static int t_im2col(int nth) {
             const int64_t ih = is2d ? oh * s1 + kh * d1 - p1 : 0, iw = ow * s0 + kw * d0 - p0;
             if (ih >= 0 && ih < H && iw >= 0 && iw < W) rb[((n * IC + ic) * H + ih) * W + iw] += ((float *) g->data)[o];
         }
-        f += u_check("im2col_back", b, rb, 1e-12);
+        u_check("im2col_back", b, rb, 1e-12);
         free(ref); free(rb);
         lm_ggml_free(ctx);
     }
-    return f;
 }
 
-static int t_conv2d(int nth) {
-    int f = 0;
+static void t_conv2d(int nth) {
     for (int v = 0; v < 4; v++) {
         struct lm_ggml_context * ctx = u_ctx();
         const bool k16 = v == 1;
@@ -86,18 +83,16 @@ static int t_conv2d(int nth) {
         else             { y = lm_ggml_conv_2d(ctx, w, x, s0, s1, p0, p1, d0, d1); }
         u_compute(ctx, y, nth);
         const int64_t OW = osz(9, 3, s0, p0, d0), OH = osz(8, 3, s1, p1, d1);
-        if (y->ne[0] != OW || y->ne[1] != OH || y->ne[2] != 5 || y->ne[3] != 2) { printf("  FAIL conv_2d shape v%d\n", v); f++; }
+        checkf(y->ne[0] == OW && y->ne[1] == OH && y->ne[2] == 5 && y->ne[3] == 2, "conv_2d shape v%d", v);
         double * ref = malloc(sizeof(double) * OW * OH * 5 * 2);
         ref_conv2d(x, w, s0, s1, p0, p1, d0, d1, OW, OH, ref);
-        f += u_check("conv_2d", y, ref, k16 ? 2e-6 : 1e-10);
+        u_check("conv_2d", y, ref, k16 ? 2e-6 : 1e-10);
         free(ref);
         lm_ggml_free(ctx);
     }
-    return f;
 }
 
-static int t_conv1d(int nth) {
-    int f = 0;
+static void t_conv1d(int nth) {
     for (int v = 0; v < 2; v++) {
         struct lm_ggml_context * ctx = u_ctx();
         struct lm_ggml_tensor * w = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, 5, 3, 4); // [K, IC, OC]
@@ -107,20 +102,19 @@ static int t_conv1d(int nth) {
         struct lm_ggml_tensor * y = v ? lm_ggml_conv_1d_ph(ctx, w, x, s, d) : lm_ggml_conv_1d(ctx, w, x, s, p, d);
         u_compute(ctx, y, nth);
         const int64_t OL = osz(17, 5, s, p, d);
-        if (y->ne[0] != OL || y->ne[1] != 4) { printf("  FAIL conv_1d shape\n"); f++; }
+        check(y->ne[0] == OL && y->ne[1] == 4, "conv_1d shape");
         // as a 2D conv with H = KH = 1
         struct lm_ggml_tensor * x4 = lm_ggml_reshape_4d(ctx, x, 17, 1, 3, 1);
         struct lm_ggml_tensor * w4 = lm_ggml_reshape_4d(ctx, w, 5, 1, 3, 4);
         double * ref = malloc(sizeof(double) * OL * 4);
         ref_conv2d(x4, w4, s, 1, p, 0, d, 1, OL, 1, ref);
-        f += u_check("conv_1d", y, ref, 2e-6);
+        u_check("conv_1d", y, ref, 2e-6);
         free(ref);
         lm_ggml_free(ctx);
     }
-    return f;
 }
 
-static int t_conv_dw(int nth) {
+static void t_conv_dw(int nth) {
     struct lm_ggml_context * ctx = u_ctx();
     const int C = 3, N = 2;
     struct lm_ggml_tensor * w = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F16, 3, 3, 1, C);
@@ -129,8 +123,7 @@ static int t_conv_dw(int nth) {
     struct lm_ggml_tensor * y = lm_ggml_conv_depthwise_2d(ctx, w, x, 1, 2, 1, 1, 1, 1);
     u_compute(ctx, y, nth);
     const int64_t OW = osz(8, 3, 1, 1, 1), OH = osz(7, 3, 2, 1, 1);
-    int f = 0;
-    if (y->ne[0] != OW || y->ne[1] != OH || y->ne[2] != C || y->ne[3] != N) { printf("  FAIL depthwise shape\n"); f++; }
+    check(y->ne[0] == OW && y->ne[1] == OH && y->ne[2] == C && y->ne[3] == N, "depthwise shape");
     double * ref = malloc(sizeof(double) * OW * OH * C * N);
     int64_t o = 0;
     for (int n = 0; n < N; n++) for (int c = 0; c < C; c++) for (int oh = 0; oh < OH; oh++) for (int ow = 0; ow < OW; ow++, o++) {
@@ -142,14 +135,12 @@ static int t_conv_dw(int nth) {
         }
         ref[o] = acc;
     }
-    f += u_check("conv_depthwise_2d", y, ref, 2e-6);
+    u_check("conv_depthwise_2d", y, ref, 2e-6);
     free(ref);
     lm_ggml_free(ctx);
-    return f;
 }
 
-static int t_conv_transpose(int nth) {
-    int f = 0;
+static void t_conv_transpose(int nth) {
     for (int k16 = 0; k16 <= 1; k16++) {
         struct lm_ggml_context * ctx = u_ctx();
         const enum lm_ggml_type kt = k16 ? LM_GGML_TYPE_F16 : LM_GGML_TYPE_F32;
@@ -164,8 +155,8 @@ static int t_conv_transpose(int nth) {
         double * ref = calloc((size_t) OL * OC, sizeof(double));
         for (int oc = 0; oc < OC; oc++) for (int ic = 0; ic < IC; ic++) for (int l = 0; l < L; l++) for (int k = 0; k < K; k++)
             ref[oc * OL + l * s + k] += u_get(x, l, ic, 0, 0) * u_get(w, k, oc, ic, 0);
-        if (y->ne[0] != OL || y->ne[1] != OC) { printf("  FAIL conv_transpose_1d shape\n"); f++; }
-        f += u_check("conv_transpose_1d", y, ref, 1e-12);
+        check(y->ne[0] == OL && y->ne[1] == OC, "conv_transpose_1d shape");
+        u_check("conv_transpose_1d", y, ref, 1e-12);
         free(ref);
 
         // 2D: w [KW, KH, OC, IC], x [W, H, IC, N]
@@ -180,13 +171,12 @@ static int t_conv_transpose(int nth) {
         for (int n = 0; n < N; n++) for (int oc = 0; oc < OC; oc++) for (int ic = 0; ic < IC; ic++)
         for (int iy = 0; iy < H; iy++) for (int ix = 0; ix < W; ix++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++)
             r2[((n * OC + oc) * OH + iy * st + ky) * OW + ix * st + kx] += u_get(x2, ix, iy, ic, n) * u_get(w2, kx, ky, oc, ic);
-        if (y2->ne[0] != OW || y2->ne[1] != OH || y2->ne[2] != OC || y2->ne[3] != N) { printf("  FAIL conv_transpose_2d shape\n"); f++; }
-        if (y2->op_params[0] != st) { printf("  FAIL conv_transpose_2d params\n"); f++; }
-        f += u_check("conv_transpose_2d_p0", y2, r2, 1e-12);
+        check(y2->ne[0] == OW && y2->ne[1] == OH && y2->ne[2] == OC && y2->ne[3] == N, "conv_transpose_2d shape");
+        check(y2->op_params[0] == st, "conv_transpose_2d params");
+        u_check("conv_transpose_2d_p0", y2, r2, 1e-12);
         free(r2);
         lm_ggml_free(ctx);
     }
-    return f;
 }
 
 // generic pooling reference: out-of-range taps skipped, AVG divides by the full window
@@ -202,8 +192,7 @@ static double ref_pool(const struct lm_ggml_tensor * x, enum lm_ggml_op_pool op,
     return op == LM_GGML_OP_POOL_AVG ? acc / (k0 * k1) : acc;
 }
 
-static int t_pool(int nth) {
-    int f = 0;
+static void t_pool(int nth) {
     for (int op = 0; op <= 1; op++)
     for (int x16 = 0; x16 <= 1; x16++) {
         struct lm_ggml_context * ctx = u_ctx();
@@ -218,11 +207,11 @@ static int t_pool(int nth) {
         int64_t o = 0;
         for (int64_t i3 = 0; i3 < 2; i3++) for (int64_t i2 = 0; i2 < 3; i2++) for (int64_t i1 = 0; i1 < y1->ne[1]; i1++)
         for (int64_t i0 = 0; i0 < y1->ne[0]; i0++) r[o++] = ref_pool(x, (enum lm_ggml_op_pool) op, k0, 1, s0, 1, p0, 0, i0, i1, i2, i3, false);
-        f += u_check("pool_1d", y1, r, 1e-12);
+        u_check("pool_1d", y1, r, 1e-12);
         o = 0;
         for (int64_t i3 = 0; i3 < 2; i3++) for (int64_t i2 = 0; i2 < 3; i2++) for (int64_t i1 = 0; i1 < y2->ne[1]; i1++)
         for (int64_t i0 = 0; i0 < y2->ne[0]; i0++) r[o++] = ref_pool(x, (enum lm_ggml_op_pool) op, k0, k1, s0, s1, p0, p1, i0, i1, i2, i3, true);
-        f += u_check("pool_2d", y2, r, 1e-12);
+        u_check("pool_2d", y2, r, 1e-12);
 
         // pool_2d_back
         struct lm_ggml_tensor * g = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, y2->ne);
@@ -244,11 +233,10 @@ static int t_pool(int nth) {
             }
             if (op == LM_GGML_OP_POOL_MAX && bx >= 0) rb[((i3 * 3 + i2) * 9 + by) * 11 + bx] += gv;
         }
-        f += u_check("pool_2d_back", b, rb, 1e-12);
+        u_check("pool_2d_back", b, rb, 1e-12);
         free(r); free(rb);
         lm_ggml_free(ctx);
     }
-    return f;
 }
 
 int main(int argc, char ** argv) {

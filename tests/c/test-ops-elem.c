@@ -10,6 +10,7 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,8 +63,6 @@ static double * values(const struct lm_ggml_tensor * t) {
     return v;
 }
 
-static int g_fail = 0, g_ok = 0;
-
 // A test builds its graph output in a fresh context and fills the expected
 // values (from the inputs, before compute). Inputs are the same every call.
 typedef struct lm_ggml_tensor * (*build_fn)(struct lm_ggml_context * ctx, double ** expect);
@@ -115,8 +114,8 @@ static void run(const char * name, build_fn build, double tol) {
     }
     lm_cpu_force_level(-1);
     free(first);
-    printf("%-4s %-34s worst nmse %.3g\n", fail ? "FAIL" : "ok", name, worst);
-    if (fail) g_fail++; else g_ok++;
+    if (!fail) printf("ok   %-34s worst nmse %.3g\n", name, worst);
+    checkf(!fail, "%-34s worst nmse %.3g", name, worst);
 }
 
 static double * alloc_expect(const struct lm_ggml_tensor * t) { return malloc(sizeof(double) * (lm_ggml_nelements(t) + 1)); }
@@ -178,7 +177,7 @@ static struct lm_ggml_tensor * t_add_inplace(struct lm_ggml_context * ctx, doubl
     struct lm_ggml_tensor * b = rnd(ctx, LM_GGML_TYPE_F32, 70, 1, 1, 1, -1, 1);
     *e = expect_binary(a, b, f_add);
     struct lm_ggml_tensor * r = lm_ggml_add_inplace(ctx, a, b);
-    if (r->data != a->data || r->view_src != a) { printf("  add_inplace: not a view of a\n"); g_fail++; }
+    check(r->data == a->data && r->view_src == a, "add_inplace: not a view of a");
     return r;
 }
 static struct lm_ggml_tensor * t_add_f16_bcast(struct lm_ggml_context * ctx, double ** e) {
@@ -218,7 +217,7 @@ static struct lm_ggml_tensor * t_add_cast_f16_f32(struct lm_ggml_context * ctx, 
     struct lm_ggml_tensor * b = rnd(ctx, LM_GGML_TYPE_F32, 33, 1, 1, 1, -1, 1);
     *e = expect_binary(a, b, f_add);
     struct lm_ggml_tensor * r = lm_ggml_add_cast(ctx, a, b, LM_GGML_TYPE_F32);
-    if (r->type != LM_GGML_TYPE_F32) { printf("  add_cast: wrong type\n"); g_fail++; }
+    check(r->type == LM_GGML_TYPE_F32, "add_cast: wrong type");
     return r;
 }
 static struct lm_ggml_tensor * t_add1(struct lm_ggml_context * ctx, double ** e) {
@@ -304,7 +303,7 @@ static struct lm_ggml_tensor * t_clamp_f16(struct lm_ggml_context * ctx, double 
     for (int64_t i = 0; i < lm_ggml_nelements(a); i++) x[i] = fmax(fmin(x[i], 0.25), -0.5);
     *e = x;
     struct lm_ggml_tensor * r = lm_ggml_clamp(ctx, a, -0.5f, 0.25f);
-    if (r->view_src != a) { printf("  clamp: not a view of a\n"); g_fail++; }
+    check(r->view_src == a, "clamp: not a view of a");
     return r;
 }
 static struct lm_ggml_tensor * t_silu_back(struct lm_ggml_context * ctx, double ** e) {
@@ -613,8 +612,8 @@ static int expect_assert(const char * what, void (*fn)(struct lm_ggml_context *)
         lm_ggml_err_pop(&f);
     }
     lm_ggml_free(ctx);
-    printf("%-4s assert: %s%s%s\n", caught ? "ok" : "FAIL", what, caught ? " -> " : "", caught ? f.msg : "");
-    if (caught) g_ok++; else g_fail++;
+    if (caught) printf("ok   assert: %s -> %s\n", what, f.msg);
+    checkf(caught, "assert: %s", what);
     return caught;
 }
 static void bad_add_shape(struct lm_ggml_context * c) { lm_ggml_add(c, lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 4, 3), lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_F32, 3, 3)); }
@@ -711,8 +710,8 @@ int main(void) {
             if (i >= 2 || n > 2 || i >= n) bad = 1;
         }
         if (!g_calls[0][2] || !g_calls[1][2] || !g_calls[0][1]) bad = 1;
-        printf("%-4s map_custom1 ith/nth honour n_tasks\n", bad ? "FAIL" : "ok");
-        if (bad) g_fail++; else g_ok++;
+        if (!bad) printf("ok   map_custom1 ith/nth honour n_tasks\n");
+        check(!bad, "map_custom1 ith/nth honour n_tasks");
     }
     run("map_unary_f32",             t_map_unary_f32, 0);
 
@@ -732,6 +731,6 @@ int main(void) {
     expect_assert("diag: ne1 != 1",               bad_diag);
     expect_assert("upscale_ext: downscale",       bad_upscale);
 
-    printf("elementwise/reduce unit tests: %d ok, %d failed\n", g_ok, g_fail);
+    printf("elementwise/reduce unit tests: %d ok, %d failed\n", g_checks - g_fail, g_fail);
     return g_fail != 0;
 }

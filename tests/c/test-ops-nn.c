@@ -47,7 +47,7 @@ static void ref_rope(const struct lm_ggml_tensor * x, const int32_t * pos, const
 }
 
 // variant: 0 rope_ext, 1 rope_ext_inplace, 2 rope_back, 3 rope (defaults), 4 rope_custom, 5 strided view input
-static int rope_case(int nth, enum lm_ggml_type type, int mode, int variant, bool with_ff, bool yarn) {
+static void rope_case(int nth, enum lm_ggml_type type, int mode, int variant, bool with_ff, bool yarn) {
     struct lm_ggml_context * ctx = u_ctx();
     const int64_t ne0 = 40, nh = 3, nt = 5, nb = 2;
     struct rope_p p = { 32, mode, 64, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f };
@@ -81,54 +81,46 @@ static int rope_case(int nth, enum lm_ggml_type type, int mode, int variant, boo
 #pragma GCC diagnostic pop
         default: y = lm_ggml_rope_ext(ctx, x, pos, ff, p.n_dims, mode, p.n_ctx_orig, p.base, p.fscale, p.ext, p.attn, p.bf, p.bs); break;
     }
-    int f = 0;
-    if (variant == 1 && (y->view_src != x || y->data != x->data)) { printf("  FAIL inplace rope is not a view\n"); f++; }
-    if (y->op != (variant == 2 ? LM_GGML_OP_ROPE_BACK : LM_GGML_OP_ROPE) || y->op_params[1] != p.n_dims ||
-        y->op_params[2] != mode || y->op_params[4] != p.n_ctx_orig || lm_ggml_get_op_params_f32(y, 5) != p.base ||
-        lm_ggml_get_op_params_f32(y, 10) != p.bs) {
-        printf("  FAIL rope op_params layout\n"); f++;
-    }
+    check(variant != 1 || (y->view_src == x && y->data == x->data), "inplace rope is not a view");
+    check(y->op == (variant == 2 ? LM_GGML_OP_ROPE_BACK : LM_GGML_OP_ROPE) && y->op_params[1] == p.n_dims &&
+          y->op_params[2] == mode && y->op_params[4] == p.n_ctx_orig && lm_ggml_get_op_params_f32(y, 5) == p.base &&
+          lm_ggml_get_op_params_f32(y, 10) == p.bs, "rope op_params layout");
     u_compute(ctx, y, nth);
     char what[96];
     snprintf(what, sizeof(what), "rope type %d mode %d variant %d ff %d yarn %d", type, mode, variant, with_ff, yarn);
-    f += u_check(what, y, ref, type == LM_GGML_TYPE_F16 ? 2e-6 : 1e-9);
+    u_check(what, y, ref, type == LM_GGML_TYPE_F16 ? 2e-6 : 1e-9);
     free(ref);
     lm_ggml_free(ctx);
-    return f;
 }
 
-static int t_rope(int nth) {
-    int f = 0;
+static void t_rope(int nth) {
     const enum lm_ggml_type types[2] = { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16 };
     for (int ti = 0; ti < 2; ti++)
     for (int mode = 0; mode <= 2; mode += 2) {
-        for (int v = 0; v <= 5; v++) f += rope_case(nth, types[ti], mode, v, v == 0 || v == 2, v == 0 || v == 1 || v == 4);
-        f += rope_case(nth, types[ti], mode, 0, false, false);
+        for (int v = 0; v <= 5; v++) rope_case(nth, types[ti], mode, v, v == 0 || v == 2, v == 0 || v == 1 || v == 4);
+        rope_case(nth, types[ti], mode, 0, false, false);
     }
-    return f;
 }
 
-static int t_rope_corr_dims(int nth) {
+static void t_rope_corr_dims(int nth) {
     (void) nth;
     float d[2];
     lm_ggml_rope_yarn_corr_dims(128, 4096, 10000.0f, 32.0f, 1.0f, d);
     const double lo = floor(128 * log(4096 / (32 * 2 * M_PI)) / (2 * log(10000.0)));
     const double hi = ceil (128 * log(4096 / (1 * 2 * M_PI)) / (2 * log(10000.0)));
-    if (d[0] != (float) lo || d[1] != (float) fmin(127, hi)) { printf("  FAIL corr dims %g %g\n", d[0], d[1]); return 1; }
-    return 0;
+    checkf(d[0] == (float) lo && d[1] == (float) fmin(127, hi), "corr dims %g %g", d[0], d[1]);
 }
 
 // ---------------------------------------------------------------- SAM windows
 
-static int t_win(int nth) {
+static void t_win(int nth) {
     struct lm_ggml_context * ctx = u_ctx();
     const int w = 3;
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, 4, 7, 5);
     u_fill(a, -1, 1);
     struct lm_ggml_tensor * p = lm_ggml_win_part(ctx, a, w);
     struct lm_ggml_tensor * u = lm_ggml_win_unpart(ctx, p, 7, 5, w);
-    int f = 0;
-    if (p->ne[0] != 4 || p->ne[1] != w || p->ne[2] != w || p->ne[3] != 3 * 2) { printf("  FAIL win_part shape\n"); f++; }
+    check(p->ne[0] == 4 && p->ne[1] == w && p->ne[2] == w && p->ne[3] == 3 * 2, "win_part shape");
     struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(gf, u);
     lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
@@ -141,18 +133,16 @@ static int t_win(int nth) {
         const int64_t py = i3 / 3, px = i3 % 3, y = py * w + i2, x = px * w + i1;
         ref[o] = (y < 5 && x < 7) ? u_get(a, i0, x, y, 0) : 0.0;
     }
-    f += u_check("win_part", p, ref, 0);
+    u_check("win_part", p, ref, 0);
     double * ra = malloc(sizeof(double) * lm_ggml_nelements(a));
     for (int64_t i = 0; i < lm_ggml_nelements(a); i++) ra[i] = ((float *) a->data)[i];
-    f += u_check("win_unpart(win_part)", u, ra, 0);
+    u_check("win_unpart(win_part)", u, ra, 0);
     free(ref); free(ra);
     lm_ggml_free(ctx);
-    return f;
 }
 
-static int t_rel_pos(int nth) {
+static void t_rel_pos(int nth) {
     struct lm_ggml_context * ctx = u_ctx();
-    int f = 0;
     // get_rel_pos
     const int kh = 5;
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, 6, 2 * kh - 1);
@@ -162,7 +152,7 @@ static int t_rel_pos(int nth) {
     double ref[6 * 5 * 5];
     int64_t o = 0;
     for (int q = 0; q < kh; q++) for (int k = 0; k < kh; k++) for (int i = 0; i < 6; i++) ref[o++] = u_get(a, i, (kh - k - 1) + q, 0, 0);
-    f += u_check("get_rel_pos", g, ref, 0);
+    u_check("get_rel_pos", g, ref, 0);
 
     // add_rel_pos: attn [K*K, qh*qw, B], pw/ph [K, qw, qh, B]
     const int K = 4, qw = 3, qh = 2, B = 2;
@@ -177,20 +167,18 @@ static int t_rel_pos(int nth) {
             r[i] = ((float *) at->data)[i] + ((float *) ph->data)[(b * qw * qh + q) * K + rr] + ((float *) pw->data)[(b * qw * qh + q) * K + c];
         }
         struct lm_ggml_tensor * y = inplace ? lm_ggml_add_rel_pos_inplace(ctx, at, pw, ph) : lm_ggml_add_rel_pos(ctx, at, pw, ph);
-        if (inplace && y->view_src != at) { printf("  FAIL add_rel_pos_inplace not a view\n"); f++; }
+        check(!inplace || y->view_src == at, "add_rel_pos_inplace not a view");
         u_compute(ctx, y, nth);
-        f += u_check(inplace ? "add_rel_pos_inplace" : "add_rel_pos", y, r, 1e-12);
+        u_check(inplace ? "add_rel_pos_inplace" : "add_rel_pos", y, r, 1e-12);
         free(r);
     }
     lm_ggml_free(ctx);
-    return f;
 }
 
 // ---------------------------------------------------------------- Mamba
 
-static int t_ssm(int nth) {
+static void t_ssm(int nth) {
     struct lm_ggml_context * ctx = u_ctx();
-    int f = 0;
     const int d_conv = 4, d_inner = 13, n_t = 5, n_s = 3, d_state = 6;
     struct lm_ggml_tensor * sx = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_conv - 1 + n_t, d_inner, n_s);
     struct lm_ggml_tensor * cw = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, d_conv, d_inner);
@@ -203,7 +191,7 @@ static int t_ssm(int nth) {
         for (int k = 0; k < d_conv; k++) acc += u_get(sx, t + k, i, s, 0) * u_get(cw, k, i, 0, 0);
         r[(s * n_t + t) * d_inner + i] = acc;
     }
-    f += u_check("ssm_conv", y, r, 1e-12);
+    u_check("ssm_conv", y, r, 1e-12);
     free(r);
 
     struct lm_ggml_tensor * st = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_state, d_inner, n_s);
@@ -233,15 +221,14 @@ static int t_ssm(int nth) {
             rs[(s * n_t + t) * d_inner + i] = acc;
         }
     }
-    f += u_check("ssm_scan", ys, rs, 1e-11);
+    u_check("ssm_scan", ys, rs, 1e-11);
     free(rs);
     lm_ggml_free(ctx);
-    return f;
 }
 
 // ---------------------------------------------------------------- RWKV
 
-static int t_rwkv(int nth) {
+static void t_rwkv(int nth) {
     struct lm_ggml_context * ctx = u_ctx();
     const int S = 8, H = 3, T = 6, NS = 2;
     struct lm_ggml_tensor * k  = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, S, 1, H, T);
@@ -276,10 +263,9 @@ static int t_rwkv(int nth) {
             *sv = *sv * TD[b + i] + (double) K[b + i] * V[b + j];
         }
     }
-    const int f = u_check("rwkv_wkv6", y, ref, 1e-11);
+    u_check("rwkv_wkv6", y, ref, 1e-11);
     free(ref);
     lm_ggml_free(ctx);
-    return f;
 }
 
 int main(int argc, char ** argv) {

@@ -17,6 +17,7 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -79,8 +80,6 @@ static void fill(float * x, int nrows, int npr) {
     }
 }
 
-static int n_pass, n_fail;
-
 static void quantize(enum lm_ggml_type type, int mode, const float * x, int nrows, int npr, const float * im, unsigned char * q) {
     const struct lm_ggml_type_traits * tt = lm_ggml_get_type_traits(type);
     const size_t rsz = lm_ggml_row_size(type, npr);
@@ -114,9 +113,8 @@ static void test_type(enum lm_ggml_type type, const float * x, int nrows, int np
         quantize(type, mode, x, nrows, npr, im, b);
         int bad = 0;
         for (size_t i = 0; i < bytes; i += tt->type_size) bad += memcmp(a + i, b + i, tt->type_size) != 0;
-        if (bad) n_fail++; else n_pass++;
-        printf("  %-8s %-26s %s  %d/%zu blocks differ\n", tt->type_name, names[mode], bad ? "FAIL" : "ok  ", bad,
-               bytes / tt->type_size);
+        if (!bad) printf("  %-8s %-26s ok    %d/%zu blocks differ\n", tt->type_name, names[mode], bad, bytes / tt->type_size);
+        checkf(!bad, " %-8s %-26s %d/%zu blocks differ", tt->type_name, names[mode], bad, bytes / tt->type_size);
     }
     free(a);
     free(b);
@@ -163,8 +161,8 @@ static void test_cold_start(const float * x, const float * im) {
             free(got[i]);
         }
         free(want);
-        if (ok) n_pass++; else n_fail++;
-        printf("  %-8s %-26s %s\n", lm_ggml_type_name(types[t]), "cold start, 4 threads", ok ? "ok" : "FAIL");
+        if (ok) printf("  %-8s %-26s ok\n", lm_ggml_type_name(types[t]), "cold start, 4 threads");
+        checkf(ok, " %-8s %-26s", lm_ggml_type_name(types[t]), "cold start, 4 threads");
     }
 }
 
@@ -196,6 +194,6 @@ int main(int argc, char ** argv) {
     test_cold_start(x, im);
     free(x);
     free(im);
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail != 0;
+    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
+    return g_fail != 0;
 }

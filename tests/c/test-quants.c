@@ -18,6 +18,7 @@
 #include "ggml-quants.h"
 #include "ggml-cpu-impl.h"
 #include "ggml-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -102,15 +103,16 @@ static double now_s(void) {
     return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int n_fail = 0, n_pass = 0;
-
-static void check(const char * tname, const char * what, int bad, int total, double e_ours, double e_ref) {
-    const int ok = bad == 0;
-    if (ok) n_pass++; else n_fail++;
+// A check of a count of differing blocks or values, listed whether or not it
+// passed (with the RMSE of both quantizations when e_ours >= 0).
+static void check_differ(const char * tname, const char * what, int bad, int total, double e_ours, double e_ref) {
+    const bool ok = bad == 0;
     if (e_ours >= 0) {
-        printf("  %-8s %-13s %s  %4d/%-4d differ   rmse ours %.6g ref %.6g\n", tname, what, ok ? "ok  " : "FAIL", bad, total, e_ours, e_ref);
+        if (ok) printf("  %-8s %-13s ok    %4d/%-4d differ   rmse ours %.6g ref %.6g\n", tname, what, bad, total, e_ours, e_ref);
+        checkf(ok, " %-8s %-13s %4d/%-4d differ   rmse ours %.6g ref %.6g", tname, what, bad, total, e_ours, e_ref);
     } else {
-        printf("  %-8s %-13s %s  %4d/%-4d differ\n", tname, what, ok ? "ok  " : "FAIL", bad, total);
+        if (ok) printf("  %-8s %-13s ok    %4d/%-4d differ\n", tname, what, bad, total);
+        checkf(ok, " %-8s %-13s %4d/%-4d differ", tname, what, bad, total);
     }
 }
 
@@ -127,8 +129,7 @@ static void test_type(const struct parity * pd) {
 
     if (pd->ref_quant.present) {
         if (!tt->from_float_ref) {
-            printf("  %-8s ref quant     FAIL  no from_float_ref\n", tt->type_name);
-            n_fail++;
+            checkf(false, " %-8s ref quant     no from_float_ref", tt->type_name);
         } else {
             memset(q, 0, qbytes);
             for (int r = 0; r < pd->rows; ++r) {
@@ -140,11 +141,11 @@ static void test_type(const struct parity * pd) {
                 e_ours = rmse(y, input, n);
                 e_ref  = rmse((const float *) pd->ref_dequant.p, input, n);
             }
-            check(tt->type_name, "ref quant", blocks_differing(q, pd->ref_quant.p, qbytes, tt->type_size), (int) nblocks, e_ours, e_ref);
+            check_differ(tt->type_name, "ref quant", blocks_differing(q, pd->ref_quant.p, qbytes, tt->type_size), (int) nblocks, e_ours, e_ref);
         }
         if (tt->to_float && pd->ref_dequant.present) {
             tt->to_float(pd->ref_quant.p, y, (int64_t) n);
-            check(tt->type_name, "ref dequant", floats_differing(y, (const float *) pd->ref_dequant.p, n), (int) n, -1, -1);
+            check_differ(tt->type_name, "ref dequant", floats_differing(y, (const float *) pd->ref_dequant.p, n), (int) n, -1, -1);
         }
     }
     if (pd->imat_quant.present) {
@@ -161,10 +162,10 @@ static void test_type(const struct parity * pd) {
             printf("  %-8s quantize_chunk returned %zu, want %zu\n", tt->type_name, got, qbytes);
             bad++;
         }
-        check(tt->type_name, "imat quant", bad, (int) nblocks, e_ours, e_ref);
+        check_differ(tt->type_name, "imat quant", bad, (int) nblocks, e_ours, e_ref);
         if (tt->to_float && pd->imat_dequant.present) {
             tt->to_float(pd->imat_quant.p, y, (int64_t) n);
-            check(tt->type_name, "imat dequant", floats_differing(y, (const float *) pd->imat_dequant.p, n), (int) n, -1, -1);
+            check_differ(tt->type_name, "imat dequant", floats_differing(y, (const float *) pd->imat_dequant.p, n), (int) n, -1, -1);
         }
     }
     (void) yref;
@@ -197,7 +198,7 @@ static void test_simd_dequant(void) {
         tt->to_float(q, a, n);
         lm_cpu_force_level(-1);
         tt->to_float(q, b, n);
-        check(tt->type_name, "simd dequant", floats_differing(a, b, (size_t) n), (int) n, -1, -1);
+        check_differ(tt->type_name, "simd dequant", floats_differing(a, b, (size_t) n), (int) n, -1, -1);
         free(q);
         free(a);
         free(b);
@@ -238,7 +239,7 @@ static void test_simd_act_quant(void) {
             case LM_GGML_TYPE_Q8_1: lm_quantize_row_q8_1_ref(x, (block_q8_1 *) a, n); lm_quantize_row_q8_1(x, b, n); break;
             default:                lm_quantize_row_q8_K_ref(x, (block_q8_K *) a, n); lm_quantize_row_q8_K(x, b, n); break;
         }
-        check(tt->type_name, "simd quantize vs ref", blocks_differing(a, b, qbytes, tt->type_size),
+        check_differ(tt->type_name, "simd quantize vs ref", blocks_differing(a, b, qbytes, tt->type_size),
               (int) (n / tt->blck_size), -1, -1);
         free(a);
         free(b);
@@ -246,9 +247,10 @@ static void test_simd_act_quant(void) {
     free(x);
 }
 
+// A check, listed whether or not it passed.
 static void expect(const char * what, int cond) {
-    if (cond) n_pass++; else n_fail++;
-    printf("  %-40s %s\n", what, cond ? "ok" : "FAIL");
+    if (cond) printf("  %-40s ok\n", what);
+    checkf(cond, " %-40s", what);
 }
 
 // lm_ggml_validate_row_data: sizes, NaN/Inf in plain values and in block scales.
@@ -435,6 +437,6 @@ int main(int argc, char ** argv) {
         printf("no parity data found in %s: nothing tested\n", dir);
         return 1;
     }
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail ? 1 : 0;
+    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
+    return g_fail ? 1 : 0;
 }

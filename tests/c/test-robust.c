@@ -14,25 +14,17 @@
 #include <stdio.h>
 #include <string.h>
 
-// Runs the expression under an error frame; true if it asserted.
-#define ASSERTS(expr) ({                                   \
-    struct lm_ggml_err_frame f_;                           \
-    bool caught_ = false;                                  \
-    if (LM_GGML_TRY(&f_)) { caught_ = true; }              \
-    else { (void) (expr); lm_ggml_err_pop(&f_); }          \
-    caught_; })
-
 // Computes t with n threads; the status, and the message in msg.
 static enum lm_ggml_status compute(struct lm_ggml_context * ctx, struct lm_ggml_tensor * t, int n, char * msg) {
     struct lm_ggml_cgraph * g = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(g, t);
     struct lm_ggml_cplan plan = lm_ggml_graph_plan(g, n, NULL);
     static char work[1 << 20];
-    plan.work_data = plan.work_size > 0 ? work : NULL;
+    plan.work_data = plan.work_size > 0 ? (uint8_t *) work : NULL;
     struct lm_ggml_err_frame f;
     msg[0] = '\0';
     if (LM_GGML_TRY(&f)) {
-        snprintf(msg, 512, "assert: %s", f.msg);
+        snprintf(msg, 512, "assert: %.500s", f.msg);
         return LM_GGML_STATUS_FAILED;
     }
     enum lm_ggml_status s = lm_ggml_graph_compute(g, &plan);

@@ -5,14 +5,12 @@
 #include "rpc-graph.h"
 #include "ggml-cpu.h"
 #include "ggml-impl.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures = 0;
-#define EXPECT(cond) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
 
 static bool any_buffer(void * user, const struct lm_ggml_tensor * t, uint64_t * handle, lm_rpc_why why) {
     (void) user; (void) why;
@@ -44,7 +42,7 @@ static enum lm_ggml_status compute_status(struct lm_ggml_cgraph * g, int n_threa
 }
 
 static void compute(struct lm_ggml_cgraph * g, int n_threads) {
-    EXPECT(compute_status(g, n_threads) == LM_GGML_STATUS_SUCCESS);
+    CHECK(compute_status(g, n_threads) == LM_GGML_STATUS_SUCCESS);
 }
 
 static float frand(uint32_t * s) {
@@ -165,7 +163,7 @@ static struct lm_rpc_graph * roundtrip(const struct lm_ggml_cgraph * g) {
     lm_rpc_why why = "";
     size_t len = 0;
     uint8_t * msg = lm_rpc_graph_encode(g, any_buffer, NULL, &len, why);
-    EXPECT(msg != NULL);
+    CHECK(msg != NULL);
     if (msg == NULL) return NULL;
     struct lm_rpc_graph * d = lm_rpc_graph_decode(msg, len, why);
     if (d == NULL) fprintf(stderr, "decode: %s\n", why);
@@ -184,23 +182,23 @@ static void test_same_bytes(int n_threads) {
     memcpy(after, mem, size);
 
     struct lm_rpc_graph * d = roundtrip(g);
-    EXPECT(d != NULL && d->n_nodes == (uint32_t) lm_ggml_graph_n_nodes(g));
+    CHECK(d != NULL && d->n_nodes == (uint32_t) lm_ggml_graph_n_nodes(g));
     struct lm_rpc_built b;
     lm_rpc_why why = "";
     enum lm_rpc_build_status st = d ? lm_rpc_graph_build(d, identity, NULL, &b, why) : LM_RPC_REFUSED;
     if (st != LM_RPC_BUILT) fprintf(stderr, "build: %s\n", why);
-    EXPECT(st == LM_RPC_BUILT);
+    CHECK(st == LM_RPC_BUILT);
     if (st == LM_RPC_BUILT) {
         memcpy(mem, before, size);
         compute(b.graph, n_threads);
         // the rebuilt graph wrote exactly what the original did
-        EXPECT(memcmp(mem, after, size) == 0);
+        CHECK(memcmp(mem, after, size) == 0);
         int n_rebuilt = 0;
         for (int i = 0; i < b.graph->n_nodes; i++) n_rebuilt += b.graph->nodes[i]->op != LM_GGML_OP_NONE;
-        EXPECT(n_rebuilt > 30);
+        CHECK(n_rebuilt > 30);
         lm_rpc_built_free(&b);
     }
-    EXPECT(lm_rpc_graph_build(d, refuse_all, NULL, &b, why) == LM_RPC_MALFORMED && strstr(why, "not ours") != NULL);
+    CHECK(lm_rpc_graph_build(d, refuse_all, NULL, &b, why) == LM_RPC_MALFORMED && strstr(why, "not ours") != NULL);
     lm_rpc_graph_free(d);
     free(before);
     free(after);
@@ -242,31 +240,31 @@ static void test_refusals(void) {
     struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 8, 4);
     lm_rpc_why why = "";
 
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), NULL, why) == LM_RPC_BUILT);
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), grow_ne0, why) == LM_RPC_REFUSED && strstr(why, "shape") != NULL);
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), set_stride, why) == LM_RPC_REFUSED);
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), shrink_src, why) == LM_RPC_REFUSED);  // b no longer repeats into a
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), drop_src1, why) == LM_RPC_REFUSED && strstr(why, "missing") != NULL);
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), set_map, why) == LM_RPC_REFUSED && strstr(why, "not computed") != NULL);
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), set_fa_back, why) == LM_RPC_REFUSED);
-    EXPECT(tampered(lm_ggml_add(ctx, a, b), self_src0, why) == LM_RPC_REFUSED);
-    EXPECT(tampered(lm_ggml_mul_mat(ctx, a, b), NULL, why) == LM_RPC_BUILT);
-    EXPECT(tampered(lm_ggml_mul_mat(ctx, a, b), set_prec, why) == LM_RPC_REFUSED);
-    EXPECT(tampered(lm_ggml_mul_mat(ctx, a, b), shrink_src, why) == LM_RPC_REFUSED);
-    EXPECT(tampered(lm_ggml_silu(ctx, a), set_unary, why) == LM_RPC_REFUSED);
-    EXPECT(tampered(lm_ggml_silu(ctx, a), set_type, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), NULL, why) == LM_RPC_BUILT);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), grow_ne0, why) == LM_RPC_REFUSED && strstr(why, "shape") != NULL);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), set_stride, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), shrink_src, why) == LM_RPC_REFUSED);  // b no longer repeats into a
+    CHECK(tampered(lm_ggml_add(ctx, a, b), drop_src1, why) == LM_RPC_REFUSED && strstr(why, "missing") != NULL);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), set_map, why) == LM_RPC_REFUSED && strstr(why, "not computed") != NULL);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), set_fa_back, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_add(ctx, a, b), self_src0, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_mul_mat(ctx, a, b), NULL, why) == LM_RPC_BUILT);
+    CHECK(tampered(lm_ggml_mul_mat(ctx, a, b), set_prec, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_mul_mat(ctx, a, b), shrink_src, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_silu(ctx, a), set_unary, why) == LM_RPC_REFUSED);
+    CHECK(tampered(lm_ggml_silu(ctx, a), set_type, why) == LM_RPC_REFUSED);
     // a cast names itself as its second source; only a copy may
-    EXPECT(tampered(lm_ggml_cast(ctx, a, LM_GGML_TYPE_F16), NULL, why) == LM_RPC_BUILT);
+    CHECK(tampered(lm_ggml_cast(ctx, a, LM_GGML_TYPE_F16), NULL, why) == LM_RPC_BUILT);
     // views are never computed: nothing to refuse beyond their bounds
-    EXPECT(tampered(lm_ggml_transpose(ctx, a), grow_ne0, why) == LM_RPC_BUILT);
+    CHECK(tampered(lm_ggml_transpose(ctx, a), grow_ne0, why) == LM_RPC_BUILT);
 
     // the client's supports_op
-    EXPECT(lm_rpc_op_supported(lm_ggml_add(ctx, a, b)));
-    EXPECT(lm_rpc_op_supported(lm_ggml_view_1d(ctx, a, 4, 0)));
+    CHECK(lm_rpc_op_supported(lm_ggml_add(ctx, a, b)));
+    CHECK(lm_rpc_op_supported(lm_ggml_view_1d(ctx, a, 4, 0)));
     struct lm_ggml_tensor * custom = lm_ggml_dup_tensor(ctx, a);
     custom->op = LM_GGML_OP_MAP_CUSTOM1;
-    EXPECT(!lm_rpc_op_supported(custom));
-    EXPECT(!lm_rpc_op_supported(NULL));
+    CHECK(!lm_rpc_op_supported(custom));
+    CHECK(!lm_rpc_op_supported(NULL));
     lm_ggml_free(ctx);
 }
 
@@ -276,7 +274,7 @@ static void test_encode_limits(void) {
     struct lm_ggml_tensor * big = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, (int64_t) 1 << 31, 2); // nb[1] = 8 GiB
     struct lm_rpc_tensor w;
     lm_rpc_why why = "";
-    EXPECT(!lm_rpc_tensor_from(&w, big, 0, why) && strstr(why, "32 bits") != NULL);
+    CHECK(!lm_rpc_tensor_from(&w, big, 0, why) && strstr(why, "32 bits") != NULL);
     // a deep chain encodes without deep recursion, each tensor after its source
     struct lm_ggml_tensor * x = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 4);
     struct lm_ggml_init_params ip2 = { .mem_size = 64 << 20, .mem_buffer = NULL, .no_alloc = true };
@@ -286,9 +284,9 @@ static void test_encode_limits(void) {
     lm_ggml_graph_add_node(g, x);
     size_t len = 0;
     uint8_t * msg = lm_rpc_graph_encode(g, any_buffer, NULL, &len, why);
-    EXPECT(msg != NULL && len == 8 + 8 + (size_t) 20001 * LM_RPC_TENSOR_SIZE);
+    CHECK(msg != NULL && len == 8 + 8 + (size_t) 20001 * LM_RPC_TENSOR_SIZE);
     struct lm_rpc_graph * d = msg ? lm_rpc_graph_decode(msg, len, why) : NULL;
-    EXPECT(d != NULL && d->n_tensors == 20001 && d->tensors[20000].src_idx[0] == 19999);
+    CHECK(d != NULL && d->n_tensors == 20001 && d->tensors[20000].src_idx[0] == 19999);
     lm_rpc_graph_free(d);
     free(msg);
     lm_ggml_free(c2);
@@ -384,7 +382,7 @@ static void test_mutations(void) {
         lm_rpc_graph_free(d);
     }
     printf("mutations: %d built and computed, %d refused, %d outside the arena\n", built, refused, malformed);
-    EXPECT(built > 100 && refused > 100);
+    CHECK(built > 100 && refused > 100);
     lm_ggml_free(ctx);
 }
 
@@ -395,8 +393,8 @@ int main(void) {
     test_encode_limits();
     test_mutations();
     free(g_arena);
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
+    if (g_fail) {
+        fprintf(stderr, "%d failures\n", g_fail);
         return 1;
     }
     printf("rpc graph: rebuilt block computes the same bytes (1 and 3 threads); tampered nodes refused\n");

@@ -6,6 +6,7 @@
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
 #include "rpc-sock.h"
+#include "test-check.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -18,9 +19,6 @@
 #include <sys/socket.h>
 #endif
 #include <unistd.h>
-
-static int failures = 0;
-#define EXPECT(cond) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
 
 // ---------------------------------------------------------------- an in-process server
 
@@ -67,7 +65,7 @@ static void server_start(struct test_server * ts, size_t mem) {
     memset(ts, 0, sizeof(*ts));
     lm_rpc_why why;
     ts->lfd = lm_rpc_listen("127.0.0.1:0", why);
-    EXPECT(ts->lfd >= 0);
+    CHECK(ts->lfd >= 0);
     snprintf(ts->endpoint, sizeof(ts->endpoint), "127.0.0.1:%d", lm_rpc_local_port(ts->lfd));
     ts->cpu = lm_ggml_backend_cpu_init();
     ts->srv = lm_rpc_server_new(ts->cpu, mem, mem);
@@ -91,10 +89,10 @@ static void server_stop(struct test_server * ts) {
 
 static void test_tensors_and_graph(const char * ep) {
     lm_ggml_backend_t rpc = lm_ggml_backend_rpc_init(ep);
-    EXPECT(rpc != NULL && lm_ggml_backend_is_rpc(rpc));
+    CHECK(rpc != NULL && lm_ggml_backend_is_rpc(rpc));
     lm_ggml_backend_buffer_type_t buft = lm_ggml_backend_rpc_buffer_type(ep);
-    EXPECT(buft != NULL && lm_ggml_backend_get_default_buffer_type(rpc) == buft);
-    EXPECT(lm_ggml_backend_buft_get_alignment(buft) >= 16);
+    CHECK(buft != NULL && lm_ggml_backend_get_default_buffer_type(rpc) == buft);
+    CHECK(lm_ggml_backend_buft_get_alignment(buft) >= 16);
 
     struct lm_ggml_init_params ip = { .mem_size = 64 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), .mem_buffer = NULL, .no_alloc = true };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
@@ -102,7 +100,7 @@ static void test_tensors_and_graph(const char * ep) {
     struct lm_ggml_tensor * b = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, 33, 5);
     struct lm_ggml_tensor * y = lm_ggml_soft_max(ctx, lm_ggml_scale(ctx, lm_ggml_mul_mat(ctx, a, b), 0.1f));
     lm_ggml_backend_buffer_t buf = lm_ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
-    EXPECT(buf != NULL);
+    CHECK(buf != NULL);
 
     float av[33 * 7], bv[33 * 5], got[7 * 5], back[33 * 7];
     for (int i = 0; i < 33 * 7; i++) av[i] = sinf((float) i);
@@ -110,14 +108,14 @@ static void test_tensors_and_graph(const char * ep) {
     lm_ggml_backend_tensor_set(a, av, 0, sizeof(av));
     lm_ggml_backend_tensor_set(b, bv, 0, sizeof(bv));
     lm_ggml_backend_tensor_get(a, back, 0, sizeof(back));
-    EXPECT(memcmp(av, back, sizeof(av)) == 0);
+    CHECK(memcmp(av, back, sizeof(av)) == 0);
     // partial reads and writes at offsets
     lm_ggml_backend_tensor_get(a, back, 40, 64);
-    EXPECT(memcmp((char *) av + 40, back, 64) == 0);
+    CHECK(memcmp((char *) av + 40, back, 64) == 0);
 
     struct lm_ggml_cgraph * g = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(g, y);
-    EXPECT(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_SUCCESS);
+    CHECK(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_SUCCESS);
     lm_ggml_backend_tensor_get(y, got, 0, sizeof(got));
 
     // the same on the CPU
@@ -131,34 +129,34 @@ static void test_tensors_and_graph(const char * ep) {
     struct lm_ggml_cgraph * lg = lm_ggml_new_graph(lc);
     lm_ggml_build_forward_expand(lg, ly);
     lm_ggml_graph_compute_with_ctx(lc, lg, 2);
-    EXPECT(memcmp(ly->data, got, sizeof(got)) == 0);
+    CHECK(memcmp(ly->data, got, sizeof(got)) == 0);
 
     // copies between tensors of one server, memset, clear
     lm_ggml_backend_tensor_copy(a, a); // same tensor
     lm_ggml_backend_tensor_memset(b, 0, 0, lm_ggml_nbytes(b));
     lm_ggml_backend_tensor_get(b, bv, 0, sizeof(bv));
-    EXPECT(bv[0] == 0.0f && bv[33 * 5 - 1] == 0.0f);
+    CHECK(bv[0] == 0.0f && bv[33 * 5 - 1] == 0.0f);
     lm_ggml_backend_buffer_clear(buf, 0);
     lm_ggml_backend_tensor_get(a, back, 0, sizeof(back));
-    EXPECT(back[0] == 0.0f && back[33 * 7 - 1] == 0.0f);
+    CHECK(back[0] == 0.0f && back[33 * 7 - 1] == 0.0f);
 
     // an out-of-range access is refused on the client, before the wire
     struct lm_ggml_err_frame f;
     if (LM_GGML_TRY(&f)) {
-        EXPECT(strstr(f.msg, "out of") != NULL || strstr(f.msg, "range") != NULL || f.msg[0] != '\0');
+        CHECK(strstr(f.msg, "out of") != NULL || strstr(f.msg, "range") != NULL || f.msg[0] != '\0');
     } else {
         lm_ggml_backend_tensor_get(a, back, 4, sizeof(back));
         lm_ggml_err_pop(&f);
-        EXPECT(!"an out-of-range read succeeded");
+        CHECK(!"an out-of-range read succeeded");
     }
 
     size_t fr = 0, tot = 0;
     lm_ggml_backend_rpc_get_device_memory(ep, &fr, &tot);
-    EXPECT(tot == 64 << 20 && fr == tot - lm_ggml_backend_buffer_get_size(buf));
+    CHECK(tot == 64 << 20 && fr == tot - lm_ggml_backend_buffer_get_size(buf));
 
     lm_ggml_backend_buffer_free(buf);
     lm_ggml_backend_rpc_get_device_memory(ep, &fr, &tot);
-    EXPECT(fr == tot);
+    CHECK(fr == tot);
     lm_ggml_free(lc);
     lm_ggml_free(ctx);
     lm_ggml_backend_free(rpc);
@@ -168,16 +166,16 @@ static void test_limits(const char * ep) {
     lm_ggml_backend_buffer_type_t buft = lm_ggml_backend_rpc_buffer_type(ep);
     // more than the server hands out: NULL, not an abort
     lm_ggml_backend_buffer_t big = lm_ggml_backend_buft_alloc_buffer(buft, (size_t) 65 << 20);
-    EXPECT(big == NULL);
+    CHECK(big == NULL);
     lm_ggml_backend_buffer_t b1 = lm_ggml_backend_buft_alloc_buffer(buft, (size_t) 40 << 20);
     lm_ggml_backend_buffer_t b2 = lm_ggml_backend_buft_alloc_buffer(buft, (size_t) 40 << 20);
-    EXPECT(b1 != NULL && b2 == NULL);
+    CHECK(b1 != NULL && b2 == NULL);
     lm_ggml_backend_buffer_free(b1);
     b2 = lm_ggml_backend_buft_alloc_buffer(buft, (size_t) 40 << 20);
-    EXPECT(b2 != NULL);
+    CHECK(b2 != NULL);
     lm_ggml_backend_buffer_free(b2);
-    EXPECT(lm_ggml_backend_rpc_buffer_type("127.0.0.1") == NULL);   // no port
-    EXPECT(lm_ggml_backend_rpc_init("nonsense") == NULL);
+    CHECK(lm_ggml_backend_rpc_buffer_type("127.0.0.1") == NULL);   // no port
+    CHECK(lm_ggml_backend_rpc_init("nonsense") == NULL);
 }
 
 // Raw requests (header + payload), then whether the server still answers on that socket.
@@ -198,21 +196,21 @@ static void test_hostile(const char * ep) {
     memset(m, 0, sizeof(m));
     // a well-formed request is answered and the connection stays
     m[0] = LM_RPC_GET_DEVICE_MEMORY;
-    EXPECT(still_served(ep, m, 9));
+    CHECK(still_served(ep, m, 9));
     // unknown command
     m[0] = 200;
-    EXPECT(!still_served(ep, m, 9));
+    CHECK(!still_served(ep, m, 9));
     // a size that would be a huge allocation
     m[0] = LM_RPC_GRAPH_COMPUTE;
     lm_rpc_put_u64(m + 1, UINT64_MAX);
-    EXPECT(!still_served(ep, m, 9));
+    CHECK(!still_served(ep, m, 9));
     // buffers that are not the client's
     m[0] = LM_RPC_FREE_BUFFER;
     lm_rpc_put_u64(m + 1, 8);
     lm_rpc_put_u64(m + 9, 0x5250430000000001ULL);
-    EXPECT(!still_served(ep, m, 17));
+    CHECK(!still_served(ep, m, 17));
     m[0] = LM_RPC_BUFFER_GET_BASE;
-    EXPECT(!still_served(ep, m, 17));
+    CHECK(!still_served(ep, m, 17));
     // a tensor pointing nowhere
     m[0] = LM_RPC_GET_TENSOR;
     lm_rpc_put_u64(m + 1, LM_RPC_TENSOR_SIZE + 16);
@@ -222,11 +220,11 @@ static void test_hostile(const char * ep) {
     t.ne[0] = t.ne[1] = t.ne[2] = t.ne[3] = 1; t.nb[0] = 4; t.nb[1] = t.nb[2] = t.nb[3] = 4;
     lm_rpc_tensor_encode(m + 9, &t);
     lm_rpc_put_u64(m + 9 + LM_RPC_TENSOR_SIZE + 8, 4);
-    EXPECT(!still_served(ep, m, 9 + LM_RPC_TENSOR_SIZE + 16));
+    CHECK(!still_served(ep, m, 9 + LM_RPC_TENSOR_SIZE + 16));
     // after all that, the server still serves
     m[0] = LM_RPC_GET_DEVICE_MEMORY;
     lm_rpc_put_u64(m + 1, 0);
-    EXPECT(still_served(ep, m, 9));
+    CHECK(still_served(ep, m, 9));
 }
 
 // A server that goes away: requests fail (no abort, no hang), a new server on
@@ -239,7 +237,7 @@ static void test_server_gone(void) {
     lm_ggml_backend_t rpc = lm_ggml_backend_rpc_init(ep);
     lm_ggml_backend_buffer_type_t buft = lm_ggml_backend_rpc_buffer_type(ep);
     lm_ggml_backend_buffer_t buf = lm_ggml_backend_buft_alloc_buffer(buft, 4096);
-    EXPECT(buf != NULL);
+    CHECK(buf != NULL);
     struct lm_ggml_init_params ip = { .mem_size = 8 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), .mem_buffer = NULL, .no_alloc = true };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 16);
@@ -249,15 +247,15 @@ static void test_server_gone(void) {
     lm_ggml_tallocr_alloc(&ta, y);
     struct lm_ggml_cgraph * g = lm_ggml_new_graph(ctx);
     lm_ggml_build_forward_expand(g, y);
-    EXPECT(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_SUCCESS);
+    CHECK(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_SUCCESS);
 
     server_stop(&ts);
-    EXPECT(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_FAILED);
-    EXPECT(strstr(lm_backend_last_error(), "RPC[") != NULL);
-    EXPECT(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_FAILED);
+    CHECK(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_FAILED);
+    CHECK(strstr(lm_backend_last_error(), "RPC[") != NULL);
+    CHECK(lm_ggml_backend_graph_compute(rpc, g) == LM_GGML_STATUS_FAILED);
     size_t fr = 1, tot = 1;
     lm_ggml_backend_rpc_get_device_memory(ep, &fr, &tot);
-    EXPECT(fr == 0 && tot == 0);
+    CHECK(fr == 0 && tot == 0);
     lm_ggml_backend_buffer_free(buf); // on a lost connection: local cleanup only
 
     lm_ggml_backend_free(rpc);
@@ -274,8 +272,8 @@ int main(void) {
     test_tensors_and_graph(ts.endpoint); // the hostile clients left no trace
     server_stop(&ts);
     test_server_gone();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
+    if (g_fail) {
+        fprintf(stderr, "%d failures\n", g_fail);
         return 1;
     }
     printf("rpc: loopback buffers, tensors, graphs, limits, hostile requests, lost server ok\n");

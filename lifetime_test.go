@@ -1,21 +1,17 @@
 package ggml
 
+// Lifetimes: contexts and pools closed in any order, or left to the
+// collector; what depends on a closed object panics with ErrClosed and never
+// reaches freed memory.
+
 import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
-
-// panicValue runs f and returns what it panicked with (nil if it returned).
-func panicValue(f func()) (v any) {
-	defer func() { v = recover() }()
-	f()
-	return nil
-}
 
 // lifetimeFixture is a graph in context a over inputs in context b, plus a pool.
 type lifetimeFixture struct {
@@ -63,7 +59,7 @@ func (f *lifetimeFixture) computeAndCheck(t *testing.T, aClosed, bClosed, tpClos
 	}
 }
 
-func TestHardeningCloseInEveryOrder(t *testing.T) {
+func TestCloseInEveryOrder(t *testing.T) {
 	names := []string{"graph context", "input context", "threadpool"}
 	perms := [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
 	for _, p := range perms {
@@ -100,7 +96,7 @@ func TestHardeningCloseInEveryOrder(t *testing.T) {
 
 // Dropping every reference but the graph must keep the input context alive
 // (the graph context depends on it) across collections.
-func TestHardeningGCKeepsDependencies(t *testing.T) {
+func TestCollectorKeepsDependencies(t *testing.T) {
 	f := newLifetimeFixture(t)
 	g, y := f.g, f.y
 	f.tp.Close()
@@ -121,7 +117,7 @@ func TestHardeningGCKeepsDependencies(t *testing.T) {
 	runtime.GC()
 }
 
-func TestHardeningUseAfterCloseNeverCrashes(t *testing.T) {
+func TestUseAfterCloseNeverCrashes(t *testing.T) {
 	f := newLifetimeFixture(t)
 	other, err := NewContext(ContextOptions{MemSize: 1 << 20})
 	require.NoError(t, err)
@@ -152,97 +148,32 @@ func TestHardeningUseAfterCloseNeverCrashes(t *testing.T) {
 	require.Equal(t, ErrClosedThreadpool, panicValue(func() { f.tp.Resume() }))
 }
 
-// Separate contexts on separate goroutines, some sharing one pool (run with -race).
-func TestHardeningConcurrentGraphs(t *testing.T) {
-	tp, err := NewThreadpool(DefaultThreadpoolParams(2))
+func TestUseAfterClosePanicsErrClosed(t *testing.T) {
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
 	require.NoError(t, err)
-	defer tp.Close()
-	const workers, rounds = 6, 8
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range rounds {
-				ctx, err := NewContext(ContextOptions{MemSize: 4 << 20})
-				if err != nil {
-					errs <- err
-					return
-				}
-				n := 32 + w
-				a := ctx.NewTensor2D(TypeF32, n, 8).Fill(float32(w + 1))
-				b := ctx.NewTensor2D(TypeF32, n, 4).Fill(float32(r + 1))
-				y := ctx.SoftMax(ctx.MulMat(a, b)) // [8, 4], all equal: softmax is 1/8
-				s := ctx.Sum(ctx.MulMat(a, b))
-				g := ctx.NewGraph().BuildForward(y).BuildForward(s)
-				if w%2 == 0 {
-					err = g.ComputeWith(tp)
-				} else {
-					err = g.Compute(2)
-				}
-				if err == nil {
-					var v, sv []float32
-					v, err = y.Float32s()
-					if err == nil {
-						sv, err = s.Float32s()
-					}
-					if err == nil && (v[0] != 0.125 || v[31] != 0.125) {
-						err = fmt.Errorf("worker %d round %d: softmax %v", w, r, v[:4])
-					}
-					want := float32(32 * n * (w + 1) * (r + 1))
-					if err == nil && sv[0] != want {
-						err = fmt.Errorf("worker %d round %d: sum %v, want %v", w, r, sv[0], want)
-					}
-				}
-				if r%2 == 0 {
-					ctx.Close()
-				} // odd rounds are left to the collector
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	a := ctx.NewTensor1D(TypeF32, 4)
+	g := ctx.NewGraph()
+	require.NoError(t, ctx.Close())
+	require.NoError(t, ctx.Close()) // idempotent
+	for name, f := range map[string]func(){
+		"NewTensor": func() { ctx.NewTensor1D(TypeF32, 1) },
+		"Shape":     func() { a.Shape() },
+		"Float32s":  func() { a.Float32s() },
+		"NNodes":    func() { g.NNodes() },
+		"Compute":   func() { g.Compute(1) },
+		"UsedMem":   func() { ctx.UsedMem() },
+	} {
+		require.PanicsWithValue(t, ErrClosed, f, name)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	runtime.GC()
+	require.Equal(t, "<tensor of closed context>", a.String())
 }
 
-func TestHardeningResourceBounds(t *testing.T) {
-	_, err := NewContext(ContextOptions{MemSize: 1 << 50})
-	require.Error(t, err, "a 1 PiB context must be refused, not crash")
-	_, err = NewContext(ContextOptions{MemSize: int(^uint(0) >> 1)})
-	require.Error(t, err, "a context of MaxInt bytes (padding overflows) must be refused")
-
-	ctx := newCtx(t, 1<<20)
-	oe := requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeF32, 1<<40, 1<<40) })
-	t.Log(oe)
-	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeF32, 1<<20, 1<<20, 1<<20, 1<<20) })
-	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor(TypeQ4_0, 1<<62) })
-	// No-alloc contexts do not allocate data, but the size must still not overflow.
-	na, err := NewContext(ContextOptions{MemSize: 1 << 16, NoAlloc: true})
-	require.NoError(t, err)
-	defer na.Close()
-	requireOpPanic(t, "NewTensor", func() { na.NewTensor(TypeF32, 1<<31, 1<<31, 1<<31) })
-	// A tensor bigger than the arena.
-	requireOpPanic(t, "NewTensor", func() { ctx.NewTensor1D(TypeF32, 1<<20) })
-
-	// A graph over its size: 3 compute nodes in a graph of 2.
-	g := ctx.NewGraphCustom(2, false)
-	x := ctx.NewTensor1D(TypeF32, 4).Fill(1)
-	y := ctx.Scale(ctx.Add(ctx.Mul(x, x), x), 2)
-	requireOpPanic(t, "BuildForward", func() { g.BuildForward(y) })
-	// A graph bigger than the arena is an error of the constructor, too.
-	requireOpPanic(t, "NewGraphCustom", func() { ctx.NewGraphCustom(1<<30, true) })
-	// The context is still usable after all of this.
-	g2 := ctx.NewGraph().BuildForward(y)
-	require.NoError(t, g2.Compute(1))
-	v, err := y.Float32s()
-	require.NoError(t, err)
-	require.Equal(t, []float32{4, 4, 4, 4}, v)
+func TestGCFreesContexts(t *testing.T) {
+	for range 200 {
+		ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+		require.NoError(t, err)
+		ctx.NewTensor1D(TypeF32, 1000).Fill(1)
+	}
+	runtime.GC()
+	runtime.GC()
 }

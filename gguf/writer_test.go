@@ -1,8 +1,8 @@
 package gguf
 
-// Go manners of issue 11: Set takes Go's int kinds, AddTensor typed slices,
-// Create makes files as os.Create does, a dropped Writer leaves no temporary
-// file behind.
+// The Writer takes what Go code has: Set takes Go's int kinds, AddTensor
+// typed slices, Create makes files as os.Create does, a dropped Writer leaves
+// no temporary file behind.
 
 import (
 	"bytes"
