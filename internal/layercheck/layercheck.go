@@ -1,30 +1,27 @@
 // Package layercheck checks the layering of the C core: csrc/ holds one
-// folder per layer, each a cgo package whose Go imports name the layers its
-// C code may use. Check compiles every C file of csrc and reports each symbol
-// a file uses that is defined in a folder its package does not import
-// (directly or through another layer), and each private header it includes
-// from such a folder. Go itself refuses import cycles, so the layers form
-// one direction.
+// folder per layer, each a cgo package whose cgo.go names the layers its C
+// code may use in a "//ggml:uses a b c" line. (The packages do not import
+// each other, so that go build compiles them in parallel.) Check refuses a
+// circle among those lines, compiles every C file of csrc, and reports each
+// symbol a file uses that is defined in a layer it may not use (directly or
+// through another layer), and each private header it includes from one.
 package layercheck
 
 import (
 	"debug/elf"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 )
 
-// modulePrefix is the import path of the csrc folder's packages.
-const modulePrefix = "github.com/ggml-go/ggml/csrc/"
+// usesDirective starts the line of cgo.go that names the layers a layer uses.
+const usesDirective = "//ggml:uses"
 
 // publicDir holds the public headers: every layer may include them.
 const publicDir = "include"
@@ -34,7 +31,7 @@ type Layer struct {
 	Name    string
 	Sources []string        // .c files, paths
 	Headers []string        // .h files, paths
-	Imports []string        // layers its cgo.go imports
+	Imports []string        // layers its cgo.go names in its //ggml:uses line
 	Uses    map[string]bool // every layer reachable through Imports
 }
 
@@ -62,15 +59,19 @@ func Layers(csrc string) (map[string]*Layer, error) {
 		l := &Layer{Name: e.Name(), Uses: map[string]bool{}}
 		l.Sources, _ = filepath.Glob(filepath.Join(dir, "*.c"))
 		l.Headers, _ = filepath.Glob(filepath.Join(dir, "*.h"))
-		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "cgo.go"), nil, parser.ImportsOnly)
+		b, err := os.ReadFile(filepath.Join(dir, "cgo.go"))
 		if err != nil {
 			return nil, fmt.Errorf("layer %s: %w", l.Name, err)
 		}
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			if name, ok := strings.CutPrefix(p, modulePrefix); ok {
-				l.Imports = append(l.Imports, name)
+		found := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), usesDirective); ok && (rest == "" || rest[0] == ' ') {
+				l.Imports = append(l.Imports, strings.Fields(rest)...)
+				found = true
 			}
+		}
+		if !found {
+			return nil, fmt.Errorf("layer %s: its cgo.go has no %s line", l.Name, usesDirective)
 		}
 		layers[l.Name] = l
 	}
@@ -87,7 +88,13 @@ func Layers(csrc string) (map[string]*Layer, error) {
 			}
 		}
 		for _, n := range l.Imports {
+			if _, ok := layers[n]; !ok {
+				return nil, fmt.Errorf("layer %s uses %q, which is not a layer", l.Name, n)
+			}
 			visit(n)
+		}
+		if l.Uses[l.Name] {
+			return nil, fmt.Errorf("layer %s uses itself through its %s line and those of the layers it names: a circle", l.Name, usesDirective)
 		}
 	}
 	return layers, nil

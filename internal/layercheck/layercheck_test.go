@@ -43,8 +43,9 @@ func TestCoreLayersUseOnlyWhatTheyImport(t *testing.T) {
 	t.Logf("layers:\n%s", strings.Join(names, "\n"))
 }
 
-// A layer's Uses is the closure of its imports, and a private header from a
-// layer it does not use is reported.
+// A layer's Uses is the closure of its //ggml:uses lines, a circle among
+// them is refused, and a private header from a layer it does not use is
+// reported.
 func TestIncludesOfUnimportedLayersAreReported(t *testing.T) {
 	dir := t.TempDir()
 	write := func(p, s string) {
@@ -58,10 +59,10 @@ func TestIncludesOfUnimportedLayersAreReported(t *testing.T) {
 		}
 	}
 	write("include/pub.h", "")
-	write("low/cgo.go", "package low\nimport \"C\"\n")
+	write("low/cgo.go", "//ggml:uses\npackage low\n")
 	write("low/low.h", "")
-	write("mid/cgo.go", "package mid\nimport \"C\"\nimport _ \""+modulePrefix+"low\"\n")
-	write("top/cgo.go", "package top\nimport \"C\"\nimport _ \""+modulePrefix+"mid\"\n")
+	write("mid/cgo.go", "//ggml:uses low\npackage mid\n")
+	write("top/cgo.go", "//ggml:uses mid\npackage top\n")
 	write("top/top.h", "")
 	write("top/a.c", "#include \"pub.h\"\n#include \"top.h\"\n#include \"../low/low.h\"\n")
 	write("low/b.c", "#include \"../top/top.h\"\n#include \"missing.h\"\n")
@@ -84,5 +85,9 @@ func TestIncludesOfUnimportedLayersAreReported(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "low:top low:?" {
 		t.Fatalf("violations %q, want low:top and low:? (missing header)", got)
+	}
+	write("low/cgo.go", "//ggml:uses top\npackage low\n")
+	if _, err := Layers(dir); err == nil || !strings.Contains(err.Error(), "circle") {
+		t.Fatalf("a circle of layers gave %v", err)
 	}
 }

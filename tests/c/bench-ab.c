@@ -9,7 +9,7 @@
 // `./build.sh so`; another core built by hand with -fPIC -shared). They are
 // opened RTLD_LOCAL, so each keeps its own symbols, thread pool and state.
 //
-//   cc -O2 -Icsrc tests/c/bench-ab.c -ldl -lm -o bench-ab
+//   cc -O2 $(find csrc -type d -printf '-I%p ') tests/c/bench-ab.c -ldl -lm -o bench-ab
 //   bench-ab [-r ROUNDS] [-t THREADS] A.so B.so ...
 //
 // Per row: the median over ROUNDS (rate: GB/s or GFLOPS, higher is better)

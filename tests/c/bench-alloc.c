@@ -15,7 +15,7 @@
 // Public API only: it builds against any core with this API, so the numbers
 // can be compared with another core's on the same graphs.
 //
-// build: cc -O2 -pthread -Icsrc -Itests/c tests/c/bench-alloc.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/bench-alloc.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"

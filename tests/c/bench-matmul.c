@@ -1,7 +1,7 @@
 // bench-matmul.c - GFLOP/s of mul_mat for f32/f16/bf16/q4_0/q8_0/q4_K/q6_K
 // weights, matrix-vector and matrix-matrix, per SIMD level and thread count.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/bench-matmul.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/bench-matmul.c $(find csrc -name '*.c') -lm
 // usage: bench-matmul [quick|full] [type] [shape index] [level]
 //        bench-matmul best [reps] [type...]
 //   "best": 4096x4096 weights times 1 and 16 columns, 1 thread, best of reps

@@ -2,7 +2,7 @@
 // (add, mul, silu, soft_max, rms_norm) at the scalar and AVX2 levels.
 // Each op runs on a [ne0, nrows] f32 tensor through the graph API.
 //
-// Build: cc -O2 -pthread -Icsrc tests/c/bench-ops-elem.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/bench-ops-elem.c $(find csrc -name '*.c') -lm
 // Usage: a.out [ne0 nrows threads]
 #include "ggml.h"
 #include "ggml-cpu.h"

@@ -1,7 +1,7 @@
 // bench-rope-attn.c - timing loop for rope and flash_attn_ext, scalar vs
 // AVX2 kernels (forced with lm_cpu_force_level).
 //
-// Build: cc -O2 -pthread -Icsrc tests/c/bench-rope-attn.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/bench-rope-attn.c $(find csrc -name '*.c') -lm
 // Usage: bench-rope-attn [n_threads]
 #include "ggml.h"
 #include "ggml-cpu.h"

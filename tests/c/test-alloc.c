@@ -10,7 +10,7 @@
 // allocations, several buffers, alloc_ctx_tensors
 // with multi-buffers, and the error paths.
 //
-// build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-alloc.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-alloc.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"

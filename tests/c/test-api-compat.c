@@ -1,6 +1,6 @@
 // test-api-compat.c - a C program written against the reference ggml API (as
 // a user of cui-llama.rn's lm_ggml would write it), built with the plain
-// command `cc -O2 -pthread -Icsrc app.c csrc/*.c -lm`.
+// command `cc -O2 -pthread -Icsrc/include app.c $(find csrc -name '*.c') -lm`.
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "test-check.h"

@@ -4,7 +4,7 @@
 // multi-buffers, the backend (compute, plans, abort, supports_op) and the
 // error paths (NULL arguments, bad sizes: errors, never a crash).
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-backend.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-backend.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"

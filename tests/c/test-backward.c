@@ -14,7 +14,7 @@
 //
 // Build (from the project root):
 //   python3 tests/c/bw-parity2bin.py ../shared/parity/ops /tmp/lm-bw-parity
-//   cc -O2 -pthread -Icsrc tests/c/test-backward.c csrc/*.c -lm -o /tmp/test-backward
+//   cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-backward.c $(find csrc -name '*.c') -lm -o /tmp/test-backward
 //   /tmp/test-backward [/tmp/lm-bw-parity] [-v]     (LM_TEST_THREADS=n: threads, default 2)
 #include "ggml.h"
 #include "ggml-cpu.h"

@@ -5,7 +5,7 @@
 // product of the weights with column j alone (1 thread). Also mul_mat_id,
 // whose columns are grouped per expert.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-batch-invariance.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-batch-invariance.c $(find csrc -name '*.c') -lm
 // usage: test-batch-invariance [level [types]]  (level: 0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod,
 //        -1 all (default); types: comma-separated names, e.g. f32,f16,bf16; default all)
 #include "ggml.h"

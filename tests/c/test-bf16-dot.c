@@ -14,7 +14,7 @@
 // Skips, passing, where the CPU has no AVX512_BF16 or the level is capped
 // below avx512 (LM_GGML_CPU_LEVEL).
 //
-// build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-bf16-dot.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-bf16-dot.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"

@@ -2,7 +2,7 @@
 // naive element-by-element references: type combinations, strided and
 // differently shaped source/destination, inplace variants, 1/2/4 threads.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-copy.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-copy.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "test-check.h"

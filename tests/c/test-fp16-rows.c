@@ -5,7 +5,7 @@
 // every tail length of the vector widths, and a row long enough for the
 // streaming path.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-fp16-rows.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-fp16-rows.c $(find csrc -name '*.c') -lm
 // usage: test-fp16-rows [level]  (0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod; default all)
 #include "ggml.h"
 #include "ggml-cpu.h"

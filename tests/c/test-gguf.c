@@ -1,7 +1,7 @@
 // test-gguf.c - C harness for the lm_gguf_ API.
 //
 //   python3 tests/c/gguf-json2exp.py ../shared/parity /tmp/gguf-exp
-//   cc -O1 -g -Wall -Wextra -pthread -Icsrc tests/c/test-gguf.c csrc/*.c -lm -o /tmp/test-gguf
+//   cc -O1 -g -Wall -Wextra -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-gguf.c $(find csrc -name '*.c') -lm -o /tmp/test-gguf
 //   /tmp/test-gguf ../shared/parity /tmp/gguf-exp
 //
 // Checks: every parity file read as its expectation says (through the file,

@@ -7,7 +7,7 @@
 // reference bytes. Differences are counted per block and reported with the
 // RMSE of both results against the input.
 //
-// Build: cc -O2 -pthread -Icsrc tests/c/test-iquants.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-iquants.c $(find csrc -name '*.c') -lm
 // (or, before the rest of the core exists, with -DIQ_STANDALONE and only
 //  csrc/quant/ggml-iquants.c csrc/quant/ggml-iq-tables.c).
 #include "ggml-iquants.h"

@@ -3,7 +3,7 @@
 // columns, batched broadcast, permuted and transposed src1, 1/2/4 threads and
 // every SIMD level the CPU has. Also the vec_dot of the CPU type traits.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-matmul.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-matmul.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"

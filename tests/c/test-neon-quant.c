@@ -17,7 +17,7 @@
 // QEMU_CPU=cortex-a53 (no dotprod) and the default CPU (max) to see both.
 // An optional argument (e.g. "q4_K,q6_K") runs only the kernel tests of those types.
 //
-// build: aarch64-linux-gnu-gcc -std=gnu11 -O2 -pthread -Icsrc tests/c/test-neon-quant.c csrc/*.c -lm
+// build: aarch64-linux-gnu-gcc -std=gnu11 -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-neon-quant.c $(find csrc -name '*.c') -lm
 //        qemu-aarch64 -L /usr/aarch64-linux-gnu ./a.out
 #include "ggml.h"
 #include "ggml-cpu.h"

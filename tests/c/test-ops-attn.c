@@ -3,7 +3,7 @@
 // softcap, ne3 > 1), its precision flag and constructor checks; 1/2/4
 // threads, scalar and AVX2 kernels.
 //
-// Build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-ops-attn.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-ops-attn.c $(find csrc -name '*.c') -lm
 #include "nnconv-util.h"
 
 struct fa_case {

@@ -2,7 +2,7 @@
 // conv_depthwise_2d, conv_transpose_1d/2d, pool_1d/2d (+ back) against direct
 // double-precision convolutions, with 1/2/4 threads and scalar/AVX2 kernels.
 //
-// Build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-ops-conv.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-ops-conv.c $(find csrc -name '*.c') -lm
 #include "nnconv-util.h"
 
 #include <float.h>

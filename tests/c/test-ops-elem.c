@@ -6,7 +6,7 @@
 // Every case runs with 1, 2 and 4 threads at every available SIMD level and
 // must give identical bits in all runs.
 //
-// Build: cc -O2 -pthread -Icsrc tests/c/test-ops-elem.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-ops-elem.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"

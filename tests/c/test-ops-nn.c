@@ -2,7 +2,7 @@
 // add_rel_pos, ssm_conv, ssm_scan, rwkv_wkv6 against double-precision
 // references, with 1/2/4 threads and scalar/AVX2 kernels.
 //
-// Build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-ops-nn.c csrc/*.c -lm
+// Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-ops-nn.c $(find csrc -name '*.c') -lm
 #include "nnconv-util.h"
 
 // ---------------------------------------------------------------- rope

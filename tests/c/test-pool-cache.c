@@ -5,7 +5,7 @@
 // computations from several threads at once, no CPU used while idle, a
 // forked child computing on its own threads, and the release function.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-pool-cache.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-pool-cache.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "test-check.h"

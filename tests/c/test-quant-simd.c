@@ -12,7 +12,7 @@
 // SIMD paths over many more inputs. On a CPU without SIMD both runs take the
 // scalar path and the test is trivially true.
 //
-//   cc -O2 -pthread -Icsrc tests/c/test-quant-simd.c csrc/*.c -lm -o /tmp/test-quant-simd
+//   cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-quant-simd.c $(find csrc -name '*.c') -lm -o /tmp/test-quant-simd
 //   /tmp/test-quant-simd [rows]
 #include "ggml.h"
 #include "ggml-cpu.h"

@@ -11,7 +11,7 @@
 //
 // Build (from the project root):
 //   python3 tests/c/quant-json2bin.py ../shared/parity/quant /tmp/lm-quant-parity
-//   cc -O2 -pthread -Icsrc tests/c/test-quants.c csrc/*.c -lm -o /tmp/test-quants
+//   cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-quants.c $(find csrc -name '*.c') -lm -o /tmp/test-quants
 //   /tmp/test-quants [/tmp/lm-quant-parity] [bench] [type...]
 #include "ggml.h"
 #include "ggml-cpu.h"

@@ -7,7 +7,7 @@
 // that other ops refuse a repacked tensor with a status, never a crash; and
 // that other types and short q8_0 tensors in the buffer stay plain and usable.
 //
-// build: gcc -std=gnu11 -O1 -g -pthread -Icsrc -Itests/c tests/c/test-repack.c csrc/*.c -lm
+// build: gcc -std=gnu11 -O1 -g -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-repack.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"

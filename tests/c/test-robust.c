@@ -5,7 +5,7 @@
 // lm_ggml_graph_compute return LM_GGML_STATUS_FAILED with a message, after
 // which the next computation works.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-robust.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-robust.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-impl.h"

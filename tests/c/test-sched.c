@@ -11,7 +11,7 @@
 // Every result is compared bit for bit with the same graph computed directly
 // by lm_ggml_graph_compute on one thread.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-sched.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-sched.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"

@@ -5,7 +5,7 @@
 // callback) stops there at every thread count: it returns, the nodes after
 // the stop are not computed, the ones before are.
 //
-// build: cc -O2 -pthread -Icsrc tests/c/test-solo-runs.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-solo-runs.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "test-check.h"

@@ -6,7 +6,7 @@
 // weights at their extremes, -128 in q8_0 weights). Skips, passing, where
 // the CPU has no AVX512_VNNI (or the level is capped below avx512).
 //
-// build: cc -O2 -pthread -Icsrc -Itests/c tests/c/test-vnni.c csrc/*.c -lm
+// build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-vnni.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
