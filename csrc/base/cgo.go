@@ -7,4 +7,3 @@ package base
 // #cgo !windows LDFLAGS: -lm -lpthread
 // #cgo windows LDFLAGS: -Wl,-Bstatic -lpthread -Wl,-Bdynamic
 import "C"
-
