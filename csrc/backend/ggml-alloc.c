@@ -22,6 +22,7 @@
 // planned (a 64-bit signature of its tensors and structure).
 #include "ggml-alloc.h"
 #include "ggml-backend-impl.h"
+#include "ggml-op-inplace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -252,23 +253,12 @@ void lm_ggml_gallocr_free(lm_ggml_gallocr_t g) {
 
 // Ops whose CPU kernels read each element (row) of an operand before writing
 // the same element (row) of the result, so the result may take the operand's
-// memory. The reference's list plus the norms, the backward rules and
-// clamp/leaky_relu/sin/cos, which have the same access pattern here.
+// memory: the ops marked inplace in enum lm_ggml_op (ggml.h), from which
+// ggml-op-inplace.h is generated. The reference's list plus the norms, the
+// backward rules and clamp/leaky_relu/sin/cos, which have the same access
+// pattern here.
 static bool can_inplace(enum lm_ggml_op op) {
-    switch (op) {
-        case LM_GGML_OP_ADD: case LM_GGML_OP_ADD1: case LM_GGML_OP_SUB: case LM_GGML_OP_MUL: case LM_GGML_OP_DIV:
-        case LM_GGML_OP_ACC:
-        case LM_GGML_OP_SCALE: case LM_GGML_OP_SQR: case LM_GGML_OP_SQRT: case LM_GGML_OP_LOG:
-        case LM_GGML_OP_SIN: case LM_GGML_OP_COS: case LM_GGML_OP_CLAMP: case LM_GGML_OP_LEAKY_RELU:
-        case LM_GGML_OP_UNARY: case LM_GGML_OP_SILU_BACK:
-        case LM_GGML_OP_DIAG_MASK_ZERO: case LM_GGML_OP_DIAG_MASK_INF:
-        case LM_GGML_OP_NORM: case LM_GGML_OP_RMS_NORM: case LM_GGML_OP_RMS_NORM_BACK:
-        case LM_GGML_OP_SOFT_MAX: case LM_GGML_OP_SOFT_MAX_BACK:
-        case LM_GGML_OP_ROPE: case LM_GGML_OP_ROPE_BACK:
-            return true;
-        default:
-            return false;
-    }
+    return lm_ggml_op_can_inplace(op);
 }
 
 static bool same_layout(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {

@@ -252,38 +252,135 @@ enum lm_ggml_ftype {
     LM_GGML_FTYPE_MOSTLY_Q4_0_8_8 = 27,
 };
 
+// The ops, one enumerator a line, each with its facts in a trailing comment
+// "// op: FACT FACT ...". internal/gen/optable reads these two enums and
+// writes from them (run go generate in the module root; C users need not:
+// the output is committed) the name and symbol tables (csrc/core/ggml-names.c),
+// the Go constants (enums_ops.go), the allocator's in-place rule
+// (csrc/backend/ggml-op-inplace.h) and which ops an RPC server rebuilds
+// (csrc/rpc/rpc-ops.h). Facts, separated by spaces:
+//
+//   sym="..."   required: lm_ggml_op_symbol, a C string literal (escaped for
+//               graphviz labels)
+//   name=NAME   lm_ggml_op_name; default: the enumerator without LM_GGML_OP_
+//   go=Name     the Go constant is OpName; default: the enumerator's suffix
+//               in CamelCase (LM_GGML_OP_SUM_ROWS: OpSumRows)
+//   was=Name    also a deprecated Go constant OpName, equal to it
+//   inplace     the result may take the memory of an operand that dies with
+//               it (the graph allocator): the CPU kernel reads each element
+//               (row) of its operands before writing that element (row)
+//   rpc         an RPC server builds it again with rb_ + the enumerator's
+//               suffix in lower case (rb_sum_rows in csrc/rpc/rpc-graph.c);
+//               an op without rpc or rpc=view is refused by RPC
+//   rpc=view    an RPC server takes it as sent (a view: nothing to compute)
+//
+// The values are part of the API and of file formats: append new ops before
+// LM_GGML_OP_COUNT, never renumber.
 enum lm_ggml_op {
-    LM_GGML_OP_NONE = 0,
-    LM_GGML_OP_DUP, LM_GGML_OP_ADD, LM_GGML_OP_ADD1, LM_GGML_OP_ACC, LM_GGML_OP_SUB, LM_GGML_OP_MUL,
-    LM_GGML_OP_DIV, LM_GGML_OP_SQR, LM_GGML_OP_SQRT, LM_GGML_OP_LOG, LM_GGML_OP_SIN, LM_GGML_OP_COS,
-    LM_GGML_OP_SUM, LM_GGML_OP_SUM_ROWS, LM_GGML_OP_MEAN, LM_GGML_OP_ARGMAX, LM_GGML_OP_COUNT_EQUAL,
-    LM_GGML_OP_REPEAT, LM_GGML_OP_REPEAT_BACK, LM_GGML_OP_CONCAT, LM_GGML_OP_SILU_BACK,
-    LM_GGML_OP_NORM, LM_GGML_OP_RMS_NORM, LM_GGML_OP_RMS_NORM_BACK, LM_GGML_OP_GROUP_NORM,
-    LM_GGML_OP_MUL_MAT, LM_GGML_OP_MUL_MAT_ID, LM_GGML_OP_OUT_PROD,
-    LM_GGML_OP_SCALE, LM_GGML_OP_SET, LM_GGML_OP_CPY, LM_GGML_OP_CONT, LM_GGML_OP_RESHAPE,
-    LM_GGML_OP_VIEW, LM_GGML_OP_PERMUTE, LM_GGML_OP_TRANSPOSE, LM_GGML_OP_GET_ROWS,
-    LM_GGML_OP_GET_ROWS_BACK, LM_GGML_OP_DIAG, LM_GGML_OP_DIAG_MASK_INF, LM_GGML_OP_DIAG_MASK_ZERO,
-    LM_GGML_OP_SOFT_MAX, LM_GGML_OP_SOFT_MAX_BACK, LM_GGML_OP_ROPE, LM_GGML_OP_ROPE_BACK,
-    LM_GGML_OP_CLAMP, LM_GGML_OP_CONV_TRANSPOSE_1D, LM_GGML_OP_IM2COL, LM_GGML_OP_IM2COL_BACK,
-    LM_GGML_OP_CONV_TRANSPOSE_2D, LM_GGML_OP_POOL_1D, LM_GGML_OP_POOL_2D, LM_GGML_OP_POOL_2D_BACK,
-    LM_GGML_OP_UPSCALE, LM_GGML_OP_PAD, LM_GGML_OP_ARANGE, LM_GGML_OP_TIMESTEP_EMBEDDING,
-    LM_GGML_OP_ARGSORT, LM_GGML_OP_LEAKY_RELU,
-    LM_GGML_OP_FLASH_ATTN_EXT, LM_GGML_OP_FLASH_ATTN_BACK, LM_GGML_OP_SSM_CONV, LM_GGML_OP_SSM_SCAN,
-    LM_GGML_OP_WIN_PART, LM_GGML_OP_WIN_UNPART, LM_GGML_OP_GET_REL_POS, LM_GGML_OP_ADD_REL_POS,
-    LM_GGML_OP_RWKV_WKV6,
-    LM_GGML_OP_UNARY,
-    LM_GGML_OP_MAP_UNARY, LM_GGML_OP_MAP_BINARY,
-    LM_GGML_OP_MAP_CUSTOM1_F32, LM_GGML_OP_MAP_CUSTOM2_F32, LM_GGML_OP_MAP_CUSTOM3_F32,
-    LM_GGML_OP_MAP_CUSTOM1, LM_GGML_OP_MAP_CUSTOM2, LM_GGML_OP_MAP_CUSTOM3,
-    LM_GGML_OP_CROSS_ENTROPY_LOSS, LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK, LM_GGML_OP_OPT_STEP_ADAMW,
+    LM_GGML_OP_NONE = 0,                   // op: sym="none" rpc=view
+    LM_GGML_OP_DUP,                        // op: sym="x" rpc
+    LM_GGML_OP_ADD,                        // op: sym="x+y" inplace rpc
+    LM_GGML_OP_ADD1,                       // op: sym="x+y" inplace rpc
+    LM_GGML_OP_ACC,                        // op: sym="view(x,nb,offset)+=y->x" inplace rpc
+    LM_GGML_OP_SUB,                        // op: sym="x-y" inplace rpc
+    LM_GGML_OP_MUL,                        // op: sym="x*y" inplace rpc
+    LM_GGML_OP_DIV,                        // op: sym="x/y" inplace rpc
+    LM_GGML_OP_SQR,                        // op: sym="x^2" inplace rpc
+    LM_GGML_OP_SQRT,                       // op: sym="√x" inplace rpc
+    LM_GGML_OP_LOG,                        // op: sym="log(x)" inplace rpc
+    LM_GGML_OP_SIN,                        // op: sym="sin(x)" inplace rpc
+    LM_GGML_OP_COS,                        // op: sym="cos(x)" inplace rpc
+    LM_GGML_OP_SUM,                        // op: sym="Σx" rpc
+    LM_GGML_OP_SUM_ROWS,                   // op: sym="Σx_k" rpc
+    LM_GGML_OP_MEAN,                       // op: sym="Σx/n" rpc
+    LM_GGML_OP_ARGMAX,                     // op: sym="argmax(x)" rpc
+    LM_GGML_OP_COUNT_EQUAL,                // op: sym="count_equal(x)" rpc
+    LM_GGML_OP_REPEAT,                     // op: sym="repeat(x)" rpc
+    LM_GGML_OP_REPEAT_BACK,                // op: sym="repeat_back(x)" rpc
+    LM_GGML_OP_CONCAT,                     // op: sym="concat(x, y)" rpc
+    LM_GGML_OP_SILU_BACK,                  // op: sym="silu_back(x)" inplace rpc
+    LM_GGML_OP_NORM,                       // op: sym="norm(x)" inplace rpc
+    LM_GGML_OP_RMS_NORM,                   // op: sym="rms_norm(x)" go=RMSNorm was=RmsNorm inplace rpc
+    LM_GGML_OP_RMS_NORM_BACK,              // op: sym="rms_norm_back(x)" go=RMSNormBack was=RmsNormBack inplace rpc
+    LM_GGML_OP_GROUP_NORM,                 // op: sym="group_norm(x)" rpc
+    LM_GGML_OP_MUL_MAT,                    // op: sym="X*Y" rpc
+    LM_GGML_OP_MUL_MAT_ID,                 // op: sym="X[i]*Y" go=MulMatID was=MulMatId rpc
+    LM_GGML_OP_OUT_PROD,                   // op: sym="X*Y" rpc
+    LM_GGML_OP_SCALE,                      // op: sym="x*v" inplace rpc
+    LM_GGML_OP_SET,                        // op: sym="y-\\>view(x)" rpc
+    LM_GGML_OP_CPY,                        // op: sym="x-\\>y" rpc
+    LM_GGML_OP_CONT,                       // op: sym="cont(x)" rpc
+    LM_GGML_OP_RESHAPE,                    // op: sym="reshape(x)" rpc=view
+    LM_GGML_OP_VIEW,                       // op: sym="view(x)" rpc=view
+    LM_GGML_OP_PERMUTE,                    // op: sym="permute(x)" rpc=view
+    LM_GGML_OP_TRANSPOSE,                  // op: sym="transpose(x)" rpc=view
+    LM_GGML_OP_GET_ROWS,                   // op: sym="get_rows(x)" rpc
+    LM_GGML_OP_GET_ROWS_BACK,              // op: sym="get_rows_back(x)" rpc
+    LM_GGML_OP_DIAG,                       // op: sym="diag(x)" rpc
+    LM_GGML_OP_DIAG_MASK_INF,              // op: sym="diag_mask_inf(x)" inplace rpc
+    LM_GGML_OP_DIAG_MASK_ZERO,             // op: sym="diag_mask_zero(x)" inplace rpc
+    LM_GGML_OP_SOFT_MAX,                   // op: sym="soft_max(x)" inplace rpc
+    LM_GGML_OP_SOFT_MAX_BACK,              // op: sym="soft_max_back(x)" inplace rpc
+    LM_GGML_OP_ROPE,                       // op: sym="rope(x)" inplace rpc
+    LM_GGML_OP_ROPE_BACK,                  // op: sym="rope_back(x)" inplace rpc
+    LM_GGML_OP_CLAMP,                      // op: sym="clamp(x)" inplace rpc
+    LM_GGML_OP_CONV_TRANSPOSE_1D,          // op: sym="conv_transpose_1d(x)" go=ConvTranspose1D was=ConvTranspose1d rpc
+    LM_GGML_OP_IM2COL,                     // op: sym="im2col(x)" go=Im2Col was=Im2col rpc
+    LM_GGML_OP_IM2COL_BACK,                // op: sym="im2col_back(x)" go=Im2ColBack was=Im2colBack rpc
+    LM_GGML_OP_CONV_TRANSPOSE_2D,          // op: sym="conv_transpose_2d(x)" go=ConvTranspose2D was=ConvTranspose2d rpc
+    LM_GGML_OP_POOL_1D,                    // op: sym="pool_1d(x)" go=Pool1D was=Pool1d rpc
+    LM_GGML_OP_POOL_2D,                    // op: sym="pool_2d(x)" go=Pool2D was=Pool2d rpc
+    LM_GGML_OP_POOL_2D_BACK,               // op: sym="pool_2d_back(x)" go=Pool2DBack was=Pool2dBack rpc
+    LM_GGML_OP_UPSCALE,                    // op: sym="upscale(x)" rpc
+    LM_GGML_OP_PAD,                        // op: sym="pad(x)" rpc
+    LM_GGML_OP_ARANGE,                     // op: sym="arange(start, stop, step)" rpc
+    LM_GGML_OP_TIMESTEP_EMBEDDING,         // op: sym="timestep_embedding(timesteps, dim, max_period)" rpc
+    LM_GGML_OP_ARGSORT,                    // op: sym="argsort(x)" rpc
+    LM_GGML_OP_LEAKY_RELU,                 // op: sym="leaky_relu(x)" inplace rpc
+    LM_GGML_OP_FLASH_ATTN_EXT,             // op: sym="flash_attn_ext(x)" rpc
+    LM_GGML_OP_FLASH_ATTN_BACK,            // op: sym="flash_attn_back(x)"
+    LM_GGML_OP_SSM_CONV,                   // op: sym="ssm_conv(x)" go=SSMConv was=SsmConv rpc
+    LM_GGML_OP_SSM_SCAN,                   // op: sym="ssm_scan(x)" go=SSMScan was=SsmScan rpc
+    LM_GGML_OP_WIN_PART,                   // op: sym="win_part(x)" rpc
+    LM_GGML_OP_WIN_UNPART,                 // op: sym="win_unpart(x)" rpc
+    LM_GGML_OP_GET_REL_POS,                // op: sym="get_rel_pos(x)" rpc
+    LM_GGML_OP_ADD_REL_POS,                // op: sym="add_rel_pos(x)" rpc
+    LM_GGML_OP_RWKV_WKV6,                  // op: sym="rwkv_wkv6(k, v, r, tf, td, s)" go=RWKVWKV6 was=RwkvWkv6 rpc
+    LM_GGML_OP_UNARY,                      // op: sym="unary(x)" inplace rpc
+    LM_GGML_OP_MAP_UNARY,                  // op: sym="f(x)"
+    LM_GGML_OP_MAP_BINARY,                 // op: sym="f(x,y)"
+    LM_GGML_OP_MAP_CUSTOM1_F32,            // op: sym="custom_f32(x)"
+    LM_GGML_OP_MAP_CUSTOM2_F32,            // op: sym="custom_f32(x,y)"
+    LM_GGML_OP_MAP_CUSTOM3_F32,            // op: sym="custom_f32(x,y,z)"
+    LM_GGML_OP_MAP_CUSTOM1,                // op: sym="custom(x)"
+    LM_GGML_OP_MAP_CUSTOM2,                // op: sym="custom(x,y)"
+    LM_GGML_OP_MAP_CUSTOM3,                // op: sym="custom(x,y,z)"
+    LM_GGML_OP_CROSS_ENTROPY_LOSS,         // op: sym="cross_entropy_loss(x,y)" rpc
+    LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK,    // op: sym="cross_entropy_loss_back(x,y)" rpc
+    LM_GGML_OP_OPT_STEP_ADAMW,             // op: sym="adamw(x)" go=OptStepAdamW was=OptStepAdamw rpc
     LM_GGML_OP_COUNT,
 };
 
+// The unary ops of LM_GGML_OP_UNARY, one enumerator a line, read by
+// internal/gen/optable as enum lm_ggml_op above. lm_ggml_unary_op_name is the
+// enumerator without LM_GGML_UNARY_OP_ and the Go constant Unary + its
+// CamelCase (UnaryGeluQuick) unless an optional "// op:" comment says
+// otherwise with name=, go= or was= (no other facts apply).
 enum lm_ggml_unary_op {
-    LM_GGML_UNARY_OP_ABS, LM_GGML_UNARY_OP_SGN, LM_GGML_UNARY_OP_NEG, LM_GGML_UNARY_OP_STEP,
-    LM_GGML_UNARY_OP_TANH, LM_GGML_UNARY_OP_ELU, LM_GGML_UNARY_OP_RELU, LM_GGML_UNARY_OP_SIGMOID,
-    LM_GGML_UNARY_OP_GELU, LM_GGML_UNARY_OP_GELU_QUICK, LM_GGML_UNARY_OP_SILU,
-    LM_GGML_UNARY_OP_HARDSWISH, LM_GGML_UNARY_OP_HARDSIGMOID, LM_GGML_UNARY_OP_EXP,
+    LM_GGML_UNARY_OP_ABS,
+    LM_GGML_UNARY_OP_SGN,
+    LM_GGML_UNARY_OP_NEG,
+    LM_GGML_UNARY_OP_STEP,
+    LM_GGML_UNARY_OP_TANH,
+    LM_GGML_UNARY_OP_ELU,
+    LM_GGML_UNARY_OP_RELU,
+    LM_GGML_UNARY_OP_SIGMOID,
+    LM_GGML_UNARY_OP_GELU,
+    LM_GGML_UNARY_OP_GELU_QUICK,
+    LM_GGML_UNARY_OP_SILU,
+    LM_GGML_UNARY_OP_HARDSWISH,
+    LM_GGML_UNARY_OP_HARDSIGMOID,
+    LM_GGML_UNARY_OP_EXP,
     LM_GGML_UNARY_OP_COUNT,
 };
 

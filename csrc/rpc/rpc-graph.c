@@ -1,5 +1,6 @@
 // rpc-graph.c - rebuilding a received graph through the op constructors (see rpc-graph.h).
 #include "rpc-graph.h"
+#include "rpc-ops.h"
 #include "../base/ggml-impl.h"
 
 #include <stdarg.h>
@@ -455,40 +456,24 @@ static T * rb_unary(struct rb * r) {
 static T * rb_cross_entropy_loss_back(struct rb * r) { need(r, 3); return lm_ggml_cross_entropy_loss_back(r->ctx, A, B, C); }
 static T * rb_opt_step_adamw(struct rb * r) { need(r, 5); return lm_ggml_opt_step_adamw(r->ctx, A, B, C, r->s[3], r->s[4]); }
 
-// Ops a server builds. Not here: views (nothing to compute), custom ops (their
-// op_params hold function pointers of the client's process) and
-// flash_attn_back (its constructor refuses every call).
-static T * (* const rebuild[LM_GGML_OP_COUNT])(struct rb * r) = {
-    [LM_GGML_OP_DUP] = rb_dup, [LM_GGML_OP_ADD] = rb_add, [LM_GGML_OP_ADD1] = rb_add1, [LM_GGML_OP_ACC] = rb_acc,
-    [LM_GGML_OP_SUB] = rb_sub, [LM_GGML_OP_MUL] = rb_mul, [LM_GGML_OP_DIV] = rb_div, [LM_GGML_OP_SQR] = rb_sqr,
-    [LM_GGML_OP_SQRT] = rb_sqrt, [LM_GGML_OP_LOG] = rb_log, [LM_GGML_OP_SIN] = rb_sin, [LM_GGML_OP_COS] = rb_cos,
-    [LM_GGML_OP_SUM] = rb_sum, [LM_GGML_OP_SUM_ROWS] = rb_sum_rows, [LM_GGML_OP_MEAN] = rb_mean,
-    [LM_GGML_OP_ARGMAX] = rb_argmax, [LM_GGML_OP_COUNT_EQUAL] = rb_count_equal, [LM_GGML_OP_REPEAT] = rb_repeat,
-    [LM_GGML_OP_REPEAT_BACK] = rb_repeat_back, [LM_GGML_OP_CONCAT] = rb_concat, [LM_GGML_OP_SILU_BACK] = rb_silu_back,
-    [LM_GGML_OP_NORM] = rb_norm, [LM_GGML_OP_RMS_NORM] = rb_rms_norm, [LM_GGML_OP_RMS_NORM_BACK] = rb_rms_norm_back,
-    [LM_GGML_OP_GROUP_NORM] = rb_group_norm, [LM_GGML_OP_MUL_MAT] = rb_mul_mat, [LM_GGML_OP_MUL_MAT_ID] = rb_mul_mat_id,
-    [LM_GGML_OP_OUT_PROD] = rb_out_prod, [LM_GGML_OP_SCALE] = rb_scale, [LM_GGML_OP_SET] = rb_set,
-    [LM_GGML_OP_CPY] = rb_cpy, [LM_GGML_OP_CONT] = rb_cont, [LM_GGML_OP_GET_ROWS] = rb_get_rows,
-    [LM_GGML_OP_GET_ROWS_BACK] = rb_get_rows_back, [LM_GGML_OP_DIAG] = rb_diag,
-    [LM_GGML_OP_DIAG_MASK_INF] = rb_diag_mask_inf, [LM_GGML_OP_DIAG_MASK_ZERO] = rb_diag_mask_zero,
-    [LM_GGML_OP_SOFT_MAX] = rb_soft_max, [LM_GGML_OP_SOFT_MAX_BACK] = rb_soft_max_back, [LM_GGML_OP_ROPE] = rb_rope,
-    [LM_GGML_OP_ROPE_BACK] = rb_rope_back, [LM_GGML_OP_CLAMP] = rb_clamp,
-    [LM_GGML_OP_CONV_TRANSPOSE_1D] = rb_conv_transpose_1d, [LM_GGML_OP_IM2COL] = rb_im2col,
-    [LM_GGML_OP_IM2COL_BACK] = rb_im2col_back, [LM_GGML_OP_CONV_TRANSPOSE_2D] = rb_conv_transpose_2d,
-    [LM_GGML_OP_POOL_1D] = rb_pool_1d, [LM_GGML_OP_POOL_2D] = rb_pool_2d, [LM_GGML_OP_POOL_2D_BACK] = rb_pool_2d_back,
-    [LM_GGML_OP_UPSCALE] = rb_upscale, [LM_GGML_OP_PAD] = rb_pad, [LM_GGML_OP_ARANGE] = rb_arange,
-    [LM_GGML_OP_TIMESTEP_EMBEDDING] = rb_timestep_embedding, [LM_GGML_OP_ARGSORT] = rb_argsort,
-    [LM_GGML_OP_LEAKY_RELU] = rb_leaky_relu, [LM_GGML_OP_FLASH_ATTN_EXT] = rb_flash_attn_ext,
-    [LM_GGML_OP_SSM_CONV] = rb_ssm_conv, [LM_GGML_OP_SSM_SCAN] = rb_ssm_scan, [LM_GGML_OP_WIN_PART] = rb_win_part,
-    [LM_GGML_OP_WIN_UNPART] = rb_win_unpart, [LM_GGML_OP_GET_REL_POS] = rb_get_rel_pos,
-    [LM_GGML_OP_ADD_REL_POS] = rb_add_rel_pos, [LM_GGML_OP_RWKV_WKV6] = rb_rwkv_wkv6, [LM_GGML_OP_UNARY] = rb_unary,
-    [LM_GGML_OP_CROSS_ENTROPY_LOSS] = rb_cross_entropy_loss,
-    [LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK] = rb_cross_entropy_loss_back, [LM_GGML_OP_OPT_STEP_ADAMW] = rb_opt_step_adamw,
-};
+// Ops a server builds: those marked rpc in enum lm_ggml_op (ggml.h; rpc-ops.h
+// is generated from it), each by its rb_ function above. Not marked: views
+// (rpc=view: nothing to compute), custom ops (their op_params hold function
+// pointers of the client's process) and flash_attn_back (its constructor
+// refuses every call).
+#define REBUILD_ENTRY(op, fn) [op] = fn,
+static T * (* const rebuild[LM_GGML_OP_COUNT])(struct rb * r) = { LM_RPC_REBUILT_OPS(REBUILD_ENTRY) };
+#undef REBUILD_ENTRY
 
 static bool is_view_op(uint32_t op) {
-    return op == LM_GGML_OP_NONE || op == LM_GGML_OP_VIEW || op == LM_GGML_OP_RESHAPE ||
-           op == LM_GGML_OP_PERMUTE || op == LM_GGML_OP_TRANSPOSE;
+    switch (op) {
+#define VIEW_CASE(op) case op:
+        LM_RPC_VIEW_OPS(VIEW_CASE)
+#undef VIEW_CASE
+            return true;
+        default:
+            return false;
+    }
 }
 
 bool lm_rpc_op_supported(const struct lm_ggml_tensor * node) {

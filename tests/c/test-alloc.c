@@ -15,6 +15,7 @@
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml-backend-impl.h"
+#include "ggml-op-inplace.h"
 #include "ggml-cpu.h"
 #include "graphs-util.h"
 #include "test-check.h"
@@ -41,18 +42,9 @@ static int life_index(struct life * L, int n, const struct lm_ggml_tensor * t) {
     return -1;
 }
 
+// the allocator's rule: the ops marked inplace in enum lm_ggml_op (ggml.h)
 static bool can_inplace_op(enum lm_ggml_op op) {
-    switch (op) {
-        case LM_GGML_OP_ADD: case LM_GGML_OP_ADD1: case LM_GGML_OP_SUB: case LM_GGML_OP_MUL: case LM_GGML_OP_DIV:
-        case LM_GGML_OP_ACC: case LM_GGML_OP_SCALE: case LM_GGML_OP_SQR: case LM_GGML_OP_SQRT: case LM_GGML_OP_LOG:
-        case LM_GGML_OP_SIN: case LM_GGML_OP_COS: case LM_GGML_OP_CLAMP: case LM_GGML_OP_LEAKY_RELU:
-        case LM_GGML_OP_UNARY: case LM_GGML_OP_SILU_BACK: case LM_GGML_OP_DIAG_MASK_ZERO: case LM_GGML_OP_DIAG_MASK_INF:
-        case LM_GGML_OP_NORM: case LM_GGML_OP_RMS_NORM: case LM_GGML_OP_RMS_NORM_BACK:
-        case LM_GGML_OP_SOFT_MAX: case LM_GGML_OP_SOFT_MAX_BACK: case LM_GGML_OP_ROPE: case LM_GGML_OP_ROPE_BACK:
-            return true;
-        default:
-            return false;
-    }
+    return lm_ggml_op_can_inplace(op);
 }
 
 // b (born at node step b_step) took over a's bytes in place: a (or a view of a
