@@ -7,3 +7,5 @@ package graph
 import "C"
 
 import _ "github.com/ggml-go/ggml/csrc/core"
+import _ "github.com/ggml-go/ggml/csrc/quant"
+import _ "github.com/ggml-go/ggml/csrc/base"
