@@ -1,6 +1,6 @@
 // ggml.c - contexts, tensors, views, type helpers, logging and errors.
-// Graph construction lives in ggml-graph.c, compute in ggml-cpu.c, and the op
-// constructors next to their kernels in ops-*.c.
+// Graph construction lives in ggml-graph.c, the op constructors in
+// graph/ctor-*.c, and compute in cpu/ggml-cpu.c (the kernels in cpu/ops-*.c).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -1,7 +1,7 @@
-// ops-matmul.c - mul_mat, mul_mat_id and out_prod (constructors and CPU
-// kernels), and the CPU type traits. The inner kernels live in mm-float.c
-// (f32/f16/bf16 tiles), mm-bf16.c (bf16 with AVX512_BF16) and mm-quant.c
-// (quantized dot products).
+// ops-matmul.c - CPU kernels of mul_mat, mul_mat_id and out_prod (the
+// constructors are in graph/ctor-matmul.c), and the CPU type traits. The
+// inner kernels live in mm-float.c (f32/f16/bf16 tiles), mm-bf16.c (bf16 with
+// AVX512_BF16) and mm-quant.c (quantized dot products).
 //
 // mul_mat computes dst[i, j] = dot(row i of src0, row j of src1) over K =
 // ne00. Each node runs in two phases: (1) src1 is rewritten into the work
@@ -16,7 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-// ---------------------------------------------------------------- type checks shared by the constructors
+// ---------------------------------------------------------------- type checks
 
 static bool mm_weight_type_ok(enum lm_ggml_type t) {
     if (t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16) return true;
@@ -25,12 +25,6 @@ static bool mm_weight_type_ok(enum lm_ggml_type t) {
 
 static bool mm_act_type_ok(enum lm_ggml_type t) {
     return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
-}
-
-// b's batches must repeat a's a whole number of times (a zero-sized a only
-// pairs with a zero-sized b: no division by zero).
-static bool mm_bcast_ok(int64_t na, int64_t nb) {
-    return na == 0 ? nb == 0 : nb % na == 0;
 }
 
 // What the kernels handle (the constructors check shapes only, as the
@@ -49,60 +43,6 @@ static bool s_out_prod(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return mm_weight_type_ok(a->type) && (a->type == LM_GGML_TYPE_F32 || a->nb[0] == lm_ggml_type_size(a->type)) &&
            b->type == LM_GGML_TYPE_F32 && node->type == LM_GGML_TYPE_F32;
-}
-
-// ---------------------------------------------------------------- constructors
-
-struct lm_ggml_tensor * lm_ggml_mul_mat(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
-    LM_GGML_ASSERT(a->ne[0] == b->ne[0] && mm_bcast_ok(a->ne[2], b->ne[2]) && mm_bcast_ok(a->ne[3], b->ne[3]) &&
-                   "mul_mat: shapes do not match");
-    LM_GGML_ASSERT(!lm_ggml_is_transposed(a));
-    const int64_t ne[4] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
-    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
-    result->op     = LM_GGML_OP_MUL_MAT;
-    result->src[0] = a;
-    result->src[1] = b;
-    return result;
-}
-
-void lm_ggml_mul_mat_set_prec(struct lm_ggml_tensor * a, enum lm_ggml_prec prec) {
-    LM_GGML_ASSERT(a->op == LM_GGML_OP_MUL_MAT);
-    lm_ggml_set_op_params_i32(a, 0, (int32_t) prec);
-}
-
-// as: [K, N, n_as] one matrix per expert; b: [K, n_b, n_tokens];
-// ids: i32 [n_used, n_tokens] -> [N, n_used, n_tokens]. Slot e of token t
-// multiplies expert ids[e, t] with column (e % n_b) of b for that token.
-struct lm_ggml_tensor * lm_ggml_mul_mat_id(struct lm_ggml_context * ctx, struct lm_ggml_tensor * as, struct lm_ggml_tensor * b,
-        struct lm_ggml_tensor * ids) {
-    LM_GGML_ASSERT(!lm_ggml_is_transposed(as));
-    LM_GGML_ASSERT(ids->type == LM_GGML_TYPE_I32);
-    LM_GGML_ASSERT(as->ne[3] == 1);
-    LM_GGML_ASSERT(b->ne[3] == 1);
-    LM_GGML_ASSERT(ids->ne[2] == 1 && ids->ne[3] == 1);
-    LM_GGML_ASSERT(ids->ne[1] == b->ne[2]);
-    LM_GGML_ASSERT(as->ne[0] == b->ne[0]);
-    LM_GGML_ASSERT(b->ne[1] > 0 ? ids->ne[0] % b->ne[1] == 0 : ids->ne[0] == 0);
-    const int64_t ne[4] = { as->ne[1], ids->ne[0], b->ne[2], 1 };
-    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
-    result->op     = LM_GGML_OP_MUL_MAT_ID;
-    result->src[0] = as;
-    result->src[1] = b;
-    result->src[2] = ids;
-    return result;
-}
-
-// a: [m, n, ...], b: [p, n, ...] -> [m, p, ...]: sum over n of outer products.
-struct lm_ggml_tensor * lm_ggml_out_prod(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
-    LM_GGML_ASSERT(a->ne[1] == b->ne[1] && mm_bcast_ok(a->ne[2], b->ne[2]) && mm_bcast_ok(a->ne[3], b->ne[3]) &&
-                   "out_prod: shapes do not match");
-    LM_GGML_ASSERT(!lm_ggml_is_transposed(a));
-    const int64_t ne[4] = { a->ne[0], b->ne[0], b->ne[2], b->ne[3] };
-    struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, LM_GGML_TYPE_F32, 4, ne);
-    result->op     = LM_GGML_OP_OUT_PROD;
-    result->src[0] = a;
-    result->src[1] = b;
-    return result;
 }
 
 // ---------------------------------------------------------------- plan: how src0 meets src1
@@ -489,9 +429,8 @@ static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_gg
     // each thread first streams a contiguous share of the rows, so that the
     // hardware prefetchers see long runs; the last eighth or so is shared out
     // in chunks, which absorbs a thread that runs late. Interleaved chunks
-    // made two threads no faster than one on a matrix read from memory
-    // (q4_K 768 x 262144: 7.0 ms on 1 thread, 7.1 on 2). Which thread
-    // computes a row does not change its bits.
+    // made two threads no faster than one on a matrix read from memory.
+    // Which thread computes a row does not change its bits.
     int64_t own = 0;
     if (nbatch == 1 && ncb == 1 && params->nth > 1) {
         own = (ne01 - ne01 / 8) / params->nth / br * br;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ggml-cpu-impl.h"
+#include "../graph/ggml-op-params.h" // lm_is_plain_float, lm_is_padded_1d
 
 #if defined(LM_X86)
 #include <immintrin.h>
@@ -165,9 +166,6 @@ static inline void lm_store_f(enum lm_ggml_type t, char * p, float v) {
         default: break;
     }
 }
-static inline bool lm_is_plain_float(enum lm_ggml_type t) {
-    return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
-}
 
 // Loads n elements starting at element i0 of a row into out. Plain types may
 // have any element stride; block types must be contiguous and i0, n
@@ -237,11 +235,4 @@ static inline void lm_row_index(const struct lm_ggml_tensor * t, int64_t ir, int
     *i3 = ir / (t->ne[2]*t->ne[1]);
     *i2 = (ir - *i3*t->ne[2]*t->ne[1]) / t->ne[1];
     *i1 = ir - *i3*t->ne[2]*t->ne[1] - *i2*t->ne[1];
-}
-
-// ggml's "padded 1d" test: rows of one dense element stride, higher dims packed.
-static inline bool lm_is_padded_1d(const struct lm_ggml_tensor * t) {
-    return t->nb[0] == lm_ggml_type_size(t->type) &&
-           t->nb[2] == t->nb[1]*t->ne[1] &&
-           t->nb[3] == t->nb[2]*t->ne[2];
 }

@@ -2,9 +2,9 @@
 //
 // Go code does not use it directly (see package csrc).
 //
-// Its C code uses the layers: core.
+// Its C code uses the layers: core, quant, base.
 //
-//ggml:uses core
+//ggml:uses core quant base
 package graph
 
 // #cgo CFLAGS: -std=gnu11 -O3 -fno-strict-aliasing -I${SRCDIR}/../include
