@@ -582,16 +582,15 @@ func CPUBufferType() *BufferType {
 }
 
 // CPURepackBufferType is the CPU's buffer type for mul_mat weights
-// ("CPU_REPACK"; the reference's lm_ggml_backend_cpu_aarch64_buffer_type):
+// ("CPU_REPACK"; upstream ggml's lm_ggml_backend_cpu_aarch64_buffer_type):
 // matrices of a type the CPU has a faster kernel for in another layout
 // (CPURepacks) are stored in that layout, everything else as in
 // CPUBufferType. Reading and writing tensors (Bytes, SetBytes, ...) gives
 // and takes their plain bytes; a repacked tensor can only be computed from
 // as the weights of MulMat (other ops, and MulMat of a view of it, fail at
 // compute). One-token mat-vecs over repacked q8_0 weights read memory in
-// one sequential stream: the decode of a 134M-parameter q8_0 model ran
-// 1.1-1.25x faster on one thread than from a CPU buffer (Zen 5, medians of
-// two sets of 7 alternations). Not a host buffer type.
+// one sequential stream, so decoding from this buffer type is faster than
+// from a CPU buffer. Not a host buffer type.
 func CPURepackBufferType() *BufferType {
 	initOnce()
 	return &BufferType{bt: C.lm_ggml_backend_cpu_aarch64_buffer_type()}

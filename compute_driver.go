@@ -155,15 +155,10 @@ import (
 // is about every other token when decoding). With every core computing,
 // each of those wake-ups preempts a compute thread that all the others then
 // wait for at the next barrier; with a core to spare they still slow the
-// computation where cores share resources (on our 2-vCPU test machine a busy
-// loop on the other vCPU slowed a 1-thread decode by 5-18%). A parked
+// computation where cores share resources. A parked
 // goroutine holds no P: sysmon sleeps, and other goroutines get the P. The
 // price is one hand-off each way per computation, so short computations are
 // computed by the caller as before.
-//
-// Measured on a 2-core Zen 3 (decode of a 134M-parameter llama, ms/token,
-// caller -> driver): q8_0 2 threads 6.08 -> 5.53, q4_K 2 threads
-// 4.70 -> 4.00, q4_K 1 thread 5.46 -> 4.89; our C runner: 5.38, 4.24, 4.91.
 type computeDriver struct {
 	d *C.gg_driver
 	r *os.File // read end of the driver's pipe: one byte per finished job
@@ -247,11 +242,9 @@ func (cd *computeDriver) compute(b *C.struct_lm_ggml_backend, g *C.gg_g, e *C.gg
 // every sysmonYieldEvery (below), sysmon leaves a direct call alone unless it
 // runs 10 ms past a yield; steady computations under 8 ms never do (each one
 // of 4 ms or more is preceded by a yield). The hand-offs, in turn, wake
-// sleeping threads twice per computation, which cost more than the 80 µs once
-// measured on this 2-core VM: with the threshold at 2 ms, the 24M f32 model
-// (4.5 ms per token, 1 thread) decoded 5% slower and the 134M q4_K one (7 ms,
-// 1 thread; 4.5 ms, 2 threads) 6-8% slower than at 8 ms (medians of 7
-// alternated runs). Computations of 10 ms and more still need the driver.
+// sleeping threads twice per computation, which costs more than it saves on
+// computations of a few milliseconds, so a lower threshold slows decoding.
+// Computations of 10 ms and more still need the driver.
 const driverMinCompute = 8 * time.Millisecond
 
 // useDriver reports whether a computation on a backend whose previous
@@ -276,9 +269,8 @@ func useDriver(last time.Duration) bool {
 // slice, so sysmon never takes the P and backs off to 10 ms sleeps; it
 // costs the wake-up of an idle thread (the runtime looks for a thread to
 // run the yielded goroutine on), so a backend yields at most every
-// sysmonYieldEvery, well within the 10 ms. Measured on 2 busy vCPUs, 0.5-1 ms
-// computations on 2 threads for 2 s: sysmon switched in 2100-3900 times
-// without the yield, 280-330 times with it.
+// sysmonYieldEvery, well within the 10 ms. With the yield, sysmon switches
+// in far less often.
 const sysmonYieldEvery = 4 * time.Millisecond
 
 // yieldForSysmon yields (runtime.Gosched) and reports true if the last

@@ -191,7 +191,7 @@ func (t *Tensor) Float32sInto(dst []float32) error {
 }
 
 // SetFloat32s sets the tensor's elements from v in element order, converting
-// to the tensor's type (quantizing with the reference quantizer if needed).
+// to the tensor's type (quantizing with the type's reference quantizer, from_float_ref, if needed).
 func (t *Tensor) SetFloat32s(v []float32) error {
 	if _, err := t.writable("SetFloat32s"); err != nil {
 		return err

@@ -95,7 +95,7 @@
 // Nothing in the package ends the process. Assertions of the C core become
 // these panics and errors; no sequence of calls, however wrong, leads to
 // SIGSEGV, SIGABRT, SIGBUS or a Go fatal error. (A C program using the core
-// directly gets the reference's behaviour: a failed assertion aborts.)
+// directly gets ggml's behaviour: a failed assertion aborts.)
 //
 // Threads:
 //

@@ -151,7 +151,7 @@ func (ctx *Context) AddInplace(a, b *Tensor) *Tensor {
 }
 
 // AddCast returns a + b (b broadcasts over a) with a's shape and
-// element type typ; as in the reference, a must be f16, bf16 or quantized (use
+// element type typ; as in ggml, a must be f16, bf16 or quantized (use
 // Add for f32).
 func (ctx *Context) AddCast(a, b *Tensor, typ Type) *Tensor {
 	return ctx.build("AddCast", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
@@ -502,8 +502,7 @@ func (ctx *Context) ExpInplace(a *Tensor) *Tensor {
 }
 
 // Unary applies the element-wise function op to a (same shape and type).
-// a must be contiguous in dimension 0 (f32, or f16 where the reference allows
-// it).
+// a must be contiguous in dimension 0 (f32, or f16 where ggml allows it).
 func (ctx *Context) Unary(a *Tensor, op UnaryOp) *Tensor {
 	return ctx.build("Unary", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
 		return C.gg_unary(ce, ctx.ptr(), a.use(ctx), C.enum_lm_ggml_unary_op(op))
@@ -531,8 +530,7 @@ func (ctx *Context) ScaleInplace(a *Tensor, s float32) *Tensor {
 	}, a)
 }
 
-// Clamp returns a limited to [lo, hi] (as a view of a, like the
-// reference).
+// Clamp returns a limited to [lo, hi] (as a view of a, as in ggml).
 func (ctx *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 	return ctx.build("Clamp", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
 		return C.gg_clamp(ce, ctx.ptr(), a.use(ctx), C.float(lo), C.float(hi))

@@ -71,7 +71,7 @@ static void gg_set_f32_handle(gg_t * dst, uintptr_t h) {
     memcpy((char *) dst->op_params + GG_F32_HANDLE_OFF, &h, sizeof h);
 }
 
-// Layout of the map_custom{1,2,3} op_params (the reference's).
+// Layout of the map_custom{1,2,3} op_params (ggml's).
 struct gg_custom_params { void * fun; int n_tasks; void * userdata; };
 
 // Reports the handle of a node built by this file's methods (0: not ours).

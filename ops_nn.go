@@ -111,7 +111,7 @@ func (ctx *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSof
 }
 
 // FlashAttnBack is the gradient of the old flash attention op.
-// The reference never ported it to FlashAttnExt and its constructor always
+// ggml never ported it to FlashAttnExt and its constructor always
 // fails; so does this one (with an *OpError).
 func (ctx *Context) FlashAttnBack(q, k, v, d *Tensor, masked bool) *Tensor {
 	return ctx.build("FlashAttnBack", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {

@@ -351,7 +351,7 @@ func (ctx *Context) Conv1DPh(a, b *Tensor, s, d int) *Tensor {
 }
 
 // ConvTranspose1D is the transposed 1-D convolution of b [L, Cin] with the
-// kernel a [K, Cout, Cin] -> f32 [(L-1)*s0 + K, Cout]. As in the reference,
+// kernel a [K, Cout, Cin] -> f32 [(L-1)*s0 + K, Cout]. As in ggml,
 // p0 must be 0 and d0 must be 1.
 func (ctx *Context) ConvTranspose1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	return ctx.build("ConvTranspose1D", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {

@@ -72,8 +72,8 @@ func RowSize(t Type, n int) (int, error) {
 	return n / t.BlockSize() * t.Size(), nil
 }
 
-// Quantize converts rows of nPerRow floats into type t exactly as the
-// reference's lm_ggml_quantize_chunk does (f16, bf16 and f32 are accepted too).
+// Quantize converts rows of nPerRow floats into type t exactly as ggml's
+// lm_ggml_quantize_chunk does (f16, bf16 and f32 are accepted too).
 // imatrix, if not nil, holds nPerRow importance weights; some types require it
 // (see RequiresImatrix). It is safe to call from several goroutines.
 func Quantize(t Type, src []float32, nPerRow int, imatrix []float32) ([]byte, error) {
@@ -196,7 +196,7 @@ func dequantize(fn string, dst []float32, t Type, src []byte) error {
 	return nil
 }
 
-// ValidateRowData checks data of type t as the reference does before using a
+// ValidateRowData checks data of type t as ggml does before using a
 // tensor from a file: the size is a whole number of blocks and no value or
 // block scale is NaN or infinite. What it finds is in the error (nothing is
 // logged).

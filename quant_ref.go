@@ -3,7 +3,7 @@ package ggml
 /*
 #include "glue.h"
 
-// Row by row, as the reference applies from_float_ref when it writes
+// Row by row, as upstream ggml applies from_float_ref when it writes
 // ref_quant; the i-quant grids are built first because several reference
 // row quantizers look them up.
 static void gg_quantize_ref(gg_err * e, enum lm_ggml_type t, const float * src, void * dst,

@@ -76,7 +76,7 @@ import (
 	"unsafe"
 )
 
-// DialRPC connects to an RPC server (ggml rpc-server, or the reference's
+// DialRPC connects to an RPC server (ggml rpc-server, or upstream ggml's
 // rpc-server) at endpoint ("host:port") and returns a backend that keeps its
 // buffers and computes its graphs there. Use it like any backend, alone or
 // with a scheduler; Close frees the backend (the connection stays for

@@ -166,8 +166,8 @@ func freeScheduler(h schedHandle) {
 
 // NewScheduler creates a scheduler over backends, in priority order (the
 // last one, usually the CPU, also takes the graph inputs). graphSize is the
-// most nodes plus leafs of the graphs it will compute. With parallel the
-// reference keeps several copies of the inputs to overlap successive graphs
+// most nodes plus leafs of the graphs it will compute. With parallel
+// upstream ggml keeps several copies of the inputs to overlap successive graphs
 // on asynchronous backends; every backend of this package completes its
 // work before returning, so NCopies is 1 either way.
 func NewScheduler(backends []*Backend, graphSize int, parallel bool) (*Scheduler, error) {

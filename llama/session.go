@@ -261,9 +261,8 @@ func (s *Session) rewind(pos int) error {
 // session holds, then forgets it: the session's state is what it was, and
 // the one-time costs of a first evaluation (the threads' start, code and
 // data not yet in the caches) are paid here rather than by the first
-// prompt. It took a first 32-token prompt of a 24M-parameter f32 model
-// from 9-13 ms to 4-5 ms (2 threads). llama.cpp's tools do the same before
-// timing a prompt. A full session is left as it is.
+// prompt, so the first prompt's timing is not inflated. llama.cpp's tools
+// do the same before timing a prompt. A full session is left as it is.
 func (s *Session) Warmup(ctx context.Context) error {
 	done, err := s.use("Warmup")
 	if err != nil {

@@ -1,5 +1,5 @@
 // ggml-backend-impl.h - what a backend implements. Internal: not part of the
-// public API (the reference has a header of this name with other contents;
+// public API (upstream ggml has a header of this name with other contents;
 // programs must not include either).
 //
 // Each object of ggml-backend.h is a small struct holding a pointer to a
@@ -12,9 +12,9 @@
 // Failures. Operations that can fail (a remote backend losing its
 // connection, a bad offset) return false (or NULL, or a failed status) after
 // calling lm_backend_fail() with the reason. The public functions then report
-// it the way the reference API allows: a status, NULL or false where the
+// it the way ggml's API allows: a status, NULL or false where the
 // signature has one, otherwise lm_ggml_abort(reason) — which aborts a plain C
-// program, as the reference would, and returns the message as an error to a
+// program, as ggml does, and returns the message as an error to a
 // caller that armed error capture (LM_GGML_TRY, the Go bindings).
 #pragma once
 

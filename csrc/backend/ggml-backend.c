@@ -717,7 +717,7 @@ struct lm_ggml_tensor * lm_ggml_set_zero(struct lm_ggml_tensor * tensor) {
         return tensor;
     }
     if (tensor->buffer != NULL) {
-        // backend memory may not be this process's: through the backend, as the reference
+        // backend memory may not be this process's: through the backend, as ggml does
         lm_ggml_backend_tensor_memset(tensor, 0, 0, lm_ggml_nbytes(tensor));
     } else if (tensor->data != NULL) {
         memset(tensor->data, 0, lm_ggml_nbytes(tensor));

@@ -13,20 +13,20 @@
 // The user's graph keeps its structure between calls. The nodes that read
 // an input copy have their source pointer redirected only while the
 // scheduler places or computes the graph, and put back before it returns
-// (the reference leaves them pointing at copies that its next call reuses).
+// (ggml leaves them pointing at copies that its next call reuses).
 //
-// Other differences from the reference, on purpose: an assignment made with
-// set_tensor_backend stays (the reference moves every node to the backend of
+// Other differences from upstream ggml, on purpose: an assignment made with
+// set_tensor_backend stays (ggml moves every node to the backend of
 // highest priority with the same buffer type, so that with two CPU backends
 // its assignments have no effect); a split takes any number of inputs (the
-// reference starts a new split after 10); a node that computes into another
+// ggml starts a new split after 10); a node that computes into another
 // tensor's memory (a copy into a cache, an in-place op) runs where that
 // memory can be written; computing a graph other than the one allocated
-// allocates it (the reference would run the old splits); bad arguments and
+// allocates it (ggml would run the old splits); bad arguments and
 // failures give false, a status or NULL, never an abort.
 //
 // One copy per input (lm_ggml_backend_sched_get_n_copies() == 1), whatever
-// `parallel` says: the reference keeps several copies of the inputs so that a
+// `parallel` says: ggml keeps several copies of the inputs so that a
 // backend that returns from graph_compute before finishing can be fed the
 // next batch meanwhile. Every backend of this core finishes its work before
 // graph_compute returns (the CPU, and the RPC client, which waits for the
@@ -89,7 +89,7 @@ struct lm_ggml_backend_sched {
     lm_ggml_backend_t backends[SCHED_MAX_BACKENDS];
     lm_ggml_backend_buffer_type_t bufts[SCHED_MAX_BACKENDS];
     lm_ggml_gallocr_t galloc;
-    int capacity; // most nodes + leafs a graph may have (graph_size, rounded up as the reference does)
+    int capacity; // most nodes + leafs a graph may have (graph_size, rounded up as ggml does)
     int debug;    // LM_GGML_SCHED_DEBUG: 1 prints the splits, 2 also every node
 
     // Per-tensor state: an open-addressing table keyed by the tensor's
@@ -803,7 +803,7 @@ static void print_splits(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
 // pin them to a backend. Only the buffers of the last placement are
 // recognised (by address: nothing is read through a stale pointer). A graph
 // allocated before the buffers were reallocated (grown for a larger graph)
-// points to freed memory: as with the reference, such a graph must be built
+// points to freed memory: as with ggml, such a graph must be built
 // again (the Go bindings detach its tensors).
 static bool placed_here(lm_ggml_backend_sched_t s, const struct lm_ggml_tensor * t) {
     for (int k = 0; t != NULL && t->buffer != NULL && k < s->n_placed_bufs; k++) {

@@ -162,8 +162,8 @@ FILE * lm_ggml_fopen(const char * fname, const char * mode) { return fopen(fname
 
 // Large arenas (weights, KV caches) are streamed by mat-vec: on Linux they
 // ask for transparent huge pages (honoured where THP is "madvise" or
-// "always"), which saves a TLB walk every 4 KiB; measured 10-20% on
-// streaming short f32 rows from memory. Freed with free() as any other.
+// "always"), which saves a TLB walk every 4 KiB, a cost that shows when
+// short rows are streamed from memory. Freed with free() as any other.
 #define LM_HUGE_PAGE (2u << 20)
 #define LM_HUGE_MIN  (8u << 20)
 #ifdef _WIN32

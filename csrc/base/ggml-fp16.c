@@ -3,7 +3,7 @@
 // ggml-impl.h (round to nearest even) for every value but a signalling NaN:
 // NaNs stay NaNs of the same sign, but the hardware converters (F16C on x86,
 // FCVT on arm64) quiet a signalling one (fp16 0x7c01 gives 0x7fc02000 where
-// the scalar path keeps 0x7f802000), as the reference's do.
+// the scalar path keeps 0x7f802000), as ggml's do.
 #include "ggml-simd.h"
 
 #include <pthread.h>
@@ -61,8 +61,7 @@ LM_TARGET_AVX2 static int64_t fp16_to_fp32_avx2(const lm_ggml_fp16_t * x, float 
     return i;
 }
 // Rows whose fp16 output is at least lm_stream_min_bytes() are written with
-// non-temporal stores (see ggml-cpu-impl.h; 64 MB in/32 MB out: 4.7 ms -> 4.2 ms
-// on Zen3).
+// non-temporal stores (see ggml-simd.h).
 // 32 floats per step: two 32-byte stores instead of four 16-byte ones, and few
 // enough loop instructions that the loop runs at the same speed wherever the
 // linker places it.
@@ -145,8 +144,8 @@ LM_TARGET_AVX512 static int64_t bf16_to_fp32_avx512(const lm_ggml_bf16_t * x, fl
 // Round to nearest even on the bits (NaN: quieted), 32 at a time: the high
 // halves of two vectors picked by one vpermt2w. Each vector is loaded once
 // and pinned in a register: gcc otherwise folds the load into each of the
-// four instructions that read it, and four loads of every 64 bytes halved
-// the speed on rows from memory (12 against 25 GB/s, Zen 5). The
+// four instructions that read it, and four loads of every 64 bytes slow
+// rows from memory badly. The
 // AVX512_BF16 instruction is not used: it reads and writes subnormals as
 // zero, which are other bits.
 LM_TARGET_AVX512 static inline __m512i bf16_round_avx512(__m512i u) {
@@ -166,7 +165,7 @@ LM_TARGET_AVX512 static inline __m512i fp32x32_to_bf16_avx512(const float * x) {
 
 // f32 rows to 16-bit ones, 32 at a time; conv is one of the two above,
 // inlined. Ordinary stores: non-temporal ones, which help the AVX2 fp16
-// path on Zen 3, were 0-15% slower here on Zen 5 (64 MB rows).
+// path, are slower at this level.
 #define NARROW_AVX512(name, T, conv)                                                     \
     LM_TARGET_AVX512 static int64_t name(const float * x, T * y, int64_t n) {            \
         int64_t i = 0;                                                                   \
@@ -181,9 +180,7 @@ NARROW_AVX512(fp32_to_bf16_avx512, lm_ggml_bf16_t, fp32x32_to_bf16_avx512)
 // instead of about fifteen, but reads subnormal inputs as zero; 32 elements
 // with a subnormal among them (vfpclassps: one instruction per 16) take the
 // exact path. The row is memory-bound all the same; the fewer instructions
-// let more of it be in flight. Zen 5, 64 MB rows, interleaved in one process
-// (30 rounds, two orders): 18.3-18.9 -> 19.2-19.5 GB/s (reference, which
-// flushes subnormals: 19.4-19.8).
+// let more of it be in flight.
 LM_TARGET_AVX512BF16 static int64_t fp32_to_bf16_avx512bf16(const float * x, lm_ggml_bf16_t * y, int64_t n) {
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {

@@ -3,9 +3,8 @@
 #pragma once
 
 // The kernels are written for GCC's -O3: it unrolls the small constant loops
-// over rows and pairs of rows in full and inlines more. At -O2 the q8_0
-// mat-vec ran at 0.67 of its -O3 speed, q4_0 at 0.76, the q4_0 GEMM at 0.76,
-// the graph loop at 0.82 (Zen 5, bench-ab). So a C program that builds the
+// over rows and pairs of rows in full and inlines more; at -O2 the mat-vecs,
+// GEMMs and graph loop are markedly slower. So a C program that builds the
 // core with -O2 (as ../shared/tools and csrc/cgo.go's doc do) gets the code
 // cgo's -O3 build gets. Not at -O0 or -Os, nor with LM_GGML_NO_O3 defined.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && \
@@ -39,7 +38,7 @@ void lm_ggml_log_internal(enum lm_ggml_log_level level, const char * format, ...
 
 // ---------------------------------------------------------------- recoverable errors
 //
-// lm_ggml_abort normally prints and aborts, as in the reference. A caller that
+// lm_ggml_abort normally prints and aborts, as in ggml. A caller that
 // wants errors instead (the Go bindings) arms a per-thread jump buffer with
 // LM_GGML_TRY; an abort on that thread then longjmps back with the message.
 // Only the thread that armed it is affected: worker threads still abort.
@@ -259,7 +258,7 @@ static inline void lm_ggml_set_op_params_f32(struct lm_ggml_tensor * t, uint32_t
 
 // Ops that write b into a strided window of a copy of a (or, inplace, of a
 // itself): set and acc. lm_window_check asserts that the window's last
-// element lies inside t; lm_window_op stores the reference's op_params
+// element lies inside t; lm_window_op stores ggml's op_params
 // i32 { nb1, nb2, nb3, offset, inplace } and links the sources.
 static inline void lm_window_check(const struct lm_ggml_tensor * t, const struct lm_ggml_tensor * b,
         size_t nb1, size_t nb2, size_t nb3, size_t offset) {

@@ -65,7 +65,7 @@ bool lm_cpu_avx512bf16(void);
 // to nearest even, FZ and DN off; FZ16 does not apply to conversions) it
 // gives the bits of lm_ggml_compute_fp32_to_fp16 for every input, and of
 // lm_ggml_compute_fp16_to_fp32 for every input but signaling NaNs, which
-// come out quiet (as from F16C and the reference's __fp16 casts). Two
+// come out quiet (as from F16C and ggml's __fp16 casts). Two
 // instructions (load, FCVT) instead of a dozen with branches: for the
 // per-block scales of the NEON kernels and quantizers.
 static inline float lm_h2f_hw(lm_ggml_fp16_t h) {
@@ -83,14 +83,11 @@ static inline lm_ggml_fp16_t lm_f2h_hw(float x) {
 // stay in cache for its reader anyway (weights converted at load, whole-tensor
 // copies), and bypassing the cache saves the read-for-ownership of every output
 // line. Rows of a graph are far smaller and keep the cached path, so their
-// consumer finds them in cache. The default is 32 MiB, about a large L3: on a
-// Zen 3 with 32 MiB of L3, a 16 MB output rewritten while still in L3 lost
-// 6..13% when streamed (stores that hit L3 run at ~30 GB/s, streaming stores
-// at ~24), while 32 and 64 MB outputs won 10..45%. At the AVX-512 level the
-// default is never: on a Zen 5 (32 MiB L3) streamed 64 MB outputs were the
-// slower ones, bf16 -> f32 18 against 24 GB/s and f16 -> f32 12 against 16
-// (medians, ordinary stores first), in bench.c's order and interleaved with
-// the other rows alike.
+// consumer finds them in cache. The default is 32 MiB, about a large L3:
+// streaming stores are slower than stores that hit L3, so an output that
+// still fits in L3 loses when streamed, while larger ones gain. At the
+// AVX-512 level the default is never: there ordinary stores of large outputs
+// outran streamed ones.
 #define LM_STREAM_MIN_BYTES_DEFAULT ((int64_t) 32 << 20)
 int64_t lm_stream_min_bytes(void);
 // Sets the threshold (clamped to at least 64 KiB; a negative n restores the

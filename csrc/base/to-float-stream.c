@@ -3,19 +3,17 @@
 // rows) goes through lm_to_float_stream first; it takes outputs of
 // lm_stream_min_bytes() and more from the AVX2 level up and leaves the rest
 // to the caller's ordinary (cached) path. (At the AVX-512 level that size is
-// by default never: streamed outputs were the slower ones on Zen 5, see
-// ggml-cpu-impl.h.)
+// by default never: streamed outputs were the slower ones there, see
+// ggml-simd.h.)
 //
 // Why: a dequantized weight matrix of tens of MB does not stay in cache for
 // whoever reads it next, and ordinary stores make the core read every output
 // line before overwriting it. The kernel itself is not touched: it converts a
 // few KB at a time into an L1-resident buffer, and whole cache lines of that
 // buffer are streamed to y. The bits are the kernel's own.
-// Measured on a 2-core Zen3 VM (32 MB L3), one thread: 64 MB outputs
-// +20..45% (q4_0/q8_0/q4_K/q6_K/bf16); outputs of 4..16 MB written into cold
-// memory +15..30%; but a 16 MB output rewritten while it is still in L3 loses
-// 5..15%: streaming stores top out near 24 GB/s per core, stores that hit L3
-// reach about 30.
+// Outputs larger than L3, or written into cold memory, gain; an output
+// rewritten while it is still in L3 loses, since streaming stores are slower
+// than stores that hit L3 (hence the threshold).
 #include "ggml-simd.h"
 
 #include <stdatomic.h>
@@ -40,7 +38,7 @@ int64_t lm_set_stream_min_bytes(int64_t n) {
 
 // Elements converted per kernel call: a multiple of every block size (32 and
 // 256) and of a cache line of floats; 8 KB stays in L1 with the source
-// (1024 to 2048 measured best on Zen3; 8192 loses a fifth).
+// (much larger chunks fall out of L1 and lose).
 #define STREAM_CHUNK 2048
 #define LINE_F32 16 // floats per 64-byte line
 

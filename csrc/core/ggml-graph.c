@@ -338,7 +338,7 @@ void lm_ggml_graph_dump_dot(const struct lm_ggml_cgraph * gb, const struct lm_gg
     LM_GGML_LOG_INFO("%s: dot -Tpng %s -o %s.png && open %s.png\n", __func__, filename, filename, filename);
 }
 
-// The reference's binary graph export format is obsolete; export writes a
+// ggml's binary graph export format is obsolete; export writes a
 // readable description, import is not supported.
 void lm_ggml_graph_export(const struct lm_ggml_cgraph * cgraph, const char * fname) {
     FILE * fp = fopen(fname, "w");

@@ -586,7 +586,7 @@ static struct lm_ggml_tensor * reshape_impl(struct lm_ggml_context * ctx, struct
 
 struct lm_ggml_tensor * lm_ggml_reshape(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b) {
     LM_GGML_ASSERT(lm_ggml_is_contiguous(a));
-    // as in the reference, b only provides the shape; it may be non-contiguous
+    // b only provides the shape (as in ggml); it may be non-contiguous
     return reshape_impl(ctx, a, LM_GGML_MAX_DIMS, b->ne);
 }
 

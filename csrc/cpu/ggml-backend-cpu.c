@@ -25,10 +25,10 @@
 
 // Host buffers are aligned for the widest SIMD loads (and cache lines).
 #define CPU_BUFFER_ALIGNMENT 64
-// Tensors in CPU buffers are 32-byte aligned, as in the reference (GGUF
-// only guarantees 32 for mapped data); the kernels load unaligned. Same
-// alignment, same offsets: gallocr's buffers are no larger than the
-// reference's on the same graph.
+// Tensors in CPU buffers are 32-byte aligned, as in ggml (GGUF only
+// guarantees 32 for mapped data); the kernels load unaligned. Same
+// alignment, same offsets: gallocr's buffers are no larger than ggml's on
+// the same graph.
 #define CPU_TENSOR_ALIGNMENT 32
 
 static struct lm_ggml_backend_device g_cpu_device; // defined with the registry below
@@ -139,7 +139,7 @@ lm_ggml_backend_buffer_t lm_ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t 
     return buf;
 }
 
-// The reference's extra CPU buffer type for repacked weights is ours too:
+// ggml's extra CPU buffer type for repacked weights is ours too:
 // CPU_REPACK (repack.c). Its memory is this process's, but a repacked
 // tensor's bytes are not its plain bytes, so it is not "host" to others.
 extern const struct lm_backend_buft_ops lm_cpu_repack_buft_ops;
@@ -324,7 +324,7 @@ void lm_ggml_backend_cpu_set_n_threads(lm_ggml_backend_t backend_cpu, int n_thre
 
 void lm_ggml_backend_cpu_set_threadpool(lm_ggml_backend_t backend_cpu, lm_ggml_threadpool_t threadpool) {
     struct cpu_backend * ctx = cpu_ctx_or_abort(backend_cpu, __func__);
-    // The previous pool is left alone (the reference pauses it): it is the
+    // The previous pool is left alone (ggml pauses it): it is the
     // caller's and may already be freed, and idle workers sleep anyway.
     ctx->user_pool = threadpool;
     if (threadpool != NULL) own_pool_free(ctx);

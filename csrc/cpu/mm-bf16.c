@@ -1,7 +1,7 @@
 // mm-bf16.c - mul_mat's dot kernels for bf16 rows at the AVX-512 level where
 // the CPU has AVX512_BF16 (lm_cpu_avx512bf16; x86-64 only). The columns are
 // rounded to bf16 first (once per call, into the work buffer: see
-// mm_bf16_col_len), as the reference does for bf16 weights, and vdpbf16ps
+// mm_bf16_col_len), as ggml does for bf16 weights, and vdpbf16ps
 // multiplies pairs of bf16 and adds them to f32 lanes.
 //
 // Every (row, column) pair, in the tile and in the mat-vec kernel alike, is

@@ -141,10 +141,7 @@ LM_TARGET_AVX2 static LM_INLINE void mv_avx2(int64_t K, const void * const * x, 
 // summed over K in the same order, so the same bits. For contiguous short rows
 // read from memory (the caller decides; see mm_float_block) the loads then
 // form one sequential stream, which the hardware prefetchers follow across
-// rows and matrices; eight interleaved streams 1 KB apart ran slower there
-// (24M-parameter llama, f32, 61 MB of weights per token, Zen 3, 1 thread:
-// decode 4.58 -> 4.34 ms/token, its matrices alone 3.99 -> 3.68 ms, medians
-// of 7 alternated runs).
+// rows and matrices; eight interleaved streams 1 KB apart run slower there.
 // In cache the single FMA chain per row costs about half of mv_avx2's speed,
 // which is why it is not the only kernel. pf: the next group, as for mv_avx2;
 // each row prefetches its successor one group ahead.
@@ -301,15 +298,12 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m256 reduce16x8(
 
 // Long rows (over MM_PF_ROW bytes) are each fetched MV_AHEAD bytes before
 // the kernel reads them: eight rows 8-16 KB apart are eight streams, more
-// than the hardware prefetchers keep ahead of. Zen 5, 1 thread, 4096 x 4096,
-// medians of 9-15 alternated runs: f16 1.03 -> 1.00 ms, f32 2.25 -> 1.95 ms
-// (512 and 2048 bytes ahead did no better than 1024). In a row's last
+// than the hardware prefetchers keep ahead of. In a row's last
 // MV_AHEAD bytes the prefetch runs on into the starts of the next group's
 // rows (pf, contiguous rows: row i + MM_MV_R is 7 rows past the end of row
-// i), which would otherwise start eight cold streams at once: a 32 MiB f16
-// matrix streamed 28-33 -> 35-41 GB/s in a standalone loop.
-// A row or two at a time, the reference's order, was slower still here: too
-// few loads in flight.
+// i), which would otherwise start eight cold streams at once.
+// A row or two at a time, ggml's order, is slower still: too few loads in
+// flight.
 #define MV_AHEAD 1024
 #define MV_PF_ROWS(o) { \
     __builtin_prefetch((const char *) x0 + (o)); __builtin_prefetch((const char *) x1 + (o)); \
@@ -351,9 +345,8 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
 
 // The GEMM of the AVX-512 level: 6x4 tiles (24 accumulators of the 32
 // registers; 10 loads for 24 FMAs, where a 4x4 tile takes 8 for 16),
-// each over the whole of K: blocks of K (as the AVX2 level runs) lost 5-15%
-// here, 4x4 and 8x3 tiles 5-20%, 5x5 up to 10% (Zen 5, 1 thread, K = 288 to
-// 4096, N = 32 to 256). Pairs end as mv_avx512 ends (reduce_add, then the
+// each over the whole of K: blocks of K (as the AVX2 level runs) and other
+// tile shapes were slower here. Pairs end as mv_avx512 ends (reduce_add, then the
 // tail), so the bits are the mat-vec kernel's.
 #define FB5_R  6
 #define FB5_C  4

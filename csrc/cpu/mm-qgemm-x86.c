@@ -36,9 +36,7 @@
 // Mat-vec: contiguous rows up to QG_PF_ROW bytes have the group QG_PF_AHEAD
 // on prefetched in step with the blocks; longer ones the next group: two
 // groups of 8 rows of 4 KB or more reach far past L1, and with no prefetch
-// eight rows start cold at every group. 4096 x 4096 q8_0 (4352-byte rows),
-// Zen 5, 1 thread, interleaved in one process: no prefetch 0.62-0.75 ms, two
-// groups on 0.50-0.60, the next group 0.43-0.55 (reference 0.65-0.70).
+// eight rows start cold at every group.
 #define QG_PF_AHEAD 2
 #define QG_PF_ROW   4096
 
@@ -47,8 +45,8 @@
 // micro-kernels pa_interleave then turns each block into 8 vectors of 4
 // quants of every row (w[g] = quants 4g..4g+3 of rows 0-7, aw[g] their |w|),
 // so that a column's 4 quants broadcast against them leave each row's dot
-// in its own lane: no horizontal sums (vphaddd costs about four unpacks on
-// Zen 3, and the reduction of 8 rows took as long as their products).
+// in its own lane: no horizontal sums (vphaddd costs several unpacks, and
+// reducing 8 rows that way takes as long as their products).
 // The VNNI micro-kernels of these panels take the same interleaved form.
 struct qg_pa {
     int8_t  w[QG_R][32];
@@ -338,10 +336,9 @@ LM_TARGET_AVX2 static void dec_iq4_xs(const void * vx, int n, int r, void * vp) 
 // against q8_0 (the sign trick, |w| in aw); otherwise unsigned quants
 // against q8_1, plus m_x * s_y in accm. A row's integer dot of a block is
 // the same exact sum as the row-major kernels' (mat-vec, VNNI), and the
-// float steps are theirs, so the bits are too.
-// 1 thread, q8_0 4096x4096 x 12 / 32 columns: 6.5 / 14.9 ms row-major with
-// vphaddd sums, 5.5 / 12.1 interleaved, 5.2 / 11.3 with 4 columns a pass
-// and no spills, 4.8 / 11.0 with the next stretch prefetched.
+// float steps are theirs, so the bits are too. For speed: interleaved rows
+// (no vphaddd sums), 4 columns a pass without spills, and the next stretch
+// prefetched.
 #define QG_NC 4
 // column c's quants 4g..4g+3 against the 8 rows' (the column's variables
 // are named, not arrays: GCC kept arrays of vectors on the stack)
@@ -412,9 +409,8 @@ MK_PA(mk_u8m, LM_TARGET_AVX2, mk_pa, false)
 // column's words g and g+1 (one vpermd), so a block takes 4 vpdpbusd per
 // column where mk_pa takes 8 maddubs + madd; the halves are added at the end
 // (exact int32 sums, see dot_s8_zmm), then mk_pa's float steps: the same bits.
-// Zen 5, 1 thread, q8_0 4096x4096 x 12 / 32 columns: 3.7 / 8.8 ms with the
-// row-major VNNI kernel (one column a pass, then reduce_pairs), 2.3 / 5.1
-// with this one; the reference 3.8-4.1 / 10.0.
+// Faster than the row-major VNNI kernel (one column a pass, then
+// reduce_pairs), which pays a reduction per column.
 #define PV_COL(c) if (nc > c) {                                                                            \
         const __m512i yg = _mm512_permutexvar_epi32(sel, y##c);                                            \
         s##c = _mm512_dpbusd_epi32(s##c, aw, sgn ? _mm512_mask_sub_epi8(yg, neg, _mm512_setzero_si512(), yg) : yg); }
@@ -575,8 +571,7 @@ LM_TARGET_AVX2 static void qmv_run(const struct qg_type * qt, mm_qmv_fn mv, int6
         const int nr = (int) LM_GGML_MIN(QG_R, r1 - r);
         // zeroed by whole-vector stores: the kernel loads them as one vector, and a
         // load that narrower stores (or memset's) must be merged for waits for them
-        // to retire. 100 mat-vecs of 768 x 768 q8_0, Zen 5, 1 thread: memset per
-        // group 1.68 ms, 16-byte stores 7% slower still, these 1.48 ms.
+        // to retire.
         float acc[QG_R], accm[QG_R];
         _mm256_storeu_ps(acc, _mm256_setzero_ps());
         _mm256_storeu_ps(accm, _mm256_setzero_ps());

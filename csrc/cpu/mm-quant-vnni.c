@@ -216,8 +216,8 @@ LM_TARGET_VNNI static void qmv_q8_0_rp_group(int64_t nb, const char * g, const b
     _mm256_storeu_ps(d, a);
 }
 
-// Prefetched about 64 KB ahead, in whole groups: nearer (16 KB) left the
-// stream 10-15% slower from memory (Zen 5, 1 thread, 768-wide rows).
+// Prefetched about 64 KB ahead, in whole groups: nearer leaves the stream
+// waiting on memory.
 #define RP_PF_BYTES (64 * 1024)
 
 LM_TARGET_VNNI static void qmv_q8_0_rp(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y,

@@ -65,8 +65,8 @@ LM_TARGET_AVX2 static inline __m256i scale_pair(__m256i s16, int t) {
 //
 // One block is a single dot of 32 bytes scaled by d_x*d_y. The kernels share
 // one loop that alternates two accumulators, so consecutive blocks do not
-// wait on each other's FMA (measured: a small gain for q8_0 only; the others
-// are bound by their ~20 uops per block). A block function adds its block
+// wait on each other's FMA (it helps q8_0; the others are bound by their
+// uops per block). A block function adds its block
 // into acc and, for the types with a min, m*s into *ms.
 
 #define DOT32_KERNEL(name, XT, YT, blk)                                                   \
@@ -372,8 +372,8 @@ KDOT_KERNEL(vd_iq4_xs_q8_K_vnni, block_iq4_xs, kd_iq4_xs_vnni, 0, LM_TARGET_VNNI
 // lanes, each block's exact integer dot is added with one FMA, so these give
 // the GEMM's bits for one column without decoding into a panel first.
 
-// Pairwise lane sums without hadd (on Zen 3 a ymm hadd holds its pipes for
-// two cycles, the multipliers' too): two blends and one in-lane shuffle per
+// Pairwise lane sums without hadd (a ymm hadd can hold its pipes, the
+// multipliers' too, for more than a cycle): two blends and one in-lane shuffle per
 // level. qmv_fold2: even dwords a's pair sums, odd ones b's. qmv_fold4 on
 // two such: dwords 0-3 of each lane a0 b0 a1 b1's partial sums.
 LM_TARGET_AVX2 static inline __m256i qmv_fold2(__m256i a, __m256i b) {
@@ -428,8 +428,8 @@ QMV_K(qmv_iq4_xs_vnni, block_iq4_xs, kd_iq4_xs_vnni, 0, LM_TARGET_VNNI)
 
 // q4_K and q5_K, 8 rows. Per block, the scales of rows t and t+4 are
 // unpacked together (lane 0 row t, lane 1 row t+4) into a table of int16
-// pairs (s, s) that the madds take by broadcast loads (on Zen 3 a load,
-// no vector ALU op, where the shuffle competed with the nibble shifts);
+// pairs (s, s) that the madds take by broadcast loads (a load, no vector
+// ALU op, where a shuffle would compete with the nibble shifts);
 // their mins share one madd with the activation sums. The quants are walked
 // step by step over the 8 rows, so a step's activations are loaded once and
 // the 8 row sums stay in registers; the empty asm pins each sum after its

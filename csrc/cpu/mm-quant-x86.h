@@ -116,9 +116,7 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 
 // The next group's block i (8 blocks' bytes of the contiguous rows) is
 // prefetched while block i of this group is summed: 8 rows of a few blocks
-// each are too short for the hardware prefetchers to get ahead of. 1 thread,
-// weights from memory, K=4096: q4_K 32768 rows 7.2 -> 5.1 ms, q6_K 16384 rows
-// 4.2 -> 3.5 ms, q4_0 32768 rows 8.2 -> 6.3 ms (reference q4_K: 6.0 ms).
+// each are too short for the hardware prefetchers to get ahead of.
 #define QMV_PF(pf, i, XT) if (pf) {                                                                      \
     const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
     for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }

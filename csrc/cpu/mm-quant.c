@@ -13,7 +13,7 @@
 // ---------------------------------------------------------------- activation quantizers
 
 // The CPU quantizers of the activation formats (ggml-quants.c): the same
-// bits as the reference's, so the integer dots see the reference's operands.
+// bits as ggml's, so the integer dots see the operands ggml's do.
 lm_ggml_from_float_t mm_act_quantizer(enum lm_ggml_type t) {
     switch (t) {
         case LM_GGML_TYPE_Q8_0: return lm_quantize_row_q8_0;

@@ -16,7 +16,7 @@
 #include <arm_neon.h>
 #endif
 
-typedef double lm_float_acc; // the reference accumulates long sums in double
+typedef double lm_float_acc; // long sums in double, as ggml does, so results match it within the parity tolerance
 
 // True when the AVX2 paths may run: on x86 only, and only when the dispatcher
 // says the CPU (or a forced level) has AVX2 or better.

@@ -3,13 +3,12 @@
 // pass, for one-token decoding.
 //
 // Why. The 8-row mat-vec kernels read block i of eight rows at once: eight
-// addresses a row apart, moving 34 bytes a step. This CPU's prefetchers
-// follow that poorly: loads alone in that order ran at 0.75-0.85 of loads
-// over the same 100 MB row after row (Zen 5, 1 thread, q8_0 rows of 768).
+// addresses a row apart, moving 34 bytes a step. Hardware prefetchers
+// follow that poorly: loads alone in that order are slower than loads over
+// the same bytes row after row.
 // In the repacked layout the bytes lie in the order the kernel reads them,
 // and each block's eight scales are one 16-byte load instead of eight
-// inserts: the kernel runs 1.6x faster from L2, and a q8_0 decode 1.1-1.25x
-// faster from memory.
+// inserts, so the kernel is faster both from cache and from memory.
 //
 // The layout (q8_0): the rows of each 2-D slice in groups of 8; per group
 // and block b, 272 bytes: the 8 rows' fp16 scales (16 bytes), then their 32

@@ -1,6 +1,6 @@
 // gguf.c - GGUF contexts: creation, accessors, setters and tensor infos.
 // Parsing is in gguf-read.c, serialization in gguf-write.c. Accessors abort
-// (LM_GGML_ASSERT) on a wrong id or type, as the reference does; callers that
+// (LM_GGML_ASSERT) on a wrong id or type, as ggml's do; callers that
 // cannot afford that (the Go bindings) check types first.
 #include "gguf-impl.h"
 
@@ -477,7 +477,7 @@ void lm_gguf_add_tensor_info(struct lm_gguf_context * ctx, const char * name, en
 void lm_gguf_add_tensor(struct lm_gguf_context * ctx, const struct lm_ggml_tensor * tensor) {
     LM_GGML_ASSERT(tensor != NULL);
     lm_gguf_add_tensor_info(ctx, tensor->name, tensor->type, lm_ggml_n_dims(tensor), tensor->ne, tensor->data);
-    // the reference records lm_ggml_nbytes, which differs from the packed size only for views
+    // lm_ggml_nbytes, as ggml records, which differs from the packed size only for views
     ctx->infos[ctx->n_tensors - 1].size = lm_ggml_nbytes(tensor);
     relayout(ctx);
 }

@@ -1,5 +1,5 @@
 // ggml-alloc.h - tensor and graph allocators over backend buffers.
-// Source-compatible with the reference's ggml-alloc.h (cui-llama.rn 1.3.3).
+// Source-compatible with upstream ggml's ggml-alloc.h (cui-llama.rn 1.3.3).
 #pragma once
 
 #include "ggml.h"

@@ -1,9 +1,9 @@
 // ggml-backend.h - buffers, backends, devices, the registry and the scheduler.
-// Source-compatible with the reference's ggml-backend.h (cui-llama.rn 1.3.3).
+// Source-compatible with upstream ggml's ggml-backend.h (cui-llama.rn 1.3.3).
 //
-// Where the reference aborts on a failure it cannot report (a void function
+// Where upstream ggml aborts on a failure it cannot report (a void function
 // whose backend lost its connection, say), this core calls lm_ggml_abort with
-// the reason: plain C programs abort as with the reference, while callers that
+// the reason: plain C programs abort as with ggml, while callers that
 // arm error capture (the Go bindings) get the message back as an error.
 #pragma once
 

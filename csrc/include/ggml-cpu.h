@@ -1,5 +1,5 @@
 // ggml-cpu.h - CPU compute API and CPU backend of the ggml-go core
-// (source-compatible with the reference's ggml-cpu.h).
+// (source-compatible with upstream ggml's ggml-cpu.h).
 #pragma once
 
 #include "ggml.h"
@@ -61,7 +61,7 @@ LM_GGML_BACKEND_API enum lm_ggml_status lm_ggml_graph_compute(struct lm_ggml_cgr
 // Like lm_ggml_graph_compute, with the work buffer allocated in ctx.
 LM_GGML_BACKEND_API enum lm_ggml_status lm_ggml_graph_compute_with_ctx(struct lm_ggml_context * ctx, struct lm_ggml_cgraph * cgraph, int n_threads);
 
-// An addition of ours to the reference API. A computation whose plan has no
+// An addition of ours to ggml's API. A computation whose plan has no
 // threadpool (every lm_ggml_graph_compute_with_ctx) runs on a process-wide
 // cached pool instead of starting threads for the call: it takes the pool if
 // it is idle and has n_threads threads (else starts one of its own) and puts
@@ -135,7 +135,7 @@ LM_GGML_BACKEND_API lm_ggml_backend_reg_t lm_ggml_backend_cpu_reg(void);
 LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_hbm_buffer_type(void);
 #endif
 
-// The CPU's extra buffer type for weights (named "CPU_REPACK"; the reference
+// The CPU's extra buffer type for weights (named "CPU_REPACK"; upstream ggml
 // calls its own "CPU_AARCH64"): mul_mat weights the CPU has a faster kernel
 // for in another layout are stored in it (q8_0 at the AVX-512 level with
 // VNNI), the rest as in a CPU buffer. tensor_get/set/memset read and write

@@ -1,10 +1,10 @@
 // ggml-rpc.h - the RPC backend: a backend whose buffers and graphs live in
 // another process (usually on another machine) running an RPC server.
-// Source-compatible with the reference's ggml-rpc.h (cui-llama.rn 1.3.3) and
+// Source-compatible with upstream ggml's ggml-rpc.h (cui-llama.rn 1.3.3) and
 // wire-compatible with its rpc-server and client (ggml commit 69d065e7): the
 // same commands, message layouts and serialized tensors.
 //
-// Unlike the reference, the server checks everything it receives (sizes,
+// Unlike upstream ggml's, the server checks everything it receives (sizes,
 // buffers, tensor bounds, graph structure, op shapes) and drops a connection
 // that sends malformed messages; a client whose server disappears gets errors,
 // not an abort or a hang.
@@ -19,7 +19,7 @@ extern "C" {
 
 #define LM_GGML_RPC_MAX_SERVERS 16
 
-// ---------------------------------------------------------------- the reference's API
+// ---------------------------------------------------------------- ggml's API
 
 // A backend computing on the server at endpoint ("host:port"). Connects on
 // first use; NULL if the endpoint does not parse.
@@ -45,7 +45,7 @@ LM_GGML_BACKEND_API lm_ggml_backend_reg_t lm_ggml_backend_rpc_reg(void);
 // The device of endpoint (one per endpoint, never freed).
 LM_GGML_BACKEND_API lm_ggml_backend_dev_t lm_ggml_backend_rpc_add_device(const char * endpoint);
 
-// ---------------------------------------------------------------- extensions (not in the reference)
+// ---------------------------------------------------------------- extensions (not in ggml)
 
 // Client timeouts in milliseconds (process-wide; <= 0 keeps the current value):
 // connecting, and waiting for any progress on a request or its reply (a graph

@@ -1,4 +1,4 @@
-// gguf-ext.h - GGUF entry points beyond the reference API, used by the Go
+// gguf-ext.h - GGUF entry points beyond ggml's API, used by the Go
 // bindings and by tests. They report errors as text instead of logging, and
 // give access to values that C strings cannot carry (lengths, inner NULs).
 #pragma once

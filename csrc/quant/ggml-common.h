@@ -1,8 +1,8 @@
 // ggml-common.h - the block layouts of the quantized tensor types.
 //
 // These structs ARE the on-disk / in-memory format of GGUF tensor data, so
-// every size and field order follows the reference format exactly (the sizes
-// are checked below against the type traits of the reference). Internal.
+// every size and field order follows ggml's format exactly (the sizes are
+// checked below against ggml's type traits). Internal.
 // The layouts are those of ggml (MIT License, Copyright (c) 2023-2024 The
 // ggml authors; the notice is in ggml-iq-tables.c).
 #pragma once

@@ -3,8 +3,8 @@
 // These are format constants: the grid points, sign patterns and non-linear
 // levels that define the bits of the IQ block formats. They are the tables
 // iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid, iq3s_grid, iq1s_grid,
-// ksigns_iq2xs, ksigns64, kmask_iq2xs and kvalues_iq4nl of ggml (the
-// reference's ggml-common.h), reproduced here as data. Their origin and its
+// ksigns_iq2xs, ksigns64, kmask_iq2xs and kvalues_iq4nl of ggml (its
+// ggml-common.h), reproduced here as data. Their origin and its
 // license:
 //
 //   ggml - MIT License - Copyright (c) 2023-2024 The ggml authors

@@ -1,8 +1,8 @@
 // ggml-iquants.c - the i-quant formats: dequantization, the lattice tables the
 // quantizers search, and the importance-weighted quantizers.
 //
-// The quantizers must give the reference's bits, so every float expression
-// keeps the reference's association and evaluation order (a*b*c is (a*b)*c,
+// The quantizers must give ggml's bits, so every float expression keeps
+// ggml's association and evaluation order (a*b*c is (a*b)*c,
 // sums run in element order), ties resolve the same way (first candidate wins,
 // rounding is half-to-even), and the few quirks that leave traces in the
 // output are kept on purpose; each is marked "quirk".
@@ -11,7 +11,7 @@
 #include "../base/ggml-simd.h"
 #include "quantize-simd.h"
 
-// Fused multiply-adds would change the bits (the reference rounds every
+// Fused multiply-adds would change the bits (ggml rounds every
 // product), and compilers contract a*b + c by default on FMA targets such as
 // arm64 or -march=native x86.
 #if defined(__clang__)
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The reference's MAX: keeps the first operand unless the second is larger.
+// ggml's MAX: keeps the first operand unless the second is larger.
 #define IQ_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 // ============================================================== dequantization
@@ -227,7 +227,7 @@ void lm_dequantize_row_iq4_xs(const block_iq4_xs * x, float * y, int64_t k) {
 // them into a code of 2 (or 3) bits per coordinate. The map sends a code to
 // its grid index, or, for a code that is not a grid point, to a list of
 // candidate grid points: all points at the nwant smallest distinct squared
-// distances, ordered by (distance, index). That is what the reference builds
+// distances, ordered by (distance, index), as ggml builds them
 // in iq2xs_init_impl / iq3xs_init_impl.
 
 enum { LAT_IQ2XXS, LAT_IQ2XS, LAT_IQ2S, LAT_IQ1S, LAT_IQ3XXS, LAT_IQ3S, LAT_COUNT };
@@ -317,7 +317,7 @@ static bool lat_build(int id, iq_lattice * L) {
             reachable &= l[i] <= maxlev;
         }
         if (!reachable) continue;
-        // squared distances in level units (the reference's are 4x these: same order)
+        // squared distances in level units (ggml's are 4x these: same order)
         int hist[256] = { 0 };
         for (int j = 0; j < n; ++j) {
             int s = 0;
@@ -434,7 +434,7 @@ static inline int lat_code(const iq_lattice * lat, const int8_t * l) {
     return c;
 }
 
-// Grid index of levels that should be a grid point. The reference aborts when
+// Grid index of levels that should be a grid point. ggml aborts when
 // they are not (only reachable with all-zero importance weights); we take the
 // first candidate of the code instead.
 static int lat_index(const iq_lattice * lat, int8_t * l) {
@@ -448,7 +448,7 @@ static int lat_index(const iq_lattice * lat, int8_t * l) {
 
 // ============================================================== shared helpers
 
-// Round half to even through the float adder, exactly as the reference does
+// Round half to even through the float adder, exactly as ggml does
 // (valid for |x| < 2^22).
 static inline int iq_nearest_int(float fval) {
     const float val = fval + 12582912.f;
@@ -471,7 +471,7 @@ static inline bool iq_use_avx2(void) {
 // The candidate of an off-grid code with the least error sum(w*(scale*q - x)^2)
 // (summed in coordinate order; q[v] is the value of level v, 8 readable
 // entries), the first in list order on ties; NaN errors keep the first
-// candidate (the reference aborts). Returns its grid index.
+// candidate (ggml aborts). Returns its grid index.
 static int lat_best(const iq_lattice * lat, iq_list list, const float * x, const float * w, float scale, const float * q) {
 #if defined(LM_X86)
     if (iq_use_avx2()) return list.idx[lm_lat_best_avx2(x, w, scale, q, lat->dim, list.tlev, list.count)];
@@ -581,7 +581,7 @@ static float iq_sumsq(const float * x, int n) {
 }
 
 // A weighted least-squares scale for n non-negative x on levels 0..nmax: the
-// reference's make_qp_quants (grid of 9 trial scales, then coordinate descent).
+// make_qp_quants of ggml (grid of 9 trial scales, then coordinate descent).
 static float iq_qp_scale(int n, int nmax, const float * x, uint8_t * L, const float * w) {
     float max = 0;
     for (int i = 0; i < n; ++i) max = IQ_MAX(max, x[i]);
@@ -687,7 +687,7 @@ static void iq_trials(const iq_search * s, const float * xv, const float * w, co
     }
 }
 
-// L and on_grid carry state between blocks, as in the reference: a block whose
+// L and on_grid carry state between blocks, as in ggml: a block whose
 // fits all fail keeps the previous block's levels (quirk).
 static float iq_search_scale(const iq_search * s, const float * xv, const float * w, const float * sw,
                              float ref, float scale, int8_t * L, bool * on_grid) {
@@ -724,7 +724,7 @@ static float iq_search_scale(const iq_search * s, const float * xv, const float 
     return scale;
 }
 
-// Per-row scratch that the reference keeps across blocks (see quirks).
+// Per-row scratch that ggml keeps across blocks (see quirks).
 typedef struct {
     int8_t L[32];
     bool   on_grid[8];
@@ -993,7 +993,7 @@ typedef struct {
     int   i;
 } iq1_pair;
 
-// Ascending by value, equal values in their original order (the reference's
+// Ascending by value, equal values in their original order (ggml's
 // qsort is glibc's merge sort, which is stable).
 static void iq1_sort(iq1_pair * p, int n) {
     for (int a = 1; a < n; ++a) {
@@ -1084,7 +1084,7 @@ static void quantize_row_iq1_s(const float * x, block_iq1_s * y, int64_t n, cons
             iq1s_split(sumx, sumw, x_p, x_m, &sp);
             float scale = sp.scale;
             int bi1 = sp.i1, bi2 = sp.i2, shift = sp.v == 0 ? 1 : -1;
-            if (bi1 < 0) { bi1 = 0; bi2 = BS; shift = 1; } // only with zero weights (the reference aborts)
+            if (bi1 < 0) { bi1 = 0; bi2 = BS; shift = 1; } // only with zero weights (ggml aborts)
             int8_t L[BS];
             iq1_assign(L, p, BS, bi1, bi2);
             if (scale < 0) {
@@ -1228,7 +1228,7 @@ static void quantize_row_iq1_m(const float * x, block_iq1_m * y, int64_t n, cons
             iq1m_split(&t[0][0][0], &sp);
             float scale = sp.scale;
             int bi1 = sp.i1, bi2 = sp.i2, best_k = sp.v;
-            if (bi1 < 0) { bi1 = 0; bi2 = BS; best_k = 0; } // only with zero weights (the reference aborts)
+            if (bi1 < 0) { bi1 = 0; bi2 = BS; best_k = 0; } // only with zero weights (ggml aborts)
             int8_t L[BS];
             iq1_assign(L, p, BS, bi1, bi2);
             if (scale < 0) {
@@ -1318,7 +1318,7 @@ static const float iq4_levels[16] = {
 };
 
 // Index of the level nearest to x; a tie goes to the upper level (NaN: 15).
-// Counting the levels <= x gives the reference's bisection bracket without
+// Counting the levels <= x gives ggml's bisection bracket without
 // its unpredictable branches.
 static inline int iq4_nearest(float x) {
     const float * v = iq4_levels;
@@ -1380,7 +1380,7 @@ static float iq4_search(const float * xb, const float * w, float max, int ntry, 
 
 // One super-block of sbs values in blocks of 32 (sbs == 32: iq4_nl). qw is the
 // super-block's slice of the imatrix or NULL; ntry < 0 skips the scale search
-// (the reference's from_float_ref). L persists across calls (quirk, see below).
+// (ggml's from_float_ref). L persists across calls (quirk, see below).
 static void iq4_quantize_super(int sbs, const float * x, lm_ggml_fp16_t * dh, uint8_t * q4,
                                uint16_t * scales_h, uint8_t * scales_l, const float * qw, int ntry, uint8_t * L) {
     const int nb = sbs/32;
@@ -1569,9 +1569,9 @@ void lm_quantize_row_iq4_xs_ref(const float * x, block_iq4_xs * y, int64_t k) {
     lm_quantize_iq4_xs(x, y, 1, k, NULL);
 }
 
-// The reference packs stale levels for an all-zero block (see
-// iq4_quantize_super); ours are those of the last block quantized by this
-// thread, which is what the reference's stack slot held when called row by row.
+// ggml packs stale levels for an all-zero block (see iq4_quantize_super);
+// ours are those of the last block quantized by this thread, which is what
+// ggml's stack slot held when called row by row.
 static _Thread_local uint8_t iq4nl_ref_L[QK4_NL];
 
 void lm_quantize_row_iq4_nl_ref(const float * x, block_iq4_nl * y, int64_t k) {

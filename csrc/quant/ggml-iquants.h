@@ -53,7 +53,7 @@ void lm_quantize_row_iq2_s_ref  (const float * x, block_iq2_s   * y, int64_t k);
 void lm_quantize_row_iq4_nl_ref (const float * x, block_iq4_nl  * y, int64_t k);
 void lm_quantize_row_iq4_xs_ref (const float * x, block_iq4_xs  * y, int64_t k);
 
-// CPU row converters (the reference's from_float for these two; same bits as _ref).
+// CPU row converters (ggml's from_float for these two; same bits as _ref).
 void lm_quantize_row_iq4_nl(const float * x, void * y, int64_t k);
 void lm_quantize_row_iq4_xs(const float * x, void * y, int64_t k);
 

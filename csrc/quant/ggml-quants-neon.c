@@ -14,7 +14,7 @@
 #include <string.h>
 
 // Four int32x4 -> 16 int8 (values known to be in range, so truncating narrows
-// give the same bits as the reference's int8_t casts).
+// give the same bits as ggml's int8_t casts).
 static inline int8x16_t narrow_16(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
     const int16x8_t lo = vcombine_s16(vmovn_s32(a), vmovn_s32(b));
     const int16x8_t hi = vcombine_s16(vmovn_s32(c), vmovn_s32(d));
@@ -85,7 +85,7 @@ void lm_quantize_row_q8_K_neon(const float * LM_GGML_RESTRICT x, block_q8_K * LM
             memset(&y[i], 0, sizeof(y[i]));
             continue;
         }
-        // the reference keeps the sign of the first element of largest magnitude
+        // the sign of the first element of largest magnitude, as ggml keeps it
         const float iscale = -127.f / x[first_of_magnitude(x, amax)];
         const int32x4_t top = vdupq_n_s32(127);
         for (int h = 0; h < 2; h++) {

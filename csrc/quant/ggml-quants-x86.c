@@ -97,10 +97,7 @@ DEQ_Q4_K(lm_dequantize_row_q4_K_avx2, LM_TARGET_AVX2, scale_sub_32)
 
 // The AVX-512 level: the same per-element operations 16 floats at a time
 // (half the instructions per output line). The rows are bound by their
-// stores; fewer instructions keep more of them in flight. 16 MB outputs,
-// Zen 5, interleaved in one process (30 rounds, two orders): q8_0 30.9 / 22.9
-// -> 31.6 / 25.3 GB/s (reference 31.4 / 22.3), q4_K 35.1 / 28.6 -> 38.2 / 29.7
-// (reference 34.5 / 29.0).
+// stores; fewer instructions keep more of them in flight.
 LM_TARGET_AVX512 void lm_dequantize_row_q8_0_avx512(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GGML_RESTRICT y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += LM_QK8_0) {
         const __m512 d = _mm512_set1_ps(_cvtsh_ss(x[i].d));
@@ -228,7 +225,7 @@ LM_TARGET_AVX2 void lm_quantize_row_q8_K_avx2(const float * LM_GGML_RESTRICT x, 
             memset(&y[i], 0, sizeof(y[i]));
             continue;
         }
-        // the reference keeps the sign of the first element of largest magnitude
+        // the sign of the first element of largest magnitude, as ggml keeps it
         int first = 0;
         for (int j = 0; j < LM_QK_K; j += 8) {
             const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), _mm256_set1_ps(amax), _CMP_EQ_OQ));
@@ -243,7 +240,7 @@ LM_TARGET_AVX2 void lm_quantize_row_q8_K_avx2(const float * LM_GGML_RESTRICT x, 
         for (int j = 0; j < LM_QK_K; j += 32) {
             __m256i q[4];
             for (int g = 0; g < 4; ++g) {
-                // the default rounding mode (nearest, ties to even) is the reference's nearest_int
+                // the default rounding mode (nearest, ties to even) is ggml's nearest_int
                 q[g] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(x + j + 8 * g))), top);
             }
             _mm256_storeu_si256((__m256i *) (y[i].qs + j), pack_32_i8(q[0], q[1], q[2], q[3]));

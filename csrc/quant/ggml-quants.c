@@ -2,9 +2,9 @@
 // (tq1_0, tq2_0) block formats: reference quantizers, importance-weighted
 // quantizers and dequantizers, plus the public quantize_chunk / validate API.
 //
-// The quantizers must reproduce the reference bit for bit, so the float
-// arithmetic below keeps the reference's operation order (e.g. x * (1/d)
-// rather than x / d where the reference multiplies, float accumulators summed
+// The quantizers must reproduce ggml bit for bit, so the float arithmetic
+// below keeps ggml's operation order (e.g. x * (1/d) rather than x / d
+// where ggml multiplies, float accumulators summed
 // in index order). Do not "simplify" an expression without re-running
 // tests/c/test-quants.c.
 // The parity data was produced without fused multiply-add contraction, and
@@ -271,7 +271,7 @@ void lm_dequantize_row_q8_0(const block_q8_0 * LM_GGML_RESTRICT x, float * LM_GG
 
 // ================================================================ scale search helpers (K-quants, imatrix paths)
 
-// a*b + c as the reference evaluates it (kept in one place so the rounding
+// a*b + c as ggml evaluates it (kept in one place so the rounding
 // behaviour of every such site can be checked against the parity data).
 #define MAD(a, b, c) ((a) * (b) + (c))
 
@@ -469,18 +469,18 @@ static void make_q3_quants_lanes(int nl, int n, int nmax, const float * x, int8_
 // ================================================================ the same searches over several groups at once
 //
 // The searches are chains of dependent float additions (the sums must be
-// formed in index order to give the reference's bits), so one group at a
+// formed in index order to give ggml's bits), so one group at a
 // time leaves the CPU idle. The *_lanes versions run nl independent groups
 // side by side, lane l holding group l: per lane the operations and their
-// order are exactly those of the reference's single-group function, so the
+// order are exactly those of ggml's single-group function, so the
 // results are the same bits, but the lanes' chains overlap (and vectorize;
 // quantize-x86.c has them eight lanes to an AVX2 vector).
 
 #define LM_MAX_LANES 16
 #define LM_MAX_GROUP 32
 
-// Asymmetric quantization x ~ scale * L - min with L in [0, nmax] (the
-// reference's make_qkx_quants) for nl groups of n values at x + l*n, weights
+// Asymmetric quantization x ~ scale * L - min with L in [0, nmax] (ggml's
+// make_qkx_quants) for nl groups of n values at x + l*n, weights
 // likewise (NULL: x^2): a first guess from the range, then nstep+1 trial
 // scales (rmin + rdelta*is + nmax levels over the range), each followed by a
 // weighted least-squares fit of scale and min, kept if its weighted error
@@ -1725,7 +1725,7 @@ static bool f32_ok(float f, size_t i) {
 }
 
 // Checks the fp16 fields at byte offsets off[0..noff) of each of nb blocks of
-// size bsize (the reference checks the scales only, not the quants).
+// size bsize (ggml checks the scales only, not the quants).
 static bool blocks_ok(const void * data, size_t nb, size_t bsize, const size_t * off, int noff) {
     const uint8_t * p = (const uint8_t *) data;
     for (size_t i = 0; i < nb; ++i, p += bsize) {

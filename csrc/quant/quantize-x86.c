@@ -181,7 +181,7 @@ LM_TARGET_AVX2 void lm_quantize_row_q5_1_avx2(const float * x, block_q5_1 * y, i
 
 enum { LANES = 8, MAXN = 32 };
 
-// The reference's nearest_int (ties to even through the float adder, valid
+// ggml's nearest_int (ties to even through the float adder, valid
 // below 2^22), clamped to [lo, hi], as a float.
 LM_TARGET_AVX2 static inline __m256 round_clamp(__m256 v, __m256i lo, __m256i hi) {
     const __m256i b = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12582912.f)));

@@ -460,7 +460,7 @@ static const char * rpc_dev_name(lm_ggml_backend_dev_t d) { return dev_ep(d)->na
 static void rpc_dev_memory(lm_ggml_backend_dev_t d, size_t * free_mem, size_t * total_mem) {
     lm_ggml_backend_rpc_get_device_memory(dev_ep(d)->endpoint, free_mem, total_mem);
 }
-// as the reference: a device with memory of its own
+// as in ggml: a device with memory of its own
 static enum lm_ggml_backend_dev_type rpc_dev_type(lm_ggml_backend_dev_t d) { (void) d; return LM_GGML_BACKEND_DEVICE_TYPE_GPU; }
 static lm_ggml_backend_t rpc_dev_init(lm_ggml_backend_dev_t d, const char * params) {
     (void) params;

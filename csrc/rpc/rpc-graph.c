@@ -109,7 +109,7 @@ static uint8_t * bytes_grow(struct bytes * b, size_t k) {
     return at;
 }
 
-// Children of x in the order the reference visits them: sources, then the view source.
+// Children of x in the order ggml's client visits them: sources, then the view source.
 static const T * child(const T * x, int k) {
     return k < LM_GGML_MAX_SRC ? x->src[k] : x->view_src;
 }
@@ -480,7 +480,7 @@ bool lm_rpc_op_supported(const struct lm_ggml_tensor * node) {
     if (node == NULL || (int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) return false;
     if (is_view_op(node->op)) return true;
     if (rebuild[node->op] == NULL) return false;
-    // a cast can only be sent as a copy into itself, which is what the reference does too
+    // a cast can only be sent as a copy into itself, as ggml's client sends it
     return true;
 }
 

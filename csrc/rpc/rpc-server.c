@@ -321,7 +321,7 @@ static bool do_buffer_cmd(struct rpc_client * c, const struct lm_rpc_request * r
 }
 
 // The checked target of SET_TENSOR / GET_TENSOR: [data + offset, + size) inside
-// the tensor's buffer, as the reference requires.
+// the tensor's buffer, as ggml's server requires.
 static struct rpc_buf * access_target(struct rpc_client * c, const struct lm_rpc_request * r, uint64_t * at, lm_rpc_why why) {
     struct rpc_buf * b = tensor_buf(c, &r->tensor, why);
     if (b == NULL) return NULL;
@@ -403,7 +403,7 @@ static bool do_get_tensor(struct rpc_client * c, const struct lm_rpc_request * r
     return true;
 }
 
-// The reference copies all of src's bytes to dst's address; done = 0 when
+// ggml's server copies all of src's bytes to dst's address; done = 0 when
 // that does not fit (the client then copies through itself).
 static bool do_copy_tensor(struct rpc_client * c, const struct lm_rpc_request * r) {
     lm_rpc_why why;
@@ -566,7 +566,7 @@ void lm_rpc_server_serve(struct lm_rpc_server * s, int fd) {
     lm_rpc_close(fd);
 }
 
-// ---------------------------------------------------------------- the reference's entry point
+// ---------------------------------------------------------------- ggml's entry point
 
 struct serve_arg {
     struct lm_rpc_server * srv;

@@ -7,7 +7,7 @@
 //   request: cmd (1 byte) | size (u64) | size bytes of payload
 //   reply:   size (u64) | size bytes of payload
 //
-// Integers are little-endian (the reference writes its packed host structs;
+// Integers are little-endian (ggml writes its packed host structs;
 // every platform it and we run on is little-endian). There is no handshake:
 // a client connects and sends requests, one at a time, each answered by one
 // reply. A server that dislikes a request closes the connection.
@@ -138,11 +138,11 @@ bool lm_rpc_request_decode(uint8_t cmd, const uint8_t * p, size_t n, uint64_t to
 //
 //   n_nodes u32 | node ids u64[n_nodes] | n_tensors u32 | tensors[n_tensors]
 //
-// The reference client lists each tensor after its sources and view source
+// ggml's client lists each tensor after its sources and view source
 // (a depth-first walk from the nodes); the decoder requires that order, which
 // rules out cycles and dangling references without a search. The one
-// exception is a tensor naming itself as a source (a cast, which the
-// reference builds as a copy into itself).
+// exception is a tensor naming itself as a source (a cast, which ggml's
+// client builds as a copy into itself).
 
 struct lm_rpc_graph {
     uint32_t n_nodes;
