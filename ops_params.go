@@ -91,7 +91,7 @@ func checkOperands(op string, e *C.gg_err, operands ...*Tensor) {
 // operands' types and shapes, named a, b, c... as in the core's checks,
 // then the condition that failed, e.g.
 //
-//	Add: a is f32 [3, 4], b is f32 [5, 2]: lm_ggml_can_repeat(b, a) does not hold (ops-elementwise.c:23)
+//	Add: a is f32 [3, 4], b is f32 [5, 2]: lm_ggml_can_repeat(b, a) does not hold (ctor-elementwise.c:14)
 func operandError(op, msg string, operands []*Tensor) *OpError {
 	if cond, ok := strings.CutPrefix(msg, "LM_GGML_ASSERT("); ok {
 		if i := strings.LastIndex(cond, ") failed"); i >= 0 {

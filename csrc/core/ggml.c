@@ -1,23 +1,11 @@
-// ggml.c - contexts, tensors, views, type helpers, logging and errors.
-// Graph construction lives in ggml-graph.c, the op constructors in
-// graph/ctor-*.c, and compute in cpu/ggml-cpu.c (the kernels in cpu/ops-*.c).
+// ggml.c - contexts, tensors, views and type helpers (logging and errors are
+// in base/ggml-base.c). Graph construction lives in ggml-graph.c, the op
+// constructors in graph/ctor-*.c, and compute in cpu/ggml-cpu.c (the kernels
+// in cpu/ops-*.c).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "../base/ggml-impl.h"
-
-#include <pthread.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-#include <time.h>
-#ifdef _WIN32
-#include <errno.h>
-#include <malloc.h>
-#define WIN32_LEAN_AND_MEAN
-#define NOMINMAX
-#include <windows.h>
-#endif
 
 extern const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT];
 extern const char * const lm_ggml_op_name_table[LM_GGML_OP_COUNT];
