@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ggml-simd.h"
+#include "ggml-cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
