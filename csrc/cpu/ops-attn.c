@@ -423,6 +423,5 @@ static void flash_attn_ext_kernel(const struct lm_ggml_compute_params * params, 
     }
 }
 
-void lm_cpu_register_attn(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_FLASH_ATTN_EXT] = (struct lm_cpu_op) { flash_attn_ext_kernel, fa_wsize, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_flash_attn_ext = { .compute = flash_attn_ext_kernel, .work_size = fa_wsize };

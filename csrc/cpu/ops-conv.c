@@ -318,14 +318,13 @@ static void pool_2d_back_kernel(const struct lm_ggml_compute_params * params, st
     }
 }
 
-// ================================================================ registration
+// ================================================================ descriptors
 
-void lm_cpu_register_conv(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_IM2COL]            = (struct lm_cpu_op) { im2col_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_IM2COL_BACK]       = (struct lm_cpu_op) { im2col_back_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_CONV_TRANSPOSE_1D] = (struct lm_cpu_op) { conv_transpose_1d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_CONV_TRANSPOSE_2D] = (struct lm_cpu_op) { conv_transpose_2d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_POOL_1D]           = (struct lm_cpu_op) { pool_1d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_POOL_2D]           = (struct lm_cpu_op) { pool_2d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_POOL_2D_BACK]      = (struct lm_cpu_op) { pool_2d_back_kernel, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_im2col = { .compute = im2col_kernel };
+const struct lm_cpu_op lm_cpu_op_im2col_back = { .compute = im2col_back_kernel };
+const struct lm_cpu_op lm_cpu_op_conv_transpose_1d = { .compute = conv_transpose_1d_kernel };
+const struct lm_cpu_op lm_cpu_op_conv_transpose_2d = { .compute = conv_transpose_2d_kernel };
+const struct lm_cpu_op lm_cpu_op_pool_1d = { .compute = pool_1d_kernel };
+const struct lm_cpu_op lm_cpu_op_pool_2d = { .compute = pool_2d_kernel };
+const struct lm_cpu_op lm_cpu_op_pool_2d_back = { .compute = pool_2d_back_kernel };

@@ -349,13 +349,12 @@ static void k_get_rows_back(const struct lm_ggml_compute_params * params, struct
     }
 }
 
-// ---------------------------------------------------------------- registration
+// ---------------------------------------------------------------- descriptors
 
-void lm_cpu_register_copy(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_DUP]           = (struct lm_cpu_op) { k_dup, NULL, NULL, s_dup };
-    table[LM_GGML_OP_CPY]           = (struct lm_cpu_op) { k_dup, NULL, NULL, s_dup };
-    table[LM_GGML_OP_CONT]          = (struct lm_cpu_op) { k_dup, NULL, NULL, s_dup };
-    table[LM_GGML_OP_SET]           = (struct lm_cpu_op) { k_set, NULL, NULL, NULL };
-    table[LM_GGML_OP_GET_ROWS]      = (struct lm_cpu_op) { k_get_rows, NULL, NULL, NULL };
-    table[LM_GGML_OP_GET_ROWS_BACK] = (struct lm_cpu_op) { k_get_rows_back, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_dup = { .compute = k_dup, .supports = s_dup };
+const struct lm_cpu_op lm_cpu_op_cpy = { .compute = k_dup, .supports = s_dup };
+const struct lm_cpu_op lm_cpu_op_cont = { .compute = k_dup, .supports = s_dup };
+const struct lm_cpu_op lm_cpu_op_set = { .compute = k_set };
+const struct lm_cpu_op lm_cpu_op_get_rows = { .compute = k_get_rows };
+const struct lm_cpu_op lm_cpu_op_get_rows_back = { .compute = k_get_rows_back };

@@ -603,13 +603,12 @@ static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_g
     }
 }
 
-// ---------------------------------------------------------------- registration and CPU type traits
+// ---------------------------------------------------------------- descriptors and CPU type traits
 
-void lm_cpu_register_matmul(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_MUL_MAT]    = (struct lm_cpu_op) { k_mul_mat,    ws_mul_mat,    NULL, s_mul_mat };
-    table[LM_GGML_OP_MUL_MAT_ID] = (struct lm_cpu_op) { k_mul_mat_id, ws_mul_mat_id, NULL, s_mul_mat_id };
-    table[LM_GGML_OP_OUT_PROD]   = (struct lm_cpu_op) { k_out_prod,   ws_out_prod,   NULL, s_out_prod };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_mul_mat = { .compute = k_mul_mat, .work_size = ws_mul_mat, .supports = s_mul_mat };
+const struct lm_cpu_op lm_cpu_op_mul_mat_id = { .compute = k_mul_mat_id, .work_size = ws_mul_mat_id, .supports = s_mul_mat_id };
+const struct lm_cpu_op lm_cpu_op_out_prod = { .compute = k_out_prod, .work_size = ws_out_prod, .supports = s_out_prod };
 
 static struct lm_ggml_type_traits_cpu g_traits_cpu[LM_GGML_TYPE_COUNT];
 static pthread_once_t g_traits_once = PTHREAD_ONCE_INIT;

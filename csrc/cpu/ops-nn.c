@@ -455,16 +455,15 @@ static void rwkv_wkv6_kernel(const struct lm_ggml_compute_params * params, struc
     }
 }
 
-// ================================================================ registration
+// ================================================================ descriptors
 
-void lm_cpu_register_nn(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_ROPE]        = (struct lm_cpu_op) { rope_fwd_kernel, rope_wsize, NULL, NULL };
-    table[LM_GGML_OP_ROPE_BACK]   = (struct lm_cpu_op) { rope_back_kernel, rope_wsize, NULL, NULL };
-    table[LM_GGML_OP_WIN_PART]    = (struct lm_cpu_op) { win_part_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_WIN_UNPART]  = (struct lm_cpu_op) { win_unpart_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_GET_REL_POS] = (struct lm_cpu_op) { get_rel_pos_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_ADD_REL_POS] = (struct lm_cpu_op) { add_rel_pos_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_SSM_CONV]    = (struct lm_cpu_op) { ssm_conv_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_SSM_SCAN]    = (struct lm_cpu_op) { ssm_scan_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_RWKV_WKV6]   = (struct lm_cpu_op) { rwkv_wkv6_kernel, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_rope = { .compute = rope_fwd_kernel, .work_size = rope_wsize };
+const struct lm_cpu_op lm_cpu_op_rope_back = { .compute = rope_back_kernel, .work_size = rope_wsize };
+const struct lm_cpu_op lm_cpu_op_win_part = { .compute = win_part_kernel };
+const struct lm_cpu_op lm_cpu_op_win_unpart = { .compute = win_unpart_kernel };
+const struct lm_cpu_op lm_cpu_op_get_rel_pos = { .compute = get_rel_pos_kernel };
+const struct lm_cpu_op lm_cpu_op_add_rel_pos = { .compute = add_rel_pos_kernel };
+const struct lm_cpu_op lm_cpu_op_ssm_conv = { .compute = ssm_conv_kernel };
+const struct lm_cpu_op lm_cpu_op_ssm_scan = { .compute = ssm_scan_kernel };
+const struct lm_cpu_op lm_cpu_op_rwkv_wkv6 = { .compute = rwkv_wkv6_kernel };

@@ -6,7 +6,7 @@
 // Row statistics accumulate in double like the reference; the per-element
 // arithmetic is in float in the reference's order.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- row kernels
 
@@ -335,13 +335,12 @@ static bool lm_s_diag_mask(const struct lm_ggml_tensor * node) {
     return a != NULL && lm_is_plain_float(a->type) && node->type == a->type && lm_ggml_are_same_shape(a, node);
 }
 
-void lm_cpu_register_norm(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_NORM]           = (struct lm_cpu_op) { .compute = lm_compute_norm,           .supports = lm_s_norm };
-    table[LM_GGML_OP_RMS_NORM]       = (struct lm_cpu_op) { .compute = lm_compute_rms_norm,       .supports = lm_s_norm };
-    table[LM_GGML_OP_RMS_NORM_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_rms_norm_back,  .supports = lm_s_norm2 };
-    table[LM_GGML_OP_GROUP_NORM]     = (struct lm_cpu_op) { .compute = lm_compute_group_norm,     .supports = lm_s_norm };
-    table[LM_GGML_OP_SOFT_MAX]       = (struct lm_cpu_op) { .compute = lm_compute_soft_max,       .supports = lm_s_soft_max };
-    table[LM_GGML_OP_SOFT_MAX_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_soft_max_back,  .supports = lm_s_norm2 };
-    table[LM_GGML_OP_DIAG_MASK_INF]  = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_inf,  .supports = lm_s_diag_mask };
-    table[LM_GGML_OP_DIAG_MASK_ZERO] = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_zero, .supports = lm_s_diag_mask };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_norm = { .compute = lm_compute_norm, .supports = lm_s_norm };
+const struct lm_cpu_op lm_cpu_op_rms_norm = { .compute = lm_compute_rms_norm, .supports = lm_s_norm };
+const struct lm_cpu_op lm_cpu_op_rms_norm_back = { .compute = lm_compute_rms_norm_back, .supports = lm_s_norm2 };
+const struct lm_cpu_op lm_cpu_op_group_norm = { .compute = lm_compute_group_norm, .supports = lm_s_norm };
+const struct lm_cpu_op lm_cpu_op_soft_max = { .compute = lm_compute_soft_max, .supports = lm_s_soft_max };
+const struct lm_cpu_op lm_cpu_op_soft_max_back = { .compute = lm_compute_soft_max_back, .supports = lm_s_norm2 };
+const struct lm_cpu_op lm_cpu_op_diag_mask_inf = { .compute = lm_compute_diag_mask_inf, .supports = lm_s_diag_mask };
+const struct lm_cpu_op lm_cpu_op_diag_mask_zero = { .compute = lm_compute_diag_mask_zero, .supports = lm_s_diag_mask };

@@ -7,7 +7,7 @@
 // Sums accumulate in double, as the reference does, so that long rows stay
 // within the parity tolerance whatever the summation order.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- kernels
 
@@ -229,13 +229,10 @@ static void lm_compute_argsort(const struct lm_ggml_compute_params * params, str
     }
 }
 
-void lm_cpu_register_reduce(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_SUM]         = (struct lm_cpu_op) { .compute = lm_compute_sum };
-    table[LM_GGML_OP_SUM_ROWS]    = (struct lm_cpu_op) { .compute = lm_compute_sum_rows };
-    table[LM_GGML_OP_MEAN]        = (struct lm_cpu_op) { .compute = lm_compute_mean };
-    table[LM_GGML_OP_ARGMAX]      = (struct lm_cpu_op) { .compute = lm_compute_argmax };
-    table[LM_GGML_OP_COUNT_EQUAL] = (struct lm_cpu_op) { .compute = lm_compute_count_equal, .work_size = lm_wsize_count_equal };
-    table[LM_GGML_OP_ARGSORT]     = (struct lm_cpu_op) { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };
-    lm_cpu_register_norm(table);
-    lm_cpu_register_shape(table);
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_sum = { .compute = lm_compute_sum };
+const struct lm_cpu_op lm_cpu_op_sum_rows = { .compute = lm_compute_sum_rows };
+const struct lm_cpu_op lm_cpu_op_mean = { .compute = lm_compute_mean };
+const struct lm_cpu_op lm_cpu_op_argmax = { .compute = lm_compute_argmax };
+const struct lm_cpu_op lm_cpu_op_count_equal = { .compute = lm_compute_count_equal, .work_size = lm_wsize_count_equal };
+const struct lm_cpu_op lm_cpu_op_argsort = { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };

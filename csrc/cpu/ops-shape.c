@@ -5,7 +5,7 @@
 //
 // The pure data-movement kernels work for any non-block type by element size.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- kernels
 
@@ -188,13 +188,12 @@ static void lm_compute_timestep_embedding(const struct lm_ggml_compute_params * 
     }
 }
 
-void lm_cpu_register_shape(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_REPEAT]             = (struct lm_cpu_op) { .compute = lm_compute_repeat };
-    table[LM_GGML_OP_REPEAT_BACK]        = (struct lm_cpu_op) { .compute = lm_compute_repeat_back };
-    table[LM_GGML_OP_CONCAT]             = (struct lm_cpu_op) { .compute = lm_compute_concat };
-    table[LM_GGML_OP_DIAG]               = (struct lm_cpu_op) { .compute = lm_compute_diag };
-    table[LM_GGML_OP_PAD]                = (struct lm_cpu_op) { .compute = lm_compute_pad };
-    table[LM_GGML_OP_UPSCALE]            = (struct lm_cpu_op) { .compute = lm_compute_upscale };
-    table[LM_GGML_OP_ARANGE]             = (struct lm_cpu_op) { .compute = lm_compute_arange };
-    table[LM_GGML_OP_TIMESTEP_EMBEDDING] = (struct lm_cpu_op) { .compute = lm_compute_timestep_embedding };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_repeat = { .compute = lm_compute_repeat };
+const struct lm_cpu_op lm_cpu_op_repeat_back = { .compute = lm_compute_repeat_back };
+const struct lm_cpu_op lm_cpu_op_concat = { .compute = lm_compute_concat };
+const struct lm_cpu_op lm_cpu_op_diag = { .compute = lm_compute_diag };
+const struct lm_cpu_op lm_cpu_op_pad = { .compute = lm_compute_pad };
+const struct lm_cpu_op lm_cpu_op_upscale = { .compute = lm_compute_upscale };
+const struct lm_cpu_op lm_cpu_op_arange = { .compute = lm_compute_arange };
+const struct lm_cpu_op lm_cpu_op_timestep_embedding = { .compute = lm_compute_timestep_embedding };

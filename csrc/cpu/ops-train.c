@@ -331,10 +331,9 @@ static void adamw_compute(const struct lm_ggml_compute_params * params, struct l
     }
 }
 
-// ---------------------------------------------------------------- registration
+// ---------------------------------------------------------------- descriptors
 
-void lm_cpu_register_train(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_CROSS_ENTROPY_LOSS]      = (struct lm_cpu_op) { cel_compute, cel_work_size, NULL, NULL };
-    table[LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK] = (struct lm_cpu_op) { celb_compute, NULL, NULL, NULL };
-    table[LM_GGML_OP_OPT_STEP_ADAMW]          = (struct lm_cpu_op) { adamw_compute, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_cross_entropy_loss = { .compute = cel_compute, .work_size = cel_work_size };
+const struct lm_cpu_op lm_cpu_op_cross_entropy_loss_back = { .compute = celb_compute };
+const struct lm_cpu_op lm_cpu_op_opt_step_adamw = { .compute = adamw_compute };

@@ -6,7 +6,7 @@
 // Kernels work row by row on f32; f16/bf16 tensors and strided rows pass
 // through f32 scratch chunks.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 #include <pthread.h>
 
@@ -251,15 +251,14 @@ static bool lm_s_silu_back(const struct lm_ggml_tensor * node) {
            lm_ggml_are_same_shape(node->src[0], node->src[1]);
 }
 
-void lm_cpu_register_unary(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_SQR]        = (struct lm_cpu_op) { .compute = lm_compute_sqr, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_SQRT]       = (struct lm_cpu_op) { .compute = lm_compute_sqrt, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_LOG]        = (struct lm_cpu_op) { .compute = lm_compute_log, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_SIN]        = (struct lm_cpu_op) { .compute = lm_compute_sin, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_COS]        = (struct lm_cpu_op) { .compute = lm_compute_cos, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_SCALE]      = (struct lm_cpu_op) { .compute = lm_compute_scale, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_CLAMP]      = (struct lm_cpu_op) { .compute = lm_compute_clamp, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_LEAKY_RELU] = (struct lm_cpu_op) { .compute = lm_compute_leaky_relu, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_UNARY]      = (struct lm_cpu_op) { .compute = lm_compute_unary, .supports = lm_s_unary };
-    table[LM_GGML_OP_SILU_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_silu_back, .supports = lm_s_silu_back };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_sqr = { .compute = lm_compute_sqr, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_sqrt = { .compute = lm_compute_sqrt, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_log = { .compute = lm_compute_log, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_sin = { .compute = lm_compute_sin, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_cos = { .compute = lm_compute_cos, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_scale = { .compute = lm_compute_scale, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_clamp = { .compute = lm_compute_clamp, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_leaky_relu = { .compute = lm_compute_leaky_relu, .supports = lm_s_unary_like };
+const struct lm_cpu_op lm_cpu_op_unary = { .compute = lm_compute_unary, .supports = lm_s_unary };
+const struct lm_cpu_op lm_cpu_op_silu_back = { .compute = lm_compute_silu_back, .supports = lm_s_silu_back };
