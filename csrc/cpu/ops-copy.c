@@ -240,11 +240,11 @@ static bool copy_supported(const struct lm_ggml_tensor * src, const struct lm_gg
     return lm_cpu_to_float(st) != NULL && lm_cpu_from_float(dt) != NULL;
 }
 
-static void k_dup(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_dup(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     copy_tensor_part(dst, dst->src[0], params->ith, params->nth);
 }
 
-static bool s_dup(const struct lm_ggml_tensor * node) {
+static bool lm_supports_dup(const struct lm_ggml_tensor * node) {
     return node->src[0] != NULL && lm_ggml_nelements(node->src[0]) == lm_ggml_nelements(node) && copy_supported(node->src[0], node);
 }
 
@@ -254,7 +254,7 @@ static bool s_dup(const struct lm_ggml_tensor * node) {
 // pass reads back. The kernel copies a into dst unless inplace, then writes b
 // into the strided view of dst.
 
-static void k_set(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_set(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     const size_t nb1 = (size_t) lm_ggml_get_op_params_i32(dst, 0);
@@ -291,7 +291,7 @@ static void k_set(const struct lm_ggml_compute_params * params, struct lm_ggml_t
 // picks a's row k of batch (i11, i12). Indices are data: an out-of-range one
 // fails the computation (lm_cpu_error) and its row is left zero.
 
-static void k_get_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_get_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     const int64_t n0 = a->ne[0];
@@ -326,7 +326,7 @@ static void k_get_rows(const struct lm_ggml_compute_params * params, struct lm_g
 // [n0, rows]. dst row k = sum of a's rows i with b[i] == k. Threads split the
 // columns so duplicate indices never race.
 
-static void k_get_rows_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_get_rows_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     int64_t c0, c1;
@@ -352,9 +352,9 @@ static void k_get_rows_back(const struct lm_ggml_compute_params * params, struct
 // ---------------------------------------------------------------- descriptors
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_dup = { .compute = k_dup, .supports = s_dup };
-const struct lm_cpu_op lm_cpu_op_cpy = { .compute = k_dup, .supports = s_dup };
-const struct lm_cpu_op lm_cpu_op_cont = { .compute = k_dup, .supports = s_dup };
-const struct lm_cpu_op lm_cpu_op_set = { .compute = k_set };
-const struct lm_cpu_op lm_cpu_op_get_rows = { .compute = k_get_rows };
-const struct lm_cpu_op lm_cpu_op_get_rows_back = { .compute = k_get_rows_back };
+const struct lm_cpu_op lm_cpu_op_dup           = { .compute = lm_compute_dup, .supports = lm_supports_dup };
+const struct lm_cpu_op lm_cpu_op_cpy           = { .compute = lm_compute_dup, .supports = lm_supports_dup };
+const struct lm_cpu_op lm_cpu_op_cont          = { .compute = lm_compute_dup, .supports = lm_supports_dup };
+const struct lm_cpu_op lm_cpu_op_set           = { .compute = lm_compute_set };
+const struct lm_cpu_op lm_cpu_op_get_rows      = { .compute = lm_compute_get_rows };
+const struct lm_cpu_op lm_cpu_op_get_rows_back = { .compute = lm_compute_get_rows_back };

@@ -206,21 +206,21 @@ static bool lm_rows_ok(const struct lm_ggml_tensor * t) {
     // plain floats first: asked for every node of every graph before it runs
     return lm_is_plain_float(t->type) || (lm_type_rw(t->type) && t->nb[0] == lm_ggml_type_size(t->type));
 }
-static bool lm_s_binary(const struct lm_ggml_tensor * node) {
+static bool lm_supports_binary(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return a != NULL && b != NULL && lm_rows_ok(a) && lm_is_plain_float(b->type) && lm_rows_ok(node) &&
            lm_shape_repeats(b, a) && lm_shape_eq(a, node);
 }
-static bool lm_s_acc(const struct lm_ggml_tensor * node) {
+static bool lm_supports_acc(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return a != NULL && b != NULL && a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 &&
            node->type == LM_GGML_TYPE_F32 && lm_ggml_is_contiguous(a) && lm_ggml_is_contiguous(node);
 }
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_add = { .compute = lm_compute_add, .supports = lm_s_binary };
-const struct lm_cpu_op lm_cpu_op_sub = { .compute = lm_compute_sub, .supports = lm_s_binary };
-const struct lm_cpu_op lm_cpu_op_mul = { .compute = lm_compute_mul, .supports = lm_s_binary };
-const struct lm_cpu_op lm_cpu_op_div = { .compute = lm_compute_div, .supports = lm_s_binary };
-const struct lm_cpu_op lm_cpu_op_add1 = { .compute = lm_compute_add1, .supports = lm_s_binary };
-const struct lm_cpu_op lm_cpu_op_acc = { .compute = lm_compute_acc, .supports = lm_s_acc };
+const struct lm_cpu_op lm_cpu_op_add  = { .compute = lm_compute_add, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_sub  = { .compute = lm_compute_sub, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_mul  = { .compute = lm_compute_mul, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_div  = { .compute = lm_compute_div, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_add1 = { .compute = lm_compute_add1, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_acc  = { .compute = lm_compute_acc, .supports = lm_supports_acc };

@@ -103,11 +103,11 @@ static int lm_ntasks_custom(const struct lm_ggml_tensor * node, int n_threads) {
 }
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_map_unary = { .compute = lm_compute_map_unary, .n_tasks = lm_ntasks_one };
-const struct lm_cpu_op lm_cpu_op_map_binary = { .compute = lm_compute_map_binary, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_unary       = { .compute = lm_compute_map_unary, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_binary      = { .compute = lm_compute_map_binary, .n_tasks = lm_ntasks_one };
 const struct lm_cpu_op lm_cpu_op_map_custom1_f32 = { .compute = lm_compute_map_custom1_f32, .n_tasks = lm_ntasks_one };
 const struct lm_cpu_op lm_cpu_op_map_custom2_f32 = { .compute = lm_compute_map_custom2_f32, .n_tasks = lm_ntasks_one };
 const struct lm_cpu_op lm_cpu_op_map_custom3_f32 = { .compute = lm_compute_map_custom3_f32, .n_tasks = lm_ntasks_one };
-const struct lm_cpu_op lm_cpu_op_map_custom1 = { .compute = lm_compute_map_custom1, .n_tasks = lm_ntasks_custom };
-const struct lm_cpu_op lm_cpu_op_map_custom2 = { .compute = lm_compute_map_custom2, .n_tasks = lm_ntasks_custom };
-const struct lm_cpu_op lm_cpu_op_map_custom3 = { .compute = lm_compute_map_custom3, .n_tasks = lm_ntasks_custom };
+const struct lm_cpu_op lm_cpu_op_map_custom1     = { .compute = lm_compute_map_custom1, .n_tasks = lm_ntasks_custom };
+const struct lm_cpu_op lm_cpu_op_map_custom2     = { .compute = lm_compute_map_custom2, .n_tasks = lm_ntasks_custom };
+const struct lm_cpu_op lm_cpu_op_map_custom3     = { .compute = lm_compute_map_custom3, .n_tasks = lm_ntasks_custom };

@@ -29,17 +29,17 @@ static bool mm_act_type_ok(enum lm_ggml_type t) {
 
 // What the kernels handle (the constructors check shapes only, as the
 // reference's do; a node of other types is refused when computing).
-static bool s_mul_mat(const struct lm_ggml_tensor * node) {
+static bool lm_supports_mul_mat(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return mm_weight_type_ok(a->type) && a->nb[0] == lm_ggml_type_size(a->type) && mm_act_type_ok(b->type) &&
            node->type == LM_GGML_TYPE_F32;
 }
 
-static bool s_mul_mat_id(const struct lm_ggml_tensor * node) {
-    return s_mul_mat(node) && node->src[2] != NULL && node->src[2]->type == LM_GGML_TYPE_I32;
+static bool lm_supports_mul_mat_id(const struct lm_ggml_tensor * node) {
+    return lm_supports_mul_mat(node) && node->src[2] != NULL && node->src[2]->type == LM_GGML_TYPE_I32;
 }
 
-static bool s_out_prod(const struct lm_ggml_tensor * node) {
+static bool lm_supports_out_prod(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return mm_weight_type_ok(a->type) && (a->type == LM_GGML_TYPE_F32 || a->nb[0] == lm_ggml_type_size(a->type)) &&
            b->type == LM_GGML_TYPE_F32 && node->type == LM_GGML_TYPE_F32;
@@ -376,7 +376,7 @@ static int64_t mm_grab(atomic_int * ctr, int64_t nunits, int64_t nru, int64_t ma
     }
 }
 
-static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
     mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads);
@@ -408,7 +408,7 @@ static void mm_chunk(const struct lm_ggml_compute_params * params, const struct 
     }
 }
 
-static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     struct mm_plan p;
@@ -465,13 +465,13 @@ static size_t mmid_extra_size(const struct lm_ggml_tensor * node) {
            mm_pad((size_t) npairs * sizeof(int32_t));
 }
 
-static size_t ws_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
     mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads) + mmid_extra_size(node);
 }
 
-static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * as  = dst->src[0];
     const struct lm_ggml_tensor * b   = dst->src[1];
     const struct lm_ggml_tensor * ids = dst->src[2];
@@ -559,11 +559,11 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
 
 #define OP_BLOCK 16
 
-static size_t ws_out_prod(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_out_prod(const struct lm_ggml_tensor * node, int n_threads) {
     return (size_t) n_threads * mm_pad((size_t) node->src[0]->ne[0] * sizeof(float));
 }
 
-static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_out_prod(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     const int64_t m = dst->ne[0], p = dst->ne[1], n = a->ne[1];
@@ -606,9 +606,9 @@ static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_g
 // ---------------------------------------------------------------- descriptors and CPU type traits
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_mul_mat = { .compute = k_mul_mat, .work_size = ws_mul_mat, .supports = s_mul_mat };
-const struct lm_cpu_op lm_cpu_op_mul_mat_id = { .compute = k_mul_mat_id, .work_size = ws_mul_mat_id, .supports = s_mul_mat_id };
-const struct lm_cpu_op lm_cpu_op_out_prod = { .compute = k_out_prod, .work_size = ws_out_prod, .supports = s_out_prod };
+const struct lm_cpu_op lm_cpu_op_mul_mat    = { .compute = lm_compute_mul_mat, .work_size = lm_wsize_mul_mat, .supports = lm_supports_mul_mat };
+const struct lm_cpu_op lm_cpu_op_mul_mat_id = { .compute = lm_compute_mul_mat_id, .work_size = lm_wsize_mul_mat_id, .supports = lm_supports_mul_mat_id };
+const struct lm_cpu_op lm_cpu_op_out_prod   = { .compute = lm_compute_out_prod, .work_size = lm_wsize_out_prod, .supports = lm_supports_out_prod };
 
 static struct lm_ggml_type_traits_cpu g_traits_cpu[LM_GGML_TYPE_COUNT];
 static pthread_once_t g_traits_once = PTHREAD_ONCE_INIT;

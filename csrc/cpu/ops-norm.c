@@ -317,30 +317,30 @@ static void lm_compute_diag_mask_zero(const struct lm_ggml_compute_params * para
 static bool lm_f32_rows(const struct lm_ggml_tensor * t) {
     return t != NULL && t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float);
 }
-static bool lm_s_norm(const struct lm_ggml_tensor * node) {
+static bool lm_supports_norm(const struct lm_ggml_tensor * node) {
     return lm_f32_rows(node->src[0]) && lm_f32_rows(node) && lm_ggml_are_same_shape(node->src[0], node);
 }
-static bool lm_s_norm2(const struct lm_ggml_tensor * node) {
-    return lm_s_norm(node) && lm_f32_rows(node->src[1]) && lm_ggml_are_same_shape(node->src[0], node->src[1]);
+static bool lm_supports_norm2(const struct lm_ggml_tensor * node) {
+    return lm_supports_norm(node) && lm_f32_rows(node->src[1]) && lm_ggml_are_same_shape(node->src[0], node->src[1]);
 }
-static bool lm_s_soft_max(const struct lm_ggml_tensor * node) {
+static bool lm_supports_soft_max(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * m = node->src[1];
     if (a == NULL || a->type != LM_GGML_TYPE_F32 || node->type != LM_GGML_TYPE_F32 || !lm_ggml_is_contiguous(a) ||
         !lm_ggml_is_contiguous(node) || !lm_ggml_are_same_shape(a, node)) return false;
     return m == NULL || ((m->type == LM_GGML_TYPE_F16 || m->type == LM_GGML_TYPE_F32) && lm_ggml_is_contiguous(m) &&
                          m->ne[0] == a->ne[0] && m->ne[1] >= a->ne[1]);
 }
-static bool lm_s_diag_mask(const struct lm_ggml_tensor * node) {
+static bool lm_supports_diag_mask(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0];
     return a != NULL && lm_is_plain_float(a->type) && node->type == a->type && lm_ggml_are_same_shape(a, node);
 }
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_norm = { .compute = lm_compute_norm, .supports = lm_s_norm };
-const struct lm_cpu_op lm_cpu_op_rms_norm = { .compute = lm_compute_rms_norm, .supports = lm_s_norm };
-const struct lm_cpu_op lm_cpu_op_rms_norm_back = { .compute = lm_compute_rms_norm_back, .supports = lm_s_norm2 };
-const struct lm_cpu_op lm_cpu_op_group_norm = { .compute = lm_compute_group_norm, .supports = lm_s_norm };
-const struct lm_cpu_op lm_cpu_op_soft_max = { .compute = lm_compute_soft_max, .supports = lm_s_soft_max };
-const struct lm_cpu_op lm_cpu_op_soft_max_back = { .compute = lm_compute_soft_max_back, .supports = lm_s_norm2 };
-const struct lm_cpu_op lm_cpu_op_diag_mask_inf = { .compute = lm_compute_diag_mask_inf, .supports = lm_s_diag_mask };
-const struct lm_cpu_op lm_cpu_op_diag_mask_zero = { .compute = lm_compute_diag_mask_zero, .supports = lm_s_diag_mask };
+const struct lm_cpu_op lm_cpu_op_norm           = { .compute = lm_compute_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_rms_norm       = { .compute = lm_compute_rms_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_rms_norm_back  = { .compute = lm_compute_rms_norm_back, .supports = lm_supports_norm2 };
+const struct lm_cpu_op lm_cpu_op_group_norm     = { .compute = lm_compute_group_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_soft_max       = { .compute = lm_compute_soft_max, .supports = lm_supports_soft_max };
+const struct lm_cpu_op lm_cpu_op_soft_max_back  = { .compute = lm_compute_soft_max_back, .supports = lm_supports_norm2 };
+const struct lm_cpu_op lm_cpu_op_diag_mask_inf  = { .compute = lm_compute_diag_mask_inf, .supports = lm_supports_diag_mask };
+const struct lm_cpu_op lm_cpu_op_diag_mask_zero = { .compute = lm_compute_diag_mask_zero, .supports = lm_supports_diag_mask };

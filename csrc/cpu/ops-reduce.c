@@ -230,9 +230,9 @@ static void lm_compute_argsort(const struct lm_ggml_compute_params * params, str
 }
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_sum = { .compute = lm_compute_sum };
-const struct lm_cpu_op lm_cpu_op_sum_rows = { .compute = lm_compute_sum_rows };
-const struct lm_cpu_op lm_cpu_op_mean = { .compute = lm_compute_mean };
-const struct lm_cpu_op lm_cpu_op_argmax = { .compute = lm_compute_argmax };
+const struct lm_cpu_op lm_cpu_op_sum         = { .compute = lm_compute_sum };
+const struct lm_cpu_op lm_cpu_op_sum_rows    = { .compute = lm_compute_sum_rows };
+const struct lm_cpu_op lm_cpu_op_mean        = { .compute = lm_compute_mean };
+const struct lm_cpu_op lm_cpu_op_argmax      = { .compute = lm_compute_argmax };
 const struct lm_cpu_op lm_cpu_op_count_equal = { .compute = lm_compute_count_equal, .work_size = lm_wsize_count_equal };
-const struct lm_cpu_op lm_cpu_op_argsort = { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };
+const struct lm_cpu_op lm_cpu_op_argsort     = { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };

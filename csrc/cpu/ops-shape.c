@@ -189,11 +189,11 @@ static void lm_compute_timestep_embedding(const struct lm_ggml_compute_params * 
 }
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_repeat = { .compute = lm_compute_repeat };
-const struct lm_cpu_op lm_cpu_op_repeat_back = { .compute = lm_compute_repeat_back };
-const struct lm_cpu_op lm_cpu_op_concat = { .compute = lm_compute_concat };
-const struct lm_cpu_op lm_cpu_op_diag = { .compute = lm_compute_diag };
-const struct lm_cpu_op lm_cpu_op_pad = { .compute = lm_compute_pad };
-const struct lm_cpu_op lm_cpu_op_upscale = { .compute = lm_compute_upscale };
-const struct lm_cpu_op lm_cpu_op_arange = { .compute = lm_compute_arange };
+const struct lm_cpu_op lm_cpu_op_repeat             = { .compute = lm_compute_repeat };
+const struct lm_cpu_op lm_cpu_op_repeat_back        = { .compute = lm_compute_repeat_back };
+const struct lm_cpu_op lm_cpu_op_concat             = { .compute = lm_compute_concat };
+const struct lm_cpu_op lm_cpu_op_diag               = { .compute = lm_compute_diag };
+const struct lm_cpu_op lm_cpu_op_pad                = { .compute = lm_compute_pad };
+const struct lm_cpu_op lm_cpu_op_upscale            = { .compute = lm_compute_upscale };
+const struct lm_cpu_op lm_cpu_op_arange             = { .compute = lm_compute_arange };
 const struct lm_cpu_op lm_cpu_op_timestep_embedding = { .compute = lm_compute_timestep_embedding };

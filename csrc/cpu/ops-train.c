@@ -25,7 +25,7 @@ static inline char * row_ptr(const struct lm_ggml_tensor * t, int64_t ir) {
 // + (-log sum exp), then * label), the row sum and the sum of exponentials are
 // accumulated in double, per-thread partials in float, and their total in double.
 
-static size_t cel_work_size(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_cross_entropy_loss(const struct lm_ggml_tensor * node, int n_threads) {
     (void) node;
     return sizeof(float) * (size_t) (n_threads > 0 ? n_threads : 1);
 }
@@ -135,7 +135,7 @@ LM_TARGET_AVX2 static void celb_row_avx2(float * d, const float * x, const float
 }
 #endif
 
-static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_cross_entropy_loss(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     const int64_t nc = src0->ne[0];
@@ -188,7 +188,7 @@ static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_
 //
 // d logits = (softmax(logits) - labels) * dloss / nrows
 
-static void celb_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_cross_entropy_loss_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     const struct lm_ggml_tensor * src2 = dst->src[2];
@@ -283,7 +283,7 @@ static void adamw_row_avx2(const struct adamw_hp * h, int64_t n, float * w, cons
 }
 #endif
 
-static void adamw_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_opt_step_adamw(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * w_t = dst->src[0];
     const struct lm_ggml_tensor * g_t = dst->src[1];
     const struct lm_ggml_tensor * m_t = dst->src[2];
@@ -334,6 +334,6 @@ static void adamw_compute(const struct lm_ggml_compute_params * params, struct l
 // ---------------------------------------------------------------- descriptors
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
-const struct lm_cpu_op lm_cpu_op_cross_entropy_loss = { .compute = cel_compute, .work_size = cel_work_size };
-const struct lm_cpu_op lm_cpu_op_cross_entropy_loss_back = { .compute = celb_compute };
-const struct lm_cpu_op lm_cpu_op_opt_step_adamw = { .compute = adamw_compute };
+const struct lm_cpu_op lm_cpu_op_cross_entropy_loss      = { .compute = lm_compute_cross_entropy_loss, .work_size = lm_wsize_cross_entropy_loss };
+const struct lm_cpu_op lm_cpu_op_cross_entropy_loss_back = { .compute = lm_compute_cross_entropy_loss_back };
+const struct lm_cpu_op lm_cpu_op_opt_step_adamw          = { .compute = lm_compute_opt_step_adamw };
