@@ -417,7 +417,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
             S = S*ms + vs;
         }
 
-        // as in the reference, a fully masked row gives 0 * inf = NaN
+        // as in ggml, a fully masked row gives 0 * inf = NaN
         const float S_inv = 1.0f / S;
         for (int64_t d = 0; d < DV; d++) r0.out[d] = acc[d] * S_inv;
     }

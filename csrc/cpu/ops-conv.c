@@ -184,7 +184,7 @@ static void lm_compute_conv_transpose_2d(const struct lm_ggml_compute_params * p
 
 // ================================================================ pooling
 
-// The reference only computes k0 == s0 and p0 == 0; this is the general form
+// ggml only computes k0 == s0 and p0 == 0; this is the general form
 // (out-of-range taps skipped, AVG divides by k0 as pool_2d does), identical there.
 static void lm_compute_pool_1d(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src = dst->src[0];

@@ -48,7 +48,7 @@ lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type) {
         case LM_GGML_TYPE_F32:   return f32_from_f32_row;
         case LM_GGML_TYPE_F16:   return f16_from_f32;
         case LM_GGML_TYPE_BF16:  return bf16_from_f32;
-        // the CPU row quantizers (same bits as the reference ones, faster)
+        // the CPU row quantizers (the same bits as ggml's reference quantizers, faster)
         case LM_GGML_TYPE_Q4_0:  return lm_quantize_row_q4_0;
         case LM_GGML_TYPE_Q4_1:  return lm_quantize_row_q4_1;
         case LM_GGML_TYPE_Q5_0:  return lm_quantize_row_q5_0;
@@ -66,7 +66,7 @@ lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type) {
         default: break;
     }
     if (!type_in_range(type) || !lm_ggml_is_quantized(type)) return NULL;
-    // the rest (i-quants) only have the reference quantizer; blockwise, so any
+    // the rest (i-quants) only have ggml's reference quantizer; blockwise, so any
     // span of whole blocks converts independently
     return lm_ggml_get_type_traits(type)->from_float_ref;
 }
@@ -226,7 +226,7 @@ static void copy_tensor_part(struct lm_ggml_tensor * dst, const struct lm_ggml_t
 }
 
 // Which conversions the copy engine can do. Not checked when the graph is
-// built (the reference's constructors accept any pair, and programs such as
+// built (ggml's constructors accept any pair, and programs such as
 // test-backend-ops build them to ask supports_op): the engine refuses the
 // node when computing. (set's constructor asks graph/ctor-copy.c's twin of
 // this test, which accepts the same pairs.)

@@ -6,7 +6,7 @@
 // All-f32 rows with unit element strides take the SIMD path; every other type
 // combination (f16/bf16/quantized src0, f16/bf16 src1, strided rows, cast
 // destinations) goes through f32 scratch chunks, which gives the same value
-// the reference computes: convert to f32, operate, convert to the dst type.
+// ggml computes: convert to f32, operate, convert to the dst type.
 #include "ops-vec.h"
 #include "ggml-cpu-impl.h"
 

@@ -3,7 +3,7 @@
 // map_custom{1,2,3}_f32 forms. The constructors are in graph/ctor-map.c; see
 // ggml-cpu-impl.h for the kernel contract.
 //
-// op_params layouts are the reference's, since other code reads them back:
+// op_params layouts are ggml's, since other code reads them back:
 // - deprecated forms: the function pointer itself at op_params[0..];
 // - map_custom{1,2,3}: struct lm_map_custom{1,2,3}_params (graph/ggml-op-params.h).
 #include "ops-vec.h"

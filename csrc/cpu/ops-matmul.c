@@ -27,8 +27,8 @@ static bool mm_act_type_ok(enum lm_ggml_type t) {
     return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
 }
 
-// What the kernels handle (the constructors check shapes only, as the
-// reference's do; a node of other types is refused when computing).
+// What the kernels handle (the constructors check shapes only, as ggml's
+// do; a node of other types is refused when computing).
 static bool lm_supports_mul_mat(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return mm_weight_type_ok(a->type) && a->nb[0] == lm_ggml_type_size(a->type) && mm_act_type_ok(b->type) &&
@@ -98,7 +98,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         // staging of non-f32 / strided columns (phase 1), then the GEMM's panels (phase 2)
         p->scratch  = mm_pad(LM_GGML_MAX((size_t) p->K * sizeof(float), p->qg ? (size_t) MM_QGEMM_SCRATCH : 0));
     } else if (p->path == MM_FLOAT && mm_bf16_dot(p->xt)) {
-        // the reference's vec_dot_type of bf16 is bf16: columns rounded once per call, padded
+        // ggml's vec_dot_type of bf16 is bf16: columns rounded once per call, padded
         // with zeros to whole steps of the kernels (a multiple of 64 bytes)
         p->act_bf16 = true;
         p->convert  = true;

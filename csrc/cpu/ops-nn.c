@@ -285,7 +285,7 @@ static void lm_compute_win_unpart(const struct lm_ggml_compute_params * params, 
     }
 }
 
-// dst[q][k] = a[(kh - 1 - k) + q]: a 2-byte copy (bf16 bits are copied as is, as in the reference)
+// dst[q][k] = a[(kh - 1 - k) + q]: a 2-byte copy (bf16 bits are copied as is, as in ggml)
 static void lm_compute_get_rel_pos(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     LM_GGML_TENSOR_UNARY_OP_LOCALS
@@ -315,7 +315,7 @@ static void lm_compute_add_rel_pos(const struct lm_ggml_compute_params * params,
     const float * h_data = (const float *) ph->data;
     float * y = (float *) dst->data;
 
-    // planes beyond np (a->ne[3] > 1) are only copied, as in the reference
+    // planes beyond np (a->ne[3] > 1) are only copied, as in ggml
     const int64_t n_planes = lm_ggml_nelements(src0) / plane;
     int64_t p0, p1;
     lm_ggml_thread_range(n_planes, params->ith, params->nth, &p0, &p1);
@@ -357,7 +357,7 @@ static void lm_compute_ssm_conv(const struct lm_ggml_compute_params * params, st
                 // sliding window of d_conv inputs ending at token it
                 const float * s = (const float *)((const char *) sx->data + ir*sx->nb[1] + is*sx->nb[2]) + it;
                 const float * w = (const float *)((const char *) cw->data + ir*cw->nb[1]);
-                float acc = 0.0f; // single precision, as the reference
+                float acc = 0.0f; // single precision, as in ggml
                 for (int64_t i0 = 0; i0 < nc; i0++) acc += s[i0] * w[i0];
                 y[ir] = acc;
             }

@@ -3,8 +3,8 @@
 // kernels. The constructors are in graph/ctor-norm.c; see ggml-cpu-impl.h for
 // the kernel contract.
 //
-// Row statistics accumulate in double like the reference; the per-element
-// arithmetic is in float in the reference's order.
+// Row statistics accumulate in double as in ggml; the per-element
+// arithmetic is in float in ggml's order.
 #include "ops-vec.h"
 #include "ggml-cpu-impl.h"
 
@@ -17,7 +17,7 @@ static lm_float_acc lm_sum_sq_s(int64_t n, const float * x) {
 }
 
 #if defined(LM_X86)
-// Squares in float (as the reference), sums in double.
+// Squares in float (as in ggml), sums in double.
 LM_TARGET_AVX2 static lm_float_acc lm_sum_sq_avx2(int64_t n, const float * x) {
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     int64_t i = 0;

@@ -21,7 +21,7 @@ static inline char * row_ptr(const struct lm_ggml_tensor * t, int64_t ir) {
 //
 // loss = -(1/nrows) * sum_rows sum_i labels_i * log_softmax(logits)_i
 //
-// The per-element float operations follow the reference order (x - max, then
+// The per-element float operations follow ggml's order (x - max, then
 // + (-log sum exp), then * label), the row sum and the sum of exponentials are
 // accumulated in double, per-thread partials in float, and their total in double.
 

@@ -12,12 +12,11 @@
 
 // ---------------------------------------------------------------- gelu tables
 //
-// The reference evaluates gelu and gelu_quick on f32 data by rounding the
-// input to f16 and looking the f16 result up in a 64K table (its
-// GGML_GELU_FP16 / GGML_GELU_QUICK_FP16 builds, the default). The rounding
-// error of that scheme is ~1e-4 relative, which is larger than the parity
-// tolerance allows us to differ by, so we use the same scheme. The tables
-// hold the f16 results widened to f32.
+// ggml evaluates gelu and gelu_quick on f32 data by rounding the input to
+// f16 and looking the f16 result up in a 64K table (its GGML_GELU_FP16 /
+// GGML_GELU_QUICK_FP16 builds, the default). The rounding error of that
+// scheme is ~1e-4 relative, more than the parity tolerance allows, so the
+// same scheme is used here. The tables hold the f16 results widened to f32.
 
 #define LM_GELU_COEF_A       0.044715f
 #define LM_GELU_QUICK_COEF  -1.702f

@@ -422,7 +422,7 @@ struct lm_ggml_init_params {
     bool   no_alloc;   // do not allocate tensor data
 };
 
-// n-dimensional tensor; layout identical to the reference (336 bytes on 64-bit).
+// n-dimensional tensor; layout identical to ggml's (336 bytes on 64-bit).
 struct lm_ggml_tensor {
     enum lm_ggml_type type;
 
