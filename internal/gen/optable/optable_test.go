@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -206,5 +207,53 @@ enum lm_ggml_unary_op {
 	}
 	for p := range want {
 		t.Errorf("no file %s", p)
+	}
+}
+
+// The ops marked cpu are the ops whose descriptor a kernel file defines: a
+// descriptor without the fact would never be used, and the fact without a
+// descriptor fails only at link time.
+func TestCPUDescriptorsMatchTheFacts(t *testing.T) {
+	root := moduleRoot(t)
+	src, err := os.ReadFile(filepath.Join(root, header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for _, o := range tab.Ops.Ops {
+		if o.CPU {
+			marked[cpuOpName(&tab.Ops, o)] = true
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "csrc", "cpu", "ops-*.c"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no csrc/cpu/ops-*.c (%v)", err)
+	}
+	defRE := regexp.MustCompile(`(?m)^const struct lm_cpu_op (lm_cpu_op_[a-z0-9_]+)\s*=`)
+	defined := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range defRE.FindAllSubmatch(b, -1) {
+			name := string(m[1])
+			if prev, dup := defined[name]; dup {
+				t.Errorf("%s is defined in %s and %s", name, prev, filepath.Base(f))
+			}
+			defined[name] = filepath.Base(f)
+			if !marked[name] {
+				t.Errorf("%s defines %s, but its op is not marked cpu in %s", filepath.Base(f), name, header)
+			}
+		}
+	}
+	for name := range marked {
+		if _, ok := defined[name]; !ok {
+			t.Errorf("%s: marked cpu in %s, but no csrc/cpu/ops-*.c defines it", name, header)
+		}
 	}
 }
