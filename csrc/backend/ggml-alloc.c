@@ -13,7 +13,7 @@
 //
 // Offsets come from two packings of the same blocks, whichever needs less
 // memory: the walk's own (free blocks in an address-ordered list, best fit,
-// neighbours merged: the reference's method), and an offline one that knows
+// neighbours merged: ggml's method), and an offline one that knows
 // every block's lifetime in advance (largest first, each at the lowest
 // offset free for its whole lifetime).
 //
@@ -254,7 +254,7 @@ void lm_ggml_gallocr_free(lm_ggml_gallocr_t g) {
 // Ops whose CPU kernels read each element (row) of an operand before writing
 // the same element (row) of the result, so the result may take the operand's
 // memory: the ops marked inplace in enum lm_ggml_op (ggml.h), from which
-// ggml-op-inplace.h is generated. The reference's list plus the norms, the
+// ggml-op-inplace.h is generated. ggml's list plus the norms, the
 // backward rules and clamp/leaky_relu/sin/cos, which have the same access
 // pattern here.
 static bool can_inplace(enum lm_ggml_op op) {
@@ -632,7 +632,7 @@ static uint64_t mix_tensor(lm_ggml_gallocr_t g, uint64_t h, const struct lm_ggml
 // Everything the plan depends on: the tensors (by address), their shapes,
 // flags, views and whether they have data, and the graph's structure. (Not
 // the buffer ids: alloc_graph trusts that a graph of several buffers is the
-// one reserve_n planned, as the reference does.)
+// one reserve_n planned, as ggml's does.)
 static uint64_t graph_sig(lm_ggml_gallocr_t g, const struct lm_ggml_cgraph * graph) {
     uint64_t h = mix(0, ((uint64_t) graph->n_nodes << 32) | (uint32_t) graph->n_leafs);
     for (int i = 0; i < graph->n_leafs; i++) h = mix_tensor(g, h, graph->leafs[i]);

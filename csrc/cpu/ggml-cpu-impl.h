@@ -86,15 +86,10 @@ static inline void lm_ggml_thread_range(int64_t nr, int ith, int nth, int64_t * 
     if (*ir0 > nr) *ir0 = nr;
 }
 
-// Each ops-*.c file fills the table entries of the ops it implements.
-void lm_cpu_register_elementwise(struct lm_cpu_op * table); // ops-elementwise.c
-void lm_cpu_register_reduce     (struct lm_cpu_op * table); // ops-reduce.c
-void lm_cpu_register_copy       (struct lm_cpu_op * table); // ops-copy.c
-void lm_cpu_register_matmul     (struct lm_cpu_op * table); // ops-matmul.c
-void lm_cpu_register_nn         (struct lm_cpu_op * table); // ops-nn.c
-void lm_cpu_register_conv       (struct lm_cpu_op * table); // ops-conv.c
-void lm_cpu_register_attn       (struct lm_cpu_op * table); // ops-attn.c
-void lm_cpu_register_train      (struct lm_cpu_op * table); // ops-train.c
+// The kernel of each op (NULL: none), generated from the ops marked cpu in
+// ggml.h into ggml-cpu-kernels.c: the descriptor of op LM_GGML_OP_X is
+// lm_cpu_op_x, defined in the ops-*.c file that computes it.
+extern const struct lm_cpu_op * const lm_cpu_kernels[LM_GGML_OP_COUNT];
 
 // Element access with 64-bit indices (the public *_nd functions take int),
 // for callers that checked the indices against ne.

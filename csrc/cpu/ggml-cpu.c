@@ -24,29 +24,17 @@
 void lm_ggml_numa_init(enum lm_ggml_numa_strategy numa) { LM_GGML_UNUSED(numa); }
 bool lm_ggml_is_numa(void) { return false; }
 
-// ---------------------------------------------------------------- kernel table
+// ---------------------------------------------------------------- kernels
 
-static struct lm_cpu_op g_ops[LM_GGML_OP_COUNT];
-
-static void ops_register(void) {
-    lm_cpu_register_elementwise(g_ops);
-    lm_cpu_register_reduce(g_ops);
-    lm_cpu_register_copy(g_ops);
-    lm_cpu_register_matmul(g_ops);
-    lm_cpu_register_nn(g_ops);
-    lm_cpu_register_conv(g_ops);
-    lm_cpu_register_attn(g_ops);
-    lm_cpu_register_train(g_ops);
-}
+// The kernels are lm_cpu_kernels (ggml-cpu-kernels.c, generated from the ops
+// marked cpu in ggml.h): nothing to fill at run time.
 
 static atomic_bool g_cpu_ready; // set once everything below has run: later calls cost one load
 
 void lm_ggml_cpu_init(void) {
     if (atomic_load_explicit(&g_cpu_ready, memory_order_acquire)) return;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
     lm_ggml_fp16_table_init();
     (void) lm_cpu_level(); // detects the CPU once, before any worker asks
-    pthread_once(&once, ops_register);
     atomic_store_explicit(&g_cpu_ready, true, memory_order_release);
 }
 
@@ -68,8 +56,8 @@ bool lm_cpu_node_supported(const struct lm_ggml_tensor * node) {
     if (node == NULL || (int) node->op < 0 || node->op >= LM_GGML_OP_COUNT) return false;
     if (op_is_noop(node)) return true;
     lm_ggml_cpu_init();
-    const struct lm_cpu_op * op = &g_ops[node->op];
-    return op->compute != NULL && (op->supports == NULL || op->supports(node));
+    const struct lm_cpu_op * op = lm_cpu_kernels[node->op];
+    return op != NULL && op->compute != NULL && (op->supports == NULL || op->supports(node));
 }
 
 // ---------------------------------------------------------------- compute errors
@@ -447,7 +435,7 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
             params.node_index = i;
             params.ith = solo ? 0 : ith;
             params.nth = solo ? 1 : nth;
-            g_ops[node->op].compute(&params, node);
+            lm_cpu_kernels[node->op]->compute(&params, node);
             params.ith = ith;
             params.nth = nth;
             if (ith == 0) {
@@ -738,8 +726,9 @@ struct lm_ggml_cplan lm_ggml_graph_plan(const struct lm_ggml_cgraph * cgraph, in
     size_t work_size = 0;
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const struct lm_ggml_tensor * node = cgraph->nodes[i];
-        if (op_is_noop(node) || g_ops[node->op].work_size == NULL || !lm_cpu_node_supported(node)) continue;
-        const size_t w = g_ops[node->op].work_size(node, n_threads);
+        const struct lm_cpu_op * op = op_is_noop(node) ? NULL : lm_cpu_kernels[node->op];
+        if (op == NULL || op->work_size == NULL || !lm_cpu_node_supported(node)) continue;
+        const size_t w = op->work_size(node, n_threads);
         work_size = w > work_size ? w : work_size;
     }
     if (work_size > 0) {

@@ -239,7 +239,7 @@ static size_t fa_scratch_floats(const struct lm_ggml_tensor * node) {
     return (size_t)(node->src[1]->ne[0] + 5 * node->src[2]->ne[0] + 32);
 }
 
-static size_t fa_wsize(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_flash_attn_ext(const struct lm_ggml_tensor * node, int n_threads) {
     return sizeof(float) * fa_scratch_floats(node) * (size_t) n_threads;
 }
 
@@ -275,7 +275,7 @@ static void fa_row_get(const struct fa_rows * f, int64_t ir, struct fa_row * r) 
     r->out = (float *)((char *) f->dst->data + iq2*f->dst->nb[1] + iq1*f->dst->nb[2] + iq3*f->dst->nb[3]);
 }
 
-static void flash_attn_ext_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * q    = dst->src[0];
     const struct lm_ggml_tensor * k    = dst->src[1];
     const struct lm_ggml_tensor * v    = dst->src[2];
@@ -417,12 +417,11 @@ static void flash_attn_ext_kernel(const struct lm_ggml_compute_params * params, 
             S = S*ms + vs;
         }
 
-        // as in the reference, a fully masked row gives 0 * inf = NaN
+        // as in ggml, a fully masked row gives 0 * inf = NaN
         const float S_inv = 1.0f / S;
         for (int64_t d = 0; d < DV; d++) r0.out[d] = acc[d] * S_inv;
     }
 }
 
-void lm_cpu_register_attn(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_FLASH_ATTN_EXT] = (struct lm_cpu_op) { flash_attn_ext_kernel, fa_wsize, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_flash_attn_ext = { .compute = lm_compute_flash_attn_ext, .work_size = lm_wsize_flash_attn_ext };

@@ -48,7 +48,7 @@ static void im2col_geom_init(struct im2col_geom * g, const struct lm_ggml_tensor
     g->sw = image->nb[0];
 }
 
-static void im2col_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_im2col(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     const bool is_2D = lm_ggml_get_op_params_i32(dst, 6) == 1;
@@ -86,7 +86,7 @@ static void im2col_kernel(const struct lm_ggml_compute_params * params, struct l
 }
 
 // Gathers, for every input pixel, the gradients of the im2col entries that copied it.
-static void im2col_back_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_im2col_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * kern = dst->src[0];
     const struct lm_ggml_tensor * grad = dst->src[1];
     const bool is_2D = lm_ggml_get_op_params_i32(dst, 6) == 1;
@@ -126,7 +126,7 @@ static void im2col_back_kernel(const struct lm_ggml_compute_params * params, str
 // ================================================================ transposed convolutions
 
 // Each thread owns output channels; every input sample scatters a scaled kernel row.
-static void conv_transpose_1d_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_conv_transpose_1d(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * w = dst->src[0];
     const struct lm_ggml_tensor * x = dst->src[1];
     const int s0 = lm_ggml_get_op_params_i32(dst, 0);
@@ -148,7 +148,7 @@ static void conv_transpose_1d_kernel(const struct lm_ggml_compute_params * param
     }
 }
 
-static void conv_transpose_2d_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_conv_transpose_2d(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * w = dst->src[0];
     const struct lm_ggml_tensor * x = dst->src[1];
     const int s = lm_ggml_get_op_params_i32(dst, 0);
@@ -184,9 +184,9 @@ static void conv_transpose_2d_kernel(const struct lm_ggml_compute_params * param
 
 // ================================================================ pooling
 
-// The reference only computes k0 == s0 and p0 == 0; this is the general form
+// ggml only computes k0 == s0 and p0 == 0; this is the general form
 // (out-of-range taps skipped, AVG divides by k0 as pool_2d does), identical there.
-static void pool_1d_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_pool_1d(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src = dst->src[0];
     const enum lm_ggml_op_pool op = (enum lm_ggml_op_pool) lm_ggml_get_op_params_i32(dst, 0);
     const int k0 = lm_ggml_get_op_params_i32(dst, 1);
@@ -228,7 +228,7 @@ static struct pool2d_cfg pool2d_cfg_get(const struct lm_ggml_tensor * t) {
     return c;
 }
 
-static void pool_2d_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_pool_2d(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src = dst->src[0];
     const struct pool2d_cfg c = pool2d_cfg_get(dst);
     const int ka = c.k0 * c.k1;
@@ -263,7 +263,7 @@ static void pool_2d_kernel(const struct lm_ggml_compute_params * params, struct 
 }
 
 // MAX routes each gradient to the first maximum of its window; AVG spreads it evenly.
-static void pool_2d_back_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_pool_2d_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * g  = dst->src[0];
     const struct lm_ggml_tensor * xf = dst->src[1];
     const struct pool2d_cfg c = pool2d_cfg_get(dst);
@@ -318,14 +318,13 @@ static void pool_2d_back_kernel(const struct lm_ggml_compute_params * params, st
     }
 }
 
-// ================================================================ registration
+// ================================================================ descriptors
 
-void lm_cpu_register_conv(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_IM2COL]            = (struct lm_cpu_op) { im2col_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_IM2COL_BACK]       = (struct lm_cpu_op) { im2col_back_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_CONV_TRANSPOSE_1D] = (struct lm_cpu_op) { conv_transpose_1d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_CONV_TRANSPOSE_2D] = (struct lm_cpu_op) { conv_transpose_2d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_POOL_1D]           = (struct lm_cpu_op) { pool_1d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_POOL_2D]           = (struct lm_cpu_op) { pool_2d_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_POOL_2D_BACK]      = (struct lm_cpu_op) { pool_2d_back_kernel, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_im2col            = { .compute = lm_compute_im2col };
+const struct lm_cpu_op lm_cpu_op_im2col_back       = { .compute = lm_compute_im2col_back };
+const struct lm_cpu_op lm_cpu_op_conv_transpose_1d = { .compute = lm_compute_conv_transpose_1d };
+const struct lm_cpu_op lm_cpu_op_conv_transpose_2d = { .compute = lm_compute_conv_transpose_2d };
+const struct lm_cpu_op lm_cpu_op_pool_1d           = { .compute = lm_compute_pool_1d };
+const struct lm_cpu_op lm_cpu_op_pool_2d           = { .compute = lm_compute_pool_2d };
+const struct lm_cpu_op lm_cpu_op_pool_2d_back      = { .compute = lm_compute_pool_2d_back };

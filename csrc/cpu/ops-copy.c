@@ -48,7 +48,7 @@ lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type) {
         case LM_GGML_TYPE_F32:   return f32_from_f32_row;
         case LM_GGML_TYPE_F16:   return f16_from_f32;
         case LM_GGML_TYPE_BF16:  return bf16_from_f32;
-        // the CPU row quantizers (same bits as the reference ones, faster)
+        // the CPU row quantizers (the same bits as ggml's reference quantizers, faster)
         case LM_GGML_TYPE_Q4_0:  return lm_quantize_row_q4_0;
         case LM_GGML_TYPE_Q4_1:  return lm_quantize_row_q4_1;
         case LM_GGML_TYPE_Q5_0:  return lm_quantize_row_q5_0;
@@ -66,7 +66,7 @@ lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type) {
         default: break;
     }
     if (!type_in_range(type) || !lm_ggml_is_quantized(type)) return NULL;
-    // the rest (i-quants) only have the reference quantizer; blockwise, so any
+    // the rest (i-quants) only have ggml's reference quantizer; blockwise, so any
     // span of whole blocks converts independently
     return lm_ggml_get_type_traits(type)->from_float_ref;
 }
@@ -226,7 +226,7 @@ static void copy_tensor_part(struct lm_ggml_tensor * dst, const struct lm_ggml_t
 }
 
 // Which conversions the copy engine can do. Not checked when the graph is
-// built (the reference's constructors accept any pair, and programs such as
+// built (ggml's constructors accept any pair, and programs such as
 // test-backend-ops build them to ask supports_op): the engine refuses the
 // node when computing. (set's constructor asks graph/ctor-copy.c's twin of
 // this test, which accepts the same pairs.)
@@ -240,11 +240,11 @@ static bool copy_supported(const struct lm_ggml_tensor * src, const struct lm_gg
     return lm_cpu_to_float(st) != NULL && lm_cpu_from_float(dt) != NULL;
 }
 
-static void k_dup(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_dup(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     copy_tensor_part(dst, dst->src[0], params->ith, params->nth);
 }
 
-static bool s_dup(const struct lm_ggml_tensor * node) {
+static bool lm_supports_dup(const struct lm_ggml_tensor * node) {
     return node->src[0] != NULL && lm_ggml_nelements(node->src[0]) == lm_ggml_nelements(node) && copy_supported(node->src[0], node);
 }
 
@@ -254,7 +254,7 @@ static bool s_dup(const struct lm_ggml_tensor * node) {
 // pass reads back. The kernel copies a into dst unless inplace, then writes b
 // into the strided view of dst.
 
-static void k_set(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_set(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     const size_t nb1 = (size_t) lm_ggml_get_op_params_i32(dst, 0);
@@ -291,7 +291,7 @@ static void k_set(const struct lm_ggml_compute_params * params, struct lm_ggml_t
 // picks a's row k of batch (i11, i12). Indices are data: an out-of-range one
 // fails the computation (lm_cpu_error) and its row is left zero.
 
-static void k_get_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_get_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     const int64_t n0 = a->ne[0];
@@ -326,7 +326,7 @@ static void k_get_rows(const struct lm_ggml_compute_params * params, struct lm_g
 // [n0, rows]. dst row k = sum of a's rows i with b[i] == k. Threads split the
 // columns so duplicate indices never race.
 
-static void k_get_rows_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_get_rows_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     int64_t c0, c1;
@@ -349,13 +349,12 @@ static void k_get_rows_back(const struct lm_ggml_compute_params * params, struct
     }
 }
 
-// ---------------------------------------------------------------- registration
+// ---------------------------------------------------------------- descriptors
 
-void lm_cpu_register_copy(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_DUP]           = (struct lm_cpu_op) { k_dup, NULL, NULL, s_dup };
-    table[LM_GGML_OP_CPY]           = (struct lm_cpu_op) { k_dup, NULL, NULL, s_dup };
-    table[LM_GGML_OP_CONT]          = (struct lm_cpu_op) { k_dup, NULL, NULL, s_dup };
-    table[LM_GGML_OP_SET]           = (struct lm_cpu_op) { k_set, NULL, NULL, NULL };
-    table[LM_GGML_OP_GET_ROWS]      = (struct lm_cpu_op) { k_get_rows, NULL, NULL, NULL };
-    table[LM_GGML_OP_GET_ROWS_BACK] = (struct lm_cpu_op) { k_get_rows_back, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_dup           = { .compute = lm_compute_dup, .supports = lm_supports_dup };
+const struct lm_cpu_op lm_cpu_op_cpy           = { .compute = lm_compute_dup, .supports = lm_supports_dup };
+const struct lm_cpu_op lm_cpu_op_cont          = { .compute = lm_compute_dup, .supports = lm_supports_dup };
+const struct lm_cpu_op lm_cpu_op_set           = { .compute = lm_compute_set };
+const struct lm_cpu_op lm_cpu_op_get_rows      = { .compute = lm_compute_get_rows };
+const struct lm_cpu_op lm_cpu_op_get_rows_back = { .compute = lm_compute_get_rows_back };

@@ -6,9 +6,9 @@
 // All-f32 rows with unit element strides take the SIMD path; every other type
 // combination (f16/bf16/quantized src0, f16/bf16 src1, strided rows, cast
 // destinations) goes through f32 scratch chunks, which gives the same value
-// the reference computes: convert to f32, operate, convert to the dst type.
+// ggml computes: convert to f32, operate, convert to the dst type.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 enum lm_bin { LM_BIN_ADD, LM_BIN_SUB, LM_BIN_MUL, LM_BIN_DIV };
 
@@ -206,24 +206,21 @@ static bool lm_rows_ok(const struct lm_ggml_tensor * t) {
     // plain floats first: asked for every node of every graph before it runs
     return lm_is_plain_float(t->type) || (lm_type_rw(t->type) && t->nb[0] == lm_ggml_type_size(t->type));
 }
-static bool lm_s_binary(const struct lm_ggml_tensor * node) {
+static bool lm_supports_binary(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return a != NULL && b != NULL && lm_rows_ok(a) && lm_is_plain_float(b->type) && lm_rows_ok(node) &&
            lm_shape_repeats(b, a) && lm_shape_eq(a, node);
 }
-static bool lm_s_acc(const struct lm_ggml_tensor * node) {
+static bool lm_supports_acc(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return a != NULL && b != NULL && a->type == LM_GGML_TYPE_F32 && b->type == LM_GGML_TYPE_F32 &&
            node->type == LM_GGML_TYPE_F32 && lm_ggml_is_contiguous(a) && lm_ggml_is_contiguous(node);
 }
 
-void lm_cpu_register_elementwise(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_ADD]  = (struct lm_cpu_op) { .compute = lm_compute_add,  .supports = lm_s_binary };
-    table[LM_GGML_OP_SUB]  = (struct lm_cpu_op) { .compute = lm_compute_sub,  .supports = lm_s_binary };
-    table[LM_GGML_OP_MUL]  = (struct lm_cpu_op) { .compute = lm_compute_mul,  .supports = lm_s_binary };
-    table[LM_GGML_OP_DIV]  = (struct lm_cpu_op) { .compute = lm_compute_div,  .supports = lm_s_binary };
-    table[LM_GGML_OP_ADD1] = (struct lm_cpu_op) { .compute = lm_compute_add1, .supports = lm_s_binary };
-    table[LM_GGML_OP_ACC]  = (struct lm_cpu_op) { .compute = lm_compute_acc,  .supports = lm_s_acc };
-    lm_cpu_register_unary(table);
-    lm_cpu_register_map(table);
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_add  = { .compute = lm_compute_add, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_sub  = { .compute = lm_compute_sub, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_mul  = { .compute = lm_compute_mul, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_div  = { .compute = lm_compute_div, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_add1 = { .compute = lm_compute_add1, .supports = lm_supports_binary };
+const struct lm_cpu_op lm_cpu_op_acc  = { .compute = lm_compute_acc, .supports = lm_supports_acc };

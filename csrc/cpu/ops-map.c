@@ -3,11 +3,11 @@
 // map_custom{1,2,3}_f32 forms. The constructors are in graph/ctor-map.c; see
 // ggml-cpu-impl.h for the kernel contract.
 //
-// op_params layouts are the reference's, since other code reads them back:
+// op_params layouts are ggml's, since other code reads them back:
 // - deprecated forms: the function pointer itself at op_params[0..];
 // - map_custom{1,2,3}: struct lm_map_custom{1,2,3}_params (graph/ggml-op-params.h).
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- kernels
 
@@ -102,13 +102,12 @@ static int lm_ntasks_custom(const struct lm_ggml_tensor * node, int n_threads) {
     return lm_custom_nth(p.n_tasks, n_threads);
 }
 
-void lm_cpu_register_map(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_MAP_UNARY]       = (struct lm_cpu_op) { .compute = lm_compute_map_unary,       .n_tasks = lm_ntasks_one };
-    table[LM_GGML_OP_MAP_BINARY]      = (struct lm_cpu_op) { .compute = lm_compute_map_binary,      .n_tasks = lm_ntasks_one };
-    table[LM_GGML_OP_MAP_CUSTOM1_F32] = (struct lm_cpu_op) { .compute = lm_compute_map_custom1_f32, .n_tasks = lm_ntasks_one };
-    table[LM_GGML_OP_MAP_CUSTOM2_F32] = (struct lm_cpu_op) { .compute = lm_compute_map_custom2_f32, .n_tasks = lm_ntasks_one };
-    table[LM_GGML_OP_MAP_CUSTOM3_F32] = (struct lm_cpu_op) { .compute = lm_compute_map_custom3_f32, .n_tasks = lm_ntasks_one };
-    table[LM_GGML_OP_MAP_CUSTOM1]     = (struct lm_cpu_op) { .compute = lm_compute_map_custom1,     .n_tasks = lm_ntasks_custom };
-    table[LM_GGML_OP_MAP_CUSTOM2]     = (struct lm_cpu_op) { .compute = lm_compute_map_custom2,     .n_tasks = lm_ntasks_custom };
-    table[LM_GGML_OP_MAP_CUSTOM3]     = (struct lm_cpu_op) { .compute = lm_compute_map_custom3,     .n_tasks = lm_ntasks_custom };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_map_unary       = { .compute = lm_compute_map_unary, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_binary      = { .compute = lm_compute_map_binary, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_custom1_f32 = { .compute = lm_compute_map_custom1_f32, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_custom2_f32 = { .compute = lm_compute_map_custom2_f32, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_custom3_f32 = { .compute = lm_compute_map_custom3_f32, .n_tasks = lm_ntasks_one };
+const struct lm_cpu_op lm_cpu_op_map_custom1     = { .compute = lm_compute_map_custom1, .n_tasks = lm_ntasks_custom };
+const struct lm_cpu_op lm_cpu_op_map_custom2     = { .compute = lm_compute_map_custom2, .n_tasks = lm_ntasks_custom };
+const struct lm_cpu_op lm_cpu_op_map_custom3     = { .compute = lm_compute_map_custom3, .n_tasks = lm_ntasks_custom };

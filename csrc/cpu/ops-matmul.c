@@ -27,19 +27,19 @@ static bool mm_act_type_ok(enum lm_ggml_type t) {
     return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;
 }
 
-// What the kernels handle (the constructors check shapes only, as the
-// reference's do; a node of other types is refused when computing).
-static bool s_mul_mat(const struct lm_ggml_tensor * node) {
+// What the kernels handle (the constructors check shapes only, as ggml's
+// do; a node of other types is refused when computing).
+static bool lm_supports_mul_mat(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return mm_weight_type_ok(a->type) && a->nb[0] == lm_ggml_type_size(a->type) && mm_act_type_ok(b->type) &&
            node->type == LM_GGML_TYPE_F32;
 }
 
-static bool s_mul_mat_id(const struct lm_ggml_tensor * node) {
-    return s_mul_mat(node) && node->src[2] != NULL && node->src[2]->type == LM_GGML_TYPE_I32;
+static bool lm_supports_mul_mat_id(const struct lm_ggml_tensor * node) {
+    return lm_supports_mul_mat(node) && node->src[2] != NULL && node->src[2]->type == LM_GGML_TYPE_I32;
 }
 
-static bool s_out_prod(const struct lm_ggml_tensor * node) {
+static bool lm_supports_out_prod(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];
     return mm_weight_type_ok(a->type) && (a->type == LM_GGML_TYPE_F32 || a->nb[0] == lm_ggml_type_size(a->type)) &&
            b->type == LM_GGML_TYPE_F32 && node->type == LM_GGML_TYPE_F32;
@@ -98,7 +98,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
         // staging of non-f32 / strided columns (phase 1), then the GEMM's panels (phase 2)
         p->scratch  = mm_pad(LM_GGML_MAX((size_t) p->K * sizeof(float), p->qg ? (size_t) MM_QGEMM_SCRATCH : 0));
     } else if (p->path == MM_FLOAT && mm_bf16_dot(p->xt)) {
-        // the reference's vec_dot_type of bf16 is bf16: columns rounded once per call, padded
+        // ggml's vec_dot_type of bf16 is bf16: columns rounded once per call, padded
         // with zeros to whole steps of the kernels (a multiple of 64 bytes)
         p->act_bf16 = true;
         p->convert  = true;
@@ -376,7 +376,7 @@ static int64_t mm_grab(atomic_int * ctr, int64_t nunits, int64_t nru, int64_t ma
     }
 }
 
-static size_t ws_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_mul_mat(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
     mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads);
@@ -408,7 +408,7 @@ static void mm_chunk(const struct lm_ggml_compute_params * params, const struct 
     }
 }
 
-static void k_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_mul_mat(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     struct mm_plan p;
@@ -465,13 +465,13 @@ static size_t mmid_extra_size(const struct lm_ggml_tensor * node) {
            mm_pad((size_t) npairs * sizeof(int32_t));
 }
 
-static size_t ws_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_mul_mat_id(const struct lm_ggml_tensor * node, int n_threads) {
     struct mm_plan p;
     mm_make_plan(node->src[0], node->src[1], node->op == LM_GGML_OP_MUL_MAT_ID, &p);
     return mm_layout_size(&p, n_threads) + mmid_extra_size(node);
 }
 
-static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * as  = dst->src[0];
     const struct lm_ggml_tensor * b   = dst->src[1];
     const struct lm_ggml_tensor * ids = dst->src[2];
@@ -559,11 +559,11 @@ static void k_mul_mat_id(const struct lm_ggml_compute_params * params, struct lm
 
 #define OP_BLOCK 16
 
-static size_t ws_out_prod(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_out_prod(const struct lm_ggml_tensor * node, int n_threads) {
     return (size_t) n_threads * mm_pad((size_t) node->src[0]->ne[0] * sizeof(float));
 }
 
-static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_out_prod(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * a = dst->src[0];
     const struct lm_ggml_tensor * b = dst->src[1];
     const int64_t m = dst->ne[0], p = dst->ne[1], n = a->ne[1];
@@ -603,13 +603,12 @@ static void k_out_prod(const struct lm_ggml_compute_params * params, struct lm_g
     }
 }
 
-// ---------------------------------------------------------------- registration and CPU type traits
+// ---------------------------------------------------------------- descriptors and CPU type traits
 
-void lm_cpu_register_matmul(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_MUL_MAT]    = (struct lm_cpu_op) { k_mul_mat,    ws_mul_mat,    NULL, s_mul_mat };
-    table[LM_GGML_OP_MUL_MAT_ID] = (struct lm_cpu_op) { k_mul_mat_id, ws_mul_mat_id, NULL, s_mul_mat_id };
-    table[LM_GGML_OP_OUT_PROD]   = (struct lm_cpu_op) { k_out_prod,   ws_out_prod,   NULL, s_out_prod };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_mul_mat    = { .compute = lm_compute_mul_mat, .work_size = lm_wsize_mul_mat, .supports = lm_supports_mul_mat };
+const struct lm_cpu_op lm_cpu_op_mul_mat_id = { .compute = lm_compute_mul_mat_id, .work_size = lm_wsize_mul_mat_id, .supports = lm_supports_mul_mat_id };
+const struct lm_cpu_op lm_cpu_op_out_prod   = { .compute = lm_compute_out_prod, .work_size = lm_wsize_out_prod, .supports = lm_supports_out_prod };
 
 static struct lm_ggml_type_traits_cpu g_traits_cpu[LM_GGML_TYPE_COUNT];
 static pthread_once_t g_traits_once = PTHREAD_ONCE_INIT;

@@ -235,16 +235,16 @@ static void rope_compute(const struct lm_ggml_compute_params * params, struct lm
     }
 }
 
-static void rope_fwd_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { rope_compute(params, dst, true); }
-static void rope_back_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { rope_compute(params, dst, false); }
+static void lm_compute_rope(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { rope_compute(params, dst, true); }
+static void lm_compute_rope_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) { rope_compute(params, dst, false); }
 
-static size_t rope_wsize(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_rope(const struct lm_ggml_tensor * node, int n_threads) {
     return sizeof(float) * (size_t)(lm_ggml_get_op_params_i32(node, 1) + 16) * (size_t) n_threads;
 }
 
 // ================================================================ SAM windowing
 
-static void win_part_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_win_part(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     LM_GGML_TENSOR_UNARY_OP_LOCALS
     const int npx = lm_ggml_get_op_params_i32(dst, 0);
@@ -269,7 +269,7 @@ static void win_part_kernel(const struct lm_ggml_compute_params * params, struct
     }
 }
 
-static void win_unpart_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_win_unpart(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     LM_GGML_TENSOR_UNARY_OP_LOCALS
     const int w = lm_ggml_get_op_params_i32(dst, 0);
@@ -285,8 +285,8 @@ static void win_unpart_kernel(const struct lm_ggml_compute_params * params, stru
     }
 }
 
-// dst[q][k] = a[(kh - 1 - k) + q]: a 2-byte copy (bf16 bits are copied as is, as in the reference)
-static void get_rel_pos_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+// dst[q][k] = a[(kh - 1 - k) + q]: a 2-byte copy (bf16 bits are copied as is, as in ggml)
+static void lm_compute_get_rel_pos(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     LM_GGML_TENSOR_UNARY_OP_LOCALS
     int64_t r0, r1;
@@ -304,7 +304,7 @@ static void get_rel_pos_kernel(const struct lm_ggml_compute_params * params, str
 // adds ph[b][q][kh] along kw and pw[b][q][kw] along kh (decomposed relative
 // positions of SAM). Every batch plane is independent, so threads split planes
 // and copy their own plane first when not in place.
-static void add_rel_pos_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_add_rel_pos(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * pw   = dst->src[1];
     const struct lm_ggml_tensor * ph   = dst->src[2];
@@ -315,7 +315,7 @@ static void add_rel_pos_kernel(const struct lm_ggml_compute_params * params, str
     const float * h_data = (const float *) ph->data;
     float * y = (float *) dst->data;
 
-    // planes beyond np (a->ne[3] > 1) are only copied, as in the reference
+    // planes beyond np (a->ne[3] > 1) are only copied, as in ggml
     const int64_t n_planes = lm_ggml_nelements(src0) / plane;
     int64_t p0, p1;
     lm_ggml_thread_range(n_planes, params->ith, params->nth, &p0, &p1);
@@ -343,7 +343,7 @@ static void add_rel_pos_kernel(const struct lm_ggml_compute_params * params, str
 
 // ================================================================ Mamba
 
-static void ssm_conv_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_ssm_conv(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * sx = dst->src[0];
     const struct lm_ggml_tensor * cw = dst->src[1];
     const int64_t nc = cw->ne[0], nr = sx->ne[1];
@@ -357,7 +357,7 @@ static void ssm_conv_kernel(const struct lm_ggml_compute_params * params, struct
                 // sliding window of d_conv inputs ending at token it
                 const float * s = (const float *)((const char *) sx->data + ir*sx->nb[1] + is*sx->nb[2]) + it;
                 const float * w = (const float *)((const char *) cw->data + ir*cw->nb[1]);
-                float acc = 0.0f; // single precision, as the reference
+                float acc = 0.0f; // single precision, as in ggml
                 for (int64_t i0 = 0; i0 < nc; i0++) acc += s[i0] * w[i0];
                 y[ir] = acc;
             }
@@ -365,7 +365,7 @@ static void ssm_conv_kernel(const struct lm_ggml_compute_params * params, struct
     }
 }
 
-static void ssm_scan_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_ssm_scan(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * s_in = dst->src[0];
     const struct lm_ggml_tensor * x    = dst->src[1];
     const struct lm_ggml_tensor * dt   = dst->src[2];
@@ -414,7 +414,7 @@ static void ssm_scan_kernel(const struct lm_ggml_compute_params * params, struct
 // Per head h, token t (state St is S x S, i = key index, j = value index):
 //   out[j] = sum_i r[i] * (k[i]*v[j]*tf[i] + St-1[i][j]);  St[i][j] = St-1[i][j]*td[i] + k[i]*v[j]
 // Heads are independent, so threads split heads.
-static void rwkv_wkv6_kernel(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_rwkv_wkv6(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const int64_t T = dst->src[1]->ne[3];
     const int64_t Cn = dst->ne[0];
     const int64_t H = dst->src[1]->ne[2];
@@ -455,16 +455,15 @@ static void rwkv_wkv6_kernel(const struct lm_ggml_compute_params * params, struc
     }
 }
 
-// ================================================================ registration
+// ================================================================ descriptors
 
-void lm_cpu_register_nn(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_ROPE]        = (struct lm_cpu_op) { rope_fwd_kernel, rope_wsize, NULL, NULL };
-    table[LM_GGML_OP_ROPE_BACK]   = (struct lm_cpu_op) { rope_back_kernel, rope_wsize, NULL, NULL };
-    table[LM_GGML_OP_WIN_PART]    = (struct lm_cpu_op) { win_part_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_WIN_UNPART]  = (struct lm_cpu_op) { win_unpart_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_GET_REL_POS] = (struct lm_cpu_op) { get_rel_pos_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_ADD_REL_POS] = (struct lm_cpu_op) { add_rel_pos_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_SSM_CONV]    = (struct lm_cpu_op) { ssm_conv_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_SSM_SCAN]    = (struct lm_cpu_op) { ssm_scan_kernel, NULL, NULL, NULL };
-    table[LM_GGML_OP_RWKV_WKV6]   = (struct lm_cpu_op) { rwkv_wkv6_kernel, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_rope        = { .compute = lm_compute_rope, .work_size = lm_wsize_rope };
+const struct lm_cpu_op lm_cpu_op_rope_back   = { .compute = lm_compute_rope_back, .work_size = lm_wsize_rope };
+const struct lm_cpu_op lm_cpu_op_win_part    = { .compute = lm_compute_win_part };
+const struct lm_cpu_op lm_cpu_op_win_unpart  = { .compute = lm_compute_win_unpart };
+const struct lm_cpu_op lm_cpu_op_get_rel_pos = { .compute = lm_compute_get_rel_pos };
+const struct lm_cpu_op lm_cpu_op_add_rel_pos = { .compute = lm_compute_add_rel_pos };
+const struct lm_cpu_op lm_cpu_op_ssm_conv    = { .compute = lm_compute_ssm_conv };
+const struct lm_cpu_op lm_cpu_op_ssm_scan    = { .compute = lm_compute_ssm_scan };
+const struct lm_cpu_op lm_cpu_op_rwkv_wkv6   = { .compute = lm_compute_rwkv_wkv6 };

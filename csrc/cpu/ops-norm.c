@@ -3,10 +3,10 @@
 // kernels. The constructors are in graph/ctor-norm.c; see ggml-cpu-impl.h for
 // the kernel contract.
 //
-// Row statistics accumulate in double like the reference; the per-element
-// arithmetic is in float in the reference's order.
+// Row statistics accumulate in double as in ggml; the per-element
+// arithmetic is in float in ggml's order.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- row kernels
 
@@ -17,7 +17,7 @@ static lm_float_acc lm_sum_sq_s(int64_t n, const float * x) {
 }
 
 #if defined(LM_X86)
-// Squares in float (as the reference), sums in double.
+// Squares in float (as in ggml), sums in double.
 LM_TARGET_AVX2 static lm_float_acc lm_sum_sq_avx2(int64_t n, const float * x) {
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     int64_t i = 0;
@@ -317,31 +317,30 @@ static void lm_compute_diag_mask_zero(const struct lm_ggml_compute_params * para
 static bool lm_f32_rows(const struct lm_ggml_tensor * t) {
     return t != NULL && t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float);
 }
-static bool lm_s_norm(const struct lm_ggml_tensor * node) {
+static bool lm_supports_norm(const struct lm_ggml_tensor * node) {
     return lm_f32_rows(node->src[0]) && lm_f32_rows(node) && lm_ggml_are_same_shape(node->src[0], node);
 }
-static bool lm_s_norm2(const struct lm_ggml_tensor * node) {
-    return lm_s_norm(node) && lm_f32_rows(node->src[1]) && lm_ggml_are_same_shape(node->src[0], node->src[1]);
+static bool lm_supports_norm2(const struct lm_ggml_tensor * node) {
+    return lm_supports_norm(node) && lm_f32_rows(node->src[1]) && lm_ggml_are_same_shape(node->src[0], node->src[1]);
 }
-static bool lm_s_soft_max(const struct lm_ggml_tensor * node) {
+static bool lm_supports_soft_max(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * m = node->src[1];
     if (a == NULL || a->type != LM_GGML_TYPE_F32 || node->type != LM_GGML_TYPE_F32 || !lm_ggml_is_contiguous(a) ||
         !lm_ggml_is_contiguous(node) || !lm_ggml_are_same_shape(a, node)) return false;
     return m == NULL || ((m->type == LM_GGML_TYPE_F16 || m->type == LM_GGML_TYPE_F32) && lm_ggml_is_contiguous(m) &&
                          m->ne[0] == a->ne[0] && m->ne[1] >= a->ne[1]);
 }
-static bool lm_s_diag_mask(const struct lm_ggml_tensor * node) {
+static bool lm_supports_diag_mask(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0];
     return a != NULL && lm_is_plain_float(a->type) && node->type == a->type && lm_ggml_are_same_shape(a, node);
 }
 
-void lm_cpu_register_norm(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_NORM]           = (struct lm_cpu_op) { .compute = lm_compute_norm,           .supports = lm_s_norm };
-    table[LM_GGML_OP_RMS_NORM]       = (struct lm_cpu_op) { .compute = lm_compute_rms_norm,       .supports = lm_s_norm };
-    table[LM_GGML_OP_RMS_NORM_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_rms_norm_back,  .supports = lm_s_norm2 };
-    table[LM_GGML_OP_GROUP_NORM]     = (struct lm_cpu_op) { .compute = lm_compute_group_norm,     .supports = lm_s_norm };
-    table[LM_GGML_OP_SOFT_MAX]       = (struct lm_cpu_op) { .compute = lm_compute_soft_max,       .supports = lm_s_soft_max };
-    table[LM_GGML_OP_SOFT_MAX_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_soft_max_back,  .supports = lm_s_norm2 };
-    table[LM_GGML_OP_DIAG_MASK_INF]  = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_inf,  .supports = lm_s_diag_mask };
-    table[LM_GGML_OP_DIAG_MASK_ZERO] = (struct lm_cpu_op) { .compute = lm_compute_diag_mask_zero, .supports = lm_s_diag_mask };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_norm           = { .compute = lm_compute_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_rms_norm       = { .compute = lm_compute_rms_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_rms_norm_back  = { .compute = lm_compute_rms_norm_back, .supports = lm_supports_norm2 };
+const struct lm_cpu_op lm_cpu_op_group_norm     = { .compute = lm_compute_group_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_soft_max       = { .compute = lm_compute_soft_max, .supports = lm_supports_soft_max };
+const struct lm_cpu_op lm_cpu_op_soft_max_back  = { .compute = lm_compute_soft_max_back, .supports = lm_supports_norm2 };
+const struct lm_cpu_op lm_cpu_op_diag_mask_inf  = { .compute = lm_compute_diag_mask_inf, .supports = lm_supports_diag_mask };
+const struct lm_cpu_op lm_cpu_op_diag_mask_zero = { .compute = lm_compute_diag_mask_zero, .supports = lm_supports_diag_mask };

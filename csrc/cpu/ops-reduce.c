@@ -4,10 +4,10 @@
 // The shape ops of this family live in ops-shape.c, norms and soft_max in
 // ops-norm.c.
 //
-// Sums accumulate in double, as the reference does, so that long rows stay
+// Sums accumulate in double, as ggml's do, so that long rows stay
 // within the parity tolerance whatever the summation order.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- kernels
 
@@ -16,7 +16,7 @@ static lm_float_acc lm_row_sum(const struct lm_ggml_tensor * t, const char * row
     lm_float_acc s = 0.0;
     if (t->type == LM_GGML_TYPE_F32 && t->nb[0] == sizeof(float)) {
         // eight chains: one chain of dependent double adds cannot keep up
-        // with the memory, eight can; the reference sums in one chain,
+        // with the memory, eight can; ggml sums in one chain,
         // which in double differs from this in the last bits at most
         // (the parity cases agree to the bit after the rounding to float)
         const float * x = (const float *) row;
@@ -68,7 +68,7 @@ static void lm_compute_mean(const struct lm_ggml_compute_params * params, struct
     for (int64_t ir = ir0; ir < ir1; ir++) {
         int64_t i1, i2, i3;
         lm_row_index(src0, ir, &i1, &i2, &i3);
-        // the reference rounds the sum to float before dividing
+        // ggml rounds the sum to float before dividing
         const float s = (float) lm_row_sum(src0, lm_row_ptr(src0, i1, i2, i3));
         *(float *) lm_row_ptr(dst, i1, i2, i3) = s / (float) src0->ne[0];
     }
@@ -121,7 +121,7 @@ LM_TARGET_AVX2 static bool argmax_f32_avx2(int64_t n, const float * x, int32_t *
 #endif
 
 // Index of the maximum; on ties the last one, and a NaN restarts the search,
-// exactly like the reference's running max/compare loop. Rows of f32
+// exactly like ggml's running max/compare loop. Rows of f32
 // without a NaN take a vector path with the same answer.
 static void lm_compute_argmax(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
@@ -181,7 +181,7 @@ static void lm_compute_count_equal(const struct lm_ggml_compute_params * params,
 
 // ---------------------------------------------------------------- argsort
 
-// Stable merge sort of indices; the reference's exchange sort gives the same
+// Stable merge sort of indices; ggml's exchange sort gives the same
 // order whenever the row has no ties (and no NaN).
 static size_t lm_wsize_argsort(const struct lm_ggml_tensor * node, int n_threads) {
     return sizeof(int32_t) * (size_t) node->src[0]->ne[0] * (size_t) n_threads + sizeof(float) * (size_t) node->src[0]->ne[0] * (size_t) n_threads;
@@ -229,13 +229,10 @@ static void lm_compute_argsort(const struct lm_ggml_compute_params * params, str
     }
 }
 
-void lm_cpu_register_reduce(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_SUM]         = (struct lm_cpu_op) { .compute = lm_compute_sum };
-    table[LM_GGML_OP_SUM_ROWS]    = (struct lm_cpu_op) { .compute = lm_compute_sum_rows };
-    table[LM_GGML_OP_MEAN]        = (struct lm_cpu_op) { .compute = lm_compute_mean };
-    table[LM_GGML_OP_ARGMAX]      = (struct lm_cpu_op) { .compute = lm_compute_argmax };
-    table[LM_GGML_OP_COUNT_EQUAL] = (struct lm_cpu_op) { .compute = lm_compute_count_equal, .work_size = lm_wsize_count_equal };
-    table[LM_GGML_OP_ARGSORT]     = (struct lm_cpu_op) { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };
-    lm_cpu_register_norm(table);
-    lm_cpu_register_shape(table);
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_sum         = { .compute = lm_compute_sum };
+const struct lm_cpu_op lm_cpu_op_sum_rows    = { .compute = lm_compute_sum_rows };
+const struct lm_cpu_op lm_cpu_op_mean        = { .compute = lm_compute_mean };
+const struct lm_cpu_op lm_cpu_op_argmax      = { .compute = lm_compute_argmax };
+const struct lm_cpu_op lm_cpu_op_count_equal = { .compute = lm_compute_count_equal, .work_size = lm_wsize_count_equal };
+const struct lm_cpu_op lm_cpu_op_argsort     = { .compute = lm_compute_argsort, .work_size = lm_wsize_argsort };

@@ -5,7 +5,7 @@
 //
 // The pure data-movement kernels work for any non-block type by element size.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 // ---------------------------------------------------------------- kernels
 
@@ -63,7 +63,7 @@ static void lm_compute_repeat_back(const struct lm_ggml_compute_params * params,
         lm_row_index(dst, ir, &k1, &k2, &k3);
         float * d = (float *) lm_at(dst, 0, k1, k2, k3);
         for (int64_t k0 = 0; k0 < ne0; k0++) *(float *)((char *) d + k0*nb0) = 0.0f;
-        // same accumulation order per element as the reference: (i3, i2, i1, i0)
+        // same accumulation order per element as ggml: (i3, i2, i1, i0)
         for (int64_t i3 = 0; i3 < nr3; i3++)
         for (int64_t i2 = 0; i2 < nr2; i2++)
         for (int64_t i1 = 0; i1 < nr1; i1++)
@@ -139,7 +139,7 @@ static void lm_compute_pad(const struct lm_ggml_compute_params * params, struct 
 static void lm_compute_upscale(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const size_t es = lm_ggml_type_size(dst->type);
-    // the reference maps dst index i to src index (int64)(i / (float)(ne/ne_src))
+    // ggml maps dst index i to src index (int64)(i / (float)(ne/ne_src))
     const float sf0 = (float) dst->ne[0] / src0->ne[0];
     const float sf1 = (float) dst->ne[1] / src0->ne[1];
     const float sf2 = (float) dst->ne[2] / src0->ne[2];
@@ -188,13 +188,12 @@ static void lm_compute_timestep_embedding(const struct lm_ggml_compute_params * 
     }
 }
 
-void lm_cpu_register_shape(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_REPEAT]             = (struct lm_cpu_op) { .compute = lm_compute_repeat };
-    table[LM_GGML_OP_REPEAT_BACK]        = (struct lm_cpu_op) { .compute = lm_compute_repeat_back };
-    table[LM_GGML_OP_CONCAT]             = (struct lm_cpu_op) { .compute = lm_compute_concat };
-    table[LM_GGML_OP_DIAG]               = (struct lm_cpu_op) { .compute = lm_compute_diag };
-    table[LM_GGML_OP_PAD]                = (struct lm_cpu_op) { .compute = lm_compute_pad };
-    table[LM_GGML_OP_UPSCALE]            = (struct lm_cpu_op) { .compute = lm_compute_upscale };
-    table[LM_GGML_OP_ARANGE]             = (struct lm_cpu_op) { .compute = lm_compute_arange };
-    table[LM_GGML_OP_TIMESTEP_EMBEDDING] = (struct lm_cpu_op) { .compute = lm_compute_timestep_embedding };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_repeat             = { .compute = lm_compute_repeat };
+const struct lm_cpu_op lm_cpu_op_repeat_back        = { .compute = lm_compute_repeat_back };
+const struct lm_cpu_op lm_cpu_op_concat             = { .compute = lm_compute_concat };
+const struct lm_cpu_op lm_cpu_op_diag               = { .compute = lm_compute_diag };
+const struct lm_cpu_op lm_cpu_op_pad                = { .compute = lm_compute_pad };
+const struct lm_cpu_op lm_cpu_op_upscale            = { .compute = lm_compute_upscale };
+const struct lm_cpu_op lm_cpu_op_arange             = { .compute = lm_compute_arange };
+const struct lm_cpu_op lm_cpu_op_timestep_embedding = { .compute = lm_compute_timestep_embedding };

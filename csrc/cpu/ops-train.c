@@ -21,11 +21,11 @@ static inline char * row_ptr(const struct lm_ggml_tensor * t, int64_t ir) {
 //
 // loss = -(1/nrows) * sum_rows sum_i labels_i * log_softmax(logits)_i
 //
-// The per-element float operations follow the reference order (x - max, then
+// The per-element float operations follow ggml's order (x - max, then
 // + (-log sum exp), then * label), the row sum and the sum of exponentials are
 // accumulated in double, per-thread partials in float, and their total in double.
 
-static size_t cel_work_size(const struct lm_ggml_tensor * node, int n_threads) {
+static size_t lm_wsize_cross_entropy_loss(const struct lm_ggml_tensor * node, int n_threads) {
     (void) node;
     return sizeof(float) * (size_t) (n_threads > 0 ? n_threads : 1);
 }
@@ -135,7 +135,7 @@ LM_TARGET_AVX2 static void celb_row_avx2(float * d, const float * x, const float
 }
 #endif
 
-static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_cross_entropy_loss(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     const int64_t nc = src0->ne[0];
@@ -188,7 +188,7 @@ static void cel_compute(const struct lm_ggml_compute_params * params, struct lm_
 //
 // d logits = (softmax(logits) - labels) * dloss / nrows
 
-static void celb_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_cross_entropy_loss_back(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     const struct lm_ggml_tensor * src1 = dst->src[1];
     const struct lm_ggml_tensor * src2 = dst->src[2];
@@ -283,7 +283,7 @@ static void adamw_row_avx2(const struct adamw_hp * h, int64_t n, float * w, cons
 }
 #endif
 
-static void adamw_compute(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+static void lm_compute_opt_step_adamw(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * w_t = dst->src[0];
     const struct lm_ggml_tensor * g_t = dst->src[1];
     const struct lm_ggml_tensor * m_t = dst->src[2];
@@ -331,10 +331,9 @@ static void adamw_compute(const struct lm_ggml_compute_params * params, struct l
     }
 }
 
-// ---------------------------------------------------------------- registration
+// ---------------------------------------------------------------- descriptors
 
-void lm_cpu_register_train(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_CROSS_ENTROPY_LOSS]      = (struct lm_cpu_op) { cel_compute, cel_work_size, NULL, NULL };
-    table[LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK] = (struct lm_cpu_op) { celb_compute, NULL, NULL, NULL };
-    table[LM_GGML_OP_OPT_STEP_ADAMW]          = (struct lm_cpu_op) { adamw_compute, NULL, NULL, NULL };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_cross_entropy_loss      = { .compute = lm_compute_cross_entropy_loss, .work_size = lm_wsize_cross_entropy_loss };
+const struct lm_cpu_op lm_cpu_op_cross_entropy_loss_back = { .compute = lm_compute_cross_entropy_loss_back };
+const struct lm_cpu_op lm_cpu_op_opt_step_adamw          = { .compute = lm_compute_opt_step_adamw };

@@ -6,18 +6,17 @@
 // Kernels work row by row on f32; f16/bf16 tensors and strided rows pass
 // through f32 scratch chunks.
 #include "ops-vec.h"
-#include "ops-elem-impl.h"
+#include "ggml-cpu-impl.h"
 
 #include <pthread.h>
 
 // ---------------------------------------------------------------- gelu tables
 //
-// The reference evaluates gelu and gelu_quick on f32 data by rounding the
-// input to f16 and looking the f16 result up in a 64K table (its
-// GGML_GELU_FP16 / GGML_GELU_QUICK_FP16 builds, the default). The rounding
-// error of that scheme is ~1e-4 relative, which is larger than the parity
-// tolerance allows us to differ by, so we use the same scheme. The tables
-// hold the f16 results widened to f32.
+// ggml evaluates gelu and gelu_quick on f32 data by rounding the input to
+// f16 and looking the f16 result up in a 64K table (its GGML_GELU_FP16 /
+// GGML_GELU_QUICK_FP16 builds, the default). The rounding error of that
+// scheme is ~1e-4 relative, more than the parity tolerance allows, so the
+// same scheme is used here. The tables hold the f16 results widened to f32.
 
 #define LM_GELU_COEF_A       0.044715f
 #define LM_GELU_QUICK_COEF  -1.702f
@@ -238,28 +237,27 @@ static void lm_compute_silu_back(const struct lm_ggml_compute_params * params, s
 
 // The kernels work on f32/f16/bf16 rows (the constructors' type check, for
 // nodes made some other way); UNARY needs one of the ops it has a row for.
-static bool lm_s_unary_like(const struct lm_ggml_tensor * node) {
+static bool lm_supports_unary_like(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0];
     return a != NULL && lm_is_plain_float(a->type) && lm_is_plain_float(node->type) && lm_ggml_are_same_shape(a, node);
 }
-static bool lm_s_unary(const struct lm_ggml_tensor * node) {
+static bool lm_supports_unary(const struct lm_ggml_tensor * node) {
     const int32_t op = lm_ggml_get_op_params_i32(node, 0);
-    return lm_s_unary_like(node) && op >= 0 && op < LM_GGML_UNARY_OP_COUNT && lm_unary_row_fn((enum lm_ggml_unary_op) op) != NULL;
+    return lm_supports_unary_like(node) && op >= 0 && op < LM_GGML_UNARY_OP_COUNT && lm_unary_row_fn((enum lm_ggml_unary_op) op) != NULL;
 }
-static bool lm_s_silu_back(const struct lm_ggml_tensor * node) {
-    return lm_s_unary_like(node) && node->src[1] != NULL && lm_is_plain_float(node->src[1]->type) &&
+static bool lm_supports_silu_back(const struct lm_ggml_tensor * node) {
+    return lm_supports_unary_like(node) && node->src[1] != NULL && lm_is_plain_float(node->src[1]->type) &&
            lm_ggml_are_same_shape(node->src[0], node->src[1]);
 }
 
-void lm_cpu_register_unary(struct lm_cpu_op * table) {
-    table[LM_GGML_OP_SQR]        = (struct lm_cpu_op) { .compute = lm_compute_sqr, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_SQRT]       = (struct lm_cpu_op) { .compute = lm_compute_sqrt, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_LOG]        = (struct lm_cpu_op) { .compute = lm_compute_log, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_SIN]        = (struct lm_cpu_op) { .compute = lm_compute_sin, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_COS]        = (struct lm_cpu_op) { .compute = lm_compute_cos, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_SCALE]      = (struct lm_cpu_op) { .compute = lm_compute_scale, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_CLAMP]      = (struct lm_cpu_op) { .compute = lm_compute_clamp, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_LEAKY_RELU] = (struct lm_cpu_op) { .compute = lm_compute_leaky_relu, .supports = lm_s_unary_like };
-    table[LM_GGML_OP_UNARY]      = (struct lm_cpu_op) { .compute = lm_compute_unary, .supports = lm_s_unary };
-    table[LM_GGML_OP_SILU_BACK]  = (struct lm_cpu_op) { .compute = lm_compute_silu_back, .supports = lm_s_silu_back };
-}
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_sqr        = { .compute = lm_compute_sqr, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_sqrt       = { .compute = lm_compute_sqrt, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_log        = { .compute = lm_compute_log, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_sin        = { .compute = lm_compute_sin, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_cos        = { .compute = lm_compute_cos, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_scale      = { .compute = lm_compute_scale, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_clamp      = { .compute = lm_compute_clamp, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_leaky_relu = { .compute = lm_compute_leaky_relu, .supports = lm_supports_unary_like };
+const struct lm_cpu_op lm_cpu_op_unary      = { .compute = lm_compute_unary, .supports = lm_supports_unary };
+const struct lm_cpu_op lm_cpu_op_silu_back  = { .compute = lm_compute_silu_back, .supports = lm_supports_silu_back };

@@ -28,7 +28,7 @@ struct lm_ggml_tensor * lm_ggml_flash_attn_ext(struct lm_ggml_context * ctx, str
     if (max_bias > 0.0f) {
         LM_GGML_ASSERT(mask);
     }
-    // checked by the reference's kernel
+    // checked by ggml's kernel
     LM_GGML_ASSERT(q->type == LM_GGML_TYPE_F32);
     LM_GGML_ASSERT(q->nb[0] == lm_ggml_type_size(q->type));
     LM_GGML_ASSERT(k->nb[0] == lm_ggml_type_size(k->type));
@@ -60,7 +60,7 @@ enum lm_ggml_prec lm_ggml_flash_attn_ext_get_prec(const struct lm_ggml_tensor * 
     return (enum lm_ggml_prec) lm_ggml_get_op_params_i32(a, FA_PREC_SLOT);
 }
 
-// The reference stops here too: its flash_attn_back was never adapted to
+// Upstream ggml stops here too: its flash_attn_back was never adapted to
 // flash_attn_ext, and its constructor aborts unconditionally. Kept as a
 // (recoverable) abort so that code written against the API links and fails the same way.
 struct lm_ggml_tensor * lm_ggml_flash_attn_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * q, struct lm_ggml_tensor * k,

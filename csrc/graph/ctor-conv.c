@@ -1,6 +1,6 @@
 // ctor-conv.c - constructors of convolution and pooling: im2col (+ back), the
-// conv_* graph builders (im2col + mul_mat + reshapes, laid out as in the
-// reference so that shapes and node sequences match), conv_transpose_1d/2d
+// conv_* graph builders (im2col + mul_mat + reshapes, laid out as in ggml
+// so that shapes and node sequences match), conv_transpose_1d/2d
 // and pool_1d/2d (+ back). The kernels are in cpu/ops-conv.c.
 #include "ctor-impl.h"
 
@@ -27,7 +27,7 @@ struct lm_ggml_tensor * lm_ggml_im2col(struct lm_ggml_context * ctx, struct lm_g
         LM_GGML_ASSERT(a->ne[1] == b->ne[1]);
         LM_GGML_ASSERT(b->ne[3] == 1);
     }
-    // checked by the reference's kernels (or divisions by them)
+    // checked by ggml's kernels (or divisions by them)
     LM_GGML_ASSERT(s0 > 0 && (!is_2D || s1 > 0));
     LM_GGML_ASSERT(dst_type == LM_GGML_TYPE_F32 || dst_type == LM_GGML_TYPE_F16);
     LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32 || b->type == LM_GGML_TYPE_F16);
@@ -55,7 +55,7 @@ struct lm_ggml_tensor * lm_ggml_im2col(struct lm_ggml_context * ctx, struct lm_g
 // ne: shape of the im2col input (the result's shape)
 struct lm_ggml_tensor * lm_ggml_im2col_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, struct lm_ggml_tensor * b,
         int64_t * ne, int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D) {
-    // not checked by the reference's constructor, but its kernel relies on them
+    // not checked by ggml's constructor, but its kernel relies on them
     LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32 || b->type == LM_GGML_TYPE_F16);
     LM_GGML_ASSERT(s0 > 0 && (!is_2D || s1 > 0));
     const int64_t IC = is_2D ? ne[2] : ne[1];
@@ -136,7 +136,7 @@ struct lm_ggml_tensor * lm_ggml_conv_transpose_1d(struct lm_ggml_context * ctx, 
     LM_GGML_ASSERT(a->ne[3] == 1);
     LM_GGML_ASSERT(p0 == 0);
     LM_GGML_ASSERT(d0 == 1);
-    // kernel checks of the reference
+    // ggml's kernel checks
     LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 || a->type == LM_GGML_TYPE_F16);
     LM_GGML_ASSERT(b->type == LM_GGML_TYPE_F32);
     LM_GGML_ASSERT(s0 > 0);
@@ -171,7 +171,7 @@ struct lm_ggml_tensor * lm_ggml_conv_transpose_2d_p0(struct lm_ggml_context * ct
 
 // ================================================================ pooling
 
-// Output length as the reference computes it: in float (p may be fractional
+// Output length as ggml computes it: in float (p may be fractional
 // in pool_2d), truncated toward zero.
 static int64_t pool_out_size(int64_t ins, int ks, int s, float p) {
     return (int64_t)((ins + 2 * p - ks) / s + 1);

@@ -53,7 +53,7 @@ struct lm_ggml_tensor * lm_ggml_div_inplace(struct lm_ggml_context * ctx, struct
     return lm_bin_impl(ctx, a, b, LM_GGML_OP_DIV, true);
 }
 
-// a + b stored as `type`; as in the reference, only for f16/bf16/quantized a
+// a + b stored as `type`; as in ggml, only for f16/bf16/quantized a
 // and b broadcasting whole rows.
 struct lm_ggml_tensor * lm_ggml_add_cast(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
         struct lm_ggml_tensor * b, enum lm_ggml_type type) {
@@ -88,7 +88,7 @@ struct lm_ggml_tensor * lm_ggml_add1_inplace(struct lm_ggml_context * ctx, struc
     return lm_add1_impl(ctx, a, b, true);
 }
 
-// op_params: i32 { nb1, nb2, nb3, offset, inplace } (the reference's layout,
+// op_params: i32 { nb1, nb2, nb3, offset, inplace } (ggml's layout,
 // strides truncated to 32 bits as there).
 static struct lm_ggml_tensor * lm_acc_impl(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a,
         struct lm_ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3, size_t offset, bool inplace) {

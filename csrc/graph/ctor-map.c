@@ -2,7 +2,7 @@
 // (+_inplace) and the deprecated map_unary_f32, map_binary_f32,
 // map_custom{1,2,3}_f32 forms. The kernels are in cpu/ops-map.c.
 //
-// op_params layouts are the reference's, since other code reads them back:
+// op_params layouts are ggml's, since other code reads them back:
 // - deprecated forms: the function pointer itself at op_params[0..];
 // - map_custom{1,2,3}: struct lm_map_custom{1,2,3}_params (ggml-op-params.h).
 #include "ctor-impl.h"

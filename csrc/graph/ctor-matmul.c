@@ -1,5 +1,5 @@
 // ctor-matmul.c - constructors of mul_mat (+ its precision flag), mul_mat_id
-// and out_prod. They check shapes only, as the reference's do; the kernels in
+// and out_prod. They check shapes only, as ggml's do; the kernels in
 // cpu/ops-matmul.c refuse a node of types they do not handle when computing.
 #include "ctor-impl.h"
 

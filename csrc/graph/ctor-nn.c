@@ -26,7 +26,7 @@ static void rope_check(struct lm_ggml_tensor * a, struct lm_ggml_tensor * b, str
         LM_GGML_ASSERT(c->type == LM_GGML_TYPE_F32);
         LM_GGML_ASSERT(c->ne[0] >= n_dims / 2);
     }
-    // the reference checks these only when computing; a built graph must compute
+    // ggml checks these only when computing; a built graph must compute
     LM_GGML_ASSERT(a->type == LM_GGML_TYPE_F32 || a->type == LM_GGML_TYPE_F16);
     LM_GGML_ASSERT(n_dims >= 0 && n_dims % 2 == 0 && n_dims <= a->ne[0]);
     LM_GGML_ASSERT(a->nb[0] == lm_ggml_type_size(a->type));
@@ -237,7 +237,7 @@ struct lm_ggml_tensor * lm_ggml_rwkv_wkv6(struct lm_ggml_context * ctx, struct l
     LM_GGML_ASSERT(r->ne[0] == 1 && r->ne[1] == S && r->ne[2] == H && r->ne[3] == n_tokens);
     LM_GGML_ASSERT(td->ne[0] == 1 && td->ne[1] == S && td->ne[2] == H && td->ne[3] == n_tokens);
     LM_GGML_ASSERT(lm_ggml_nelements(state) == S * S * H * n_seqs);
-    // the kernel indexes these; the reference leaves them unchecked
+    // the kernel indexes these; ggml leaves them unchecked
     LM_GGML_ASSERT(lm_ggml_nelements(tf) >= S * H);
     LM_GGML_ASSERT(n_seqs > 0 && n_tokens % n_seqs == 0);
     LM_GGML_ASSERT(k->type == LM_GGML_TYPE_F32 && v->type == LM_GGML_TYPE_F32 && r->type == LM_GGML_TYPE_F32 &&

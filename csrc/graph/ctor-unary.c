@@ -39,7 +39,7 @@ struct lm_ggml_tensor * lm_ggml_scale_inplace(struct lm_ggml_context * ctx, stru
     return lm_scale_impl(ctx, a, s, true);
 }
 
-// op_params: f32 { min, max }. As in the reference, the result is always a
+// op_params: f32 { min, max }. As in ggml, the result is always a
 // view of a (clamp works in place).
 struct lm_ggml_tensor * lm_ggml_clamp(struct lm_ggml_context * ctx, struct lm_ggml_tensor * a, float min, float max) {
     struct lm_ggml_tensor * result = lm_unary_like(ctx, a, LM_GGML_OP_CLAMP, true);

@@ -76,7 +76,7 @@ static void grad_acc(struct bw_state * s, size_t isrc, struct lm_ggml_tensor * t
     struct lm_ggml_tensor ** gr = &s->g->grads[isrc];
     if (*gr == NULL) {
         // zeros shaped like the source; NaN/inf in the source would leak through
-        // (same as the reference)
+        // (as in ggml)
         struct lm_ggml_tensor * zero = lm_ggml_scale(s->ctx, s->g->visited_hash_set.keys[isrc], 0.0f);
         *gr = lm_ggml_acc(s->ctx, zero, t, nb1, nb2, nb3, offset);
     } else if (s->g->grad_accs[isrc] != NULL) {
@@ -218,7 +218,7 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
             if (need0) {
                 struct lm_ggml_tensor * t = grad;
                 if (!lm_ggml_are_same_shape(t, src0)) {
-                    // same number of elements, other shape (beyond the reference)
+                    // same number of elements, other shape (upstream ggml does not handle it)
                     t = lm_ggml_reshape(ctx, lm_ggml_is_contiguous(t) ? t : lm_ggml_cont(ctx, t), src0);
                 }
                 grad_add(s, i0, t);
@@ -230,8 +230,8 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
             break;
         case LM_GGML_OP_ADD1:
             if (need0) grad_add(s, i0, grad);
-            // The reference uses the mean here (its own TODO says it should be
-            // the sum); kept for parity. Exact whenever src0 is a scalar.
+            // ggml uses the mean here (its own TODO says it should be the
+            // sum); kept for parity. Exact whenever src0 is a scalar.
             if (need1) grad_add(s, i1, lm_ggml_mean(ctx, grad));
             break;
         case LM_GGML_OP_ACC:
@@ -251,7 +251,7 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
             if (need1) grad_sub(s, i1, unbroadcast(s, grad, src1));
             break;
         case LM_GGML_OP_MUL:
-            // src1 may be broadcast over src0 (beyond the reference)
+            // src1 may be broadcast over src0 (upstream ggml does not handle it)
             if (need0) grad_add(s, i0, lm_ggml_mul(ctx, grad, src1));
             if (need1) grad_add(s, i1, unbroadcast(s, lm_ggml_mul(ctx, src0, grad), src1));
             break;
@@ -286,7 +286,7 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
                 if (lm_ggml_is_scalar(t)) {
                     grad_add1(s, i0, t);
                 } else {
-                    // one mean per row (the reference only handles a single row)
+                    // one mean per row (ggml only handles a single row)
                     grad_add(s, i0, lm_ggml_repeat(ctx, t, src0));
                 }
             }
@@ -305,7 +305,7 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
             if (need0) {
                 struct lm_ggml_tensor * t = lm_ggml_out_prod(ctx, src1, grad); // [n,m,qq,rr]
                 if (!lm_ggml_are_same_shape(t, src0)) {
-                    t = mul_mat_unbroadcast(s, t, src0);                      // beyond the reference
+                    t = mul_mat_unbroadcast(s, t, src0);                      // src0 broadcast over batches: upstream ggml does not handle it
                 }
                 grad_add(s, i0, t);
             }
@@ -390,7 +390,7 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
                 struct lm_ggml_tensor * t = lm_ggml_soft_max_back(ctx, grad, node);
                 const float scale = lm_ggml_get_op_params_f32(node, 0);
                 if (scale != 1.0f && scale != 0.0f) {
-                    // soft_max_ext(x*scale): chain rule (beyond the reference, which ignores scale)
+                    // soft_max_ext(x*scale): chain rule (ggml's rule ignores scale)
                     t = lm_ggml_scale(ctx, t, scale);
                 }
                 grad_add(s, i0, t);

@@ -257,8 +257,9 @@ enum lm_ggml_ftype {
 // writes from them (run go generate in the module root; C users need not:
 // the output is committed) the name and symbol tables (csrc/core/ggml-names.c),
 // the Go constants (enums_ops.go), the allocator's in-place rule
-// (csrc/backend/ggml-op-inplace.h) and which ops an RPC server rebuilds
-// (csrc/rpc/rpc-ops.h). Facts, separated by spaces:
+// (csrc/backend/ggml-op-inplace.h), which ops an RPC server rebuilds
+// (csrc/rpc/rpc-ops.h) and the CPU engine's kernel table
+// (csrc/cpu/ggml-cpu-kernels.c). Facts, separated by spaces:
 //
 //   sym="..."   required: lm_ggml_op_symbol, a C string literal (escaped for
 //               graphviz labels)
@@ -273,91 +274,100 @@ enum lm_ggml_ftype {
 //               suffix in lower case (rb_sum_rows in csrc/rpc/rpc-graph.c);
 //               an op without rpc or rpc=view is refused by RPC
 //   rpc=view    an RPC server takes it as sent (a view: nothing to compute)
+//   cpu         the CPU engine computes it with the descriptor lm_cpu_op_ +
+//               the enumerator's suffix in lower case (const struct lm_cpu_op
+//               lm_cpu_op_sum_rows, in the csrc/cpu/ops-*.c file of its
+//               kernel); an op without cpu has no CPU kernel (views and NONE
+//               need none)
+//
+// A new CPU op is then: its line here (with cpu), its constructor in
+// csrc/graph/ctor-*.c, its descriptor and kernel in csrc/cpu/ops-*.c, its Go
+// method and a test.
 //
 // The values are part of the API and of file formats: append new ops before
 // LM_GGML_OP_COUNT, never renumber.
 enum lm_ggml_op {
     LM_GGML_OP_NONE = 0,                   // op: sym="none" rpc=view
-    LM_GGML_OP_DUP,                        // op: sym="x" rpc
-    LM_GGML_OP_ADD,                        // op: sym="x+y" inplace rpc
-    LM_GGML_OP_ADD1,                       // op: sym="x+y" inplace rpc
-    LM_GGML_OP_ACC,                        // op: sym="view(x,nb,offset)+=y->x" inplace rpc
-    LM_GGML_OP_SUB,                        // op: sym="x-y" inplace rpc
-    LM_GGML_OP_MUL,                        // op: sym="x*y" inplace rpc
-    LM_GGML_OP_DIV,                        // op: sym="x/y" inplace rpc
-    LM_GGML_OP_SQR,                        // op: sym="x^2" inplace rpc
-    LM_GGML_OP_SQRT,                       // op: sym="√x" inplace rpc
-    LM_GGML_OP_LOG,                        // op: sym="log(x)" inplace rpc
-    LM_GGML_OP_SIN,                        // op: sym="sin(x)" inplace rpc
-    LM_GGML_OP_COS,                        // op: sym="cos(x)" inplace rpc
-    LM_GGML_OP_SUM,                        // op: sym="Σx" rpc
-    LM_GGML_OP_SUM_ROWS,                   // op: sym="Σx_k" rpc
-    LM_GGML_OP_MEAN,                       // op: sym="Σx/n" rpc
-    LM_GGML_OP_ARGMAX,                     // op: sym="argmax(x)" rpc
-    LM_GGML_OP_COUNT_EQUAL,                // op: sym="count_equal(x)" rpc
-    LM_GGML_OP_REPEAT,                     // op: sym="repeat(x)" rpc
-    LM_GGML_OP_REPEAT_BACK,                // op: sym="repeat_back(x)" rpc
-    LM_GGML_OP_CONCAT,                     // op: sym="concat(x, y)" rpc
-    LM_GGML_OP_SILU_BACK,                  // op: sym="silu_back(x)" inplace rpc
-    LM_GGML_OP_NORM,                       // op: sym="norm(x)" inplace rpc
-    LM_GGML_OP_RMS_NORM,                   // op: sym="rms_norm(x)" go=RMSNorm was=RmsNorm inplace rpc
-    LM_GGML_OP_RMS_NORM_BACK,              // op: sym="rms_norm_back(x)" go=RMSNormBack was=RmsNormBack inplace rpc
-    LM_GGML_OP_GROUP_NORM,                 // op: sym="group_norm(x)" rpc
-    LM_GGML_OP_MUL_MAT,                    // op: sym="X*Y" rpc
-    LM_GGML_OP_MUL_MAT_ID,                 // op: sym="X[i]*Y" go=MulMatID was=MulMatId rpc
-    LM_GGML_OP_OUT_PROD,                   // op: sym="X*Y" rpc
-    LM_GGML_OP_SCALE,                      // op: sym="x*v" inplace rpc
-    LM_GGML_OP_SET,                        // op: sym="y-\\>view(x)" rpc
-    LM_GGML_OP_CPY,                        // op: sym="x-\\>y" rpc
-    LM_GGML_OP_CONT,                       // op: sym="cont(x)" rpc
+    LM_GGML_OP_DUP,                        // op: sym="x" rpc cpu
+    LM_GGML_OP_ADD,                        // op: sym="x+y" inplace rpc cpu
+    LM_GGML_OP_ADD1,                       // op: sym="x+y" inplace rpc cpu
+    LM_GGML_OP_ACC,                        // op: sym="view(x,nb,offset)+=y->x" inplace rpc cpu
+    LM_GGML_OP_SUB,                        // op: sym="x-y" inplace rpc cpu
+    LM_GGML_OP_MUL,                        // op: sym="x*y" inplace rpc cpu
+    LM_GGML_OP_DIV,                        // op: sym="x/y" inplace rpc cpu
+    LM_GGML_OP_SQR,                        // op: sym="x^2" inplace rpc cpu
+    LM_GGML_OP_SQRT,                       // op: sym="√x" inplace rpc cpu
+    LM_GGML_OP_LOG,                        // op: sym="log(x)" inplace rpc cpu
+    LM_GGML_OP_SIN,                        // op: sym="sin(x)" inplace rpc cpu
+    LM_GGML_OP_COS,                        // op: sym="cos(x)" inplace rpc cpu
+    LM_GGML_OP_SUM,                        // op: sym="Σx" rpc cpu
+    LM_GGML_OP_SUM_ROWS,                   // op: sym="Σx_k" rpc cpu
+    LM_GGML_OP_MEAN,                       // op: sym="Σx/n" rpc cpu
+    LM_GGML_OP_ARGMAX,                     // op: sym="argmax(x)" rpc cpu
+    LM_GGML_OP_COUNT_EQUAL,                // op: sym="count_equal(x)" rpc cpu
+    LM_GGML_OP_REPEAT,                     // op: sym="repeat(x)" rpc cpu
+    LM_GGML_OP_REPEAT_BACK,                // op: sym="repeat_back(x)" rpc cpu
+    LM_GGML_OP_CONCAT,                     // op: sym="concat(x, y)" rpc cpu
+    LM_GGML_OP_SILU_BACK,                  // op: sym="silu_back(x)" inplace rpc cpu
+    LM_GGML_OP_NORM,                       // op: sym="norm(x)" inplace rpc cpu
+    LM_GGML_OP_RMS_NORM,                   // op: sym="rms_norm(x)" go=RMSNorm was=RmsNorm inplace rpc cpu
+    LM_GGML_OP_RMS_NORM_BACK,              // op: sym="rms_norm_back(x)" go=RMSNormBack was=RmsNormBack inplace rpc cpu
+    LM_GGML_OP_GROUP_NORM,                 // op: sym="group_norm(x)" rpc cpu
+    LM_GGML_OP_MUL_MAT,                    // op: sym="X*Y" rpc cpu
+    LM_GGML_OP_MUL_MAT_ID,                 // op: sym="X[i]*Y" go=MulMatID was=MulMatId rpc cpu
+    LM_GGML_OP_OUT_PROD,                   // op: sym="X*Y" rpc cpu
+    LM_GGML_OP_SCALE,                      // op: sym="x*v" inplace rpc cpu
+    LM_GGML_OP_SET,                        // op: sym="y-\\>view(x)" rpc cpu
+    LM_GGML_OP_CPY,                        // op: sym="x-\\>y" rpc cpu
+    LM_GGML_OP_CONT,                       // op: sym="cont(x)" rpc cpu
     LM_GGML_OP_RESHAPE,                    // op: sym="reshape(x)" rpc=view
     LM_GGML_OP_VIEW,                       // op: sym="view(x)" rpc=view
     LM_GGML_OP_PERMUTE,                    // op: sym="permute(x)" rpc=view
     LM_GGML_OP_TRANSPOSE,                  // op: sym="transpose(x)" rpc=view
-    LM_GGML_OP_GET_ROWS,                   // op: sym="get_rows(x)" rpc
-    LM_GGML_OP_GET_ROWS_BACK,              // op: sym="get_rows_back(x)" rpc
-    LM_GGML_OP_DIAG,                       // op: sym="diag(x)" rpc
-    LM_GGML_OP_DIAG_MASK_INF,              // op: sym="diag_mask_inf(x)" inplace rpc
-    LM_GGML_OP_DIAG_MASK_ZERO,             // op: sym="diag_mask_zero(x)" inplace rpc
-    LM_GGML_OP_SOFT_MAX,                   // op: sym="soft_max(x)" inplace rpc
-    LM_GGML_OP_SOFT_MAX_BACK,              // op: sym="soft_max_back(x)" inplace rpc
-    LM_GGML_OP_ROPE,                       // op: sym="rope(x)" inplace rpc
-    LM_GGML_OP_ROPE_BACK,                  // op: sym="rope_back(x)" inplace rpc
-    LM_GGML_OP_CLAMP,                      // op: sym="clamp(x)" inplace rpc
-    LM_GGML_OP_CONV_TRANSPOSE_1D,          // op: sym="conv_transpose_1d(x)" go=ConvTranspose1D was=ConvTranspose1d rpc
-    LM_GGML_OP_IM2COL,                     // op: sym="im2col(x)" go=Im2Col was=Im2col rpc
-    LM_GGML_OP_IM2COL_BACK,                // op: sym="im2col_back(x)" go=Im2ColBack was=Im2colBack rpc
-    LM_GGML_OP_CONV_TRANSPOSE_2D,          // op: sym="conv_transpose_2d(x)" go=ConvTranspose2D was=ConvTranspose2d rpc
-    LM_GGML_OP_POOL_1D,                    // op: sym="pool_1d(x)" go=Pool1D was=Pool1d rpc
-    LM_GGML_OP_POOL_2D,                    // op: sym="pool_2d(x)" go=Pool2D was=Pool2d rpc
-    LM_GGML_OP_POOL_2D_BACK,               // op: sym="pool_2d_back(x)" go=Pool2DBack was=Pool2dBack rpc
-    LM_GGML_OP_UPSCALE,                    // op: sym="upscale(x)" rpc
-    LM_GGML_OP_PAD,                        // op: sym="pad(x)" rpc
-    LM_GGML_OP_ARANGE,                     // op: sym="arange(start, stop, step)" rpc
-    LM_GGML_OP_TIMESTEP_EMBEDDING,         // op: sym="timestep_embedding(timesteps, dim, max_period)" rpc
-    LM_GGML_OP_ARGSORT,                    // op: sym="argsort(x)" rpc
-    LM_GGML_OP_LEAKY_RELU,                 // op: sym="leaky_relu(x)" inplace rpc
-    LM_GGML_OP_FLASH_ATTN_EXT,             // op: sym="flash_attn_ext(x)" rpc
+    LM_GGML_OP_GET_ROWS,                   // op: sym="get_rows(x)" rpc cpu
+    LM_GGML_OP_GET_ROWS_BACK,              // op: sym="get_rows_back(x)" rpc cpu
+    LM_GGML_OP_DIAG,                       // op: sym="diag(x)" rpc cpu
+    LM_GGML_OP_DIAG_MASK_INF,              // op: sym="diag_mask_inf(x)" inplace rpc cpu
+    LM_GGML_OP_DIAG_MASK_ZERO,             // op: sym="diag_mask_zero(x)" inplace rpc cpu
+    LM_GGML_OP_SOFT_MAX,                   // op: sym="soft_max(x)" inplace rpc cpu
+    LM_GGML_OP_SOFT_MAX_BACK,              // op: sym="soft_max_back(x)" inplace rpc cpu
+    LM_GGML_OP_ROPE,                       // op: sym="rope(x)" inplace rpc cpu
+    LM_GGML_OP_ROPE_BACK,                  // op: sym="rope_back(x)" inplace rpc cpu
+    LM_GGML_OP_CLAMP,                      // op: sym="clamp(x)" inplace rpc cpu
+    LM_GGML_OP_CONV_TRANSPOSE_1D,          // op: sym="conv_transpose_1d(x)" go=ConvTranspose1D was=ConvTranspose1d rpc cpu
+    LM_GGML_OP_IM2COL,                     // op: sym="im2col(x)" go=Im2Col was=Im2col rpc cpu
+    LM_GGML_OP_IM2COL_BACK,                // op: sym="im2col_back(x)" go=Im2ColBack was=Im2colBack rpc cpu
+    LM_GGML_OP_CONV_TRANSPOSE_2D,          // op: sym="conv_transpose_2d(x)" go=ConvTranspose2D was=ConvTranspose2d rpc cpu
+    LM_GGML_OP_POOL_1D,                    // op: sym="pool_1d(x)" go=Pool1D was=Pool1d rpc cpu
+    LM_GGML_OP_POOL_2D,                    // op: sym="pool_2d(x)" go=Pool2D was=Pool2d rpc cpu
+    LM_GGML_OP_POOL_2D_BACK,               // op: sym="pool_2d_back(x)" go=Pool2DBack was=Pool2dBack rpc cpu
+    LM_GGML_OP_UPSCALE,                    // op: sym="upscale(x)" rpc cpu
+    LM_GGML_OP_PAD,                        // op: sym="pad(x)" rpc cpu
+    LM_GGML_OP_ARANGE,                     // op: sym="arange(start, stop, step)" rpc cpu
+    LM_GGML_OP_TIMESTEP_EMBEDDING,         // op: sym="timestep_embedding(timesteps, dim, max_period)" rpc cpu
+    LM_GGML_OP_ARGSORT,                    // op: sym="argsort(x)" rpc cpu
+    LM_GGML_OP_LEAKY_RELU,                 // op: sym="leaky_relu(x)" inplace rpc cpu
+    LM_GGML_OP_FLASH_ATTN_EXT,             // op: sym="flash_attn_ext(x)" rpc cpu
     LM_GGML_OP_FLASH_ATTN_BACK,            // op: sym="flash_attn_back(x)"
-    LM_GGML_OP_SSM_CONV,                   // op: sym="ssm_conv(x)" go=SSMConv was=SsmConv rpc
-    LM_GGML_OP_SSM_SCAN,                   // op: sym="ssm_scan(x)" go=SSMScan was=SsmScan rpc
-    LM_GGML_OP_WIN_PART,                   // op: sym="win_part(x)" rpc
-    LM_GGML_OP_WIN_UNPART,                 // op: sym="win_unpart(x)" rpc
-    LM_GGML_OP_GET_REL_POS,                // op: sym="get_rel_pos(x)" rpc
-    LM_GGML_OP_ADD_REL_POS,                // op: sym="add_rel_pos(x)" rpc
-    LM_GGML_OP_RWKV_WKV6,                  // op: sym="rwkv_wkv6(k, v, r, tf, td, s)" go=RWKVWKV6 was=RwkvWkv6 rpc
-    LM_GGML_OP_UNARY,                      // op: sym="unary(x)" inplace rpc
-    LM_GGML_OP_MAP_UNARY,                  // op: sym="f(x)"
-    LM_GGML_OP_MAP_BINARY,                 // op: sym="f(x,y)"
-    LM_GGML_OP_MAP_CUSTOM1_F32,            // op: sym="custom_f32(x)"
-    LM_GGML_OP_MAP_CUSTOM2_F32,            // op: sym="custom_f32(x,y)"
-    LM_GGML_OP_MAP_CUSTOM3_F32,            // op: sym="custom_f32(x,y,z)"
-    LM_GGML_OP_MAP_CUSTOM1,                // op: sym="custom(x)"
-    LM_GGML_OP_MAP_CUSTOM2,                // op: sym="custom(x,y)"
-    LM_GGML_OP_MAP_CUSTOM3,                // op: sym="custom(x,y,z)"
-    LM_GGML_OP_CROSS_ENTROPY_LOSS,         // op: sym="cross_entropy_loss(x,y)" rpc
-    LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK,    // op: sym="cross_entropy_loss_back(x,y)" rpc
-    LM_GGML_OP_OPT_STEP_ADAMW,             // op: sym="adamw(x)" go=OptStepAdamW was=OptStepAdamw rpc
+    LM_GGML_OP_SSM_CONV,                   // op: sym="ssm_conv(x)" go=SSMConv was=SsmConv rpc cpu
+    LM_GGML_OP_SSM_SCAN,                   // op: sym="ssm_scan(x)" go=SSMScan was=SsmScan rpc cpu
+    LM_GGML_OP_WIN_PART,                   // op: sym="win_part(x)" rpc cpu
+    LM_GGML_OP_WIN_UNPART,                 // op: sym="win_unpart(x)" rpc cpu
+    LM_GGML_OP_GET_REL_POS,                // op: sym="get_rel_pos(x)" rpc cpu
+    LM_GGML_OP_ADD_REL_POS,                // op: sym="add_rel_pos(x)" rpc cpu
+    LM_GGML_OP_RWKV_WKV6,                  // op: sym="rwkv_wkv6(k, v, r, tf, td, s)" go=RWKVWKV6 was=RwkvWkv6 rpc cpu
+    LM_GGML_OP_UNARY,                      // op: sym="unary(x)" inplace rpc cpu
+    LM_GGML_OP_MAP_UNARY,                  // op: sym="f(x)" cpu
+    LM_GGML_OP_MAP_BINARY,                 // op: sym="f(x,y)" cpu
+    LM_GGML_OP_MAP_CUSTOM1_F32,            // op: sym="custom_f32(x)" cpu
+    LM_GGML_OP_MAP_CUSTOM2_F32,            // op: sym="custom_f32(x,y)" cpu
+    LM_GGML_OP_MAP_CUSTOM3_F32,            // op: sym="custom_f32(x,y,z)" cpu
+    LM_GGML_OP_MAP_CUSTOM1,                // op: sym="custom(x)" cpu
+    LM_GGML_OP_MAP_CUSTOM2,                // op: sym="custom(x,y)" cpu
+    LM_GGML_OP_MAP_CUSTOM3,                // op: sym="custom(x,y,z)" cpu
+    LM_GGML_OP_CROSS_ENTROPY_LOSS,         // op: sym="cross_entropy_loss(x,y)" rpc cpu
+    LM_GGML_OP_CROSS_ENTROPY_LOSS_BACK,    // op: sym="cross_entropy_loss_back(x,y)" rpc cpu
+    LM_GGML_OP_OPT_STEP_ADAMW,             // op: sym="adamw(x)" go=OptStepAdamW was=OptStepAdamw rpc cpu
     LM_GGML_OP_COUNT,
 };
 
@@ -412,7 +422,7 @@ struct lm_ggml_init_params {
     bool   no_alloc;   // do not allocate tensor data
 };
 
-// n-dimensional tensor; layout identical to the reference (336 bytes on 64-bit).
+// n-dimensional tensor; layout identical to ggml's (336 bytes on 64-bit).
 struct lm_ggml_tensor {
     enum lm_ggml_type type;
 

@@ -6,6 +6,7 @@
 //	csrc/core/ggml-names.c          lm_ggml_op_name/symbol and lm_ggml_unary_op_name tables
 //	csrc/backend/ggml-op-inplace.h  lm_ggml_op_can_inplace, the graph allocator's in-place rule
 //	csrc/rpc/rpc-ops.h              the ops an RPC server rebuilds (rb_<op>) or takes as sent
+//	csrc/cpu/ggml-cpu-kernels.c     lm_cpu_kernels, the CPU engine's kernel descriptor (lm_cpu_op_<op>) of each op
 //	enums_ops.go                    the Go Op and UnaryOp constants
 //
 // Run it with go generate in the module root (enums.go has the directive);
@@ -40,6 +41,7 @@ type Op struct {
 	Was     string // a deprecated Go name without its prefix, or ""
 	Inplace bool
 	RPC     string // "", "rebuild" or "view"
+	CPU     bool   // has a CPU kernel descriptor lm_cpu_op_<op>
 	Line    int    // in the header
 }
 
@@ -214,7 +216,7 @@ func (op *Op) parseFacts(s string, isOp bool) error {
 			return fmt.Errorf("%s given twice", key)
 		}
 		seen[key] = true
-		if !isOp && (key == "sym" || key == "inplace" || key == "rpc") {
+		if !isOp && (key == "sym" || key == "inplace" || key == "rpc" || key == "cpu") {
 			return fmt.Errorf("%s: not a fact of a unary op (name=, go=, was=)", key)
 		}
 		switch {
@@ -240,6 +242,8 @@ func (op *Op) parseFacts(s string, isOp bool) error {
 			op.RPC = "rebuild"
 		case key == "rpc" && val == "view":
 			op.RPC = "view"
+		case key == "cpu" && !hasVal:
+			op.CPU = true
 		default:
 			if hasVal {
 				key += "=" + val
@@ -301,6 +305,7 @@ func Generate(t *Table) ([]File, error) {
 		{"csrc/core/ggml-names.c", namesC(t)},
 		{"csrc/backend/ggml-op-inplace.h", inplaceH(t)},
 		{"csrc/rpc/rpc-ops.h", rpcH(t)},
+		{"csrc/cpu/ggml-cpu-kernels.c", cpuKernelsC(t)},
 		{"enums_ops.go", goSrc},
 	}, nil
 }
@@ -424,6 +429,42 @@ func rpcH(t *Table) []byte {
 // rebuildFn names the function that rebuilds an op marked rpc: LM_GGML_OP_SUM_ROWS is rb_sum_rows.
 func rebuildFn(e *Enum, o Op) string {
 	return "rb_" + strings.ToLower(strings.TrimPrefix(o.Enum, e.Prefix))
+}
+
+func cpuKernelsC(t *Table) []byte {
+	var b bytes.Buffer
+	cHead(&b)
+	b.WriteString(`//
+// ggml-cpu-kernels.c - lm_cpu_kernels, the CPU engine's kernel of each op
+// marked cpu in enum lm_ggml_op: the descriptor lm_cpu_op_ + the enumerator's
+// suffix in lower case, defined in the ops-*.c file that computes the op.
+// The other ops have none (NULL).
+#include "ggml-cpu-impl.h"
+
+`)
+	countAssert(&b, &t.Ops)
+	b.WriteString("\n")
+	var ops []Op
+	for _, o := range t.Ops.Ops {
+		if o.CPU {
+			ops = append(ops, o)
+		}
+	}
+	for _, o := range ops {
+		fmt.Fprintf(&b, "extern const struct lm_cpu_op %s;\n", cpuOpName(&t.Ops, o))
+	}
+	fmt.Fprintf(&b, "\nconst struct lm_cpu_op * const lm_cpu_kernels[%sCOUNT] = {\n", t.Ops.Prefix)
+	w := width(ops, func(o Op) string { return o.Enum }) + 2
+	for _, o := range ops {
+		fmt.Fprintf(&b, "    %-*s = &%s,\n", w, "["+o.Enum+"]", cpuOpName(&t.Ops, o))
+	}
+	b.WriteString("};\n")
+	return b.Bytes()
+}
+
+// cpuOpName names the CPU kernel descriptor of an op marked cpu: LM_GGML_OP_SUM_ROWS has lm_cpu_op_sum_rows.
+func cpuOpName(e *Enum, o Op) string {
+	return "lm_cpu_op_" + strings.ToLower(strings.TrimPrefix(o.Enum, e.Prefix))
 }
 
 func goFile(t *Table) ([]byte, error) {

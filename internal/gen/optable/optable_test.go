@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -76,23 +77,25 @@ func TestHeaderTable(t *testing.T) {
 		name, sym, goName, was string
 		inplace                bool
 		rpc                    string
+		cpu                    bool
 	}{
-		{"NONE", `"none"`, "None", "", false, "view"},
-		{"ADD", `"x+y"`, "Add", "", true, "rebuild"},
-		{"SQRT", `"√x"`, "Sqrt", "", true, "rebuild"},
-		{"SET", `"y-\\>view(x)"`, "Set", "", false, "rebuild"},
-		{"RMS_NORM", `"rms_norm(x)"`, "RMSNorm", "RmsNorm", true, "rebuild"},
-		{"MUL_MAT", `"X*Y"`, "MulMat", "", false, "rebuild"},
-		{"FLASH_ATTN_BACK", `"flash_attn_back(x)"`, "FlashAttnBack", "", false, ""},
-		{"MAP_CUSTOM1", `"custom(x)"`, "MapCustom1", "", false, ""},
-		{"OPT_STEP_ADAMW", `"adamw(x)"`, "OptStepAdamW", "OptStepAdamw", false, "rebuild"},
+		{"NONE", `"none"`, "None", "", false, "view", false},
+		{"ADD", `"x+y"`, "Add", "", true, "rebuild", true},
+		{"SQRT", `"√x"`, "Sqrt", "", true, "rebuild", true},
+		{"SET", `"y-\\>view(x)"`, "Set", "", false, "rebuild", true},
+		{"RMS_NORM", `"rms_norm(x)"`, "RMSNorm", "RmsNorm", true, "rebuild", true},
+		{"MUL_MAT", `"X*Y"`, "MulMat", "", false, "rebuild", true},
+		{"VIEW", `"view(x)"`, "View", "", false, "view", false},
+		{"FLASH_ATTN_BACK", `"flash_attn_back(x)"`, "FlashAttnBack", "", false, "", false},
+		{"MAP_CUSTOM1", `"custom(x)"`, "MapCustom1", "", false, "", true},
+		{"OPT_STEP_ADAMW", `"adamw(x)"`, "OptStepAdamW", "OptStepAdamw", false, "rebuild", true},
 	} {
 		o, ok := byName[c.name]
 		if !ok {
 			t.Errorf("no op %s", c.name)
 			continue
 		}
-		if o.Symbol != c.sym || o.Go != c.goName || o.Was != c.was || o.Inplace != c.inplace || o.RPC != c.rpc {
+		if o.Symbol != c.sym || o.Go != c.goName || o.Was != c.was || o.Inplace != c.inplace || o.RPC != c.rpc || o.CPU != c.cpu {
 			t.Errorf("%s: got %+v", c.name, o)
 		}
 	}
@@ -106,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 	ops := func(body string) []byte {
 		return []byte("enum lm_ggml_op {\n" + body + "    LM_GGML_OP_COUNT,\n};\n" + unary)
 	}
-	if _, err := Parse(ops("    LM_GGML_OP_NONE = 0, // op: sym=\"none\" rpc=view\n    LM_GGML_OP_DUP,  // op: sym=\"a b\" name=DUP2 go=Copy was=Dup inplace rpc\n")); err != nil {
+	if _, err := Parse(ops("    LM_GGML_OP_NONE = 0, // op: sym=\"none\" rpc=view\n    LM_GGML_OP_DUP,  // op: sym=\"a b\" name=DUP2 go=Copy was=Dup inplace rpc cpu\n")); err != nil {
 		t.Fatalf("a good table: %v", err)
 	}
 	for _, c := range []struct{ src, want string }{
@@ -118,6 +121,8 @@ func TestParseErrors(t *testing.T) {
 		{"    LM_GGML_OP_NONE, // op: sym=\"x\" fast\n", "unknown fact \"fast\""},
 		{"    LM_GGML_OP_NONE, // op: sym=\"x\" rpc=yes\n", "unknown fact \"rpc=yes\""},
 		{"    LM_GGML_OP_NONE, // op: sym=\"x\" rpc rpc\n", "rpc given twice"},
+		{"    LM_GGML_OP_NONE, // op: sym=\"x\" cpu=yes\n", "unknown fact \"cpu=yes\""},
+		{"    LM_GGML_OP_NONE, // op: sym=\"x\" cpu cpu\n", "cpu given twice"},
 		{"    LM_GGML_OP_NONE, // op: sym=\"x\" go=add\n", "want a Go name"},
 		{"    LM_GGML_OP_NONE, // op: sym=\"x\" go=Count\n", "the count's"},
 		{"    LM_GGML_OP_NONE, // op: sym=\"x\" go=A was=A\n", "is its Go name"},
@@ -141,6 +146,7 @@ func TestParseErrors(t *testing.T) {
 		{"enum lm_ggml_op {\n    LM_GGML_OP_NONE, // op: sym=\"x\"\n    LM_GGML_OP_COUNT,\n};\n", "no line \"enum lm_ggml_unary_op {\""},
 		{string(ops("    LM_GGML_OP_NONE, // op: sym=\"x\"\n")) + unary, "defined twice"},
 		{"enum lm_ggml_op {\n    LM_GGML_OP_NONE, // op: sym=\"x\"\n    LM_GGML_OP_COUNT,\n};\nenum lm_ggml_unary_op {\n    LM_GGML_UNARY_OP_ABS, // op: inplace\n    LM_GGML_UNARY_OP_COUNT,\n};\n", "not a fact of a unary op"},
+		{"enum lm_ggml_op {\n    LM_GGML_OP_NONE, // op: sym=\"x\"\n    LM_GGML_OP_COUNT,\n};\nenum lm_ggml_unary_op {\n    LM_GGML_UNARY_OP_ABS, // op: cpu\n    LM_GGML_UNARY_OP_COUNT,\n};\n", "not a fact of a unary op"},
 	} {
 		_, err := Parse([]byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -153,7 +159,7 @@ func TestParseErrors(t *testing.T) {
 func TestGenerateSmall(t *testing.T) {
 	tab, err := Parse([]byte(`enum lm_ggml_op {
     LM_GGML_OP_NONE = 0,  // op: sym="none" rpc=view
-    LM_GGML_OP_ADD_ONE,   // op: sym="x+1" go=AddOne1 was=AddOne inplace rpc
+    LM_GGML_OP_ADD_ONE,   // op: sym="x+1" go=AddOne1 was=AddOne inplace rpc cpu
     LM_GGML_OP_COUNT,
 };
 enum lm_ggml_unary_op {
@@ -176,6 +182,11 @@ enum lm_ggml_unary_op {
 		},
 		"csrc/backend/ggml-op-inplace.h": {"        case LM_GGML_OP_ADD_ONE:\n            return true;"},
 		"csrc/rpc/rpc-ops.h":             {"    X(LM_GGML_OP_ADD_ONE, rb_add_one)\n", "    X(LM_GGML_OP_NONE)\n"},
+		"csrc/cpu/ggml-cpu-kernels.c": {
+			"extern const struct lm_cpu_op lm_cpu_op_add_one;\n",
+			"const struct lm_cpu_op * const lm_cpu_kernels[LM_GGML_OP_COUNT] = {\n    [LM_GGML_OP_ADD_ONE] = &lm_cpu_op_add_one,\n};\n",
+			`_Static_assert(LM_GGML_OP_COUNT == 2,`,
+		},
 		"enums_ops.go": {
 			"\tOpNone    Op = 0\n", "\tOpAddOne1 Op = 1\n", "\tOpCount   Op = 2\n", "\tOpAddOne = OpAddOne1\n",
 			"\tUnaryNewAbs2 UnaryOp = 1\n", "\tUnaryNewAbs = UnaryNewAbs2\n", "\tUnaryOpCount UnaryOp = 2\n",
@@ -196,5 +207,53 @@ enum lm_ggml_unary_op {
 	}
 	for p := range want {
 		t.Errorf("no file %s", p)
+	}
+}
+
+// The ops marked cpu are the ops whose descriptor a kernel file defines: a
+// descriptor without the fact would never be used, and the fact without a
+// descriptor fails only at link time.
+func TestCPUDescriptorsMatchTheFacts(t *testing.T) {
+	root := moduleRoot(t)
+	src, err := os.ReadFile(filepath.Join(root, header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for _, o := range tab.Ops.Ops {
+		if o.CPU {
+			marked[cpuOpName(&tab.Ops, o)] = true
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "csrc", "cpu", "ops-*.c"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no csrc/cpu/ops-*.c (%v)", err)
+	}
+	defRE := regexp.MustCompile(`(?m)^const struct lm_cpu_op (lm_cpu_op_[a-z0-9_]+)\s*=`)
+	defined := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range defRE.FindAllSubmatch(b, -1) {
+			name := string(m[1])
+			if prev, dup := defined[name]; dup {
+				t.Errorf("%s is defined in %s and %s", name, prev, filepath.Base(f))
+			}
+			defined[name] = filepath.Base(f)
+			if !marked[name] {
+				t.Errorf("%s defines %s, but its op is not marked cpu in %s", filepath.Base(f), name, header)
+			}
+		}
+	}
+	for name := range marked {
+		if _, ok := defined[name]; !ok {
+			t.Errorf("%s: marked cpu in %s, but no csrc/cpu/ops-*.c defines it", name, header)
+		}
 	}
 }
