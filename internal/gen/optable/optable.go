@@ -333,7 +333,7 @@ func namesC(t *Table) []byte {
 	cHead(&b)
 	b.WriteString(`//
 // ggml-names.c - names and symbols of the ops and unary ops (the strings the
-// reference API returns; the symbols are escaped for graphviz labels). The
+// ggml API returns; the symbols are escaped for graphviz labels). The
 // strings are ggml's (MIT License, Copyright (c) 2023-2024 The ggml authors;
 // the notice is in ggml-iq-tables.c).
 #include "../base/ggml-impl.h"
