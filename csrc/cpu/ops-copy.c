@@ -4,6 +4,7 @@
 // constructors are in graph/ctor-copy.c.
 #include "ggml-cpu-impl.h"
 #include "../quant/ggml-quants.h"
+#include "../graph/ggml-op-params.h"
 
 #include <limits.h>
 
@@ -225,27 +226,12 @@ static void copy_tensor_part(struct lm_ggml_tensor * dst, const struct lm_ggml_t
     copy_range(&d, &s, u0 * unit, u1 * unit);
 }
 
-// Which conversions the copy engine can do. Not checked when the graph is
-// built (ggml's constructors accept any pair, and programs such as
-// test-backend-ops build them to ask supports_op): the engine refuses the
-// node when computing. (set's constructor asks graph/ctor-copy.c's twin of
-// this test, which accepts the same pairs.)
-static bool copy_supported(const struct lm_ggml_tensor * src, const struct lm_ggml_tensor * dst) {
-    const enum lm_ggml_type st = src->type, dt = dst->type;
-    const bool sq = lm_ggml_is_quantized(st), dq = lm_ggml_is_quantized(dt);
-    // quantized data is addressed in whole blocks along dim 0
-    if (sq && (src->nb[0] != lm_ggml_type_size(st) || dst->ne[0] % lm_ggml_blck_size(st) != 0)) return false;
-    if (dq && (dst->nb[0] != lm_ggml_type_size(dt) || src->ne[0] % lm_ggml_blck_size(dt) != 0)) return false;
-    if (st == dt) return true;
-    return lm_cpu_to_float(st) != NULL && lm_cpu_from_float(dt) != NULL;
-}
-
 static void lm_compute_dup(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     copy_tensor_part(dst, dst->src[0], params->ith, params->nth);
 }
 
 static bool lm_supports_dup(const struct lm_ggml_tensor * node) {
-    return node->src[0] != NULL && lm_ggml_nelements(node->src[0]) == lm_ggml_nelements(node) && copy_supported(node->src[0], node);
+    return node->src[0] != NULL && lm_ggml_nelements(node->src[0]) == lm_ggml_nelements(node) && lm_copy_supported(node->src[0], node);
 }
 
 // ---------------------------------------------------------------- set

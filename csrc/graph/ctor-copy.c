@@ -3,17 +3,18 @@
 // cpu/ops-copy.c.
 #include "ctor-impl.h"
 
-// Which copies the CPU's copy engine can do (its own test, for the nodes it
-// is given, is copy_supported in cpu/ops-copy.c: the same pairs).
-// Quantized data is addressed in whole blocks along dim 0; other types
-// convert through f32.
-static bool copy_supported(const struct lm_ggml_tensor * src, const struct lm_ggml_tensor * dst) {
+bool lm_copy_supported(const struct lm_ggml_tensor * src, const struct lm_ggml_tensor * dst) {
     const enum lm_ggml_type st = src->type, dt = dst->type;
     const bool sq = lm_ggml_is_quantized(st), dq = lm_ggml_is_quantized(dt);
     if (sq && (src->nb[0] != lm_ggml_type_size(st) || dst->ne[0] % lm_ggml_blck_size(st) != 0)) return false;
     if (dq && (dst->nb[0] != lm_ggml_type_size(dt) || src->ne[0] % lm_ggml_blck_size(dt) != 0)) return false;
     if (st == dt) return true;
     return lm_type_to_float_ok(st) && lm_type_from_float_ok(dt);
+}
+
+// (the name set's assertion has always printed)
+static bool copy_supported(const struct lm_ggml_tensor * src, const struct lm_ggml_tensor * dst) {
+    return lm_copy_supported(src, dst);
 }
 
 // ---------------------------------------------------------------- constructors: dup, cpy, cast, cont

@@ -22,7 +22,14 @@ static inline bool lm_is_padded_1d(const struct lm_ggml_tensor * t) {
            t->nb[3] == t->nb[2]*t->ne[2];
 }
 
-// op_params of MAP_CUSTOM1/2/3 (the reference's layout, since other code
+// Whether a copy from src's type and layout to dst's can be done: quantized
+// data is addressed in whole blocks along dim 0, other pairs of types
+// convert through f32 (graph/ctor-copy.c). set's constructor asks it; the CPU
+// copy engine asks it of the nodes it is given (ggml's cpy constructor
+// accepts any pair, so programs can build one to ask supports_op).
+bool lm_copy_supported(const struct lm_ggml_tensor * src, const struct lm_ggml_tensor * dst);
+
+// op_params of MAP_CUSTOM1/2/3 (ggml's layout, since other code
 // reads them back): the function, the number of threads that call it
 // (LM_GGML_N_TASKS_MAX: all) and the user's pointer. n_tasks sits right after
 // the function pointer in all three.
