@@ -100,17 +100,6 @@ int64_t lm_set_stream_min_bytes(int64_t n);
 // false without writing anything otherwise. Same bits as fn(x, y, k).
 // (to-float-stream.c)
 bool lm_to_float_stream(lm_ggml_to_float_t fn, int64_t blck, size_t bsize, const void * x, float * y, int64_t k);
-#if defined(LM_X86)
-#include <immintrin.h>
-// The largest of the 8 lanes.
-LM_TARGET_AVX2 static inline float lm_hmax_avx2(__m256 v) {
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-#endif
-
 #ifdef __cplusplus
 }
 #endif

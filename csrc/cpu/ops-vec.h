@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ggml-cpu-impl.h"
+#include "../base/ggml-simd-x86.h"
 #include "../graph/ggml-op-params.h" // lm_is_plain_float, lm_is_padded_1d
 
 #if defined(LM_X86)

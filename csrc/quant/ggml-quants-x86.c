@@ -11,7 +11,7 @@
 
 #include "ggml-quants.h"
 #include "../base/ggml-impl.h"
-#include "../base/ggml-simd.h"
+#include "../base/ggml-simd-x86.h"
 
 #include <string.h>
 #include "../base/ggml-simd.h"
