@@ -35,6 +35,12 @@ bool lm_backend_fail(const char * fmt, ...);
 // The last reason recorded on this thread ("" if none); cleared by lm_backend_clear_error.
 const char * lm_backend_last_error(void);
 void lm_backend_clear_error(void);
+// Logs the reason recorded on this thread as the failure of func, for a
+// function whose caller sees the failure as NULL/false.
+void lm_backend_report(const char * func);
+// Checks an argument; on failure records why, logs it and returns ret.
+#define LM_BACKEND_CHECK_RET(cond, ret, ...) \
+    do { if (!(cond)) { lm_backend_fail(__VA_ARGS__); lm_backend_report(__func__); return ret; } } while (0)
 
 // ---------------------------------------------------------------- buffer types
 

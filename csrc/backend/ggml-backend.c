@@ -32,16 +32,13 @@ bool lm_backend_fail(const char * fmt, ...) {
 const char * lm_backend_last_error(void) { return g_last_error; }
 void lm_backend_clear_error(void) { g_last_error[0] = '\0'; }
 
-// The failure of a function that returns it: logged, the caller sees NULL/false.
-static void report(const char * func) {
+void lm_backend_report(const char * func) {
     LM_GGML_LOG_ERROR("%s: %s\n", func, g_last_error);
 }
 
 // The failure of a function that cannot return it.
 #define FATAL(func) lm_ggml_abort("ggml-backend.c", __LINE__, "%s: %s", func, g_last_error)
 
-// Checks an argument; on failure records why and returns ret (after logging).
-#define CHECK_RET(cond, ret, ...) do { if (!(cond)) { lm_backend_fail(__VA_ARGS__); report(__func__); return ret; } } while (0)
 // The same for void functions.
 #define CHECK_VOID(cond, ...) do { if (!(cond)) { lm_backend_fail(__VA_ARGS__); FATAL(__func__); return; } } while (0)
 
@@ -99,36 +96,36 @@ const char * lm_ggml_backend_buft_name(lm_ggml_backend_buffer_type_t buft) {
 static const struct lm_backend_buffer_ops empty_buffer_ops; // a zero-sized buffer: nothing to do
 
 lm_ggml_backend_buffer_t lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_buffer_type_t buft, size_t size) {
-    CHECK_RET(buft != NULL, NULL, "buffer type is NULL");
+    LM_BACKEND_CHECK_RET(buft != NULL, NULL, "buffer type is NULL");
     if (size == 0) {
         // a placeholder, so that callers need no special case for "nothing to allocate"
         lm_ggml_backend_buffer_t buf = lm_backend_buffer_new(buft, &empty_buffer_ops, NULL, 0);
-        CHECK_RET(buf != NULL, NULL, "out of memory");
+        LM_BACKEND_CHECK_RET(buf != NULL, NULL, "out of memory");
         return buf;
     }
     const size_t max = lm_ggml_backend_buft_get_max_size(buft);
-    CHECK_RET(size <= max, NULL, "%zu bytes exceed the maximum buffer size of %s (%zu)", size, lm_ggml_backend_buft_name(buft), max);
+    LM_BACKEND_CHECK_RET(size <= max, NULL, "%zu bytes exceed the maximum buffer size of %s (%zu)", size, lm_ggml_backend_buft_name(buft), max);
     lm_backend_clear_error();
     lm_ggml_backend_buffer_t buf = buft->ops->alloc(buft, size);
     if (buf == NULL) {
         if (g_last_error[0] == '\0') lm_backend_fail("cannot allocate a %s buffer of %zu bytes", lm_ggml_backend_buft_name(buft), size);
-        report(__func__);
+        lm_backend_report(__func__);
     }
     return buf;
 }
 
 size_t lm_ggml_backend_buft_get_alignment(lm_ggml_backend_buffer_type_t buft) {
-    CHECK_RET(buft != NULL, 0, "buffer type is NULL");
+    LM_BACKEND_CHECK_RET(buft != NULL, 0, "buffer type is NULL");
     return buft->ops->alignment(buft);
 }
 
 size_t lm_ggml_backend_buft_get_max_size(lm_ggml_backend_buffer_type_t buft) {
-    CHECK_RET(buft != NULL, 0, "buffer type is NULL");
+    LM_BACKEND_CHECK_RET(buft != NULL, 0, "buffer type is NULL");
     return buft->ops->max_size != NULL ? buft->ops->max_size(buft) : SIZE_MAX;
 }
 
 size_t lm_ggml_backend_buft_get_alloc_size(lm_ggml_backend_buffer_type_t buft, struct lm_ggml_tensor * tensor) {
-    CHECK_RET(buft != NULL && tensor != NULL, 0, "buffer type or tensor is NULL");
+    LM_BACKEND_CHECK_RET(buft != NULL && tensor != NULL, 0, "buffer type or tensor is NULL");
     const size_t n = lm_ggml_nbytes(tensor);
     if (buft->ops->alloc_size == NULL) return n;
     const size_t s = buft->ops->alloc_size(buft, tensor);
@@ -175,7 +172,7 @@ void lm_ggml_backend_buffer_free(lm_ggml_backend_buffer_t buffer) {
 }
 
 void * lm_ggml_backend_buffer_get_base(lm_ggml_backend_buffer_t buffer) {
-    CHECK_RET(buffer != NULL, NULL, "buffer is NULL");
+    LM_BACKEND_CHECK_RET(buffer != NULL, NULL, "buffer is NULL");
     if (buffer->size == 0 || buffer->ops->base == NULL) return NULL;
     return buffer->ops->base(buffer);
 }
@@ -192,17 +189,17 @@ void lm_ggml_backend_buffer_init_tensor(lm_ggml_backend_buffer_t buffer, struct 
 }
 
 size_t lm_ggml_backend_buffer_get_alignment(lm_ggml_backend_buffer_t buffer) {
-    CHECK_RET(buffer != NULL, 0, "buffer is NULL");
+    LM_BACKEND_CHECK_RET(buffer != NULL, 0, "buffer is NULL");
     return lm_ggml_backend_buft_get_alignment(buffer->buft);
 }
 
 size_t lm_ggml_backend_buffer_get_max_size(lm_ggml_backend_buffer_t buffer) {
-    CHECK_RET(buffer != NULL, 0, "buffer is NULL");
+    LM_BACKEND_CHECK_RET(buffer != NULL, 0, "buffer is NULL");
     return lm_ggml_backend_buft_get_max_size(buffer->buft);
 }
 
 size_t lm_ggml_backend_buffer_get_alloc_size(lm_ggml_backend_buffer_t buffer, struct lm_ggml_tensor * tensor) {
-    CHECK_RET(buffer != NULL, 0, "buffer is NULL");
+    LM_BACKEND_CHECK_RET(buffer != NULL, 0, "buffer is NULL");
     return lm_ggml_backend_buft_get_alloc_size(buffer->buft, tensor);
 }
 
@@ -449,22 +446,22 @@ void lm_ggml_backend_free(lm_ggml_backend_t backend) {
 }
 
 lm_ggml_backend_buffer_type_t lm_ggml_backend_get_default_buffer_type(lm_ggml_backend_t backend) {
-    CHECK_RET(backend != NULL, NULL, "backend is NULL");
+    LM_BACKEND_CHECK_RET(backend != NULL, NULL, "backend is NULL");
     return lm_ggml_backend_dev_buffer_type(backend->device);
 }
 
 lm_ggml_backend_buffer_t lm_ggml_backend_alloc_buffer(lm_ggml_backend_t backend, size_t size) {
-    CHECK_RET(backend != NULL, NULL, "backend is NULL");
+    LM_BACKEND_CHECK_RET(backend != NULL, NULL, "backend is NULL");
     return lm_ggml_backend_buft_alloc_buffer(lm_ggml_backend_get_default_buffer_type(backend), size);
 }
 
 size_t lm_ggml_backend_get_alignment(lm_ggml_backend_t backend) {
-    CHECK_RET(backend != NULL, 0, "backend is NULL");
+    LM_BACKEND_CHECK_RET(backend != NULL, 0, "backend is NULL");
     return lm_ggml_backend_buft_get_alignment(lm_ggml_backend_get_default_buffer_type(backend));
 }
 
 size_t lm_ggml_backend_get_max_size(lm_ggml_backend_t backend) {
-    CHECK_RET(backend != NULL, 0, "backend is NULL");
+    LM_BACKEND_CHECK_RET(backend != NULL, 0, "backend is NULL");
     return lm_ggml_backend_buft_get_max_size(lm_ggml_backend_get_default_buffer_type(backend));
 }
 
@@ -502,11 +499,11 @@ void lm_ggml_backend_synchronize(lm_ggml_backend_t backend) {
 }
 
 lm_ggml_backend_graph_plan_t lm_ggml_backend_graph_plan_create(lm_ggml_backend_t backend, struct lm_ggml_cgraph * cgraph) {
-    CHECK_RET(backend != NULL && cgraph != NULL, NULL, "backend or graph is NULL");
-    CHECK_RET(backend->ops->plan_create != NULL, NULL, "backend %s has no graph plans", lm_ggml_backend_name(backend));
+    LM_BACKEND_CHECK_RET(backend != NULL && cgraph != NULL, NULL, "backend or graph is NULL");
+    LM_BACKEND_CHECK_RET(backend->ops->plan_create != NULL, NULL, "backend %s has no graph plans", lm_ggml_backend_name(backend));
     lm_backend_clear_error();
     lm_ggml_backend_graph_plan_t plan = backend->ops->plan_create(backend, cgraph);
-    if (plan == NULL) report(__func__);
+    if (plan == NULL) lm_backend_report(__func__);
     return plan;
 }
 
@@ -517,13 +514,13 @@ void lm_ggml_backend_graph_plan_free(lm_ggml_backend_t backend, lm_ggml_backend_
 }
 
 enum lm_ggml_status lm_ggml_backend_graph_plan_compute(lm_ggml_backend_t backend, lm_ggml_backend_graph_plan_t plan) {
-    CHECK_RET(backend != NULL && plan != NULL, LM_GGML_STATUS_FAILED, "backend or plan is NULL");
-    CHECK_RET(backend->ops->plan_compute != NULL, LM_GGML_STATUS_FAILED, "backend %s has no graph plans", lm_ggml_backend_name(backend));
+    LM_BACKEND_CHECK_RET(backend != NULL && plan != NULL, LM_GGML_STATUS_FAILED, "backend or plan is NULL");
+    LM_BACKEND_CHECK_RET(backend->ops->plan_compute != NULL, LM_GGML_STATUS_FAILED, "backend %s has no graph plans", lm_ggml_backend_name(backend));
     return backend->ops->plan_compute(backend, plan);
 }
 
 enum lm_ggml_status lm_ggml_backend_graph_compute_async(lm_ggml_backend_t backend, struct lm_ggml_cgraph * cgraph) {
-    CHECK_RET(backend != NULL && cgraph != NULL, LM_GGML_STATUS_FAILED, "backend or graph is NULL");
+    LM_BACKEND_CHECK_RET(backend != NULL && cgraph != NULL, LM_GGML_STATUS_FAILED, "backend or graph is NULL");
     return backend->ops->graph_compute(backend, cgraph);
 }
 
@@ -532,7 +529,7 @@ enum lm_ggml_status lm_ggml_backend_graph_compute(lm_ggml_backend_t backend, str
     if (st != LM_GGML_STATUS_SUCCESS || backend->ops->synchronize == NULL) return st;
     lm_backend_clear_error();
     if (!backend->ops->synchronize(backend)) {
-        report(__func__);
+        lm_backend_report(__func__);
         return LM_GGML_STATUS_FAILED;
     }
     return st;
@@ -648,15 +645,15 @@ lm_ggml_backend_reg_t lm_ggml_backend_dev_backend_reg(lm_ggml_backend_dev_t devi
 }
 
 lm_ggml_backend_t lm_ggml_backend_dev_init(lm_ggml_backend_dev_t device, const char * params) {
-    CHECK_RET(device != NULL, NULL, "device is NULL");
+    LM_BACKEND_CHECK_RET(device != NULL, NULL, "device is NULL");
     lm_backend_clear_error();
     lm_ggml_backend_t b = device->ops->init_backend(device, params);
-    if (b == NULL) report(__func__);
+    if (b == NULL) lm_backend_report(__func__);
     return b;
 }
 
 lm_ggml_backend_buffer_type_t lm_ggml_backend_dev_buffer_type(lm_ggml_backend_dev_t device) {
-    CHECK_RET(device != NULL, NULL, "device is NULL");
+    LM_BACKEND_CHECK_RET(device != NULL, NULL, "device is NULL");
     return device->ops->buffer_type(device);
 }
 
@@ -666,11 +663,11 @@ lm_ggml_backend_buffer_type_t lm_ggml_backend_dev_host_buffer_type(lm_ggml_backe
 }
 
 lm_ggml_backend_buffer_t lm_ggml_backend_dev_buffer_from_host_ptr(lm_ggml_backend_dev_t device, void * ptr, size_t size, size_t max_tensor_size) {
-    CHECK_RET(device != NULL, NULL, "device is NULL");
-    CHECK_RET(device->ops->buffer_from_host_ptr != NULL, NULL, "device %s cannot wrap host memory", lm_ggml_backend_dev_name(device));
+    LM_BACKEND_CHECK_RET(device != NULL, NULL, "device is NULL");
+    LM_BACKEND_CHECK_RET(device->ops->buffer_from_host_ptr != NULL, NULL, "device %s cannot wrap host memory", lm_ggml_backend_dev_name(device));
     lm_backend_clear_error();
     lm_ggml_backend_buffer_t b = device->ops->buffer_from_host_ptr(device, ptr, size, max_tensor_size);
-    if (b == NULL) report(__func__);
+    if (b == NULL) lm_backend_report(__func__);
     return b;
 }
 
@@ -697,8 +694,8 @@ size_t lm_ggml_backend_reg_dev_count(lm_ggml_backend_reg_t reg) {
 }
 
 lm_ggml_backend_dev_t lm_ggml_backend_reg_dev_get(lm_ggml_backend_reg_t reg, size_t index) {
-    CHECK_RET(reg != NULL, NULL, "registry is NULL");
-    CHECK_RET(index < lm_ggml_backend_reg_dev_count(reg), NULL, "device index %zu out of range (registry %s has %zu)",
+    LM_BACKEND_CHECK_RET(reg != NULL, NULL, "registry is NULL");
+    LM_BACKEND_CHECK_RET(index < lm_ggml_backend_reg_dev_count(reg), NULL, "device index %zu out of range (registry %s has %zu)",
               index, lm_ggml_backend_reg_name(reg), lm_ggml_backend_reg_dev_count(reg));
     return reg->ops->dev_get(reg, index);
 }

@@ -9,10 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-// Checks an argument; on failure records why, logs it and returns ret.
-#define CHECK_RET(cond, ret, ...) do { if (!(cond)) { lm_backend_fail(__VA_ARGS__); \
-    LM_GGML_LOG_ERROR("%s: %s\n", __func__, lm_backend_last_error()); return ret; } } while (0)
-
 // The global list of registries and of their devices. Registries are static
 // objects owned by their backends; the list only points at them.
 #define MAX_REGS 32
@@ -81,7 +77,7 @@ lm_ggml_backend_reg_t lm_ggml_backend_reg_get(size_t index) {
     lm_ggml_backend_reg_t r = index < g_n_regs ? g_regs[index] : NULL;
     const size_t n = g_n_regs;
     pthread_mutex_unlock(&g_reg_mu);
-    CHECK_RET(r != NULL, NULL, "registry index %zu out of range (%zu registered)", index, n);
+    LM_BACKEND_CHECK_RET(r != NULL, NULL, "registry index %zu out of range (%zu registered)", index, n);
     return r;
 }
 
@@ -115,7 +111,7 @@ lm_ggml_backend_dev_t lm_ggml_backend_dev_get(size_t index) {
     lm_ggml_backend_dev_t d = index < g_n_devs ? g_devs[index] : NULL;
     const size_t n = g_n_devs;
     pthread_mutex_unlock(&g_reg_mu);
-    CHECK_RET(d != NULL, NULL, "device index %zu out of range (%zu registered)", index, n);
+    LM_BACKEND_CHECK_RET(d != NULL, NULL, "device index %zu out of range (%zu registered)", index, n);
     return d;
 }
 
