@@ -458,15 +458,31 @@ windows() {
   fi
   echo "windows: cmd/ggml and the test binaries built in $((SECONDS-t0))s"; t0=$SECONDS
   "$wine" "$out/ggml.exe" info
-  "$wine" "$out/ggml.test.exe" -test.count=1 -test.skip "$WIN_SKIP" || rc=1
-  (cd gguf && "$wine" "$out/gguf.test.exe" -test.count=1 -test.skip "$WIN_GGUF_SKIP") || rc=1
-  (cd llama && "$wine" "$out/llama.test.exe" -test.count=1 ${WIN_LLAMA_RUN:+-test.run "$WIN_LLAMA_RUN"}) || rc=1
-  (cd cmd/ggml && "$wine" "$out/cmd-ggml.test.exe" -test.count=1) || rc=1
+  wine_gotest "$wine" . "$out/ggml.test.exe" -test.skip "$WIN_SKIP" || rc=1
+  wine_gotest "$wine" gguf "$out/gguf.test.exe" -test.skip "$WIN_GGUF_SKIP" || rc=1
+  wine_gotest "$wine" llama "$out/llama.test.exe" ${WIN_LLAMA_RUN:+-test.run "$WIN_LLAMA_RUN"} || rc=1
+  wine_gotest "$wine" cmd/ggml "$out/cmd-ggml.test.exe" || rc=1
   echo "windows: Go tests under wine in $((SECONDS-t0))s"; t0=$SECONDS
   windows_rpc "$wine" "$out" || rc=1
   windows_ctests "$wine" "$out" || rc=1
   echo "windows: RPC check and C tests under wine in $((SECONDS-t0))s"
   return $rc
+}
+
+# One Go test binary under wine, in the package's folder DIR. A run that
+# lost its wineserver ("wine client error": wine's own fault, not the
+# program's) runs once more; any other failure is named and counts.
+wine_gotest() {
+  local wine=$1 dir=$2 exe=$3 log st; shift 3
+  log=$(mktemp)
+  (cd "$dir" && "$wine" "$exe" -test.count=1 "$@") 2>&1 | tee "$log"; st=${PIPESTATUS[0]}
+  if [ "$st" -ne 0 ] && grep -q "^wine client error" "$log"; then
+    echo "windows: $(basename "$exe") lost its wineserver (status $st); running it again"
+    (cd "$dir" && "$wine" "$exe" -test.count=1 "$@") 2>&1 | tee "$log"; st=${PIPESTATUS[0]}
+  fi
+  rm -f "$log"
+  [ "$st" -eq 0 ] || echo "windows: $(basename "$exe") failed under wine (status $st)"
+  return "$st"
 }
 
 # ggml.exe rpc-server under wine on a loopback port of its choosing, and two

@@ -14,12 +14,6 @@
 #include "rpc-graph.h"
 #include "rpc-sock.h"
 
-#ifdef _WIN32
-#include <winsock2.h>
-#define poll WSAPoll
-#else
-#include <poll.h>
-#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -99,11 +93,7 @@ static bool rpc_call(struct rpc_conn * c, enum lm_rpc_cmd cmd, const void * req,
 // speaks unasked): a restarted server needs a new one.
 static bool conn_alive(struct rpc_conn * c) {
     pthread_mutex_lock(&c->mu);
-    bool alive = c->fd >= 0;
-    if (alive) {
-        struct pollfd p = { .fd = c->fd, .events = POLLIN, .revents = 0 };
-        alive = poll(&p, 1, 0) == 0;
-    }
+    const bool alive = c->fd >= 0 && !lm_rpc_readable_now(c->fd);
     pthread_mutex_unlock(&c->mu);
     return alive;
 }

@@ -155,6 +155,14 @@ static int wait_fd(int fd, bool write, int timeout_ms) {
     }
 }
 
+bool lm_rpc_readable_now(int fd) {
+    fd_set set;
+    FD_ZERO(&set);
+    FD_SET(SOCK(fd), &set);
+    struct timeval tv = { 0, 0 };
+    return select(0, &set, NULL, NULL, &tv) > 0;
+}
+
 bool lm_rpc_send_all(int fd, const void * p, size_t n, int timeout_ms, lm_rpc_why why) {
     const char * c = p;
     char e[240];
@@ -248,6 +256,15 @@ static int wait_fd(int fd, short events, int timeout_ms) {
         if (r > 0) return 1; // readable, writable, or hung up: the next call tells
         if (r == 0) return 0;
         if (errno != EINTR) return -1;
+    }
+}
+
+bool lm_rpc_readable_now(int fd) {
+    for (;;) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN, .revents = 0 };
+        const int r = poll(&pfd, 1, 0);
+        // poll fails with EINTR even when it does not wait
+        if (r >= 0 || errno != EINTR) return r > 0;
     }
 }
 

@@ -50,6 +50,12 @@ void lm_rpc_sock_setup(int fd);
 bool lm_rpc_send_all(int fd, const void * p, size_t n, int timeout_ms, lm_rpc_why why);
 bool lm_rpc_recv_all(int fd, void * p, size_t n, int timeout_ms, lm_rpc_why why);
 
+// Whether a socket that is idle between requests can be read right now: for
+// a peer that only ever answers, that means it closed the connection (or
+// broke the protocol). Does not wait; a signal arriving meanwhile does not
+// make it say so.
+bool lm_rpc_readable_now(int fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,12 +10,14 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _WIN32
 #include <winsock2.h>
 #else
+#include <signal.h>
 #include <sys/socket.h>
 #endif
 #include <unistd.h>
@@ -229,6 +231,76 @@ static void test_hostile(const char * ep) {
 
 // A server that goes away: requests fail (no abort, no hang), a new server on
 // the same endpoint is picked up.
+#ifndef _WIN32
+static void on_signal(int s) { (void) s; }
+
+struct kicker {
+    pthread_t target;
+    atomic_bool stop;
+    long sent;
+};
+
+static void * kick(void * p) {
+    struct kicker * k = p;
+    while (!atomic_load(&k->stop)) {
+        pthread_kill(k->target, SIGUSR1);
+        k->sent++;
+    }
+    return NULL;
+}
+
+// Signals (the Go runtime preempts threads with them) that land while the
+// client checks whether its idle connection still stands must not make it
+// connect again: buffers allocated before and after share one connection, so
+// one graph can use both.
+static void test_signals_keep_connection(const char * ep) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART; // as Go's handlers; poll fails with EINTR regardless
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+
+    lm_ggml_backend_t rpc = lm_ggml_backend_rpc_init(ep);
+    lm_ggml_backend_buffer_type_t buft = lm_ggml_backend_rpc_buffer_type(ep);
+    lm_ggml_backend_buffer_t before = lm_ggml_backend_buft_alloc_buffer(buft, 4096);
+    CHECK(before != NULL);
+    struct kicker k = { .target = pthread_self() };
+    atomic_init(&k.stop, false);
+    pthread_t th;
+    pthread_create(&th, NULL, kick, &k);
+    for (int i = 0; i < 3000; i++) {
+        size_t fr, tot;
+        lm_ggml_backend_rpc_get_device_memory(ep, &fr, &tot);
+    }
+    atomic_store(&k.stop, true);
+    pthread_join(th, NULL);
+    CHECK(k.sent > 0);
+    lm_ggml_backend_buffer_t after = lm_ggml_backend_buft_alloc_buffer(buft, 4096);
+    CHECK(after != NULL);
+
+    struct lm_ggml_init_params ip = { .mem_size = 8 * lm_ggml_tensor_overhead() + lm_ggml_graph_overhead(), .mem_buffer = NULL, .no_alloc = true };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * a = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 16);
+    struct lm_ggml_tensor * y = lm_ggml_sqr(ctx, a);
+    struct lm_ggml_tallocr ta = lm_ggml_tallocr_new(before);
+    lm_ggml_tallocr_alloc(&ta, a);
+    struct lm_ggml_tallocr ty = lm_ggml_tallocr_new(after);
+    lm_ggml_tallocr_alloc(&ty, y);
+    struct lm_ggml_cgraph * g = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(g, y);
+    const enum lm_ggml_status st = lm_ggml_backend_graph_compute(rpc, g);
+    CHECK(st == LM_GGML_STATUS_SUCCESS);
+    if (st != LM_GGML_STATUS_SUCCESS) fprintf(stderr, "  %s\n", lm_backend_last_error());
+
+    lm_ggml_free(ctx);
+    lm_ggml_backend_buffer_free(after);
+    lm_ggml_backend_buffer_free(before);
+    lm_ggml_backend_free(rpc);
+    sigaction(SIGUSR1, &old, NULL);
+}
+#endif
+
 static void test_server_gone(void) {
     struct test_server ts;
     server_start(&ts, 16 << 20);
@@ -270,12 +342,15 @@ int main(void) {
     test_limits(ts.endpoint);
     test_hostile(ts.endpoint);
     test_tensors_and_graph(ts.endpoint); // the hostile clients left no trace
+#ifndef _WIN32
+    test_signals_keep_connection(ts.endpoint);
+#endif
     server_stop(&ts);
     test_server_gone();
     if (g_fail) {
         fprintf(stderr, "%d failures\n", g_fail);
         return 1;
     }
-    printf("rpc: loopback buffers, tensors, graphs, limits, hostile requests, lost server ok\n");
+    printf("rpc: loopback buffers, tensors, graphs, limits, hostile requests, signals, lost server ok\n");
     return 0;
 }
