@@ -14,8 +14,8 @@ typedef struct { int failed; char msg[512]; } gg_err;
 
 #define GG_UNPAREN(...) __VA_ARGS__
 
-// GG_DEF(ret, name, (params), (args)) defines gg_<name>(gg_err *, params) calling lm_ggml_<name>(args).
-#define GG_DEF(ret, name, PARAMS, ARGS)                                        \
+// GG_WRAP(ret, name, (params), call) defines gg_<name>(gg_err *, params) returning call.
+#define GG_WRAP(ret, name, PARAMS, CALL)                                       \
     static inline ret gg_##name(gg_err * e_, GG_UNPAREN PARAMS) {              \
         struct lm_ggml_err_frame f_;                                           \
         if (LM_GGML_TRY(&f_)) {                                                \
@@ -23,10 +23,13 @@ typedef struct { int failed; char msg[512]; } gg_err;
             memcpy(e_->msg, f_.msg, sizeof(e_->msg));                          \
             return (ret) 0;                                                    \
         }                                                                      \
-        ret r_ = lm_ggml_##name ARGS;                                          \
+        ret r_ = CALL;                                                         \
         lm_ggml_err_pop(&f_);                                                  \
         return r_;                                                             \
     }
+
+// GG_DEF(ret, name, (params), (args)) defines gg_<name>(gg_err *, params) calling lm_ggml_<name>(args).
+#define GG_DEF(ret, name, PARAMS, ARGS) GG_WRAP(ret, name, PARAMS, lm_ggml_##name ARGS)
 
 // The same for functions returning void.
 #define GG_DEFV(name, PARAMS, ARGS)                                            \

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../base/ggml-simd.h"
+#include "../quant/ggml-traits.h"
 #include "ggml-cpu.h"
 
 #ifdef __cplusplus
@@ -97,11 +98,6 @@ float   lm_cpu_get_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i
 void    lm_cpu_set_f32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
 int32_t lm_cpu_get_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
 void    lm_cpu_set_i32_at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int32_t v);
-
-// Row converters for a type: to f32 (NULL if none) and from f32 (NULL if none).
-// Covers f32/f16/bf16 and every quantized type that has them.
-lm_ggml_to_float_t   lm_cpu_to_float  (enum lm_ggml_type type);
-lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type);
 
 // Mat-vec over contiguous short rows walks them one by one (mm_get_mv_seq)
 // when the matrix has at least this many bytes (mm-float.c). The setter is for

@@ -401,7 +401,7 @@ LEVEL_DISPATCH(IQ4_NL)
 LEVEL_DISPATCH(IQ4_XS)
 
 static void deq_dot(enum lm_ggml_type type, int n, float * s, const void * x, const void * y) {
-    const lm_ggml_to_float_t to_f32 = lm_cpu_to_float(type);
+    const lm_ggml_to_float_t to_f32 = lm_type_to_f32_row(type);
     const int64_t bk = lm_ggml_blck_size(type);
     const size_t ts = lm_ggml_type_size(type);
     const block_q8_K * yb = y;

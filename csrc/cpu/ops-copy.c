@@ -1,76 +1,11 @@
 // ops-copy.c - CPU kernels of data movement: dup/cpy/cast/cont, set,
-// get_rows, get_rows_back, and the per-type row converters (lm_cpu_to_float /
-// lm_cpu_from_float) that every kernel changing types goes through. The
-// constructors are in graph/ctor-copy.c.
+// get_rows, get_rows_back; types change through the quant layer's row
+// converters (quant/ggml-traits.h). The constructors are in graph/ctor-copy.c.
 #include "ggml-cpu-impl.h"
 #include "../quant/ggml-quants.h"
 #include "../graph/ggml-op-params.h"
 
 #include <limits.h>
-
-// ---------------------------------------------------------------- row converters
-
-static void f32_to_f32_row(const void * restrict x, float * restrict y, int64_t k) {
-    memcpy(y, x, (size_t) k * sizeof(float));
-}
-static void f32_from_f32_row(const float * restrict x, void * restrict y, int64_t k) {
-    memcpy(y, x, (size_t) k * sizeof(float));
-}
-static void f16_to_f32(const void * restrict x, float * restrict y, int64_t k) {
-    lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *) x, y, k);
-}
-static void f16_from_f32(const float * restrict x, void * restrict y, int64_t k) {
-    lm_ggml_fp32_to_fp16_row(x, (lm_ggml_fp16_t *) y, k);
-}
-static void bf16_to_f32(const void * restrict x, float * restrict y, int64_t k) {
-    lm_ggml_bf16_to_fp32_row((const lm_ggml_bf16_t *) x, y, k);
-}
-static void bf16_from_f32(const float * restrict x, void * restrict y, int64_t k) {
-    lm_ggml_fp32_to_bf16_row(x, (lm_ggml_bf16_t *) y, k);
-}
-
-static bool type_in_range(enum lm_ggml_type type) {
-    return (int) type >= 0 && type < LM_GGML_TYPE_COUNT && lm_ggml_blck_size(type) > 0;
-}
-
-lm_ggml_to_float_t lm_cpu_to_float(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_F32:  return f32_to_f32_row;
-        case LM_GGML_TYPE_F16:  return f16_to_f32;
-        case LM_GGML_TYPE_BF16: return bf16_to_f32;
-        default: break;
-    }
-    if (!type_in_range(type) || !lm_ggml_is_quantized(type)) return NULL;
-    return lm_ggml_get_type_traits(type)->to_float;
-}
-
-lm_ggml_from_float_t lm_cpu_from_float(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_F32:   return f32_from_f32_row;
-        case LM_GGML_TYPE_F16:   return f16_from_f32;
-        case LM_GGML_TYPE_BF16:  return bf16_from_f32;
-        // the CPU row quantizers (the same bits as ggml's reference quantizers, faster)
-        case LM_GGML_TYPE_Q4_0:  return lm_quantize_row_q4_0;
-        case LM_GGML_TYPE_Q4_1:  return lm_quantize_row_q4_1;
-        case LM_GGML_TYPE_Q5_0:  return lm_quantize_row_q5_0;
-        case LM_GGML_TYPE_Q5_1:  return lm_quantize_row_q5_1;
-        case LM_GGML_TYPE_Q8_0:  return lm_quantize_row_q8_0;
-        case LM_GGML_TYPE_Q8_1:  return lm_quantize_row_q8_1;
-        case LM_GGML_TYPE_Q2_K:  return lm_quantize_row_q2_K;
-        case LM_GGML_TYPE_Q3_K:  return lm_quantize_row_q3_K;
-        case LM_GGML_TYPE_Q4_K:  return lm_quantize_row_q4_K;
-        case LM_GGML_TYPE_Q5_K:  return lm_quantize_row_q5_K;
-        case LM_GGML_TYPE_Q6_K:  return lm_quantize_row_q6_K;
-        case LM_GGML_TYPE_Q8_K:  return lm_quantize_row_q8_K;
-        case LM_GGML_TYPE_TQ1_0: return lm_quantize_row_tq1_0;
-        case LM_GGML_TYPE_TQ2_0: return lm_quantize_row_tq2_0;
-        default: break;
-    }
-    if (!type_in_range(type) || !lm_ggml_is_quantized(type)) return NULL;
-    // the rest (i-quants) only have ggml's reference quantizer; blockwise, so any
-    // span of whole blocks converts independently
-    return lm_ggml_get_type_traits(type)->from_float_ref;
-}
 
 // Scalar element conversion for strided (non-unit stride) f32/f16/bf16 data.
 static inline float load_as_f32(const char * p, enum lm_ggml_type t) {
@@ -138,18 +73,18 @@ static void copy_span(char * d, enum lm_ggml_type dt, size_t dnb,
     if (st == LM_GGML_TYPE_F32 && s_unit) {
         f = (const float *) s;
     } else if (dt == LM_GGML_TYPE_F32 && d_unit && s_unit) {
-        lm_cpu_to_float(st)(s, (float *) d, n); // straight into the destination
+        lm_type_to_f32_row(st)(s, (float *) d, n); // straight into the destination
         return;
     } else {
         if (s_unit) {
-            lm_cpu_to_float(st)(s, buf, n);
+            lm_type_to_f32_row(st)(s, buf, n);
         } else {
             for (int64_t i = 0; i < n; i++) buf[i] = load_as_f32(s + i * snb, st);
         }
         f = buf;
     }
     if (d_unit) {
-        lm_cpu_from_float(dt)(f, d, n);
+        lm_type_from_f32_row(dt)(f, d, n);
     } else {
         for (int64_t i = 0; i < n; i++) store_from_f32(d + i * dnb, dt, f[i]);
     }
@@ -283,7 +218,7 @@ static void lm_compute_get_rows(const struct lm_ggml_compute_params * params, st
     const int64_t n0 = a->ne[0];
     const int64_t nr = b->ne[0] * b->ne[1] * b->ne[2];
     const bool plain = a->type == LM_GGML_TYPE_F32 || a->type == LM_GGML_TYPE_I32;
-    const lm_ggml_to_float_t to_f32 = lm_cpu_to_float(a->type);
+    const lm_ggml_to_float_t to_f32 = lm_type_to_f32_row(a->type);
     int64_t r0, r1;
     lm_ggml_thread_range(nr, params->ith, params->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {

@@ -18,7 +18,7 @@ enum lm_bin { LM_BIN_ADD, LM_BIN_SUB, LM_BIN_MUL, LM_BIN_DIV };
 // constructors' lm_type_rw accepts the same types).
 static bool lm_type_rw(enum lm_ggml_type t) {
     if (lm_is_plain_float(t)) return true;
-    return lm_ggml_is_quantized(t) && lm_cpu_to_float(t) != NULL && lm_cpu_from_float(t) != NULL;
+    return lm_ggml_is_quantized(t) && lm_type_to_f32_row(t) != NULL && lm_type_from_f32_row(t) != NULL;
 }
 
 // ---------------------------------------------------------------- kernels

@@ -1,7 +1,7 @@
 // ops-matmul.c - CPU kernels of mul_mat, mul_mat_id and out_prod (the
-// constructors are in graph/ctor-matmul.c), and the CPU type traits. The
-// inner kernels live in mm-float.c (f32/f16/bf16 tiles), mm-bf16.c (bf16 with
-// AVX512_BF16) and mm-quant.c (quantized dot products).
+// constructors are in graph/ctor-matmul.c). The inner kernels live in
+// mm-float.c (f32/f16/bf16 tiles), mm-bf16.c (bf16 with AVX512_BF16) and
+// mm-quant.c (quantized dot products).
 //
 // mul_mat computes dst[i, j] = dot(row i of src0, row j of src1) over K =
 // ne00. Each node runs in two phases: (1) src1 is rewritten into the work
@@ -20,7 +20,7 @@
 
 static bool mm_weight_type_ok(enum lm_ggml_type t) {
     if (t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16) return true;
-    return lm_ggml_is_quantized(t) && lm_cpu_to_float(t) != NULL;
+    return lm_ggml_is_quantized(t) && lm_type_to_f32_row(t) != NULL;
 }
 
 static bool mm_act_type_ok(enum lm_ggml_type t) {
@@ -146,7 +146,7 @@ static inline float mm_load_f32(const char * p, enum lm_ggml_type t) {
 // One src1 row (K elements, stride nb0) as dense f32 into out.
 static void mm_row_to_f32(const char * s, enum lm_ggml_type t, size_t nb0, int64_t K, float * out) {
     if (nb0 == lm_ggml_type_size(t)) {
-        lm_cpu_to_float(t)(s, out, K);
+        lm_type_to_f32_row(t)(s, out, K);
     } else {
         for (int64_t k = 0; k < K; k++) out[k] = mm_load_f32(s + k * nb0, t);
     }
@@ -224,7 +224,7 @@ static void mm_kern_init(struct mm_kern * k, const struct mm_plan * p, enum lm_g
     k->mv_long_pf = mm_mv_long_pf(p->xt);
     k->gemm = mm_get_gemm(p->xt);
     k->xes = p->path == MM_FLOAT ? lm_ggml_type_size(t0) : sizeof(float);
-    k->deq = p->path == MM_DEQ ? lm_cpu_to_float(t0) : NULL;
+    k->deq = p->path == MM_DEQ ? lm_type_to_f32_row(t0) : NULL;
 }
 
 // dcol[c][r] = dot(row r of x, ycol[c]) for r in [r0, r1), c < ncol.
@@ -591,7 +591,7 @@ static void lm_compute_out_prod(const struct lm_ggml_compute_params * params, st
             if (dense) {
                 x = (const float *) arow;
             } else {
-                if (contig_rows) lm_cpu_to_float(a->type)(arow, row, m);
+                if (contig_rows) lm_type_to_f32_row(a->type)(arow, row, m);
                 else for (int64_t k = 0; k < m; k++) row[k] = mm_load_f32(arow + k * a->nb[0], a->type);
                 x = row;
             }
@@ -603,47 +603,9 @@ static void lm_compute_out_prod(const struct lm_ggml_compute_params * params, st
     }
 }
 
-// ---------------------------------------------------------------- descriptors and CPU type traits
+// ---------------------------------------------------------------- descriptors
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
 const struct lm_cpu_op lm_cpu_op_mul_mat    = { .compute = lm_compute_mul_mat, .work_size = lm_wsize_mul_mat, .supports = lm_supports_mul_mat };
 const struct lm_cpu_op lm_cpu_op_mul_mat_id = { .compute = lm_compute_mul_mat_id, .work_size = lm_wsize_mul_mat_id, .supports = lm_supports_mul_mat_id };
 const struct lm_cpu_op lm_cpu_op_out_prod   = { .compute = lm_compute_out_prod, .work_size = lm_wsize_out_prod, .supports = lm_supports_out_prod };
-
-static struct lm_ggml_type_traits_cpu g_traits_cpu[LM_GGML_TYPE_COUNT];
-static pthread_once_t g_traits_once = PTHREAD_ONCE_INIT;
-
-static void traits_cpu_fill(void) {
-    for (int t = 0; t < LM_GGML_TYPE_COUNT; t++) {
-        struct lm_ggml_type_traits_cpu * tr = &g_traits_cpu[t];
-        memset(tr, 0, sizeof(*tr));
-        tr->nrows = 1;
-        tr->vec_dot_type = (enum lm_ggml_type) t;
-        switch ((enum lm_ggml_type) t) {
-            case LM_GGML_TYPE_F32:  tr->vec_dot = mm_vec_dot_f32;  break;
-            case LM_GGML_TYPE_F16:  tr->vec_dot = mm_vec_dot_f16;  break;
-            case LM_GGML_TYPE_BF16: tr->vec_dot = mm_vec_dot_bf16; break;
-            case LM_GGML_TYPE_Q4_0_4_4: case LM_GGML_TYPE_Q4_0_4_8: case LM_GGML_TYPE_Q4_0_8_8:
-            case LM_GGML_TYPE_IQ4_NL_4_4:
-                tr->vec_dot_type = LM_GGML_TYPE_Q8_0; // repacked layouts: no row dot here
-                break;
-            default: {
-                enum lm_ggml_type vdt = (enum lm_ggml_type) t;
-                tr->vec_dot = mm_traits_vec_dot((enum lm_ggml_type) t, &vdt);
-                tr->vec_dot_type = vdt;
-                break;
-            }
-        }
-        tr->from_float = mm_act_quantizer((enum lm_ggml_type) t);
-        if (tr->from_float == NULL && (t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16 ||
-                                       lm_ggml_is_quantized((enum lm_ggml_type) t))) {
-            tr->from_float = lm_cpu_from_float((enum lm_ggml_type) t);
-        }
-    }
-}
-
-const struct lm_ggml_type_traits_cpu * lm_ggml_get_type_traits_cpu(enum lm_ggml_type type) {
-    pthread_once(&g_traits_once, traits_cpu_fill);
-    LM_GGML_ASSERT((int) type >= 0 && type < LM_GGML_TYPE_COUNT);
-    return &g_traits_cpu[type];
-}

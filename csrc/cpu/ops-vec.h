@@ -188,7 +188,7 @@ static inline void lm_load_row_f32(const struct lm_ggml_tensor * t, const char *
             return;
         default: {
             const int64_t bs = lm_ggml_blck_size(t->type);
-            lm_cpu_to_float(t->type)(row + (i0/bs)*lm_ggml_type_size(t->type), out, n);
+            lm_type_to_f32_row(t->type)(row + (i0/bs)*lm_ggml_type_size(t->type), out, n);
             return;
         }
     }
@@ -211,7 +211,7 @@ static inline void lm_store_row_f32(const struct lm_ggml_tensor * t, char * row,
             return;
         default: {
             const int64_t bs = lm_ggml_blck_size(t->type);
-            lm_cpu_from_float(t->type)(in, row + (i0/bs)*lm_ggml_type_size(t->type), n);
+            lm_type_from_f32_row(t->type)(in, row + (i0/bs)*lm_ggml_type_size(t->type), n);
             return;
         }
     }

@@ -66,5 +66,5 @@ enum lm_ggml_prec lm_ggml_flash_attn_ext_get_prec(const struct lm_ggml_tensor * 
 struct lm_ggml_tensor * lm_ggml_flash_attn_back(struct lm_ggml_context * ctx, struct lm_ggml_tensor * q, struct lm_ggml_tensor * k,
         struct lm_ggml_tensor * v, struct lm_ggml_tensor * d, bool masked) {
     (void) ctx; (void) q; (void) k; (void) v; (void) d; (void) masked;
-    LM_GGML_ABORT("flash_attn_back: not supported (needs adapting to flash_attn_ext, as in the reference)");
+    LM_GGML_ABORT("flash_attn_back: not supported (ggml has no backward pass of flash_attn_ext)");
 }

@@ -9,7 +9,7 @@ bool lm_copy_supported(const struct lm_ggml_tensor * src, const struct lm_ggml_t
     if (sq && (src->nb[0] != lm_ggml_type_size(st) || dst->ne[0] % lm_ggml_blck_size(st) != 0)) return false;
     if (dq && (dst->nb[0] != lm_ggml_type_size(dt) || src->ne[0] % lm_ggml_blck_size(dt) != 0)) return false;
     if (st == dt) return true;
-    return lm_type_to_float_ok(st) && lm_type_from_float_ok(dt);
+    return lm_type_to_f32_row(st) != NULL && lm_type_from_f32_row(dt) != NULL;
 }
 
 // (the name set's assertion has always printed)
@@ -133,7 +133,7 @@ struct lm_ggml_tensor * lm_ggml_get_rows(struct lm_ggml_context * ctx, struct lm
     LM_GGML_ASSERT(b->ne[3] == 1);
     LM_GGML_ASSERT(b->type == LM_GGML_TYPE_I32);
     LM_GGML_ASSERT(b->ne[2] <= a->ne[3] && "get_rows: b has more batches than a");
-    LM_GGML_ASSERT((a->type == LM_GGML_TYPE_I32 || lm_type_to_float_ok(a->type)) && "get_rows: unsupported type");
+    LM_GGML_ASSERT((a->type == LM_GGML_TYPE_I32 || lm_type_to_f32_row(a->type) != NULL) && "get_rows: unsupported type");
     LM_GGML_ASSERT((a->type == LM_GGML_TYPE_F32 || a->type == LM_GGML_TYPE_I32 || a->nb[0] == lm_ggml_type_size(a->type)) &&
                    "get_rows: rows of a must be contiguous");
     const enum lm_ggml_type type = a->type == LM_GGML_TYPE_I32 ? LM_GGML_TYPE_I32 : LM_GGML_TYPE_F32;

@@ -7,7 +7,7 @@
 // A type a row can be read from (to f32) and written to (from f32).
 static bool lm_type_rw(enum lm_ggml_type t) {
     if (lm_is_plain_float(t)) return true;
-    return lm_ggml_is_quantized(t) && lm_type_to_float_ok(t) && lm_type_from_float_ok(t);
+    return lm_ggml_is_quantized(t) && lm_type_to_f32_row(t) != NULL && lm_type_from_f32_row(t) != NULL;
 }
 
 static void lm_check_bin_operands(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {

@@ -6,6 +6,7 @@
 // ggml-iq-tables.c).
 #include "../base/ggml-impl.h"
 #include "ggml-quants.h"
+#include "ggml-traits.h"
 #include "../base/ggml-simd.h"
 
 #define TF(fn) ((lm_ggml_to_float_t) (fn))
@@ -89,4 +90,46 @@ const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT] =
 const struct lm_ggml_type_traits * lm_ggml_get_type_traits(enum lm_ggml_type type) {
     LM_GGML_ASSERT((int) type >= 0 && type < LM_GGML_TYPE_COUNT);
     return &lm_ggml_type_traits_table[type];
+}
+
+// ---------------------------------------------------------------- row converters
+
+static bool type_in_range(enum lm_ggml_type type) {
+    return (int) type >= 0 && type < LM_GGML_TYPE_COUNT && lm_ggml_type_traits_table[type].blck_size > 0;
+}
+
+static void f32_copy_to_f32(const void * x, float * y, int64_t k) { memcpy(y, x, (size_t) k * sizeof(float)); }
+static void f32_copy_from_f32(const float * x, void * y, int64_t k) { memcpy(y, x, (size_t) k * sizeof(float)); }
+static void f32_to_bf16_row(const float * x, void * y, int64_t k) { lm_ggml_fp32_to_bf16_row(x, (lm_ggml_bf16_t *) y, k); }
+
+lm_ggml_to_float_t lm_type_to_f32_row(enum lm_ggml_type type) {
+    if (!type_in_range(type)) return NULL;
+    if (type == LM_GGML_TYPE_F32) return f32_copy_to_f32;
+    const struct lm_ggml_type_traits * tr = &lm_ggml_type_traits_table[type];
+    return tr->is_quantized || type == LM_GGML_TYPE_F16 || type == LM_GGML_TYPE_BF16 ? tr->to_float : NULL;
+}
+
+lm_ggml_from_float_t lm_type_from_f32_row(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_F32:   return f32_copy_from_f32;
+        case LM_GGML_TYPE_F16:   return f32_to_f16_row;
+        case LM_GGML_TYPE_BF16:  return f32_to_bf16_row;
+        case LM_GGML_TYPE_Q4_0:  return lm_quantize_row_q4_0;
+        case LM_GGML_TYPE_Q4_1:  return lm_quantize_row_q4_1;
+        case LM_GGML_TYPE_Q5_0:  return lm_quantize_row_q5_0;
+        case LM_GGML_TYPE_Q5_1:  return lm_quantize_row_q5_1;
+        case LM_GGML_TYPE_Q8_0:  return lm_quantize_row_q8_0;
+        case LM_GGML_TYPE_Q8_1:  return lm_quantize_row_q8_1;
+        case LM_GGML_TYPE_Q2_K:  return lm_quantize_row_q2_K;
+        case LM_GGML_TYPE_Q3_K:  return lm_quantize_row_q3_K;
+        case LM_GGML_TYPE_Q4_K:  return lm_quantize_row_q4_K;
+        case LM_GGML_TYPE_Q5_K:  return lm_quantize_row_q5_K;
+        case LM_GGML_TYPE_Q6_K:  return lm_quantize_row_q6_K;
+        case LM_GGML_TYPE_Q8_K:  return lm_quantize_row_q8_K;
+        case LM_GGML_TYPE_TQ1_0: return lm_quantize_row_tq1_0;
+        case LM_GGML_TYPE_TQ2_0: return lm_quantize_row_tq2_0;
+        default: break;
+    }
+    // the i-quants: blockwise, so any span of whole blocks converts on its own
+    return type_in_range(type) && lm_ggml_type_traits_table[type].is_quantized ? lm_ggml_type_traits_table[type].from_float_ref : NULL;
 }

@@ -296,7 +296,7 @@ static void test_dot(enum lm_ggml_type t) {
             raw_act(vdt, wy, n / vt->blck_size, fixed);
         } else {
             for (int i = 0; i < n; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
-            lm_cpu_from_float(vdt)(src, wy, n);
+            lm_type_from_f32_row(vdt)(src, wy, n);
         }
         tt->to_float(wx, fx, n);
         deq_act(vdt, wy, n / vt->blck_size, fy, s_err);

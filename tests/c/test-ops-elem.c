@@ -31,7 +31,7 @@ static struct lm_ggml_tensor * rnd(struct lm_ggml_context * ctx, enum lm_ggml_ty
     float * f = malloc(sizeof(float) * n);
     for (int64_t i = 0; i < n; i++) f[i] = frand(lo, hi);
     if (t == LM_GGML_TYPE_F32) memcpy(x->data, f, n*sizeof(float));
-    else lm_cpu_from_float(t)(f, x->data, n);
+    else lm_type_from_f32_row(t)(f, x->data, n);
     free(f);
     return x;
 }
@@ -47,7 +47,7 @@ static double at(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_
         case LM_GGML_TYPE_I64:  return (double) *(const int64_t *)(p + i0*t->nb[0]);
         default: {
             float buf[4096];
-            lm_cpu_to_float(t->type)(p, buf, t->ne[0]);
+            lm_type_to_f32_row(t->type)(p, buf, t->ne[0]);
             return buf[i0];
         }
     }
@@ -205,8 +205,8 @@ static struct lm_ggml_tensor * t_add_q8_0(struct lm_ggml_context * ctx, double *
     char qb[34*2];
     for (int r = 0; r < 5; r++) {
         for (int i = 0; i < 64; i++) row[i] = (float) x[r*64 + i];
-        lm_cpu_from_float(LM_GGML_TYPE_Q8_0)(row, qb, 64);
-        lm_cpu_to_float(LM_GGML_TYPE_Q8_0)(qb, q, 64);
+        lm_type_from_f32_row(LM_GGML_TYPE_Q8_0)(row, qb, 64);
+        lm_type_to_f32_row(LM_GGML_TYPE_Q8_0)(qb, q, 64);
         for (int i = 0; i < 64; i++) x[r*64 + i] = q[i];
     }
     *e = x;
