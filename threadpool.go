@@ -2,6 +2,7 @@ package ggml
 
 /*
 #include "glue.h"
+#include "ggml-cpu-impl.h"
 
 static struct lm_ggml_threadpool * gg_threadpool_new(int n, int prio, uint32_t poll, bool strict, bool paused, const bool * mask) {
     struct lm_ggml_threadpool_params p = lm_ggml_threadpool_params_default(n);
@@ -213,6 +214,15 @@ func (tp *Threadpool) mustOpen() { tp.withPool(func(*C.struct_lm_ggml_threadpool
 func (tp *Threadpool) NThreads() int {
 	tp.mustOpen()
 	return tp.n
+}
+
+// idle reports how many of the pool's workers are asleep between jobs right
+// now and how many times one has woken since the pool started.
+func (tp *Threadpool) idle() (sleeping int, wakeups uint) {
+	var n C.int
+	var w C.unsigned
+	tp.withPool(func(p *C.struct_lm_ggml_threadpool) { C.lm_cpu_threadpool_idle(p, &n, &w) })
+	return int(n), uint(w)
 }
 
 // Pause puts the workers to sleep until Resume or the next computation.

@@ -64,6 +64,11 @@ bool lm_cpu_node_supported(const struct lm_ggml_tensor * node);
 
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
 
+// The pool's workers asleep between jobs right now (on its condition
+// variable, burning nothing), and how many times one has woken since the
+// pool started: tests that idle workers stay asleep read these.
+void lm_cpu_threadpool_idle(struct lm_ggml_threadpool * tp, int * sleeping, unsigned * wakeups);
+
 // Counters for kernels that hand out work as it is taken (i < LM_CPU_COUNTERS,
 // each on a cache line of its own). Every one is 0 when a node starts and
 // again after every lm_ggml_barrier: a kernel needs no barrier of its own to

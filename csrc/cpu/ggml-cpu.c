@@ -244,6 +244,10 @@ struct lm_ggml_threadpool {
     atomic_bool pause;
     atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
 
+    // workers asleep between jobs now, and how often one woke (lm_cpu_threadpool_idle)
+    atomic_int  idle_sleeping;
+    atomic_uint idle_wakeups;
+
     struct lm_cpu_error_slot error; // of the current job (reset before it starts)
 };
 
@@ -460,6 +464,11 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
     if (nth > 1) lm_ggml_barrier(tp);
 }
 
+void lm_cpu_threadpool_idle(struct lm_ggml_threadpool * tp, int * sleeping, unsigned * wakeups) {
+    *sleeping = atomic_load(&tp->idle_sleeping);
+    *wakeups = atomic_load(&tp->idle_wakeups);
+}
+
 static void * worker_main(void * arg) {
     void ** a = arg;
     struct lm_ggml_threadpool * tp = a[0];
@@ -485,7 +494,10 @@ static void * worker_main(void * arg) {
         }
         pthread_mutex_lock(&tp->mutex);
         while ((atomic_load(&tp->job_gen) == seen || atomic_load(&tp->pause)) && !atomic_load(&tp->stop)) {
+            atomic_fetch_add(&tp->idle_sleeping, 1);
             pthread_cond_wait(&tp->cond, &tp->mutex);
+            atomic_fetch_sub(&tp->idle_sleeping, 1);
+            atomic_fetch_add(&tp->idle_wakeups, 1);
         }
         // The job's thread count is read with the job: a worker left out of
         // it that reads it late might otherwise see the next job's count and
@@ -576,6 +588,8 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     pthread_mutex_init(&tp->barrier_mutex, NULL);
     pthread_cond_init(&tp->barrier_cond, NULL);
     atomic_init(&tp->barrier_sleepers, 0);
+    atomic_init(&tp->idle_sleeping, 0);
+    atomic_init(&tp->idle_wakeups, 0);
     for (int i = 0; i < LM_CPU_COUNTERS; i++) atomic_init(&tp->counters[i].v, 0);
     tp->n_cpus = online_cpus();
 
