@@ -473,13 +473,13 @@ windows() {
 # lost its wineserver ("wine client error": wine's own fault, not the
 # program's) runs once more; any other failure is named and counts.
 wine_gotest() {
-  local wine=$1 dir=$2 exe=$3 log st; shift 3
+  local wine=$1 dir=$2 exe=$3 log st try; shift 3
   log=$(mktemp)
-  (cd "$dir" && "$wine" "$exe" -test.count=1 "$@") 2>&1 | tee "$log"; st=${PIPESTATUS[0]}
-  if [ "$st" -ne 0 ] && grep -q "^wine client error" "$log"; then
-    echo "windows: $(basename "$exe") lost its wineserver (status $st); running it again"
+  for try in 1 2; do
     (cd "$dir" && "$wine" "$exe" -test.count=1 "$@") 2>&1 | tee "$log"; st=${PIPESTATUS[0]}
-  fi
+    [ "$st" -ne 0 ] && [ "$try" = 1 ] && grep -q "^wine client error" "$log" || break
+    echo "windows: $(basename "$exe") lost its wineserver (status $st); running it again"
+  done
   rm -f "$log"
   [ "$st" -eq 0 ] || echo "windows: $(basename "$exe") failed under wine (status $st)"
   return "$st"

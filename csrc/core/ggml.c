@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "../base/ggml-impl.h"
+#include "../quant/ggml-traits.h"
 
 extern const struct lm_ggml_type_traits lm_ggml_type_traits_table[LM_GGML_TYPE_COUNT];
 extern const char * const lm_ggml_op_name_table[LM_GGML_OP_COUNT];
@@ -13,10 +14,6 @@ extern const char * const lm_ggml_op_symbol_table[LM_GGML_OP_COUNT];
 extern const char * const lm_ggml_unary_op_name_table[LM_GGML_UNARY_OP_COUNT];
 
 // ---------------------------------------------------------------- types
-
-static bool type_valid(enum lm_ggml_type type) {
-    return (int) type >= 0 && type < LM_GGML_TYPE_COUNT && lm_ggml_type_traits_table[type].blck_size > 0;
-}
 
 int64_t lm_ggml_blck_size(enum lm_ggml_type type) {
     return ((int) type >= 0 && type < LM_GGML_TYPE_COUNT) ? lm_ggml_type_traits_table[type].blck_size : 0;
@@ -27,7 +24,7 @@ size_t lm_ggml_type_size(enum lm_ggml_type type) {
 }
 
 size_t lm_ggml_row_size(enum lm_ggml_type type, int64_t ne) {
-    LM_GGML_ASSERT(type_valid(type));
+    LM_GGML_ASSERT(lm_type_valid(type));
     LM_GGML_ASSERT(ne >= 0 && ne % lm_ggml_blck_size(type) == 0);
     size_t size;
     LM_GGML_ASSERT(lm_size_mul(lm_ggml_type_size(type), (size_t)(ne / lm_ggml_blck_size(type)), &size) && "row size overflows");
@@ -315,7 +312,7 @@ void * lm_ggml_new_buffer(struct lm_ggml_context * ctx, size_t nbytes) {
 struct lm_ggml_tensor * lm_ggml_new_tensor_impl(struct lm_ggml_context * ctx, enum lm_ggml_type type, int n_dims,
         const int64_t * ne, struct lm_ggml_tensor * view_src, size_t view_offs) {
     LM_GGML_ASSERT(ctx != NULL);
-    LM_GGML_ASSERT(type_valid(type) && "invalid tensor type");
+    LM_GGML_ASSERT(lm_type_valid(type) && "invalid tensor type");
     LM_GGML_ASSERT(n_dims >= 1 && n_dims <= LM_GGML_MAX_DIMS);
 
     int64_t shape[LM_GGML_MAX_DIMS] = { 1, 1, 1, 1 };

@@ -12,15 +12,6 @@
 
 enum lm_bin { LM_BIN_ADD, LM_BIN_SUB, LM_BIN_MUL, LM_BIN_DIV };
 
-// ---------------------------------------------------------------- type checks
-
-// A type a row can be read from (to f32) and written to (from f32) (the
-// constructors' lm_type_rw accepts the same types).
-static bool lm_type_rw(enum lm_ggml_type t) {
-    if (lm_is_plain_float(t)) return true;
-    return lm_ggml_is_quantized(t) && lm_type_to_f32_row(t) != NULL && lm_type_from_f32_row(t) != NULL;
-}
-
 // ---------------------------------------------------------------- kernels
 
 static void lm_bin_row(enum lm_bin op, bool simd, int64_t n, float * z, const float * x, const float * y) {
@@ -204,7 +195,7 @@ static void lm_compute_acc(const struct lm_ggml_compute_params * params, struct 
 // for nodes made some other way).
 static bool lm_rows_ok(const struct lm_ggml_tensor * t) {
     // plain floats first: asked for every node of every graph before it runs
-    return lm_is_plain_float(t->type) || (lm_type_rw(t->type) && t->nb[0] == lm_ggml_type_size(t->type));
+    return lm_is_plain_float(t->type) || (lm_type_rows_rw(t->type) && t->nb[0] == lm_ggml_type_size(t->type));
 }
 static bool lm_supports_binary(const struct lm_ggml_tensor * node) {
     const struct lm_ggml_tensor * a = node->src[0], * b = node->src[1];

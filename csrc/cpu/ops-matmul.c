@@ -18,10 +18,9 @@
 
 // ---------------------------------------------------------------- type checks
 
-static bool mm_weight_type_ok(enum lm_ggml_type t) {
-    if (t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16) return true;
-    return lm_ggml_is_quantized(t) && lm_type_to_f32_row(t) != NULL;
-}
+// f32, f16, bf16 and the quantized types with a dequantizer (the repacked
+// layouts have none: they are computed from their CPU_REPACK buffer)
+static bool mm_weight_type_ok(enum lm_ggml_type t) { return lm_type_to_f32_row(t) != NULL; }
 
 static bool mm_act_type_ok(enum lm_ggml_type t) {
     return t == LM_GGML_TYPE_F32 || t == LM_GGML_TYPE_F16 || t == LM_GGML_TYPE_BF16;

@@ -4,15 +4,9 @@
 // src1 broadcasts over src0 wherever lm_ggml_can_repeat(src1, src0) holds.
 #include "ctor-impl.h"
 
-// A type a row can be read from (to f32) and written to (from f32).
-static bool lm_type_rw(enum lm_ggml_type t) {
-    if (lm_is_plain_float(t)) return true;
-    return lm_ggml_is_quantized(t) && lm_type_to_f32_row(t) != NULL && lm_type_from_f32_row(t) != NULL;
-}
-
 static void lm_check_bin_operands(const struct lm_ggml_tensor * a, const struct lm_ggml_tensor * b) {
     LM_GGML_ASSERT(lm_ggml_can_repeat(b, a));
-    LM_GGML_ASSERT(lm_type_rw(a->type));
+    LM_GGML_ASSERT(lm_type_rows_rw(a->type));
     LM_GGML_ASSERT(lm_is_plain_float(b->type));
     // block types are read and written a whole row at a time
     LM_GGML_ASSERT(!lm_ggml_is_quantized(a->type) || a->nb[0] == lm_ggml_type_size(a->type));
@@ -60,7 +54,7 @@ struct lm_ggml_tensor * lm_ggml_add_cast(struct lm_ggml_context * ctx, struct lm
     LM_GGML_ASSERT(b->ne[0] == a->ne[0] && lm_ggml_can_repeat(b, a));
     LM_GGML_ASSERT(lm_ggml_is_quantized(a->type) || a->type == LM_GGML_TYPE_F16 || a->type == LM_GGML_TYPE_BF16);
     lm_check_bin_operands(a, b);
-    LM_GGML_ASSERT(type >= 0 && type < LM_GGML_TYPE_COUNT && lm_type_rw(type));
+    LM_GGML_ASSERT(lm_type_rows_rw(type)); // also refuses numbers outside the type table
     LM_GGML_ASSERT(a->ne[0] % lm_ggml_blck_size(type) == 0);
     struct lm_ggml_tensor * result = lm_ggml_new_tensor(ctx, type, LM_GGML_MAX_DIMS, a->ne);
     result->op     = LM_GGML_OP_ADD;
@@ -73,7 +67,7 @@ static struct lm_ggml_tensor * lm_add1_impl(struct lm_ggml_context * ctx, struct
         struct lm_ggml_tensor * b, bool inplace) {
     LM_GGML_ASSERT(lm_ggml_is_scalar(b));
     LM_GGML_ASSERT(lm_is_padded_1d(a));
-    LM_GGML_ASSERT(lm_type_rw(a->type));
+    LM_GGML_ASSERT(lm_type_rows_rw(a->type));
     LM_GGML_ASSERT(lm_is_plain_float(b->type));
     struct lm_ggml_tensor * result = inplace ? lm_ggml_view_tensor(ctx, a) : lm_ggml_dup_tensor(ctx, a);
     result->op     = LM_GGML_OP_ADD1;

@@ -94,7 +94,7 @@ const struct lm_ggml_type_traits * lm_ggml_get_type_traits(enum lm_ggml_type typ
 
 // ---------------------------------------------------------------- row converters
 
-static bool type_in_range(enum lm_ggml_type type) {
+bool lm_type_valid(enum lm_ggml_type type) {
     return (int) type >= 0 && type < LM_GGML_TYPE_COUNT && lm_ggml_type_traits_table[type].blck_size > 0;
 }
 
@@ -103,10 +103,9 @@ static void f32_copy_from_f32(const float * x, void * y, int64_t k) { memcpy(y, 
 static void f32_to_bf16_row(const float * x, void * y, int64_t k) { lm_ggml_fp32_to_bf16_row(x, (lm_ggml_bf16_t *) y, k); }
 
 lm_ggml_to_float_t lm_type_to_f32_row(enum lm_ggml_type type) {
-    if (!type_in_range(type)) return NULL;
-    if (type == LM_GGML_TYPE_F32) return f32_copy_to_f32;
-    const struct lm_ggml_type_traits * tr = &lm_ggml_type_traits_table[type];
-    return tr->is_quantized || type == LM_GGML_TYPE_F16 || type == LM_GGML_TYPE_BF16 ? tr->to_float : NULL;
+    if (!lm_type_valid(type)) return NULL;
+    // the table has a dequantizer for f16, bf16 and the quantized types only
+    return type == LM_GGML_TYPE_F32 ? f32_copy_to_f32 : lm_ggml_type_traits_table[type].to_float;
 }
 
 lm_ggml_from_float_t lm_type_from_f32_row(enum lm_ggml_type type) {
@@ -130,6 +129,11 @@ lm_ggml_from_float_t lm_type_from_f32_row(enum lm_ggml_type type) {
         case LM_GGML_TYPE_TQ2_0: return lm_quantize_row_tq2_0;
         default: break;
     }
-    // the i-quants: blockwise, so any span of whole blocks converts on its own
-    return type_in_range(type) && lm_ggml_type_traits_table[type].is_quantized ? lm_ggml_type_traits_table[type].from_float_ref : NULL;
+    // the i-quants (blockwise, so any span of whole blocks converts on its
+    // own); the table has none for the integer types
+    return lm_type_valid(type) ? lm_ggml_type_traits_table[type].from_float_ref : NULL;
+}
+
+bool lm_type_rows_rw(enum lm_ggml_type type) {
+    return lm_type_to_f32_row(type) != NULL && lm_type_from_f32_row(type) != NULL;
 }
