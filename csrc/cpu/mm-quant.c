@@ -4,6 +4,7 @@
 // are in mm-quant-x86.c and mm-quant-neon.c). Block layouts are those of
 // ggml-common.h (the file format).
 #include "mm-kernels.h"
+#include "mm-iquant.h"
 #include "../quant/ggml-common.h"
 #include "../quant/ggml-quants.h"
 
@@ -315,13 +316,25 @@ static lm_ggml_vec_dot_t scalar_dot_kernel(enum lm_ggml_type type, enum lm_ggml_
         case LM_GGML_TYPE_Q6_K:   *vdt = LM_GGML_TYPE_Q8_K; return vd_q6_K_q8_K;
         case LM_GGML_TYPE_IQ4_NL: *vdt = LM_GGML_TYPE_Q8_0; return vd_iq4_nl_q8_0;
         case LM_GGML_TYPE_IQ4_XS: *vdt = LM_GGML_TYPE_Q8_K; return vd_iq4_xs_q8_K;
-        default: return NULL;
+        default: {
+            const lm_ggml_vec_dot_t k = mm_iq_dot_scalar(type); // mm-iquant.c
+            if (k != NULL) *vdt = LM_GGML_TYPE_Q8_K;
+            return k;
+        }
     }
 }
 
 // The SIMD kernel the current level allows for a weight type, or NULL.
 static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
     const enum lm_cpu_level lv = lm_cpu_level();
+    if (mm_iq_traits(type) != NULL) {
+#if defined(LM_X86)
+        if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_iq_dot_avx2(type);
+#elif defined(LM_ARM64)
+        if (lm_cpu_level_is_neon(lv)) return mm_iq_dot_neon(type, lv == LM_CPU_LEVEL_NEON_DOTPROD);
+#endif
+        return NULL;
+    }
 #if defined(LM_X86)
     const lm_ggml_vec_dot_t v = lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni() ? mm_quant_dot_vnni(type) : NULL;
     if (v != NULL) return v;
@@ -339,10 +352,12 @@ static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
 mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
 #if defined(LM_X86)
     const enum lm_cpu_level lv = lm_cpu_level();
+    if (mm_iq_traits(type) != NULL) return lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512 ? mm_iq_qgemm_avx2(type) : NULL;
     if (lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni()) return mm_qgemm_vnni(type);
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_qgemm_avx2(type);
 #elif defined(LM_ARM64)
     const enum lm_cpu_level lv = lm_cpu_level();
+    if (mm_iq_traits(type) != NULL) return lm_cpu_level_is_neon(lv) ? mm_iq_qgemm_neon(type, lv == LM_CPU_LEVEL_NEON_DOTPROD) : NULL;
     if (lm_cpu_level_is_neon(lv)) return mm_qgemm_neon(type, lv == LM_CPU_LEVEL_NEON_DOTPROD);
 #endif
     (void) type;
@@ -382,8 +397,6 @@ lm_ggml_vec_dot_t mm_quant_dot_mm(enum lm_ggml_type type, enum lm_ggml_type * vd
 // ---------------------------------------------------------------- type-traits vec_dot
 //
 // The traits table is built once, so its entries re-check the level per call.
-// Types without an integer kernel dequantize both sides block by block,
-// against q8_K activations.
 
 #define LEVEL_DISPATCH(T) \
 static void td_##T(VD_ARGS) { enum lm_ggml_type vdt; mm_quant_dot(LM_GGML_TYPE_##T, &vdt)(n, s, bs, vx, bx, vy, by, nrc); }
@@ -400,45 +413,28 @@ LEVEL_DISPATCH(Q6_K)
 LEVEL_DISPATCH(IQ4_NL)
 LEVEL_DISPATCH(IQ4_XS)
 
-static void deq_dot(enum lm_ggml_type type, int n, float * s, const void * x, const void * y) {
-    const lm_ggml_to_float_t to_f32 = lm_type_to_f32_row(type);
-    const int64_t bk = lm_ggml_blck_size(type);
-    const size_t ts = lm_ggml_type_size(type);
-    const block_q8_K * yb = y;
-    float xf[QK_K];
-    double acc = 0.0;
-    if (to_f32 == NULL) { *s = 0.0f; return; }
-    for (int64_t ib = 0; ib < n / bk; ib++) {
-        to_f32((const char *) x + ib * ts, xf, bk);
-        for (int64_t j = 0; j < bk; j++) acc += (double) xf[j] * (yb[ib].d * yb[ib].qs[j]);
-    }
-    *s = (float) acc;
-}
-
-#define DEQ_DOT(T) \
-static void td_deq_##T(VD_ARGS) { VD_UNUSED; deq_dot(LM_GGML_TYPE_##T, n, s, vx, vy); }
-DEQ_DOT(IQ2_XXS)
-DEQ_DOT(IQ2_XS)
-DEQ_DOT(IQ3_XXS)
-DEQ_DOT(IQ1_S)
-DEQ_DOT(IQ1_M)
-DEQ_DOT(IQ3_S)
-DEQ_DOT(IQ2_S)
-DEQ_DOT(TQ1_0)
-DEQ_DOT(TQ2_0)
+LEVEL_DISPATCH(IQ2_XXS)
+LEVEL_DISPATCH(IQ2_XS)
+LEVEL_DISPATCH(IQ2_S)
+LEVEL_DISPATCH(IQ3_XXS)
+LEVEL_DISPATCH(IQ3_S)
+LEVEL_DISPATCH(IQ1_S)
+LEVEL_DISPATCH(IQ1_M)
+LEVEL_DISPATCH(TQ1_0)
+LEVEL_DISPATCH(TQ2_0)
 
 static const lm_ggml_vec_dot_t traits_dot[LM_GGML_TYPE_COUNT] = {
     [LM_GGML_TYPE_Q4_0]    = td_Q4_0,    [LM_GGML_TYPE_Q4_1]   = td_Q4_1,   [LM_GGML_TYPE_Q5_0]   = td_Q5_0,
     [LM_GGML_TYPE_Q5_1]    = td_Q5_1,    [LM_GGML_TYPE_Q8_0]   = td_Q8_0,   [LM_GGML_TYPE_Q2_K]   = td_Q2_K,
     [LM_GGML_TYPE_Q3_K]    = td_Q3_K,    [LM_GGML_TYPE_Q4_K]   = td_Q4_K,   [LM_GGML_TYPE_Q5_K]   = td_Q5_K,
     [LM_GGML_TYPE_Q6_K]    = td_Q6_K,    [LM_GGML_TYPE_IQ4_NL] = td_IQ4_NL, [LM_GGML_TYPE_IQ4_XS] = td_IQ4_XS,
-    [LM_GGML_TYPE_IQ2_XXS] = td_deq_IQ2_XXS, [LM_GGML_TYPE_IQ2_XS] = td_deq_IQ2_XS, [LM_GGML_TYPE_IQ3_XXS] = td_deq_IQ3_XXS,
-    [LM_GGML_TYPE_IQ1_S]   = td_deq_IQ1_S,   [LM_GGML_TYPE_IQ1_M]  = td_deq_IQ1_M,  [LM_GGML_TYPE_IQ3_S]   = td_deq_IQ3_S,
-    [LM_GGML_TYPE_IQ2_S]   = td_deq_IQ2_S,   [LM_GGML_TYPE_TQ1_0]  = td_deq_TQ1_0,  [LM_GGML_TYPE_TQ2_0]   = td_deq_TQ2_0,
+    [LM_GGML_TYPE_IQ2_XXS] = td_IQ2_XXS, [LM_GGML_TYPE_IQ2_XS] = td_IQ2_XS, [LM_GGML_TYPE_IQ3_XXS] = td_IQ3_XXS,
+    [LM_GGML_TYPE_IQ1_S]   = td_IQ1_S,   [LM_GGML_TYPE_IQ1_M]  = td_IQ1_M,  [LM_GGML_TYPE_IQ3_S]   = td_IQ3_S,
+    [LM_GGML_TYPE_IQ2_S]   = td_IQ2_S,   [LM_GGML_TYPE_TQ1_0]  = td_TQ1_0,  [LM_GGML_TYPE_TQ2_0]   = td_TQ2_0,
 };
 
 lm_ggml_vec_dot_t mm_traits_vec_dot(enum lm_ggml_type type, enum lm_ggml_type * vdt) {
     if ((unsigned) type >= LM_GGML_TYPE_COUNT || traits_dot[type] == NULL) return NULL;
-    if (scalar_dot_kernel(type, vdt) == NULL) *vdt = LM_GGML_TYPE_Q8_K;
+    (void) scalar_dot_kernel(type, vdt);
     return traits_dot[type];
 }

@@ -10,7 +10,11 @@
 // opened RTLD_LOCAL, so each keeps its own symbols, thread pool and state.
 //
 //   cc -O2 $(find csrc -type d -printf '-I%p ') tests/c/bench-ab.c -ldl -lm -o bench-ab
-//   bench-ab [-r ROUNDS] [-t THREADS] A.so B.so ...
+//   bench-ab [-r ROUNDS] [-t THREADS] [-i 1] A.so B.so ...
+//
+// -i 1 (or env BENCH_IQ=1): the i-quant and ternary mul_mat rows only (a
+// mat-vec and a GEMM shape per type) instead of the default rows;
+// BENCH_IQ_TYPES=iq2_xxs,tq1_0 narrows them to those types.
 //
 // Per row: the median over ROUNDS (rate: GB/s or GFLOPS, higher is better)
 // and its quartiles, per library, then the speed of A over each other one.
@@ -22,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "type-list.h"
 
 #define MAX_LIBS 4
 #define MAX_ROUNDS 256
@@ -55,6 +61,7 @@ struct lib {
     void (*bf16_f32)(const lm_ggml_bf16_t *, float *, int64_t);
     size_t (*quantize)(enum lm_ggml_type, const float *, void *, int64_t, int64_t, int64_t, const float *);
     const struct lm_ggml_type_traits * (*traits)(enum lm_ggml_type);
+    bool (*requires_imatrix)(enum lm_ggml_type); // optional
 };
 
 static void * need(struct lib * l, const char * name) {
@@ -89,9 +96,10 @@ static void open_lib(struct lib * l, const char * path) {
     *(void **) &l->bf16_f32 = need(l, "lm_ggml_bf16_to_fp32_row");
     *(void **) &l->quantize = need(l, "lm_ggml_quantize_chunk");
     *(void **) &l->traits = need(l, "lm_ggml_get_type_traits");
+    *(void **) &l->requires_imatrix = dlsym(l->h, "lm_ggml_quantize_requires_imatrix");
 }
 
-static int g_nl, g_rounds = 15, g_nth = 1;
+static int g_nl, g_rounds = 15, g_nth = 1, g_iq;
 static struct lib g_libs[MAX_LIBS];
 static double g_t[MAX_LIBS][MAX_ROUNDS]; // seconds per call, per library and round
 
@@ -158,8 +166,9 @@ static void row_dequant(enum lm_ggml_type type, const float * x, float * y) {
 static void row_mul_mat(enum lm_ggml_type type, int K, int M, int N, int reps) {
     struct lm_ggml_context * ctx[MAX_LIBS];
     struct lm_ggml_cgraph * g[MAX_LIBS];
-    float * tmp = malloc((size_t) K * M * sizeof(float));
+    float * tmp = malloc((size_t) K * M * sizeof(float)), * ones = malloc((size_t) K * sizeof(float));
     for (int64_t i = 0; i < (int64_t) K * M; i++) tmp[i] = cosf((float) i * 0.37f);
+    for (int64_t i = 0; i < K; i++) ones[i] = 1.0f; // the importance matrix of the types that need one
     for (int l = 0; l < g_nl; l++) {
         const struct lib * L = &g_libs[l];
         struct lm_ggml_init_params ip = { (size_t) K * M * 4 + (size_t) K * N * 4 + (size_t) M * N * 4 + (64u << 20), NULL, false };
@@ -167,7 +176,7 @@ static void row_mul_mat(enum lm_ggml_type type, int K, int M, int N, int reps) {
         struct lm_ggml_tensor * a = L->new_2d(ctx[l], type, K, M), * b = L->new_2d(ctx[l], LM_GGML_TYPE_F32, K, N);
         if (type == LM_GGML_TYPE_F32) memcpy(a->data, tmp, (size_t) K * M * 4);
         else if (type == LM_GGML_TYPE_F16) L->f32_f16(tmp, a->data, (int64_t) K * M);
-        else L->quantize(type, tmp, a->data, 0, M, K, NULL);
+        else L->quantize(type, tmp, a->data, 0, M, K, L->requires_imatrix && L->requires_imatrix(type) ? ones : NULL);
         for (int64_t i = 0; i < (int64_t) K * N; i++) ((float *) b->data)[i] = sinf((float) i * 0.11f);
         g[l] = L->new_graph_custom(ctx[l], 16, false);
         L->expand(g[l], L->mul_mat(ctx[l], a, b));
@@ -185,6 +194,7 @@ static void row_mul_mat(enum lm_ggml_type type, int K, int M, int N, int reps) {
     report(name, "GFLOPS", 2.0 * K * M * N / 1e9);
     for (int l = 0; l < g_nl; l++) g_libs[l].free_ctx(ctx[l]);
     free(tmp);
+    free(ones);
 }
 
 static void row_graph(void) {
@@ -218,6 +228,7 @@ int main(int argc, char ** argv) {
         if (i + 1 >= argc) break;
         if (strcmp(argv[i], "-r") == 0) g_rounds = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "-t") == 0) g_nth = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-i") == 0) g_iq = atoi(argv[i + 1]);
         else break;
     }
     g_nl = argc - i;
@@ -229,6 +240,21 @@ int main(int argc, char ** argv) {
     printf("%d rounds, %d thread(s); per library: median [quartiles]", g_rounds, g_nth);
     for (int l = 0; l < g_nl; l++) printf("; %c = %s", 'A' + l, g_libs[l].path);
     printf("\n");
+    if (getenv("BENCH_IQ") != NULL && atoi(getenv("BENCH_IQ")) != 0) g_iq = 1;
+    if (g_iq) {
+        const enum lm_ggml_type iq[] = {
+            LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_IQ2_XS, LM_GGML_TYPE_IQ2_S, LM_GGML_TYPE_IQ3_XXS, LM_GGML_TYPE_IQ3_S,
+            LM_GGML_TYPE_IQ1_S,   LM_GGML_TYPE_IQ1_M,  LM_GGML_TYPE_TQ1_0, LM_GGML_TYPE_TQ2_0,
+        };
+        const char * only = getenv("BENCH_IQ_TYPES"); // comma-separated type names, default all
+        for (size_t k = 0; k < sizeof iq / sizeof iq[0]; k++) {
+            const char * name = g_libs[0].traits(iq[k])->type_name;
+            if (!type_selected(only, name)) continue;
+            row_mul_mat(iq[k], 4096, 4096, 1, 5);
+            row_mul_mat(iq[k], 1024, 1024, 256, 1);
+        }
+        return 0;
+    }
 
     const int64_t n = (int64_t) 1 << 24;
     float * x = malloc((size_t) n * 4), * y = malloc((size_t) n * 4);

@@ -70,6 +70,9 @@ static bool is_int_path(enum lm_ggml_type t) {
         case LM_GGML_TYPE_Q4_0: case LM_GGML_TYPE_Q4_1: case LM_GGML_TYPE_Q5_0: case LM_GGML_TYPE_Q5_1:
         case LM_GGML_TYPE_Q8_0: case LM_GGML_TYPE_Q2_K: case LM_GGML_TYPE_Q3_K: case LM_GGML_TYPE_Q4_K:
         case LM_GGML_TYPE_Q5_K: case LM_GGML_TYPE_Q6_K: case LM_GGML_TYPE_IQ4_NL: case LM_GGML_TYPE_IQ4_XS:
+        case LM_GGML_TYPE_IQ2_XXS: case LM_GGML_TYPE_IQ2_XS: case LM_GGML_TYPE_IQ2_S: case LM_GGML_TYPE_IQ3_XXS:
+        case LM_GGML_TYPE_IQ3_S: case LM_GGML_TYPE_IQ1_S: case LM_GGML_TYPE_IQ1_M: case LM_GGML_TYPE_TQ1_0:
+        case LM_GGML_TYPE_TQ2_0:
             return true;
         default:
             return false;
@@ -262,7 +265,25 @@ static const struct int_type g_int_types[] = {
     { LM_GGML_TYPE_Q6_K,   { offsetof(block_q6_K, d),   -1 } },
     { LM_GGML_TYPE_IQ4_NL, { offsetof(block_iq4_nl, d), -1 } },
     { LM_GGML_TYPE_IQ4_XS, { offsetof(block_iq4_xs, d), -1 } },
+    { LM_GGML_TYPE_IQ2_XXS, { offsetof(block_iq2_xxs, d), -1 } },
+    { LM_GGML_TYPE_IQ2_XS, { offsetof(block_iq2_xs, d), -1 } },
+    { LM_GGML_TYPE_IQ2_S,  { offsetof(block_iq2_s, d),  -1 } },
+    { LM_GGML_TYPE_IQ3_XXS, { offsetof(block_iq3_xxs, d), -1 } },
+    { LM_GGML_TYPE_IQ3_S,  { offsetof(block_iq3_s, d),  -1 } },
+    { LM_GGML_TYPE_IQ1_S,  { offsetof(block_iq1_s, d),  -1 } },
+    { LM_GGML_TYPE_IQ1_M,  { -1, -1 } }, // its fp16 scale is spread over the scales field (iq1m_set_scale)
+    { LM_GGML_TYPE_TQ1_0,  { offsetof(block_tq1_0, d),  -1 } },
+    { LM_GGML_TYPE_TQ2_0,  { offsetof(block_tq2_0, d),  -1 } },
 };
+
+// iq1_m keeps its fp16 scale in the top nibbles of the four 16-bit words of scales.
+static void iq1m_set_scale(block_iq1_m * b, lm_ggml_fp16_t h) {
+    for (int i = 0; i < 4; i++) {
+        const uint16_t w = (uint16_t)((b->scales[2 * i] | b->scales[2 * i + 1] << 8) & 0x0FFF) | (uint16_t)(((h >> 4 * i) & 0xF) << 12);
+        b->scales[2 * i] = (uint8_t) w;
+        b->scales[2 * i + 1] = (uint8_t)(w >> 8);
+    }
+}
 
 static uint8_t rand_byte(void) {
     g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17;
@@ -316,9 +337,15 @@ static void test_int_dot(const struct int_type * it, int64_t nblk, bool random_b
                     const lm_ggml_fp16_t h = LM_GGML_FP32_TO_FP16(0.01f + 0.02f * (frand() + 1.0f));
                     memcpy(x + ib * ts + it->f16_off[f], &h, sizeof(h));
                 }
+        if (t == LM_GGML_TYPE_IQ1_M)
+            for (int64_t ib = 0; ib < nblk; ib++)
+                iq1m_set_scale((block_iq1_m *)(x + ib * ts), LM_GGML_FP32_TO_FP16(0.01f + 0.02f * (frand() + 1.0f)));
     } else {
         for (int64_t i = 0; i < K; i++) xf[i] = frand();
-        lm_ggml_quantize_chunk(t, xf, x, 0, 1, K, NULL);
+        float * imat = malloc(K * sizeof(float)); // the i-quants need one
+        for (int64_t i = 0; i < K; i++) imat[i] = 1.0f + 0.5f * frand();
+        lm_ggml_quantize_chunk(t, xf, x, 0, 1, K, imat);
+        free(imat);
     }
     lm_ggml_get_type_traits(t)->to_float(x, xf, K);
     for (int64_t i = 0; i < K; i++) yf[i] = yscale * frand();

@@ -10,6 +10,9 @@
 //   where the CPU has the dot product extension, the SDOT kernels
 //     (mm_quant_dot_neon_dotprod) against the NEON ones bit for bit on the
 //     same operands, and the dispatch at both arm64 levels;
+//   the i-quants and ternary types (mm-iquant-neon.c): the NEON and SDOT
+//     dots against the scalar kernel bit for bit, their GEMM against them
+//     per pair for 1 to 64 columns, and the dispatch;
 //   the matmul's 8-row kernels (mm_qmv8_neon, _dotprod) and the GEMM entry
 //     over them (mm_qgemm_neon, row ranges with tails of 1 to 7) against the
 //     per-row kernels of their level, bit for bit.
@@ -26,6 +29,7 @@
 #include "ggml-common.h"
 #include "ggml-quants.h"
 #include "mm-kernels.h"
+#include "mm-iquant.h"
 #include "type-list.h"
 #include "test-check.h"
 
@@ -490,6 +494,163 @@ static void test_qmv8(enum lm_ggml_type t) {
     free(wx); free(wy); free(wyp); free(src);
 }
 
+// ---------------------------------------------------------------- i-quants and ternary types
+//
+// The NEON and the dotprod kernels of mm-iquant-neon.c against the scalar
+// kernel (mm_iq_dot_scalar) bit for bit: weights from random bytes (with
+// sane fp16 scales) and from the quantizers (with an importance matrix),
+// and constant bytes; activations from the q8_K quantizer and raw (every
+// byte, -128 included, and constant -128 / 127); 1 to 9 blocks, then up to
+// 40. Then the GEMM (mm_iq_qgemm_neon) against the level's per-row kernel
+// for every column count 1 to 64 and row ranges of odd starts and lengths,
+// and the dispatch (mm_quant_dot, mm_qgemm) at both levels.
+
+// iq1_m keeps its fp16 scale in the top nibbles of its four 16-bit scale words.
+static void iq1m_set_scale(block_iq1_m * b, lm_ggml_fp16_t h) {
+    for (int i = 0; i < 4; i++) {
+        const uint16_t w = (uint16_t) (((b->scales[2 * i] | b->scales[2 * i + 1] << 8) & 0x0FFF) | ((h >> 4 * i) & 0xF) << 12);
+        b->scales[2 * i] = (uint8_t) w;
+        b->scales[2 * i + 1] = (uint8_t) (w >> 8);
+    }
+}
+
+// random (or constant) bytes with a finite fp16 scale per block
+static void iq_raw_weights(enum lm_ggml_type t, unsigned char * x, int nb, int fixed) {
+    const size_t ts = lm_ggml_type_size(t);
+    for (size_t i = 0; i < (size_t) nb * ts; i++) x[i] = fixed >= 0 ? (unsigned char) fixed : (unsigned char) (rnd() >> 24);
+    for (int i = 0; i < nb; i++) {
+        unsigned char * b = x + i * ts;
+        const lm_ggml_fp16_t h = LM_GGML_FP32_TO_FP16(frand() * 0.5f + ((rnd() & 1) ? 0.6f : -0.6f));
+        switch (t) {
+            case LM_GGML_TYPE_IQ1_M: iq1m_set_scale((block_iq1_m *) b, h); break;
+            case LM_GGML_TYPE_TQ1_0: memcpy(b + offsetof(block_tq1_0, d), &h, 2); break;
+            case LM_GGML_TYPE_TQ2_0: memcpy(b + offsetof(block_tq2_0, d), &h, 2); break;
+            default: memcpy(b, &h, 2); break; // d first
+        }
+    }
+}
+
+static void iq_quant_weights(enum lm_ggml_type t, unsigned char * x, int nb, float * src) {
+    const int n = nb * QK_K;
+    float * imat = malloc((size_t) n * sizeof(float));
+    const float sc = (float) (1 << (rnd() % 6));
+    for (int i = 0; i < n; i++) {
+        src[i] = frand() * sc + ((rnd() % 4 == 0) ? 0.5f * sc : 0.0f);
+        imat[i] = 1.0f + 0.9f * frand();
+    }
+    lm_ggml_quantize_chunk(t, src, x, 0, 1, n, imat);
+    free(imat);
+}
+
+static void iq_acts(void * y, int nb, int mode, float * src) {
+    if (mode == 0) {
+        for (int i = 0; i < nb * QK_K; i++) src[i] = frand() * (float) (1 << (rnd() % 4));
+        lm_quantize_row_q8_K_ref(src, y, nb * QK_K);
+    } else {
+        raw_act(LM_GGML_TYPE_Q8_K, y, nb, mode == 1 ? 1000 : mode == 2 ? -128 : 127);
+    }
+}
+
+static int floats_differ(float a, float b) { return memcmp(&a, &b, sizeof(float)) != 0; }
+
+static void test_iq(enum lm_ggml_type t) {
+    const char * name = lm_ggml_type_name(t);
+    const size_t ts = lm_ggml_type_size(t), ys = sizeof(block_q8_K);
+    const lm_ggml_vec_dot_t scalar = mm_iq_dot_scalar(t), neon = mm_iq_dot_neon(t, false);
+    const lm_ggml_vec_dot_t dot = g_has_dot ? mm_iq_dot_neon(t, true) : NULL;
+    enum { MAXNB = 40, MAXR = 13, MAXC = MM_QGEMM_MAX_COLS };
+    unsigned char * wx = malloc((size_t) MAXR * MAXNB * ts), * wy = malloc((size_t) MAXC * MAXNB * ys);
+    float * src = malloc((size_t) MAXNB * QK_K * sizeof(float));
+    void * scratch = malloc(MM_QGEMM_SCRATCH);
+    int bad_neon = 0, bad_dot = 0, trials = 0;
+    for (int trial = 0; trial < 300; trial++, trials++) {
+        const int nb = trial < 9 ? 1 + trial : 1 + (int) (rnd() % MAXNB);
+        const int wmode = trial % 3, ymode = (trial / 3) % 4;
+        static const int consts[4] = {0x00, 0xFF, 0x7F, 0x80};
+        if (wmode == 0) iq_quant_weights(t, wx, nb, src);
+        else iq_raw_weights(t, wx, nb, wmode == 2 && ymode >= 2 ? consts[(trial / 12) % 4] : -1);
+        iq_acts(wy, nb, ymode, src);
+        float want = NAN, got = NAN;
+        scalar(nb * QK_K, &want, 0, wx, 0, wy, 0, 1);
+        neon(nb * QK_K, &got, 0, wx, 0, wy, 0, 1);
+        if (floats_differ(got, want)) {
+            if (bad_neon < 3) printf("    %s nb=%d w%d y%d: neon %.9g scalar %.9g\n", name, nb, wmode, ymode, got, want);
+            bad_neon++;
+        }
+        if (dot) {
+            got = NAN;
+            dot(nb * QK_K, &got, 0, wx, 0, wy, 0, 1);
+            if (floats_differ(got, want)) {
+                if (bad_dot < 3) printf("    %s nb=%d w%d y%d: dotprod %.9g scalar %.9g\n", name, nb, wmode, ymode, got, want);
+                bad_dot++;
+            }
+        }
+    }
+    char what[96];
+    snprintf(what, sizeof(what), "%s dot neon = scalar, bit for bit", name);
+    report(what, bad_neon, trials);
+    if (dot) {
+        snprintf(what, sizeof(what), "%s dot dotprod = scalar, bit for bit", name);
+        report(what, bad_dot, trials);
+    }
+
+    // the GEMM: every column count, rows r0..r1 of MAXR
+    int bad_gemm[2] = {0, 0}, outs[2] = {0, 0};
+    float * res = malloc((size_t) MAXC * MAXR * sizeof(float));
+    for (int ncol = 1; ncol <= MAXC; ncol++) {
+        const int nb = 1 + (ncol < 10 ? ncol - 1 : (int) (rnd() % 20));
+        for (int r = 0; r < MAXR; r++) {
+            if (r % 2) iq_raw_weights(t, wx + (size_t) r * nb * ts, nb, -1);
+            else iq_quant_weights(t, wx + (size_t) r * nb * ts, nb, src);
+        }
+        const void * ycol[MAXC];
+        float * dcol[MAXC];
+        for (int c = 0; c < ncol; c++) {
+            iq_acts(wy + (size_t) c * nb * ys, nb, (c + ncol) % 4, src);
+            ycol[c] = wy + (size_t) c * nb * ys;
+            dcol[c] = res + (size_t) c * MAXR;
+        }
+        const int r0 = 1 + 2 * (int) (rnd() % 3), r1 = r0 + 1 + 2 * (int) (rnd() % ((MAXR - r0) / 2));
+        for (int lv = 0; lv < 1 + g_has_dot; lv++) {
+            const mm_qgemm_fn qg = mm_iq_qgemm_neon(t, lv);
+            const lm_ggml_vec_dot_t vd = lv ? dot : neon;
+            for (int i = 0; i < MAXC * MAXR; i++) res[i] = NAN;
+            qg(nb * QK_K, (const char *) wx, (size_t) nb * ts, r0, r1, ycol, dcol, ncol, scratch);
+            for (int c = 0; c < ncol; c++) {
+                for (int r = 0; r < MAXR; r++) {
+                    if (r < r0 || r >= r1) { // rows outside the range stay untouched
+                        bad_gemm[lv] += !isnan(dcol[c][r]);
+                        continue;
+                    }
+                    outs[lv]++;
+                    if (per_row_differs(vd, nb * QK_K, wx + (size_t) r * nb * ts, ycol[c], dcol[c][r])) {
+                        if (bad_gemm[lv] < 3) printf("    %s gemm nb=%d ncol %d rows %d..%d: col %d row %d\n", name, nb, ncol, r0, r1, c, r);
+                        bad_gemm[lv]++;
+                    }
+                }
+            }
+        }
+    }
+    for (int lv = 0; lv < 1 + g_has_dot; lv++) {
+        snprintf(what, sizeof(what), "%s GEMM (1-64 cols) = per-row, %s", name, lv ? "dotprod" : "neon");
+        report(what, bad_gemm[lv], outs[lv]);
+    }
+
+    // dispatch at both levels
+    enum lm_ggml_type vdt = LM_GGML_TYPE_COUNT, vdt2 = LM_GGML_TYPE_COUNT;
+    lm_cpu_force_level(LM_CPU_LEVEL_NEON);
+    int bad_disp = mm_quant_dot(t, &vdt) != neon || vdt != LM_GGML_TYPE_Q8_K || mm_qgemm(t) != mm_iq_qgemm_neon(t, false);
+    if (g_has_dot && lm_cpu_force_level(LM_CPU_LEVEL_NEON_DOTPROD)) {
+        lm_ggml_from_float_t act = NULL;
+        bad_disp += mm_quant_dot(t, &vdt2) != dot || vdt2 != LM_GGML_TYPE_Q8_K || mm_qgemm(t) != mm_iq_qgemm_neon(t, true);
+        bad_disp += mm_quant_dot_mm(t, &vdt2, &act) != dot || act != mm_act_quantizer(LM_GGML_TYPE_Q8_K);
+    }
+    lm_cpu_force_level(-1);
+    snprintf(what, sizeof(what), "%s dispatch picks the neon%s kernels", name, g_has_dot ? "/dotprod" : "");
+    report(what, bad_disp, 1);
+    free(wx); free(wy); free(src); free(scratch); free(res);
+}
+
 int main(int argc, char ** argv) {
     const char * only_types = argc > 1 ? argv[1] : NULL;
     printf("dotprod in hwcaps: %d, cpu level: %d\n", lm_ggml_cpu_has_dotprod(), (int) lm_cpu_level());
@@ -526,6 +687,18 @@ int main(int argc, char ** argv) {
         LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q5_0, LM_GGML_TYPE_Q5_1, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_IQ4_NL,
         LM_GGML_TYPE_Q2_K, LM_GGML_TYPE_Q3_K, LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_Q5_K, LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_IQ4_XS,
     };
+    static const enum lm_ggml_type iq_types[] = {
+        LM_GGML_TYPE_IQ2_XXS, LM_GGML_TYPE_IQ2_XS, LM_GGML_TYPE_IQ2_S, LM_GGML_TYPE_IQ3_XXS, LM_GGML_TYPE_IQ3_S,
+        LM_GGML_TYPE_IQ1_S, LM_GGML_TYPE_IQ1_M, LM_GGML_TYPE_TQ1_0, LM_GGML_TYPE_TQ2_0,
+    };
+    for (size_t i = 0; i < sizeof(iq_types) / sizeof(iq_types[0]); i++) {
+        if (!type_selected(only_types, lm_ggml_type_name(iq_types[i]))) continue;
+        if (!mm_iq_dot_neon(iq_types[i], false) || !mm_iq_qgemm_neon(iq_types[i], false)) {
+            report(lm_ggml_type_name(iq_types[i]), 1, 1);
+            continue;
+        }
+        test_iq(iq_types[i]);
+    }
     int n_qmv8 = 0, bad_entry = 0;
     for (size_t i = 0; i < sizeof(qmv8_types) / sizeof(qmv8_types[0]); i++) {
         if (type_selected(only_types, lm_ggml_type_name(qmv8_types[i]))) test_qmv8(qmv8_types[i]);
