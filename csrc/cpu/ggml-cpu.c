@@ -213,6 +213,12 @@ static void job_fail(struct lm_cpu_error_slot * e, int at, const struct lm_ggml_
 
 // ---------------------------------------------------------------- thread pool
 
+// The barrier's tree: groups of 4 threads; for LM_GGML_MAX_N_THREADS threads
+// its levels below the root hold 128 + 32 + 8 + 2 counters.
+#define LM_BARRIER_FANIN 4
+#define LM_BARRIER_NODES 170
+_Static_assert(LM_GGML_MAX_N_THREADS <= 512, "LM_BARRIER_NODES counts the tree of 512 threads");
+
 struct lm_ggml_threadpool {
     pthread_mutex_t mutex;
     pthread_cond_t  cond;
@@ -228,9 +234,14 @@ struct lm_ggml_threadpool {
     atomic_int  n_threads_cur;
     atomic_uint job_gen;
 
-    // barrier
-    atomic_int  barrier_count;
+    // barrier: threads arrive up a tree of counters (lm_ggml_barrier); the
+    // root's shares a line with the generation that releases everyone, so a
+    // barrier of up to LM_BARRIER_FANIN threads moves one line
+    char        barrier_pad0[LM_CACHE_LINE];
+    atomic_int  barrier_root;
     atomic_uint barrier_gen;
+    char        barrier_pad1[LM_CACHE_LINE];
+    struct { atomic_int count; char pad[LM_CACHE_LINE - sizeof(atomic_int)]; } barrier_nodes[LM_BARRIER_NODES];
     pthread_mutex_t barrier_mutex;
     pthread_cond_t  barrier_cond;
     atomic_int  barrier_sleepers; // changed under barrier_mutex, read without it
@@ -321,6 +332,36 @@ void lm_cpu_wait_counter(const struct lm_ggml_compute_params * params, atomic_in
     }
 }
 
+// The index of the calling thread in the job it computes (lm_ggml_barrier's
+// signature has no room for it).
+static _Thread_local int tl_ith;
+
+// Arrival: threads meet in groups of LM_BARRIER_FANIN, each group on a counter
+// of its own cache line; the last of a group goes on up as one thread of the
+// next level's groups, so a barrier of n threads costs O(log n) steps on its
+// critical path and at most LM_BARRIER_FANIN atomic adds on any one line.
+// True for the one thread that arrives last of all. Level l's counters
+// follow those of the levels below it in barrier_nodes; the top level's one
+// group counts on barrier_root.
+static bool barrier_arrive(struct lm_ggml_threadpool * tp, int n, int ith) {
+    int idx = ith, m = n, base = 0;
+    for (;;) {
+        const int groups = (m + LM_BARRIER_FANIN - 1) / LM_BARRIER_FANIN;
+        const int g = idx / LM_BARRIER_FANIN;
+        const int size = LM_GGML_MIN(LM_BARRIER_FANIN, m - g * LM_BARRIER_FANIN);
+        if (size > 1) {
+            atomic_int * c = groups == 1 ? &tp->barrier_root : &tp->barrier_nodes[base + g].count;
+            if (atomic_fetch_add_explicit(c, 1, memory_order_acq_rel) != size - 1) return false;
+            // the group's others are all waiting for the release: nobody adds here before it
+            atomic_store_explicit(c, 0, memory_order_relaxed);
+        }
+        if (groups == 1) return true;
+        base += groups;
+        idx = g;
+        m = groups;
+    }
+}
+
 // Spin a little (cheap when every thread has a core), then sleep on a condition
 // variable: with more threads than cores, spinning or yielding would starve
 // the very thread everyone waits for.
@@ -331,8 +372,7 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
         return;
     }
     const unsigned gen = atomic_load_explicit(&tp->barrier_gen, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&tp->barrier_count, 1, memory_order_acq_rel) == n - 1) {
-        atomic_store_explicit(&tp->barrier_count, 0, memory_order_relaxed);
+    if (barrier_arrive(tp, n, tl_ith)) {
         reset_counters(tp); // everyone else is in here: nobody is using them
         // No lock unless someone sleeps. The bump and the look at sleepers
         // are sequentially consistent, as are a sleeper's count and its look
@@ -412,6 +452,7 @@ static bool next_is_solo(struct lm_ggml_tensor * const * nodes, int n_nodes, int
 static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_cgraph * cgraph,
                                  struct lm_ggml_cplan * cplan, int ith, unsigned gen) {
     const int nth = atomic_load(&tp->n_threads_cur);
+    tl_ith = ith;
     struct lm_ggml_compute_params params = {
         .ith = ith, .nth = nth,
         .wsize = cplan->work_size, .wdata = cplan->work_data,
@@ -575,7 +616,8 @@ struct lm_ggml_threadpool * lm_ggml_threadpool_new(struct lm_ggml_threadpool_par
     tp->n_threads = params->n_threads;
     atomic_init(&tp->n_threads_cur, params->n_threads);
     atomic_init(&tp->job_gen, 0);
-    atomic_init(&tp->barrier_count, 0);
+    atomic_init(&tp->barrier_root, 0);
+    for (int i = 0; i < LM_BARRIER_NODES; i++) atomic_init(&tp->barrier_nodes[i].count, 0);
     atomic_init(&tp->barrier_gen, 0);
     atomic_init(&tp->stop, false);
     atomic_init(&tp->pause, params->paused);
