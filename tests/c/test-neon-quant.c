@@ -558,12 +558,12 @@ static void test_iq(enum lm_ggml_type t) {
     const size_t ts = lm_ggml_type_size(t), ys = sizeof(block_q8_K);
     const lm_ggml_vec_dot_t scalar = mm_iq_dot_scalar(t), neon = mm_iq_dot_neon(t, false);
     const lm_ggml_vec_dot_t dot = g_has_dot ? mm_iq_dot_neon(t, true) : NULL;
-    enum { MAXNB = 40, MAXR = 13, MAXC = MM_QGEMM_MAX_COLS };
+    enum { MAXNB = 20, MAXR = 13, MAXC = MM_QGEMM_MAX_COLS }; // small: the i-quant quantizers are slow under qemu
     unsigned char * wx = malloc((size_t) MAXR * MAXNB * ts), * wy = malloc((size_t) MAXC * MAXNB * ys);
     float * src = malloc((size_t) MAXNB * QK_K * sizeof(float));
     void * scratch = malloc(MM_QGEMM_SCRATCH);
     int bad_neon = 0, bad_dot = 0, trials = 0;
-    for (int trial = 0; trial < 300; trial++, trials++) {
+    for (int trial = 0; trial < 120; trial++, trials++) {
         const int nb = trial < 9 ? 1 + trial : 1 + (int) (rnd() % MAXNB);
         const int wmode = trial % 3, ymode = (trial / 3) % 4;
         static const int consts[4] = {0x00, 0xFF, 0x7F, 0x80};
