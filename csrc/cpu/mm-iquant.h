@@ -53,13 +53,16 @@ const struct mm_iq_traits * mm_iq_traits(enum lm_ggml_type type);
 lm_ggml_vec_dot_t mm_iq_dot_scalar(enum lm_ggml_type type);
 
 // SIMD forms with the scalar kernels' bits, or NULL where there is none:
-// mm-iquant-x86.c (AVX2), mm-iquant-neon.c (NEON, and with SDOT where the
+// mm-iquant-x86.c (AVX2), mm-iquant-avx512.c (AVX-512 with VNNI: only
+// where lm_cpu_vnni() holds), mm-iquant-neon.c (NEON, and with SDOT where the
 // CPU has the dot product extension).
 // The mm_qgemm_fn forms (mm-kernels.h) decode each weight block once for
 // all columns and give each pair the bits of the level's dot.
 #if defined(LM_X86)
 lm_ggml_vec_dot_t mm_iq_dot_avx2(enum lm_ggml_type type);
 mm_qgemm_fn       mm_iq_qgemm_avx2(enum lm_ggml_type type);
+lm_ggml_vec_dot_t mm_iq_dot_avx512(enum lm_ggml_type type);
+mm_qgemm_fn       mm_iq_qgemm_avx512(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_iq_dot_neon(enum lm_ggml_type type, bool dotprod);
