@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "mm-quant-x86.h"
+#include "mm-iquant-x86.h"
 
 #define H2F(x) _cvtsh_ss(x)
 #define INL LM_TARGET_VNNI static inline __attribute__((always_inline))
@@ -292,43 +293,9 @@ INL __m256i T##_isum(const void * x, const block_q8_K * y) {                    
     return fold(acc, _mm256_madd_epi16(_mm256_set1_epi16(-1), _mm256_loadu_si256((const __m256i *) y->bsums))); \
 }
 
-#define IQ_VD(T, TT)                                                                                      \
-LM_TARGET_VNNI static void vd_##T(int n, float * restrict s, size_t bs, const void * restrict vx, size_t bx, \
-                                  const void * restrict vy, size_t by, int nrc) {                         \
-    (void) bs; (void) bx; (void) by; (void) nrc;                                                          \
-    const block_##T * x = vx;                                                                            \
-    const block_q8_K * y = vy;                                                                           \
-    float sumf = 0.0f;                                                                                   \
-    for (int i = 0; i < n / QK_K; i++) {                                                                 \
-        const int sumi = hsum8(T##_isum(x + i, y + i));                                                         \
-        sumf += (H2F(T##_h(x + i)) * y[i].d) * (float) sumi;                                             \
-    }                                                                                                    \
-    *s = mm_iq_traits(LM_GGML_TYPE_##TT)->factor * sumf;                                                 \
-}
+#define IQ_VD(T, TT) IQ_VD_TMPL(LM_TARGET_VNNI, hsum8, T, TT)
 
-// 8 rows x 1 column, the rows in the lanes: per row the dot's float steps
-// (the factor too), one horizontal reduction for the 8 rows' blocks; the 8
-// rows' streams side by side. Rows past nr repeat the last one.
-#define IQ_MV8(T, TT)                                                                                     \
-LM_TARGET_VNNI static void mv8_##T(int64_t nb, const char * x, size_t xrs, int nr, const block_q8_K * y, float * out) { \
-    const char * rows[8];                                                                                \
-    for (int r = 0; r < 8; r++) rows[r] = x + (size_t) LM_GGML_MIN(r, nr - 1) * xrs;                    \
-    __m256 sf = _mm256_setzero_ps();                                                                     \
-    for (int64_t i = 0; i < nb; i++) {                                                                   \
-        const size_t o = (size_t) i * sizeof(block_##T);                                                 \
-        __m256i a[8];                                                                                    \
-        for (int r = 0; r < 8; r++) a[r] = T##_isum(rows[r] + o, y + i);                                 \
-        __m128i h = _mm_cvtsi32_si128(T##_h(rows[0] + o));                                               \
-        h = _mm_insert_epi16(h, T##_h(rows[1] + o), 1); h = _mm_insert_epi16(h, T##_h(rows[2] + o), 2);   \
-        h = _mm_insert_epi16(h, T##_h(rows[3] + o), 3); h = _mm_insert_epi16(h, T##_h(rows[4] + o), 4);   \
-        h = _mm_insert_epi16(h, T##_h(rows[5] + o), 5); h = _mm_insert_epi16(h, T##_h(rows[6] + o), 6);   \
-        h = _mm_insert_epi16(h, T##_h(rows[7] + o), 7);                                                  \
-        const __m256 dd = _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(y[i].d));                      \
-        const __m256i si = reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);                      \
-        sf = _mm256_add_ps(sf, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(si)));                               \
-    }                                                                                                    \
-    _mm256_storeu_ps(out, _mm256_mul_ps(_mm256_set1_ps(mm_iq_traits(LM_GGML_TYPE_##TT)->factor), sf));   \
-}
+#define IQ_MV8(T, TT) IQ_MV8_TMPL(LM_TARGET_VNNI, T, TT)
 
 IQ_ISUM(iq2_xxs) IQ_VD(iq2_xxs, IQ2_XXS)
 IQ_ISUM(iq2_xs)  IQ_VD(iq2_xs,  IQ2_XS)
