@@ -588,7 +588,7 @@ func CPUBufferType() *BufferType {
 // CPUBufferType. Reading and writing tensors (Bytes, SetBytes, ...) gives
 // and takes their plain bytes; a repacked tensor can only be computed from
 // as the weights of MulMat (other ops, and MulMat of a view of it, fail at
-// compute). One-token mat-vecs over repacked q8_0 weights read memory in
+// compute). One-token mat-vecs over repacked weights read memory in
 // one sequential stream, so decoding from this buffer type is faster than
 // from a CPU buffer. Not a host buffer type.
 func CPURepackBufferType() *BufferType {

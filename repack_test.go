@@ -8,12 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// CPURepackBufferType: q8_0 weights in it read back as written and give
+// CPURepackBufferType: q8_0, q4_0 and iq4_nl weights in it read back as written and give
 // MulMat the bits they give from a CPU buffer (one column: the repacked
 // mat-vec; several: the repacked GEMM), at 1 and 3 threads; where they are
 // repacked, other ops on them fail at compute with an error; other tensors
 // in it work as anywhere.
 func TestCPURepackBufferType(t *testing.T) {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeIQ4_NL} {
+		t.Run(typ.String(), func(t *testing.T) { testCPURepackBufferType(t, typ) })
+	}
+}
+
+func testCPURepackBufferType(t *testing.T, typ Type) {
 	quietLog(t)
 	bt := CPURepackBufferType()
 	require.Equal(t, "CPU_REPACK", bt.Name())
@@ -28,13 +34,13 @@ func TestCPURepackBufferType(t *testing.T) {
 	for i := range src {
 		src[i] = float32(r.NormFloat64())
 	}
-	q, err := Quantize(TypeQ8_0, src, K, nil)
+	q, err := Quantize(typ, src, K, nil)
 	require.NoError(t, err)
 
 	weights := func(bt *BufferType) (*Context, *Tensor, *Tensor, *Buffer) {
 		c, err := NewContext(ContextOptions{MemSize: 4 * TensorOverhead(), NoAlloc: true})
 		require.NoError(t, err)
-		w := c.NewTensor2D(TypeQ8_0, K, M)
+		w := c.NewTensor2D(typ, K, M)
 		small := c.NewTensor1D(TypeF32, 8) // never repacked: read as anywhere
 		buf, err := c.AllocTensors(bt)
 		require.NoError(t, err)
@@ -98,7 +104,7 @@ func TestCPURepackBufferType(t *testing.T) {
 	require.NoError(t, ga.Alloc(g))
 	require.NoError(t, ids.SetInt32s([]int32{20}))
 	err = be.Compute(context.Background(), g)
-	if CPURepacks(TypeQ8_0) {
+	if CPURepacks(typ) {
 		require.ErrorContains(t, err, "repacked")
 	} else {
 		require.NoError(t, err)

@@ -123,8 +123,8 @@ type LoadOptions struct {
 	// (see Layer.Wqkv), which Train does not accept.
 	NoFuse bool
 	// NoRepack keeps every weight in a plain CPU buffer. By default the
-	// projection matrices of a type the CPU repacks (ggml.CPURepacks: q8_0
-	// with AVX512-VNNI) go into a ggml.CPURepackBufferType buffer, where
+	// projection matrices of a type the CPU repacks (ggml.CPURepacks: q8_0,
+	// q4_0 and iq4_nl with AVX512-VNNI) go into a ggml.CPURepackBufferType buffer, where
 	// only MulMat reads them (Tensor(name).Bytes still gives their bytes).
 	NoRepack bool
 

@@ -120,7 +120,7 @@ int lm_cpu_stream_probe(const void * const * ptrs, const size_t * sizes, int n, 
 
 // Weights in a CPU_REPACK buffer (repack.c): whether t is stored repacked
 // (only mul_mat may read it then), and the conversions of one group of 8
-// q8_0 rows of rowb bytes between the plain and the repacked layout.
+// rows of rowb bytes between the plain and the repacked layout.
 bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
 // whether node may read t as its operand src (-1: its result): a repacked
 // tensor only as mul_mat's weights, itself and not a view of it
@@ -134,6 +134,11 @@ bool lm_cpu_repacks_type(enum lm_ggml_type type);
 // CPU backends' own pools alive now.
 void lm_backend_cpu_held(lm_ggml_backend_t backend, int * threads, size_t * work);
 int  lm_backend_cpu_own_workers(void);
+// one group of 8 rows of rowb bytes of a type lm_cpu_repacks_type names at
+// some level (q8_0, q4_0, iq4_nl), plain -> repacked and back
+void lm_cpu_repack_pack(enum lm_ggml_type type, const char * plain, size_t rowb, char * out);
+void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t rowb, char * plain);
+// Deprecated: lm_cpu_repack_pack / lm_cpu_repack_unpack with LM_GGML_TYPE_Q8_0.
 void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out);
 void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain);
 

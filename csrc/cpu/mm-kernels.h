@@ -16,6 +16,13 @@ enum mm_xtype { MM_X_F32 = 0, MM_X_F16 = 1, MM_X_BF16 = 2 };
 // Element size in bytes of the row type.
 static inline int xt_size(enum mm_xtype xt) { return xt == MM_X_F32 ? 4 : 2; }
 
+// The quantized mat-vecs' software prefetch of weights they stream once:
+// into L2, not L1. An L1 prefetch holds one of the core's few line-fill
+// buffers until its line arrives from memory, and the kernel's own loads
+// then wait for one. (The float kernels, which do less per byte, keep
+// theirs into L1: they read memory faster that way.)
+#define MM_PF(p) __builtin_prefetch((p), 0, 2)
+
 // The mat-vec kernels' prefetch of pf: the next group (MM_MV_R rows of K
 // elements, contiguous) is prefetched while this one is summed: a step of
 // nel elements of every row covers nel*MM_MV_R elements of the group, so the

@@ -151,12 +151,26 @@ LM_TARGET_AVX2 static void dec_q8_0(const void * vx, int n, int r, void * vp) {
     for (int i = 0; i < n; i++) pa_put(p + i, r, LD(x[i].qs), H2F(x[i].d), 0.0f);
 }
 
-// n blocks of a repacked group of 8 q8_0 rows (repack.c: per block the 8
-// scales, then the quants of rows 0,4,1,5,2,6,3,7) -> the panel, all rows
+// n blocks of a repacked group of 8 rows (repack.c: per block the 8 scales,
+// then the quants; q8_0's of rows 0,4,1,5,2,6,3,7, the others' in row
+// order) -> the panel, all rows
 LM_TARGET_AVX2 static void dec_q8_0_rp(const char * g, int n, void * vp) {
     struct qg_pa * p = vp;
     for (int i = 0; i < n; i++, g += QG_R * sizeof(block_q8_0)) {
         for (int r = 0; r < QG_R; r++) ST(p[i].w[r], LD(g + 16 + 32 * ((r % 4) * 2 + r / 4)));
+        _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)));
+        _mm256_store_ps(p[i].m, _mm256_setzero_ps());
+    }
+}
+
+LM_TARGET_AVX2 static inline void dec_q4_rp(const char * g, int n, void * vp, bool nl) {
+    struct qg_pa * p = vp;
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
+    for (int i = 0; i < n; i++, g += QG_R * sizeof(block_q4_0)) {
+        for (int r = 0; r < QG_R; r++) {
+            const __m256i q = nibbles32((const uint8_t *)(g + 16 + 16 * r));
+            ST(p[i].w[r], nl ? _mm256_shuffle_epi8(tbl, q) : _mm256_sub_epi8(q, _mm256_set1_epi8(8)));
+        }
         _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)));
         _mm256_store_ps(p[i].m, _mm256_setzero_ps());
     }
@@ -587,7 +601,7 @@ LM_TARGET_AVX2 static void qmv_run(const struct qg_type * qt, mm_qmv_fn mv, int6
 }
 
 // vnni: the AVX512_VNNI kernels where a type has them (the same bits)
-// rp: x is q8_0 repacked (repack.c) and [r0, r1) whole groups of 8 rows
+// rp: x is repacked (repack.c) and [r0, r1) whole groups of 8 rows
 static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K,
                       const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol,
                       int ncol, void * scratch) {
@@ -618,7 +632,9 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggm
             const int64_t nb0 = b0 + qt->kc < nb ? b0 + qt->kc : 0, nr0 = nb0 ? r : r + QG_R;
             const size_t len = (size_t) LM_GGML_MIN(qt->kc, nb - nb0) * xbs;
             if (rp) { // a group's stretch is contiguous
-                dec_q8_0_rp(x + r * xrs + b0 * QG_R * xbs, n, panel);
+                const char * g = x + r * xrs + b0 * QG_R * xbs;
+                if (t == LM_GGML_TYPE_Q8_0) dec_q8_0_rp(g, n, panel);
+                else dec_q4_rp(g, n, panel, t == LM_GGML_TYPE_IQ4_NL);
                 if (nr0 < r1) {
                     const char * pf = x + nr0 * xrs + nb0 * QG_R * xbs;
                     for (size_t o = 0; o < QG_R * len; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
@@ -695,14 +711,23 @@ mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
     return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].vnni : NULL;
 }
 
-static void qgemm_vnni_rp_Q8_0(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol,
-                               float * const * dcol, int ncol, void * scratch) {
-    qgemm_run(qg_lookup(LM_GGML_TYPE_Q8_0), true, true, LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,
-              dcol, ncol, scratch);
+#define QG_RP_ENTRY(T)                                                                                            \
+static void qgemm_vnni_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
+                              float * const * dcol, int ncol, void * scratch) {                                  \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,     \
+              dcol, ncol, scratch);                                                                               \
 }
+QG_RP_ENTRY(Q8_0)
+QG_RP_ENTRY(Q4_0)
+QG_RP_ENTRY(IQ4_NL)
 
 mm_qgemm_fn mm_qgemm_repacked_vnni(enum lm_ggml_type type) {
-    return type == LM_GGML_TYPE_Q8_0 ? qgemm_vnni_rp_Q8_0 : NULL;
+    switch (type) {
+        case LM_GGML_TYPE_Q8_0:   return qgemm_vnni_rp_Q8_0;
+        case LM_GGML_TYPE_Q4_0:   return qgemm_vnni_rp_Q4_0;
+        case LM_GGML_TYPE_IQ4_NL: return qgemm_vnni_rp_IQ4_NL;
+        default:                  return NULL;
+    }
 }
 #else
 typedef int mm_qgemm_x86_unused; // ISO C forbids an empty translation unit

@@ -202,7 +202,7 @@ LM_TARGET_VNNI static void qmv_q8_0_rp_group(int64_t nb, const char * g, const b
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q8_0)) {
         if (pf) {
             const char * p_ = pf + i * 8 * sizeof(block_q8_0);
-            for (size_t o_ = 0; o_ < 8 * sizeof(block_q8_0); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0);
+            for (size_t o_ = 0; o_ < 8 * sizeof(block_q8_0); o_ += 64) MM_PF(p_ + o_);
         }
         const __m512i yv = _mm512_broadcast_i64x4(LD(y[i].qs));
         const __m512i nc = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), x80, yv));
@@ -220,18 +220,73 @@ LM_TARGET_VNNI static void qmv_q8_0_rp_group(int64_t nb, const char * g, const b
 // waiting on memory.
 #define RP_PF_BYTES (64 * 1024)
 
-LM_TARGET_VNNI static void qmv_q8_0_rp(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y,
-                                       float * d) {
-    const int64_t nb = K / QK8_0;
-    const int64_t ahead = 8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * xrs)));
-    for (int64_t r = r0; r < r1; r += 8) {
-        // a prefetch past the matrix never faults; it only fetches lines nobody reads
-        qmv_q8_0_rp_group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs);
+// ---------------------------------------------------------------- repacked q4_0 and iq4_nl (repack.c)
+//
+// A group's block i is 144 bytes: the 8 rows' scales, then rows 0-3 and 4-7
+// in two 64-byte loads, row k's 16 bytes of quants in lane k (the vectors
+// qmv_quad builds with inserts). q4_0's sums are qmv_q4_0_vnni's. iq4_nl's
+// values are looked up biased by 128 (xor 0x80: unsigned) and 128 times the
+// activations' sums taken back, which is the sum of qmv_iq4_nl_vnni's sign
+// trick for activations in [-127, 127], the q8_0 quantizer's range (as in
+// the repacked q8_0 above). The float steps are those kernels', in their order.
+LM_TARGET_VNNI static inline __attribute__((always_inline)) void qmv_q4_rp_group(int64_t nb, const char * g, const block_q8_0 * y,
+                                                                                float * d, const char * pf, bool nl) {
+    const size_t gb = 8 * sizeof(block_q4_0);
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    const __m512i tbl = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl)),
+                                         _mm512_set1_epi8((char) 0x80));
+    const __m512i o = _mm512_set1_epi8(nl ? (char) 0x80 : 8); // the bias, an unsigned byte
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += gb) {
+        if (pf) {
+            const char * p_ = pf + i * gb;
+            for (size_t o_ = 0; o_ < gb; o_ += 64) MM_PF(p_ + o_);
+        }
+        const __m512i ylo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) y[i].qs));
+        const __m512i yhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[i].qs + 16)));
+        const __m512i off = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), o, ylo), o, yhi));
+        __m512i q[2];
+        for (int h = 0; h < 2; h++) {
+            const __m512i v = _mm512_loadu_si512(g + 16 + 64 * h);
+            __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            if (nl) {
+                lo = _mm512_shuffle_epi8(tbl, lo);
+                hi = _mm512_shuffle_epi8(tbl, hi);
+            }
+            q[h] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(off, lo, ylo), hi, yhi);
+        }
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g));
+        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(H2F(y[i].d))), _mm256_cvtepi32_ps(reduce_quads(q[0], q[1])), a);
     }
+    _mm256_storeu_ps(d, a);
 }
 
+// the group loop of a repacked type: prefetched RP_PF_BYTES ahead
+#define QMV_RP(name, group)                                                                              \
+LM_TARGET_VNNI static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
+    const int64_t nb = K / 32;                                                                           \
+    const int64_t ahead = 8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * xrs)));                        \
+    /* a prefetch past the matrix never faults; it only fetches lines nobody reads */                    \
+    for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs);        \
+}
+LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
+    qmv_q4_rp_group(nb, g, y, d, pf, false);
+}
+LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
+    qmv_q4_rp_group(nb, g, y, d, pf, true);
+}
+QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group)
+QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group)
+QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group)
+
 mm_qmv_rp_fn mm_qmv_repacked_vnni(enum lm_ggml_type type) {
-    return type == LM_GGML_TYPE_Q8_0 ? qmv_q8_0_rp : NULL;
+    switch (type) {
+        case LM_GGML_TYPE_Q8_0:   return qmv_q8_0_rp;
+        case LM_GGML_TYPE_Q4_0:   return qmv_q4_0_rp;
+        case LM_GGML_TYPE_IQ4_NL: return qmv_iq4_nl_rp;
+        default:                  return NULL;
+    }
 }
 
 // ---------------------------------------------------------------- lookup

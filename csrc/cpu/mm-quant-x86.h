@@ -119,7 +119,7 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 // each are too short for the hardware prefetchers to get ahead of.
 #define QMV_PF(pf, i, XT) if (pf) {                                                                      \
     const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
-    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) _mm_prefetch(p_ + o_, _MM_HINT_T0); }
+    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) MM_PF(p_ + o_); }
 
 // the VNNI instances of mm-quant-x86.c's templates, or NULL: 8 rows (the
 // K-quants, iq4_xs) and 1 row (q2_K, q3_K, q6_K, iq4_xs)

@@ -70,6 +70,7 @@ struct mm_plan {
     size_t  scratch;      // per thread
     bool    repack;       // src0 is repacked (repack.c): the first rp_bytes of scratch take a plain group
     size_t  rp_bytes;
+    enum lm_ggml_type rp_type; // repack: src0's type
     mm_qgemm_fn rqg;      // repack: the level's GEMM over the repacked layout, or NULL
 };
 
@@ -113,6 +114,7 @@ static void mm_make_plan(const struct lm_ggml_tensor * src0, const struct lm_ggm
     if (!mul_mat_id && lm_cpu_tensor_is_repacked(src0)) {
         p->repack   = true;
         p->rp_bytes = mm_pad(8 * src0->nb[1]);
+        p->rp_type  = src0->type;
         p->scratch += p->rp_bytes;
         p->rqg      = p->path == MM_QUANT && p->qg != NULL ? mm_qgemm_repacked(src0->type) : NULL;
     }
@@ -335,7 +337,7 @@ static void mm_block_repacked(const struct mm_kern * k, const char * x, size_t x
     }
     while (r < re) {
         const int64_t g = r / 8 * 8, e = LM_GGML_MIN(re, g + 8);
-        lm_cpu_repack_unpack_q8_0(x + g * xrs, xrs, plain);
+        lm_cpu_repack_unpack(k->p->rp_type, x + g * xrs, xrs, plain);
         float * dshift[MM_MAX_COLS];
         for (int c = 0; c < ncol; c++) dshift[c] = dcol[c] + g;
         mm_block(k, plain, xrs, r - g, e - g, 8, ycol, dshift, ncol, rest);

@@ -10,28 +10,30 @@
 // and each block's eight scales are one 16-byte load instead of eight
 // inserts, so the kernel is faster both from cache and from memory.
 //
-// The layout (q8_0): the rows of each 2-D slice in groups of 8; per group
-// and block b, 272 bytes: the 8 rows' fp16 scales (16 bytes), then their 32
-// quants in the row order 0,4,1,5,2,6,3,7 (two rows per 64 bytes, as the
-// AVX-512 kernel pairs them). A group takes the bytes of its 8 plain rows: a
-// permutation of them, so sizes and offsets are those of the plain layout.
-// Rows after the last whole group of a slice stay plain.
+// The layouts: the rows of each 2-D slice in groups of 8; per group and
+// block b, the 8 rows' fp16 scales (16 bytes), then their quants:
+// - q8_0 (34-byte blocks, 272 bytes a group block): 32 bytes of quants per
+//   row in the row order 0,4,1,5,2,6,3,7 (two rows per 64 bytes, as the
+//   AVX-512 kernel pairs them);
+// - q4_0 and iq4_nl (18-byte blocks, 144 bytes): 16 bytes of quants per row
+//   in row order (four rows per 64 bytes, one per 128-bit lane).
+// A group takes the bytes of its 8 plain rows: a permutation of them, so
+// sizes and offsets are those of the plain layout. Rows after the last
+// whole group of a slice stay plain.
 //
-// Only tensors the CPU has a repacked kernel for are repacked (q8_0 with at
-// least 8 rows, contiguous, at the AVX-512 level with VNNI); everything else
-// in such a buffer is stored plain and read by every op as usual. Reading
-// and writing through the buffer (tensor_get/set/memset) gives and takes
-// the plain bytes, so the layout is invisible except to the kernels: only
-// mul_mat may read a repacked tensor (ggml-cpu.c refuses others).
+// Only tensors the CPU has a repacked kernel for are repacked (these types
+// with at least 8 rows, contiguous, at the AVX-512 level with VNNI);
+// everything else in such a buffer is stored plain and read by every op as
+// usual. Reading and writing through the buffer (tensor_get/set/memset)
+// gives and takes the plain bytes, so the layout is invisible except to the
+// kernels: only mul_mat may read a repacked tensor (ggml-cpu.c refuses others).
 #include "../backend/ggml-backend-impl.h"
 #include "ggml-cpu-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define RP_ROWS  8
-#define RP_BLOCK 34 // sizeof(block_q8_0)
-#define RP_QS    32
+#define RP_ROWS 8
 
 // the tag in tensor->extra of a repacked tensor
 static const char g_repack_tag = 'R';
@@ -48,9 +50,19 @@ bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const 
     return !lm_cpu_tensor_is_repacked(owner) || (node->op == LM_GGML_OP_MUL_MAT && src == 0 && owner == t);
 }
 
+// The blocks of the repacked types: an fp16 scale, then the quants.
+static size_t rp_block_bytes(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q8_0:   return 34; // sizeof(block_q8_0)
+        case LM_GGML_TYPE_Q4_0:
+        case LM_GGML_TYPE_IQ4_NL: return 18; // sizeof(block_q4_0), sizeof(block_iq4_nl)
+        default:                  return 0;
+    }
+}
+
 // where the level has the repacked kernel (mm_qmv_repacked)
 bool lm_cpu_repacks_type(enum lm_ggml_type type) {
-    return type == LM_GGML_TYPE_Q8_0 && lm_cpu_vnni();
+    return rp_block_bytes(type) != 0 && lm_cpu_vnni();
 }
 
 static bool repack_wanted(const struct lm_ggml_tensor * t) {
@@ -58,31 +70,44 @@ static bool repack_wanted(const struct lm_ggml_tensor * t) {
            lm_ggml_is_contiguous(t) && lm_cpu_repacks_type(t->type);
 }
 
-// quants of plain row i go to slot (i % 4) * 2 + i / 4 of a block
-static inline int rp_slot(int i) { return (i % 4) * 2 + i / 4; }
+// the quants of plain row i go to slot (i % 4) * 2 + i / 4 of a q8_0 group
+// block, to slot i of the others
+static inline int rp_slot(enum lm_ggml_type type, int i) {
+    return type == LM_GGML_TYPE_Q8_0 ? (i % 4) * 2 + i / 4 : i;
+}
 
-void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out) {
-    const size_t nb = rowb / RP_BLOCK;
+// One group of 8 rows of rowb bytes, plain -> repacked (pack) or back.
+static void rp_convert(enum lm_ggml_type type, const char * src, size_t rowb, char * dst, bool pack) {
+    const size_t bb = rp_block_bytes(type), qb = bb - 2, nb = rowb / bb;
     for (size_t b = 0; b < nb; b++) {
-        char * o = out + b * RP_ROWS * RP_BLOCK;
         for (int i = 0; i < RP_ROWS; i++) {
-            const char * s = plain + (size_t) i * rowb + b * RP_BLOCK;
-            memcpy(o + 2 * i, s, 2);
-            memcpy(o + 2 * RP_ROWS + RP_QS * rp_slot(i), s + 2, RP_QS);
+            const size_t plain = (size_t) i * rowb + b * bb, packed = b * RP_ROWS * bb;
+            const size_t ps = packed + 2 * (size_t) i, pq = packed + 2 * RP_ROWS + qb * (size_t) rp_slot(type, i);
+            if (pack) {
+                memcpy(dst + ps, src + plain, 2);
+                memcpy(dst + pq, src + plain + 2, qb);
+            } else {
+                memcpy(dst + plain, src + ps, 2);
+                memcpy(dst + plain + 2, src + pq, qb);
+            }
         }
     }
 }
 
+void lm_cpu_repack_pack(enum lm_ggml_type type, const char * plain, size_t rowb, char * out) {
+    rp_convert(type, plain, rowb, out, true);
+}
+
+void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t rowb, char * plain) {
+    rp_convert(type, packed, rowb, plain, false);
+}
+
+void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out) {
+    lm_cpu_repack_pack(LM_GGML_TYPE_Q8_0, plain, rowb, out);
+}
+
 void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain) {
-    const size_t nb = rowb / RP_BLOCK;
-    for (size_t b = 0; b < nb; b++) {
-        const char * o = packed + b * RP_ROWS * RP_BLOCK;
-        for (int i = 0; i < RP_ROWS; i++) {
-            char * d = plain + (size_t) i * rowb + b * RP_BLOCK;
-            memcpy(d, o + 2 * i, 2);
-            memcpy(d + 2, o + 2 * RP_ROWS + RP_QS * rp_slot(i), RP_QS);
-        }
-    }
+    lm_cpu_repack_unpack(LM_GGML_TYPE_Q8_0, packed, rowb, plain);
 }
 
 // ---------------------------------------------------------------- byte access in plain terms
@@ -95,6 +120,7 @@ enum rp_mode { RP_GET, RP_SET, RP_MEMSET };
 // converted directly).
 static bool rp_access(const struct lm_ggml_tensor * t, size_t off, size_t size, enum rp_mode mode, const void * src,
                       void * dst, uint8_t value) {
+    const enum lm_ggml_type type = t->type;
     const size_t rowb = t->nb[1];
     const size_t rows = (size_t) t->ne[1];
     const size_t slice = rowb * rows, gbytes = RP_ROWS * rowb, grouped = rows / RP_ROWS * gbytes;
@@ -116,20 +142,20 @@ static bool rp_access(const struct lm_ggml_tensor * t, size_t off, size_t size, 
         const size_t n = LM_GGML_MIN(end - pos, gbytes - rel);
         char * g = p + g0;
         if (n == gbytes && mode == RP_GET) {
-            lm_cpu_repack_unpack_q8_0(g, rowb, (char *) dst + (pos - off));
+            lm_cpu_repack_unpack(type, g, rowb, (char *) dst + (pos - off));
         } else if (n == gbytes && mode == RP_SET) {
-            lm_cpu_repack_pack_q8_0((const char *) src + (pos - off), rowb, g);
+            lm_cpu_repack_pack(type, (const char *) src + (pos - off), rowb, g);
         } else if (n == gbytes) {
             memset(g, value, n); // the same bytes in any order
         } else {
             if (tmp == NULL && (tmp = malloc(gbytes)) == NULL) return lm_backend_fail("out of memory");
-            lm_cpu_repack_unpack_q8_0(g, rowb, tmp);
+            lm_cpu_repack_unpack(type, g, rowb, tmp);
             if (mode == RP_GET) {
                 memcpy((char *) dst + (pos - off), tmp + rel, n);
             } else {
                 if (mode == RP_SET) memcpy(tmp + rel, (const char *) src + (pos - off), n);
                 else memset(tmp + rel, value, n);
-                lm_cpu_repack_pack_q8_0(tmp, rowb, g);
+                lm_cpu_repack_pack(type, tmp, rowb, g);
             }
         }
         pos += n;

@@ -1,11 +1,12 @@
 // test-repack.c - the CPU_REPACK buffer type (lm_ggml_backend_cpu_aarch64_buffer_type):
-// what it reports (name, host, device support); that q8_0 weights in it, whether
+// what it reports (name, host, device support); that q8_0, q4_0 and iq4_nl
+// weights in it (each type in turn), whether
 // or not this CPU repacks them, read back as the bytes written (whole, partial
 // at odd offsets and across row, 8-row group and tail boundaries, memset,
 // clear, copies, range errors); that mul_mat over them is bit-identical to the
 // same bytes in a plain CPU buffer (many K/M/N, 1-3 threads, 3-d broadcast);
 // that other ops refuse a repacked tensor with a status, never a crash; and
-// that other types and short q8_0 tensors in the buffer stay plain and usable.
+// that other types and short tensors in the buffer stay plain and usable.
 //
 // build: gcc -std=gnu11 -O1 -g -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-repack.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
@@ -27,6 +28,9 @@ static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void) { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17; return g_rng; }
 static float frand(void) { return (float)((rnd() >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
 static void rand_bytes(uint8_t * p, size_t n) { for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(rnd() >> 56); }
+
+// the repacked type under test
+static enum lm_ggml_type g_type = LM_GGML_TYPE_Q8_0;
 
 static lm_ggml_backend_buffer_type_t rbuft(void) { return lm_ggml_backend_cpu_aarch64_buffer_type(); }
 static lm_ggml_backend_buffer_type_t pbuft(void) { return lm_ggml_backend_cpu_buffer_type(); }
@@ -101,24 +105,28 @@ static void test_buft(void) {
     check(!lm_ggml_backend_buft_is_host(rb), "CPU_REPACK is not host memory (its bytes may not be the tensor's)");
     check(lm_ggml_backend_dev_supports_buft(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU), rb), "the CPU device supports CPU_REPACK");
 
-    // says once whether this CPU repacks; with AVX512-VNNI it must
-    struct lm_ggml_context * c = ctx_new(1);
-    struct lm_ggml_tensor * w = lm_ggml_new_tensor_2d(c, LM_GGML_TYPE_Q8_0, 768, 40);
-    lm_ggml_backend_buffer_t b = lm_ggml_backend_alloc_ctx_tensors_from_buft(c, rb);
-    check(b != NULL && lm_ggml_backend_buffer_get_type(b) == rb && !lm_ggml_backend_buffer_is_host(b), "a CPU_REPACK buffer");
-    const bool rep = b != NULL && lm_cpu_tensor_is_repacked(w);
-    printf("q8_0 [768 x 40] in CPU_REPACK: %s here (VNNI level: %s)\n", rep ? "repacked" : "plain", lm_cpu_vnni() ? "yes" : "no");
-    check(!lm_cpu_vnni() || rep, "with AVX512-VNNI, q8_0 weights are repacked");
-    lm_ggml_backend_buffer_free(b);
-    lm_ggml_free(c);
+    // says once per type whether this CPU repacks; with AVX512-VNNI it must
+    static const enum lm_ggml_type types[] = { LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_IQ4_NL };
+    for (int i = 0; i < 3; i++) {
+        struct lm_ggml_context * c = ctx_new(1);
+        struct lm_ggml_tensor * w = lm_ggml_new_tensor_2d(c, types[i], 768, 40);
+        lm_ggml_backend_buffer_t b = lm_ggml_backend_alloc_ctx_tensors_from_buft(c, rb);
+        check(b != NULL && lm_ggml_backend_buffer_get_type(b) == rb && !lm_ggml_backend_buffer_is_host(b), "a CPU_REPACK buffer");
+        const bool rep = b != NULL && lm_cpu_tensor_is_repacked(w);
+        printf("%s [768 x 40] in CPU_REPACK: %s here (VNNI level: %s)\n", lm_ggml_type_name(types[i]), rep ? "repacked" : "plain",
+               lm_cpu_vnni() ? "yes" : "no");
+        check(!lm_cpu_vnni() || rep, "with AVX512-VNNI, q8_0, q4_0 and iq4_nl weights are repacked");
+        lm_ggml_backend_buffer_free(b);
+        lm_ggml_free(c);
+    }
 }
 
 // set/get/memset/clear/copy of any bytes, whatever the layout inside: w in
 // CPU_REPACK, t of the same shape in a plain buffer.
 static void test_roundtrip(int64_t K, int64_t M, int64_t ne2) {
     struct trio c = trio_new(1);
-    struct lm_ggml_tensor * w = lm_ggml_new_tensor_3d(c.r, LM_GGML_TYPE_Q8_0, K, M, ne2);
-    struct lm_ggml_tensor * t = lm_ggml_new_tensor_3d(c.p, LM_GGML_TYPE_Q8_0, K, M, ne2);
+    struct lm_ggml_tensor * w = lm_ggml_new_tensor_3d(c.r, g_type, K, M, ne2);
+    struct lm_ggml_tensor * t = lm_ggml_new_tensor_3d(c.p, g_type, K, M, ne2);
     lm_ggml_new_tensor_1d(c.g, LM_GGML_TYPE_F32, 1); // unused: every context gets a buffer
     const bool ok = trio_alloc(&c);
     check(ok, "roundtrip: buffers");
@@ -191,19 +199,19 @@ static void test_roundtrip(int64_t K, int64_t M, int64_t ne2) {
     trio_free(&c);
 }
 
-// W [K, M, w2] with the same q8_0 bytes in CPU_REPACK and in a plain buffer
+// W [K, M, w2] with the same g_type bytes in CPU_REPACK and in a plain buffer
 // times x [K, N, x2]: the two products must have the same bits. chunk > 0
 // writes the repacked copy in pieces of that many bytes (set at odd offsets
 // must land where the kernel reads, not only where get reads).
 static void run_mm(lm_ggml_backend_t be, int64_t K, int64_t M, int64_t N, int64_t w2, int64_t x2, int nth, size_t chunk) {
     struct trio c = trio_new(2);
-    struct lm_ggml_tensor * wr = lm_ggml_new_tensor_3d(c.r, LM_GGML_TYPE_Q8_0, K, M, w2);
-    struct lm_ggml_tensor * wp = lm_ggml_new_tensor_3d(c.p, LM_GGML_TYPE_Q8_0, K, M, w2);
+    struct lm_ggml_tensor * wr = lm_ggml_new_tensor_3d(c.r, g_type, K, M, w2);
+    struct lm_ggml_tensor * wp = lm_ggml_new_tensor_3d(c.p, g_type, K, M, w2);
     struct lm_ggml_tensor * x = lm_ggml_new_tensor_3d(c.p, LM_GGML_TYPE_F32, K, N, x2);
     struct lm_ggml_tensor * dr = lm_ggml_mul_mat(c.g, wr, x), * dp = lm_ggml_mul_mat(c.g, wp, x);
     char what[160];
-    snprintf(what, sizeof(what), "mul_mat K=%lld M=%lld N=%lld ne2=%lld/%lld threads=%d chunk=%zu: CPU_REPACK bits == plain bits",
-             (long long) K, (long long) M, (long long) N, (long long) w2, (long long) x2, nth, chunk);
+    snprintf(what, sizeof(what), "%s mul_mat K=%lld M=%lld N=%lld ne2=%lld/%lld threads=%d chunk=%zu: CPU_REPACK bits == plain bits",
+             lm_ggml_type_name(g_type), (long long) K, (long long) M, (long long) N, (long long) w2, (long long) x2, nth, chunk);
     bool ok = trio_alloc(&c);
     if (ok) {
         const size_t n = lm_ggml_nbytes(wp);
@@ -247,8 +255,8 @@ static void test_mul_mat(lm_ggml_backend_t be) {
 // groups for that level's kernels, the same bits as plain weights there.
 static void test_lowered_level(lm_ggml_backend_t be) {
     struct trio c = trio_new(8);
-    struct lm_ggml_tensor * wr = lm_ggml_new_tensor_2d(c.r, LM_GGML_TYPE_Q8_0, 96, 21);
-    struct lm_ggml_tensor * wp = lm_ggml_new_tensor_2d(c.p, LM_GGML_TYPE_Q8_0, 96, 21);
+    struct lm_ggml_tensor * wr = lm_ggml_new_tensor_2d(c.r, g_type, 96, 21);
+    struct lm_ggml_tensor * wp = lm_ggml_new_tensor_2d(c.p, g_type, 96, 21);
     struct lm_ggml_tensor * x = lm_ggml_new_tensor_2d(c.p, LM_GGML_TYPE_F32, 96, 5);
     struct lm_ggml_tensor * x1 = lm_ggml_view_2d(c.g, x, 96, 1, x->nb[1], 0);
     struct lm_ggml_tensor * dr = lm_ggml_mul_mat(c.g, wr, x), * dp = lm_ggml_mul_mat(c.g, wp, x);
@@ -260,7 +268,8 @@ static void test_lowered_level(lm_ggml_backend_t be) {
     for (int i = 0; i < 2 && lm_cpu_tensor_is_repacked(wr); i++) {
         if (!lm_cpu_force_level(levels[i])) continue;
         char what[96];
-        snprintf(what, sizeof(what), "repacked weights computed at level %d: plain bits (5 columns, then 1)", levels[i]);
+        snprintf(what, sizeof(what), "repacked %s weights computed at level %d: plain bits (5 columns, then 1)",
+                 lm_ggml_type_name(g_type), levels[i]);
         const bool ok = compute(be, c.g, dr) == 0 && compute(be, c.g, dp) == 0 && same_bytes(dr, dp) &&
                         compute(be, c.g, vr) == 0 && compute(be, c.g, vp) == 0 && same_bytes(vr, vp);
         lm_cpu_force_level(-1);
@@ -275,9 +284,9 @@ static void test_other_ops(lm_ggml_backend_t be) {
     const int64_t K = 96, M = 16;
     struct trio c = trio_new(8);
     struct lm_ggml_context * cp = c.p, * cg = c.g;
-    struct lm_ggml_tensor * wr = lm_ggml_new_tensor_2d(c.r, LM_GGML_TYPE_Q8_0, K, M);
-    struct lm_ggml_tensor * wp = lm_ggml_new_tensor_2d(cp, LM_GGML_TYPE_Q8_0, K, M);
-    struct lm_ggml_tensor * dst = lm_ggml_new_tensor_2d(cp, LM_GGML_TYPE_Q8_0, K, M);
+    struct lm_ggml_tensor * wr = lm_ggml_new_tensor_2d(c.r, g_type, K, M);
+    struct lm_ggml_tensor * wp = lm_ggml_new_tensor_2d(cp, g_type, K, M);
+    struct lm_ggml_tensor * dst = lm_ggml_new_tensor_2d(cp, g_type, K, M);
     struct lm_ggml_tensor * ids = lm_ggml_new_tensor_1d(cp, LM_GGML_TYPE_I32, 5);
     struct lm_ggml_tensor * x = lm_ggml_new_tensor_2d(cp, LM_GGML_TYPE_F32, K, 3);
     struct lm_ggml_tensor * gr = lm_ggml_get_rows(cg, wr, ids), * gp = lm_ggml_get_rows(cg, wp, ids);
@@ -313,8 +322,8 @@ static void test_other_ops(lm_ggml_backend_t be) {
 // What the buffer cannot repack it keeps plain: every op reads it as usual.
 static void test_other_types(lm_ggml_backend_t be) {
     enum { NT = 4 };
-    static const enum lm_ggml_type types[NT] = { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_Q8_0 };
-    static const int64_t rows[NT] = { 16, 16, 16, 4 }; // q8_0: fewer than 8 rows
+    static const enum lm_ggml_type types[NT] = { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_Q4_1, LM_GGML_TYPE_Q4_0 };
+    static const int64_t rows[NT] = { 16, 16, 16, 4 }; // q4_0: fewer than 8 rows
     const int64_t K = 64;
     struct trio c = trio_new(2 * NT + 1);
     struct lm_ggml_context * cg = c.g;
@@ -361,13 +370,18 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     lm_ggml_cpu_init();
     test_buft();
-    test_roundtrip(768, 13, 1);  // one 8-row group and a 5-row tail
-    test_roundtrip(96, 40, 1);   // groups only
-    test_roundtrip(2080, 21, 2); // two matrices, each with a tail
     lm_ggml_backend_t be = lm_ggml_backend_cpu_init();
-    test_mul_mat(be);
-    test_lowered_level(be);
-    test_other_ops(be);
+    static const enum lm_ggml_type types[] = { LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_IQ4_NL };
+    for (int i = 0; i < 3; i++) {
+        g_type = types[i];
+        printf("-- %s\n", lm_ggml_type_name(g_type));
+        test_roundtrip(768, 13, 1);  // one 8-row group and a 5-row tail
+        test_roundtrip(96, 40, 1);   // groups only
+        test_roundtrip(2080, 21, 2); // two matrices, each with a tail
+        test_mul_mat(be);
+        test_lowered_level(be);
+        test_other_ops(be);
+    }
     test_other_types(be);
     lm_ggml_backend_free(be);
     printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
