@@ -34,9 +34,9 @@
 #define QG_KCS 2   // super-blocks decoded per panel stretch (1024 quants)
 #define QG_MV_COLS 1 // up to this many columns, no panel: mm_qmv_avx2 per column
 // Mat-vec: contiguous rows up to QG_PF_ROW bytes have the group QG_PF_AHEAD
-// on prefetched in step with the blocks; longer ones the next group: two
-// groups of 8 rows of 4 KB or more reach far past L1, and with no prefetch
-// eight rows start cold at every group.
+// on prefetched (into L2, MM_PF) in step with the blocks; longer ones the
+// next group, itself 32 KB or more ahead. With no prefetch eight rows start
+// cold at every group.
 #define QG_PF_AHEAD 2
 #define QG_PF_ROW   4096
 
