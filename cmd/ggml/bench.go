@@ -111,6 +111,12 @@ func benchFigures() []benchFigure {
 	for _, t := range []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeQ4_0, ggml.TypeQ8_0, ggml.TypeQ4_K} {
 		figs = append(figs, mm(t, 4096, 4096, 1))
 	}
+	// the layouts the llama runner loads its projections in where the CPU has them
+	for _, t := range []ggml.Type{ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeIQ4_NL} {
+		if ggml.CPURepacks(t) {
+			figs = append(figs, benchFigure{fmt.Sprintf("mul_mat %v K=4096 M=4096 N=1 repacked", t), benchMulMatRepacked(t, 4096, 4096)})
+		}
+	}
 	for _, t := range []ggml.Type{ggml.TypeF32, ggml.TypeF16, ggml.TypeQ4_0, ggml.TypeQ4_K} {
 		figs = append(figs, mm(t, 1024, 1024, 256))
 	}
@@ -194,6 +200,57 @@ func benchMulMat(t ggml.Type, k, m, n int) func(b *bencher, name string) error {
 		}
 		g := ctx.NewGraph().BuildForward(ctx.MulMat(w, x))
 		return b.time(name, func() error { return g.Run(context.Background(), ggml.ComputeOptions{Threadpool: b.tp}) }, 2*float64(k*m*n)/1e9, "GFLOP/s")
+	}
+}
+
+// benchMulMatRepacked times a mat-vec whose weights are in a
+// CPURepackBufferType buffer, on a CPU backend with the bencher's pool.
+func benchMulMatRepacked(t ggml.Type, k, m int) func(b *bencher, name string) error {
+	return func(b *bencher, name string) (err error) {
+		be, err := ggml.NewCPUBackend()
+		if err != nil {
+			return err
+		}
+		defer be.Close()
+		if b.tp != nil {
+			if err := be.SetThreadpool(b.tp); err != nil {
+				return err
+			}
+		}
+		wctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 4 * ggml.TensorOverhead(), NoAlloc: true})
+		if err != nil {
+			return err
+		}
+		defer wctx.Close()
+		w := wctx.NewTensor2D(t, k, m)
+		wbuf, err := wctx.AllocTensors(ggml.CPURepackBufferType())
+		if err != nil {
+			return err
+		}
+		defer wbuf.Close()
+		r := rand.New(rand.NewPCG(uint64(k), uint64(m)))
+		if err := setWeights(w, r, 1); err != nil {
+			return err
+		}
+		ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 8*ggml.TensorOverhead() + ggml.GraphOverhead(ggml.DefaultGraphSize, false), NoAlloc: true})
+		if err != nil {
+			return err
+		}
+		defer ctx.Close()
+		x := ctx.NewTensor2D(ggml.TypeF32, k, 1).SetInput()
+		g := ctx.NewGraph().BuildForward(ctx.MulMat(w, x))
+		ga, err := ggml.NewGraphAllocator()
+		if err != nil {
+			return err
+		}
+		defer ga.Close()
+		if err := ga.Alloc(g); err != nil {
+			return err
+		}
+		if err := setWeights(x, r, 1); err != nil {
+			return err
+		}
+		return b.time(name, func() error { return be.Compute(context.Background(), g) }, 2*float64(k*m)/1e9, "GFLOP/s")
 	}
 }
 
