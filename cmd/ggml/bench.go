@@ -206,7 +206,7 @@ func benchMulMat(t ggml.Type, k, m, n int) func(b *bencher, name string) error {
 // benchMulMatRepacked times a mat-vec whose weights are in a
 // CPURepackBufferType buffer, on a CPU backend with the bencher's pool.
 func benchMulMatRepacked(t ggml.Type, k, m int) func(b *bencher, name string) error {
-	return func(b *bencher, name string) (err error) {
+	return func(b *bencher, name string) error {
 		be, err := ggml.NewCPUBackend()
 		if err != nil {
 			return err

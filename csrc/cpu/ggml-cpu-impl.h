@@ -138,9 +138,6 @@ int  lm_backend_cpu_own_workers(void);
 // some level (q8_0, q4_0, iq4_nl), plain -> repacked and back
 void lm_cpu_repack_pack(enum lm_ggml_type type, const char * plain, size_t rowb, char * out);
 void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t rowb, char * plain);
-// Deprecated: lm_cpu_repack_pack / lm_cpu_repack_unpack with LM_GGML_TYPE_Q8_0.
-void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out);
-void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain);
 
 #ifdef __cplusplus
 }

@@ -200,10 +200,7 @@ LM_TARGET_VNNI static void qmv_q8_0_rp_group(int64_t nb, const char * g, const b
     const __m512i x80 = _mm512_set1_epi8((char) 0x80);
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q8_0)) {
-        if (pf) {
-            const char * p_ = pf + i * 8 * sizeof(block_q8_0);
-            for (size_t o_ = 0; o_ < 8 * sizeof(block_q8_0); o_ += 64) MM_PF(p_ + o_);
-        }
+        QMV_PF(pf, i, block_q8_0) // a group block is 8 plain blocks' bytes
         const __m512i yv = _mm512_broadcast_i64x4(LD(y[i].qs));
         const __m512i nc = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), x80, yv));
         __m512i p[4];
@@ -238,10 +235,7 @@ LM_TARGET_VNNI static inline __attribute__((always_inline)) void qmv_q4_rp_group
     const __m512i o = _mm512_set1_epi8(nl ? (char) 0x80 : 8); // the bias, an unsigned byte
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += gb) {
-        if (pf) {
-            const char * p_ = pf + i * gb;
-            for (size_t o_ = 0; o_ < gb; o_ += 64) MM_PF(p_ + o_);
-        }
+        QMV_PF(pf, i, block_q4_0)
         const __m512i ylo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) y[i].qs));
         const __m512i yhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[i].qs + 16)));
         const __m512i off = _mm512_sub_epi32(_mm512_setzero_si512(),

@@ -50,12 +50,13 @@ bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const 
     return !lm_cpu_tensor_is_repacked(owner) || (node->op == LM_GGML_OP_MUL_MAT && src == 0 && owner == t);
 }
 
-// The blocks of the repacked types: an fp16 scale, then the quants.
+// The block bytes of the repacked types (an fp16 scale, then the quants), 0
+// for the others.
 static size_t rp_block_bytes(enum lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_Q8_0:   return 34; // sizeof(block_q8_0)
+        case LM_GGML_TYPE_Q8_0:
         case LM_GGML_TYPE_Q4_0:
-        case LM_GGML_TYPE_IQ4_NL: return 18; // sizeof(block_q4_0), sizeof(block_iq4_nl)
+        case LM_GGML_TYPE_IQ4_NL: return lm_ggml_type_size(type);
         default:                  return 0;
     }
 }
@@ -102,13 +103,6 @@ void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t ro
     rp_convert(type, packed, rowb, plain, false);
 }
 
-void lm_cpu_repack_pack_q8_0(const char * plain, size_t rowb, char * out) {
-    lm_cpu_repack_pack(LM_GGML_TYPE_Q8_0, plain, rowb, out);
-}
-
-void lm_cpu_repack_unpack_q8_0(const char * packed, size_t rowb, char * plain) {
-    lm_cpu_repack_unpack(LM_GGML_TYPE_Q8_0, packed, rowb, plain);
-}
 
 // ---------------------------------------------------------------- byte access in plain terms
 
