@@ -138,6 +138,9 @@ mm_qgemm_fn       mm_qgemm_avx2(enum lm_ggml_type type); // mm-qgemm-x86.c
 typedef void (*mm_qmv_fn)(int64_t nb, const char * const * rows, const void * y, float * acc, float * accm,
                           const char * pf);
 mm_qmv_fn         mm_qmv_avx2(enum lm_ggml_type type);
+// the repacked layouts' mat-vec and GEMM at the AVX2 level (the AVX2 kernels' bits)
+mm_qmv_rp_fn      mm_qmv_repacked_avx2(enum lm_ggml_type type);
+mm_qgemm_fn       mm_qgemm_repacked_avx2(enum lm_ggml_type type);
 // AVX512_VNNI forms with the AVX2 kernels' bits (mm-quant-vnni.c; the GEMM's
 // in mm-qgemm-x86.c): NULL for types that have none (the AVX2 ones serve).
 // Call only where the CPU has AVX512_VNNI (lm_cpu_vnni).

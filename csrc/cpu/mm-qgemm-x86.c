@@ -611,7 +611,8 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggm
     float * acc  = (float *)(panel + (size_t) qt->kc * qt->pbytes);
     float * accm = acc + MM_QGEMM_MAX_COLS * QG_R;
     if (rp && ncol <= QG_MV_COLS) {
-        for (int c = 0; c < ncol; c++) mm_qmv_repacked_vnni(t)(K, x, xrs, r0, r1, ycol[c], dcol[c]);
+        const mm_qmv_rp_fn mv = vnni ? mm_qmv_repacked_vnni(t) : mm_qmv_repacked_avx2(t);
+        for (int c = 0; c < ncol; c++) mv(K, x, xrs, r0, r1, ycol[c], dcol[c]);
         return;
     }
     if (ncol <= QG_MV_COLS) { // decoding into a panel would not pay; the mat-vec kernel sums alike
@@ -712,6 +713,11 @@ mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
 }
 
 #define QG_RP_ENTRY(T)                                                                                            \
+static void qgemm_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
+                         float * const * dcol, int ncol, void * scratch) {                                       \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,    \
+              dcol, ncol, scratch);                                                                               \
+}                                                                                                                 \
 static void qgemm_vnni_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                               float * const * dcol, int ncol, void * scratch) {                                  \
     qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,     \
@@ -721,13 +727,18 @@ QG_RP_ENTRY(Q8_0)
 QG_RP_ENTRY(Q4_0)
 QG_RP_ENTRY(IQ4_NL)
 
+static const struct { mm_qgemm_fn avx2, vnni; } qg_rp_entries[LM_GGML_TYPE_COUNT] = {
+#define E(T) [LM_GGML_TYPE_##T] = { qgemm_rp_##T, qgemm_vnni_rp_##T }
+    E(Q8_0), E(Q4_0), E(IQ4_NL),
+#undef E
+};
+
+mm_qgemm_fn mm_qgemm_repacked_avx2(enum lm_ggml_type type) {
+    return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_rp_entries[type].avx2 : NULL;
+}
+
 mm_qgemm_fn mm_qgemm_repacked_vnni(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_Q8_0:   return qgemm_vnni_rp_Q8_0;
-        case LM_GGML_TYPE_Q4_0:   return qgemm_vnni_rp_Q4_0;
-        case LM_GGML_TYPE_IQ4_NL: return qgemm_vnni_rp_IQ4_NL;
-        default:                  return NULL;
-    }
+    return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_rp_entries[type].vnni : NULL;
 }
 #else
 typedef int mm_qgemm_x86_unused; // ISO C forbids an empty translation unit

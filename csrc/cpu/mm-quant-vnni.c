@@ -213,10 +213,6 @@ LM_TARGET_VNNI static void qmv_q8_0_rp_group(int64_t nb, const char * g, const b
     _mm256_storeu_ps(d, a);
 }
 
-// Prefetched about 64 KB ahead, in whole groups: nearer leaves the stream
-// waiting on memory.
-#define RP_PF_BYTES (64 * 1024)
-
 // ---------------------------------------------------------------- repacked q4_0 and iq4_nl (repack.c)
 //
 // A group's block i is 144 bytes: the 8 rows' scales, then rows 0-3 and 4-7
@@ -256,23 +252,15 @@ LM_TARGET_VNNI static inline __attribute__((always_inline)) void qmv_q4_rp_group
     _mm256_storeu_ps(d, a);
 }
 
-// the group loop of a repacked type: prefetched RP_PF_BYTES ahead
-#define QMV_RP(name, group)                                                                              \
-LM_TARGET_VNNI static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
-    const int64_t nb = K / 32;                                                                           \
-    const int64_t ahead = 8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * xrs)));                        \
-    /* a prefetch past the matrix never faults; it only fetches lines nobody reads */                    \
-    for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs);        \
-}
 LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
     qmv_q4_rp_group(nb, g, y, d, pf, false);
 }
 LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
     qmv_q4_rp_group(nb, g, y, d, pf, true);
 }
-QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group)
-QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group)
-QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group)
+QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group, LM_TARGET_VNNI)
+QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group, LM_TARGET_VNNI)
+QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, LM_TARGET_VNNI)
 
 mm_qmv_rp_fn mm_qmv_repacked_vnni(enum lm_ggml_type type) {
     switch (type) {

@@ -233,23 +233,25 @@ K16_PAIR(k16_pair, LM_TARGET_AVX2, K16_MADD_ADD_AVX2)
 K16_PAIR(k16_pair_vnni, LM_TARGET_VNNI, K16_MADD_ADD_VNNI)
 
 // q6_K: quants biased to 0..63, the -32 returned through the block sums;
-// half h is 128 quants.
+// half h is 128 quants. The high bits (2 per quant, in hb) go to bits 4-5
+// by one shift and one mask each: hb << 4, hb << 2, hb, hb >> 2, each & 0x30
+// (a 16-bit shift's bits from the neighbouring byte fall outside 0x30).
 #define Q6K_KD(kd, half, TARGET, pair)                                                                   \
 TARGET static inline __attribute__((always_inline)) __m256i half(__m256i ai, const block_q6_K * x, const int8_t * yq, \
                                                                 __m256i s16, int h) {                    \
-    const __m256i m4 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);                                  \
+    const __m256i m4 = _mm256_set1_epi8(0xF), m30 = _mm256_set1_epi8(0x30);                              \
     const uint8_t * ql = x->ql + 64 * h;                                                                 \
     const int8_t * a = yq + 128 * h;                                                                     \
     const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);                                         \
     const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));                                   \
     const __m256i hb = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));                            \
-    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)), a, s16, 4 * h); \
-    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)), \
+    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30)), a, s16, 4 * h); \
+    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30)), \
               a + 32, s16, 4 * h + 1);                                                                   \
-    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),                        \
-                                  _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)), a + 64, s16, 4 * h + 2); \
+    ai = pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(hb, m30)), \
+              a + 64, s16, 4 * h + 2);                                                                   \
     return pair(ai, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),                      \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)), a + 96, s16, 4 * h + 3); \
+                                    _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30)), a + 96, s16, 4 * h + 3); \
 }                                                                                                        \
 TARGET static inline __m256i kd(const block_q6_K * x, const block_q8_K * y, __m256i * mi) {              \
     const __m128i sc8 = _mm_loadu_si128((const __m128i *) x->scales);                                    \
@@ -478,6 +480,9 @@ TARGET static void name(int64_t nb, const char * const * rows, const void * vy, 
             _mm256_store_si256((__m256i *)(tab + 16 * t + 8), _mm256_unpackhi_epi16(s16, s16));          \
             mn[t] = _mm256_madd_epi16(_mm256_unpackhi_epi8(v, _mm256_setzero_si256()), bs32);            \
         }                                                                                                \
+        /* the table must be read back from memory: left to itself the compiler kept it in */            \
+        /* registers and broadcast each scale by a shift and a register broadcast, two vector ops */     \
+        __asm__("" : "+m"(tab));                                                                         \
         K4_PASS(XT, quants, ACC2)                                                                        \
         const __m256i ms = qmv_fold4(qmv_fold2(mn[0], mn[1]), qmv_fold2(mn[2], mn[3]));    \
         __m256 d, dmin;                                                                                  \
@@ -633,6 +638,88 @@ QMV_P(qmv_q4_0, block_q4_0, block_q8_0, -1, 8, 0)
 QMV_P(qmv_q4_1, block_q4_1, block_q8_1, -1, 0, 1)
 QMV_P(qmv_q5_0, block_q5_0, block_q8_0, (ptrdiff_t) offsetof(block_q5_0, qh), 16, 0)
 QMV_P(qmv_q5_1, block_q5_1, block_q8_1, (ptrdiff_t) offsetof(block_q5_1, qh), 0, 1)
+
+// ---------------------------------------------------------------- repacked (repack.c)
+//
+// The same integer sums and float steps as the plain kernels above (so the
+// same bits), read from a group block: the 8 fp16 scales in one 16-byte
+// load, and each row's quants at a fixed place in one sequential stream.
+//
+// q8_0: row r's 32 bytes at slot (r % 4) * 2 + r / 4 after the scales;
+// QMV_32's sums.
+LM_TARGET_AVX2 static void qmv_q8_0_rp_group_avx2(int64_t nb, const char * g, const block_q8_0 * y, float * d,
+                                                 const char * pf) {
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q8_0)) {
+        QMV_PF(pf, i, block_q8_0) // a group block is 8 plain blocks' bytes
+        const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);
+        __m256i ai[8];
+        for (int r = 0; r < 8; r++) {
+            ai[r] = dot_s8(_mm256_loadu_si256((const __m256i *)(g + 16 + 32 * ((r % 4) * 2 + r / 4))), yv);
+        }
+        const __m256 dx = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(dx, _mm256_cvtepi32_ps(qmv_reduce(ai)), a);
+    }
+    _mm256_storeu_ps(d, a);
+}
+
+// q4_0: rows 2k and 2k + 1 are one 32-byte load, the pair QMV_P builds for
+// rows k and k + 4 with an insert: the same 16-bit sums, so QMV_P's integer
+// dots come out in the row order 0, 2, 4, 6, 1, 3, 5, 7, which one permute
+// puts back.
+LM_TARGET_AVX2 static void qmv_q4_0_rp_group_avx2(int64_t nb, const char * g, const block_q8_0 * y, float * d,
+                                                 const char * pf) {
+    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi16(1), off = _mm256_set1_epi8(8);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_0)) {
+        QMV_PF(pf, i, block_q4_0)
+        const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y[i].qs));
+        const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y[i].qs + 16)));
+        __m256i p[4];
+        for (int k = 0; k < 4; k++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(g + 16 + 32 * k));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            p[k] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+        }
+        const __m256i t2 = _mm256_add_epi16(_mm256_maddubs_epi16(off, ylo), _mm256_maddubs_epi16(off, yhi));
+        const __m256i o = _mm256_hadd_epi16(t2, t2);
+        const __m256i h01 = _mm256_sub_epi16(_mm256_hadd_epi16(p[0], p[1]), o);
+        const __m256i h23 = _mm256_sub_epi16(_mm256_hadd_epi16(p[2], p[3]), o);
+        const __m256i si = _mm256_hadd_epi32(_mm256_madd_epi16(h01, one), _mm256_madd_epi16(h23, one));
+        const __m256 dx = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(dx, _mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(si, order)), a);
+    }
+    _mm256_storeu_ps(d, a);
+}
+
+// iq4_nl: row r's 16 bytes at 16 + 16 r; QMV_32's sums.
+LM_TARGET_AVX2 static void qmv_iq4_nl_rp_group_avx2(int64_t nb, const char * g, const block_q8_0 * y, float * d,
+                                                   const char * pf) {
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl));
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_iq4_nl)) {
+        QMV_PF(pf, i, block_iq4_nl)
+        const __m256i yv = _mm256_loadu_si256((const __m256i *) y[i].qs);
+        __m256i ai[8];
+        for (int r = 0; r < 8; r++) ai[r] = dot_s8(_mm256_shuffle_epi8(tbl, nibbles32((const uint8_t *)(g + 16 + 16 * r))), yv);
+        const __m256 dx = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)), _mm256_set1_ps(H2F(y[i].d)));
+        a = _mm256_fmadd_ps(dx, _mm256_cvtepi32_ps(qmv_reduce(ai)), a);
+    }
+    _mm256_storeu_ps(d, a);
+}
+QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, LM_TARGET_AVX2)
+QMV_RP(qmv_q4_0_rp_avx2,   qmv_q4_0_rp_group_avx2, LM_TARGET_AVX2)
+QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, LM_TARGET_AVX2)
+
+mm_qmv_rp_fn mm_qmv_repacked_avx2(enum lm_ggml_type type) {
+    switch (type) {
+        case LM_GGML_TYPE_Q8_0:   return qmv_q8_0_rp_avx2;
+        case LM_GGML_TYPE_Q4_0:   return qmv_q4_0_rp_avx2;
+        case LM_GGML_TYPE_IQ4_NL: return qmv_iq4_nl_rp_avx2;
+        default:                  return NULL;
+    }
+}
 
 mm_qmv_fn mm_qmv_avx2(enum lm_ggml_type type) {
     switch (type) {

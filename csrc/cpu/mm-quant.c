@@ -373,6 +373,8 @@ mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
 mm_qgemm_fn mm_qgemm_repacked(enum lm_ggml_type type) {
 #if defined(LM_X86)
     if (lm_cpu_vnni()) return mm_qgemm_repacked_vnni(type);
+    const enum lm_cpu_level lv = lm_cpu_level();
+    if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_qgemm_repacked_avx2(type);
 #endif
     (void) type;
     return NULL;

@@ -29,6 +29,7 @@
 // kernels: only mul_mat may read a repacked tensor (ggml-cpu.c refuses others).
 #include "../backend/ggml-backend-impl.h"
 #include "ggml-cpu-impl.h"
+#include "mm-kernels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +62,9 @@ static size_t rp_block_bytes(enum lm_ggml_type type) {
     }
 }
 
-// where the level has the repacked kernel (mm_qmv_repacked)
+// where the level has kernels for the repacked layout (mm_qgemm_repacked)
 bool lm_cpu_repacks_type(enum lm_ggml_type type) {
-    return rp_block_bytes(type) != 0 && lm_cpu_vnni();
+    return rp_block_bytes(type) != 0 && mm_qgemm_repacked(type) != NULL;
 }
 
 static bool repack_wanted(const struct lm_ggml_tensor * t) {

@@ -29,7 +29,7 @@ static uint64_t rnd(void) { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= 
 static float frand(void) { return (float)((rnd() >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
 static void rand_bytes(uint8_t * p, size_t n) { for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(rnd() >> 56); }
 
-// the types the buffer repacks (with AVX512-VNNI), and the one under test
+// the types the buffer repacks (x86-64 with AVX2 or AVX-512), and the one under test
 static const enum lm_ggml_type g_types[] = { LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_IQ4_NL };
 enum { N_TYPES = sizeof(g_types) / sizeof(g_types[0]) };
 static enum lm_ggml_type g_type = LM_GGML_TYPE_Q8_0;
@@ -107,16 +107,18 @@ static void test_buft(void) {
     check(!lm_ggml_backend_buft_is_host(rb), "CPU_REPACK is not host memory (its bytes may not be the tensor's)");
     check(lm_ggml_backend_dev_supports_buft(lm_ggml_backend_dev_by_type(LM_GGML_BACKEND_DEVICE_TYPE_CPU), rb), "the CPU device supports CPU_REPACK");
 
-    // says once per type whether this CPU repacks; with AVX512-VNNI it must
+    // says once per type whether this CPU repacks; at the AVX2 and AVX-512 levels it must
     for (int i = 0; i < N_TYPES; i++) {
         struct lm_ggml_context * c = ctx_new(1);
         struct lm_ggml_tensor * w = lm_ggml_new_tensor_2d(c, g_types[i], 768, 40);
         lm_ggml_backend_buffer_t b = lm_ggml_backend_alloc_ctx_tensors_from_buft(c, rb);
         check(b != NULL && lm_ggml_backend_buffer_get_type(b) == rb && !lm_ggml_backend_buffer_is_host(b), "a CPU_REPACK buffer");
         const bool rep = b != NULL && lm_cpu_tensor_is_repacked(w);
-        printf("%s [768 x 40] in CPU_REPACK: %s here (VNNI level: %s)\n", lm_ggml_type_name(g_types[i]), rep ? "repacked" : "plain",
-               lm_cpu_vnni() ? "yes" : "no");
-        check(!lm_cpu_vnni() || rep, "with AVX512-VNNI, q8_0, q4_0 and iq4_nl weights are repacked");
+        const int lv = lm_cpu_level();
+        const bool x86 = lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512;
+        printf("%s [768 x 40] in CPU_REPACK: %s here (level %d, VNNI: %s)\n", lm_ggml_type_name(g_types[i]), rep ? "repacked" : "plain",
+               lv, lm_cpu_vnni() ? "yes" : "no");
+        check(!x86 || rep, "at the AVX2 and AVX-512 levels, q8_0, q4_0 and iq4_nl weights are repacked");
         lm_ggml_backend_buffer_free(b);
         lm_ggml_free(c);
     }
