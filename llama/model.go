@@ -124,7 +124,7 @@ type LoadOptions struct {
 	NoFuse bool
 	// NoRepack keeps every weight in a plain CPU buffer. By default the
 	// projection matrices of a type the CPU repacks (ggml.CPURepacks: q8_0,
-	// q4_0 and iq4_nl on x86-64 with AVX2 or AVX-512) go into a ggml.CPURepackBufferType buffer, where
+	// q4_0, iq4_nl and q4_K on x86-64 with AVX2 or AVX-512) go into a ggml.CPURepackBufferType buffer, where
 	// only MulMat reads them (Tensor(name).Bytes still gives their bytes).
 	NoRepack bool
 

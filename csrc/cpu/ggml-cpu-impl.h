@@ -135,9 +135,11 @@ bool lm_cpu_repacks_type(enum lm_ggml_type type);
 void lm_backend_cpu_held(lm_ggml_backend_t backend, int * threads, size_t * work);
 int  lm_backend_cpu_own_workers(void);
 // one group of 8 rows of rowb bytes of a type lm_cpu_repacks_type names at
-// some level (q8_0, q4_0, iq4_nl), plain -> repacked and back
+// some level (q8_0, q4_0, iq4_nl, q4_K), plain -> repacked and back
 void lm_cpu_repack_pack(enum lm_ggml_type type, const char * plain, size_t rowb, char * out);
 void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t rowb, char * plain);
+// the plain bytes of row's block in the group block at packed
+void lm_cpu_repack_block(enum lm_ggml_type type, const char * packed, int row, char * plain);
 
 #ifdef __cplusplus
 }

@@ -600,6 +600,19 @@ LM_TARGET_AVX2 static void qmv_run(const struct qg_type * qt, mm_qmv_fn mv, int6
     }
 }
 
+// The other repacked types: each row's block put back together (repack.c),
+// then the plain decoder.
+static void dec_rp_plain(const struct qg_type * qt, enum lm_ggml_type t, const char * g, int n, char * panel) {
+    const size_t xbs = lm_ggml_type_size(t);
+    char blk[256] __attribute__((aligned(32)));
+    for (int i = 0; i < n; i++, g += QG_R * xbs) {
+        for (int r = 0; r < QG_R; r++) {
+            lm_cpu_repack_block(t, g, r, blk);
+            qt->dec(blk, 1, r, panel + (size_t) i * qt->pbytes);
+        }
+    }
+}
+
 // vnni: the AVX512_VNNI kernels where a type has them (the same bits)
 // rp: x is repacked (repack.c) and [r0, r1) whole groups of 8 rows
 static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggml_type t, enum lm_ggml_type vdt, int64_t K,
@@ -635,7 +648,8 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggm
             if (rp) { // a group's stretch is contiguous
                 const char * g = x + r * xrs + b0 * QG_R * xbs;
                 if (t == LM_GGML_TYPE_Q8_0) dec_q8_0_rp(g, n, panel);
-                else dec_q4_rp(g, n, panel, t == LM_GGML_TYPE_IQ4_NL);
+                else if (t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_IQ4_NL) dec_q4_rp(g, n, panel, t == LM_GGML_TYPE_IQ4_NL);
+                else dec_rp_plain(qt, t, g, n, panel);
                 if (nr0 < r1) {
                     const char * pf = x + nr0 * xrs + nb0 * QG_R * xbs;
                     for (size_t o = 0; o < QG_R * len; o += 64) _mm_prefetch(pf + o, _MM_HINT_T0);
@@ -712,24 +726,29 @@ mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
     return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].vnni : NULL;
 }
 
-#define QG_RP_ENTRY(T)                                                                                            \
+#define QG_RP_AVX2(T, VDT)                                                                                        \
 static void qgemm_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                          float * const * dcol, int ncol, void * scratch) {                                       \
-    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,    \
-              dcol, ncol, scratch);                                                                               \
-}                                                                                                                 \
-static void qgemm_vnni_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
-                              float * const * dcol, int ncol, void * scratch) {                                  \
-    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_Q8_0, K, x, xrs, r0, r1, ycol,     \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,   \
               dcol, ncol, scratch);                                                                               \
 }
-QG_RP_ENTRY(Q8_0)
-QG_RP_ENTRY(Q4_0)
-QG_RP_ENTRY(IQ4_NL)
+#define QG_RP_ENTRY(T, VDT)                                                                                       \
+QG_RP_AVX2(T, VDT)                                                                                                \
+static void qgemm_vnni_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
+                              float * const * dcol, int ncol, void * scratch) {                                  \
+    qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,    \
+              dcol, ncol, scratch);                                                                               \
+}
+QG_RP_ENTRY(Q8_0, Q8_0)
+QG_RP_ENTRY(Q4_0, Q8_0)
+QG_RP_ENTRY(IQ4_NL, Q8_0)
+QG_RP_AVX2(Q4_K, Q8_K)
 
+// q4_K is repacked only where the CPU has no VNNI: its VNNI mat-vec has no
+// repacked form yet
 static const struct { mm_qgemm_fn avx2, vnni; } qg_rp_entries[LM_GGML_TYPE_COUNT] = {
 #define E(T) [LM_GGML_TYPE_##T] = { qgemm_rp_##T, qgemm_vnni_rp_##T }
-    E(Q8_0), E(Q4_0), E(IQ4_NL),
+    E(Q8_0), E(Q4_0), E(IQ4_NL), [LM_GGML_TYPE_Q4_K] = { qgemm_rp_Q4_K, NULL },
 #undef E
 };
 

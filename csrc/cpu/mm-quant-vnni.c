@@ -258,9 +258,9 @@ LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const b
 LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
     qmv_q4_rp_group(nb, g, y, d, pf, true);
 }
-QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group, LM_TARGET_VNNI)
-QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group, LM_TARGET_VNNI)
-QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, LM_TARGET_VNNI)
+QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group, 32, LM_TARGET_VNNI)
+QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group, 32, LM_TARGET_VNNI)
+QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, 32, LM_TARGET_VNNI)
 
 mm_qmv_rp_fn mm_qmv_repacked_vnni(enum lm_ggml_type type) {
     switch (type) {

@@ -708,15 +708,81 @@ LM_TARGET_AVX2 static void qmv_iq4_nl_rp_group_avx2(int64_t nb, const char * g, 
     }
     _mm256_storeu_ps(d, a);
 }
-QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, LM_TARGET_AVX2)
-QMV_RP(qmv_q4_0_rp_avx2,   qmv_q4_0_rp_group_avx2, LM_TARGET_AVX2)
-QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, LM_TARGET_AVX2)
+
+// q4_K: per block the 8 d, the 8 dmin, the three words of the 8 rows'
+// packed scales and mins (word w of row r at 32 + 32 w + 4 r), then each 32
+// bytes j of quants (sub-blocks 2j and 2j + 1) of the rows in pair order.
+// One set of vector ops unpacks the scales and mins of all 8 rows (the
+// expressions of k4_unpack_scales on the words); the (s, s) table and the
+// steps are QMV_K4's, so are the integer sums and the float steps.
+LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, const block_q8_K * y, float * d,
+                                                 const char * pf) {
+    const __m256i m4 = _mm256_set1_epi8(0xF), m3f = _mm256_set1_epi8(0x3F), m0f = _mm256_set1_epi8(0x0F);
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    int32_t tab[64] __attribute__((aligned(32))); // tab[8k + r]: row r's scale of sub-block k as (s, s)
+    __m256 a = _mm256_setzero_ps(), am = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_K)) {
+        QMV_PF(pf, i, block_q4_K)
+        const __m256i wa = _mm256_loadu_si256((const __m256i *)(g + 32));
+        const __m256i wb = _mm256_loadu_si256((const __m256i *)(g + 64));
+        const __m256i wc = _mm256_loadu_si256((const __m256i *)(g + 96));
+        // dword r: row r's scales 0-3, 4-7, mins 0-3, 4-7
+        const __m256i sc03 = _mm256_and_si256(wa, m3f);
+        const __m256i sc47 = _mm256_or_si256(_mm256_and_si256(wc, m0f), _mm256_and_si256(_mm256_srli_epi32(wa, 2), m30));
+        const __m256i mn03 = _mm256_and_si256(wb, m3f);
+        const __m256i mn47 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(wc, 4), m0f),
+                                             _mm256_and_si256(_mm256_srli_epi32(wb, 2), m30));
+        for (int k = 0; k < 4; k++) { // byte k of each dword to bytes 0 and 2, zero-extended
+            const __m256i sel = _mm256_add_epi32(_mm256_setr_epi32(0x80008000, 0x80048004, 0x80088008, 0x800C800C,
+                                                                   0x80008000, 0x80048004, 0x80088008, 0x800C800C),
+                                                 _mm256_set1_epi32(k | k << 16));
+            _mm256_store_si256((__m256i *)(tab + 8 * k), _mm256_shuffle_epi8(sc03, sel));
+            _mm256_store_si256((__m256i *)(tab + 32 + 8 * k), _mm256_shuffle_epi8(sc47, sel));
+        }
+        __asm__("" : "+m"(tab)); // broadcast loads, not register shuffles (see QMV_K4)
+        // the mins against the activations' sums of 32: rows 0-3 (m0) and 4-7 (m1), two partials each
+        const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y[i].bsums),
+                                          _mm_loadu_si128((const __m128i *)(y[i].bsums + 8)));
+        const __m256i b03 = _mm256_broadcastq_epi64(bs), b47 = _mm256_broadcastq_epi64(_mm_unpackhi_epi64(bs, bs));
+        const __m256i m0 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn03)), b03),
+                                            _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn47)), b47));
+        const __m256i m1 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn03, 1)), b03),
+                                            _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn47, 1)), b47));
+        // hadd gives rows 0, 1, 4, 5 | 2, 3, 6, 7
+        const __m256i ms = _mm256_permute4x64_epi64(_mm256_hadd_epi32(m0, m1), 0 | 2 << 2 | 1 << 4 | 3 << 6);
+        __m256i c[8];
+        for (int r = 0; r < 8; r++) c[r] = _mm256_setzero_si256();
+        for (int j = 0; j < 4; j++) {
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j + 32));
+            for (int r = 0; r < 8; r++) {
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(g + 128 + 256 * j + 32 * ((r % 4) * 2 + r / 4)));
+                const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                c[r] = K4_ACC2_AVX2(c[r], _mm256_maddubs_epi16(lo, y0), _mm256_set1_epi32(tab[16 * j + r]),
+                                    _mm256_maddubs_epi16(hi, y1), _mm256_set1_epi32(tab[16 * j + 8 + r]));
+                __asm__("" : "+x"(c[r])); // see K4_ROW
+            }
+        }
+        const __m256 dy = _mm256_set1_ps(y[i].d);
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g));
+        const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+        am = _mm256_fmadd_ps(_mm256_mul_ps(dm, dy), _mm256_cvtepi32_ps(ms), am);
+        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(qmv_reduce_blend(c)), a);
+    }
+    _mm256_storeu_ps(d, _mm256_sub_ps(a, am));
+}
+
+QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, 32, LM_TARGET_AVX2)
+QMV_RP(qmv_q4_0_rp_avx2,   qmv_q4_0_rp_group_avx2, 32, LM_TARGET_AVX2)
+QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, 32, LM_TARGET_AVX2)
+QMV_RP(qmv_q4_K_rp_avx2,   qmv_q4_K_rp_group_avx2, 256, LM_TARGET_AVX2)
 
 mm_qmv_rp_fn mm_qmv_repacked_avx2(enum lm_ggml_type type) {
     switch (type) {
         case LM_GGML_TYPE_Q8_0:   return qmv_q8_0_rp_avx2;
         case LM_GGML_TYPE_Q4_0:   return qmv_q4_0_rp_avx2;
         case LM_GGML_TYPE_IQ4_NL: return qmv_iq4_nl_rp_avx2;
+        case LM_GGML_TYPE_Q4_K:   return qmv_q4_K_rp_avx2;
         default:                  return NULL;
     }
 }

@@ -122,13 +122,14 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
     for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) MM_PF(p_ + o_); }
 
 // The repacked mat-vecs (repack.c) walk a slice group by group: group(nb,
-// g, y, d, pf) sums the 8 rows of the group at g into d[0..7], prefetching
+// g, y, d, pf) sums the 8 rows (nb blocks of BK quants) of the group at g
+// into d[0..7], prefetching
 // the group at pf in step with its blocks, about RP_PF_BYTES ahead in whole
 // groups (nearer leaves the stream waiting on memory).
 #define RP_PF_BYTES (64 * 1024)
-#define QMV_RP(name, group, TARGET)                                                                      \
+#define QMV_RP(name, group, BK, TARGET)                                                                  \
 TARGET static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
-    const int64_t nb = K / 32;                                                                           \
+    const int64_t nb = K / (BK);                                                                         \
     const int64_t ahead = 8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * xrs)));                        \
     /* a prefetch past the matrix never faults; it only fetches lines nobody reads */                    \
     for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs);        \

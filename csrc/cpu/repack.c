@@ -16,13 +16,18 @@
 //   row in the row order 0,4,1,5,2,6,3,7 (two rows per 64 bytes, as the
 //   AVX-512 kernel pairs them);
 // - q4_0 and iq4_nl (18-byte blocks, 144 bytes): 16 bytes of quants per row
-//   in row order (four rows per 64 bytes, one per 128-bit lane).
+//   in row order (four rows per 64 bytes, one per 128-bit lane);
+// - q4_K (144-byte blocks, 1152 bytes): the 8 d, the 8 dmin, the packed
+//   6-bit scales and mins word by word, then the quants in row pairs, 32
+//   bytes (two sub-blocks) per row at a time (rp_layout below).
 // A group takes the bytes of its 8 plain rows: a permutation of them, so
 // sizes and offsets are those of the plain layout. Rows after the last
 // whole group of a slice stay plain.
 //
-// Only tensors the CPU has a repacked kernel for are repacked (these types
-// with at least 8 rows, contiguous, at the AVX-512 level with VNNI);
+// Only tensors the CPU has kernels for in their repacked layout are
+// repacked (lm_cpu_repacks_type: these types with at least 8 rows,
+// contiguous, on x86-64 at the AVX2 and AVX-512 levels; q4_K not where the
+// CPU has AVX512-VNNI, whose q4_K mat-vec has no repacked form);
 // everything else in such a buffer is stored plain and read by every op as
 // usual. Reading and writing through the buffer (tensor_get/set/memset)
 // gives and takes the plain bytes, so the layout is invisible except to the
@@ -51,20 +56,41 @@ bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const 
     return !lm_cpu_tensor_is_repacked(owner) || (node->op == LM_GGML_OP_MUL_MAT && src == 0 && owner == t);
 }
 
-// The block bytes of the repacked types (an fp16 scale, then the quants), 0
-// for the others.
-static size_t rp_block_bytes(enum lm_ggml_type type) {
+// A layout is a list of pieces: bytes [plain, plain + len) of each row's
+// block go to packed + len * slot(row) of the group block, where slot is
+// the row (RP_ROW) or its place in the pairs (0,4), (1,5), (2,6), (3,7)
+// (RP_PAIR: two rows per 64 bytes, as the AVX-512 kernels pair them).
+// Every byte of a block is in exactly one piece; the group block is the 8
+// plain blocks' bytes, so sizes and offsets are the plain ones.
+enum rp_slot { RP_ROW, RP_PAIR };
+struct rp_piece { uint16_t plain, len, packed; uint8_t slot; };
+#define RP_MAX_PIECES 9
+struct rp_layout { uint16_t block; uint8_t n; struct rp_piece p[RP_MAX_PIECES]; };
+
+// q8_0, q4_0, iq4_nl: the 8 fp16 scales, then the quants.
+// q4_K: the 8 d, the 8 dmin, then the 12 bytes of 6-bit scales and mins as
+// three 4-byte words, each word of the 8 rows together (one vector op
+// unpacks a field of all 8 rows), then the quants 32 bytes at a time (each
+// 32 bytes are sub-blocks 2j and 2j + 1) in row pairs.
+static const struct rp_layout g_rp_q8_0 = { 34, 2, { { 0, 2, 0, RP_ROW }, { 2, 32, 16, RP_PAIR } } };
+static const struct rp_layout g_rp_q4_0 = { 18, 2, { { 0, 2, 0, RP_ROW }, { 2, 16, 16, RP_ROW } } };
+static const struct rp_layout g_rp_q4_K = { 144, 9, { { 0, 2, 0, RP_ROW }, { 2, 2, 16, RP_ROW },
+    { 4, 4, 32, RP_ROW }, { 8, 4, 64, RP_ROW }, { 12, 4, 96, RP_ROW },
+    { 16, 32, 128, RP_PAIR }, { 48, 32, 384, RP_PAIR }, { 80, 32, 640, RP_PAIR }, { 112, 32, 896, RP_PAIR } } };
+
+static const struct rp_layout * rp_layout(enum lm_ggml_type type) {
     switch (type) {
-        case LM_GGML_TYPE_Q8_0:
+        case LM_GGML_TYPE_Q8_0:   return &g_rp_q8_0;
         case LM_GGML_TYPE_Q4_0:
-        case LM_GGML_TYPE_IQ4_NL: return lm_ggml_type_size(type);
-        default:                  return 0;
+        case LM_GGML_TYPE_IQ4_NL: return &g_rp_q4_0;
+        case LM_GGML_TYPE_Q4_K:   return &g_rp_q4_K;
+        default:                  return NULL;
     }
 }
 
 // where the level has kernels for the repacked layout (mm_qgemm_repacked)
 bool lm_cpu_repacks_type(enum lm_ggml_type type) {
-    return rp_block_bytes(type) != 0 && mm_qgemm_repacked(type) != NULL;
+    return rp_layout(type) != NULL && mm_qgemm_repacked(type) != NULL;
 }
 
 static bool repack_wanted(const struct lm_ggml_tensor * t) {
@@ -72,26 +98,32 @@ static bool repack_wanted(const struct lm_ggml_tensor * t) {
            lm_ggml_is_contiguous(t) && lm_cpu_repacks_type(t->type);
 }
 
-// the quants of plain row i go to slot (i % 4) * 2 + i / 4 of a q8_0 group
-// block, to slot i of the others
-static inline int rp_slot(enum lm_ggml_type type, int i) {
-    return type == LM_GGML_TYPE_Q8_0 ? (i % 4) * 2 + i / 4 : i;
+static inline size_t rp_slot_of(uint8_t slot, int i) { return slot == RP_PAIR ? (size_t)((i % 4) * 2 + i / 4) : (size_t) i; }
+
+// One block of row i: its plain bytes (src) -> their places in a group
+// block (dst), or (unpacking) from a group block back to plain.
+static void rp_block(const struct rp_layout * l, const char * src, char * dst, int i, bool pack) {
+    for (int k = 0; k < l->n; k++) {
+        const struct rp_piece * p = &l->p[k];
+        const size_t q = p->packed + p->len * rp_slot_of(p->slot, i);
+        if (pack) memcpy(dst + q, src + p->plain, p->len);
+        else memcpy(dst + p->plain, src + q, p->len);
+    }
+}
+
+void lm_cpu_repack_block(enum lm_ggml_type type, const char * packed, int row, char * plain) {
+    rp_block(rp_layout(type), packed, plain, row, false);
 }
 
 // One group of 8 rows of rowb bytes, plain -> repacked (pack) or back.
 static void rp_convert(enum lm_ggml_type type, const char * src, size_t rowb, char * dst, bool pack) {
-    const size_t bb = rp_block_bytes(type), qb = bb - 2, nb = rowb / bb;
+    const struct rp_layout * l = rp_layout(type);
+    const size_t bb = l->block, nb = rowb / bb;
     for (size_t b = 0; b < nb; b++) {
         for (int i = 0; i < RP_ROWS; i++) {
             const size_t plain = (size_t) i * rowb + b * bb, packed = b * RP_ROWS * bb;
-            const size_t ps = packed + 2 * (size_t) i, pq = packed + 2 * RP_ROWS + qb * (size_t) rp_slot(type, i);
-            if (pack) {
-                memcpy(dst + ps, src + plain, 2);
-                memcpy(dst + pq, src + plain + 2, qb);
-            } else {
-                memcpy(dst + plain, src + ps, 2);
-                memcpy(dst + plain + 2, src + pq, qb);
-            }
+            if (pack) rp_block(l, src + plain, dst + packed, i, true);
+            else rp_block(l, src + packed, dst + plain, i, false);
         }
     }
 }
