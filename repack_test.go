@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// CPURepackBufferType: q8_0, q4_0, iq4_nl and q4_K weights in it read back as written and give
+// CPURepackBufferType: q8_0, q4_0, iq4_nl, q4_K and q6_K weights in it read back as written and give
 // MulMat the bits they give from a CPU buffer (one column: the repacked
 // mat-vec; several: the repacked GEMM), at 1 and 3 threads; where they are
 // repacked, other ops on them fail at compute with an error; other tensors
 // in it work as anywhere.
 func TestCPURepackBufferType(t *testing.T) {
-	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeIQ4_NL, TypeQ4_K} {
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeIQ4_NL, TypeQ4_K, TypeQ6_K} {
 		t.Run(typ.String(), func(t *testing.T) { testCPURepackBufferType(t, typ) })
 	}
 }
@@ -28,7 +28,7 @@ func testCPURepackBufferType(t *testing.T, typ Type) {
 	require.NoError(t, err)
 	defer be.Close()
 
-	// two whole groups of 8 rows and 5 plain rows, of 96 quants (256 for q4_K)
+	// two whole groups of 8 rows and 5 plain rows, of 96 quants (256 for the K-quants)
 	const M = 21
 	K := (96 + typ.BlockSize() - 1) / typ.BlockSize() * typ.BlockSize()
 	r := rand.New(rand.NewPCG(3, 4))

@@ -123,9 +123,11 @@ type LoadOptions struct {
 	// (see Layer.Wqkv), which Train does not accept.
 	NoFuse bool
 	// NoRepack keeps every weight in a plain CPU buffer. By default the
-	// projection matrices of a type the CPU repacks (ggml.CPURepacks: q8_0,
-	// q4_0, iq4_nl and q4_K on x86-64 with AVX2 or AVX-512) go into a ggml.CPURepackBufferType buffer, where
-	// only MulMat reads them (Tensor(name).Bytes still gives their bytes).
+	// projection matrices of a type the CPU repacks (ggml.CPURepacks: on
+	// x86-64 with AVX2 or AVX-512, q8_0, q4_0 and iq4_nl, and q4_K and q6_K
+	// where the CPU has no AVX512-VNNI) go into a ggml.CPURepackBufferType
+	// buffer, where only MulMat reads them (Tensor(name).Bytes still gives
+	// their bytes).
 	NoRepack bool
 
 	// Split, if not nil, spreads the layers over RPC servers or other

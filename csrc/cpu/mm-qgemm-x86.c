@@ -743,12 +743,13 @@ QG_RP_ENTRY(Q8_0, Q8_0)
 QG_RP_ENTRY(Q4_0, Q8_0)
 QG_RP_ENTRY(IQ4_NL, Q8_0)
 QG_RP_AVX2(Q4_K, Q8_K)
+QG_RP_AVX2(Q6_K, Q8_K)
 
-// q4_K is repacked only where the CPU has no VNNI: its VNNI mat-vec has no
-// repacked form yet
+// q4_K and q6_K are repacked only where the CPU has no VNNI: their VNNI
+// mat-vecs have no repacked form yet
 static const struct { mm_qgemm_fn avx2, vnni; } qg_rp_entries[LM_GGML_TYPE_COUNT] = {
 #define E(T) [LM_GGML_TYPE_##T] = { qgemm_rp_##T, qgemm_vnni_rp_##T }
-    E(Q8_0), E(Q4_0), E(IQ4_NL), [LM_GGML_TYPE_Q4_K] = { qgemm_rp_Q4_K, NULL },
+    E(Q8_0), E(Q4_0), E(IQ4_NL), [LM_GGML_TYPE_Q4_K] = { qgemm_rp_Q4_K, NULL }, [LM_GGML_TYPE_Q6_K] = { qgemm_rp_Q6_K, NULL },
 #undef E
 };
 

@@ -772,10 +772,28 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
     _mm256_storeu_ps(d, _mm256_sub_ps(a, am));
 }
 
+// q6_K: the 8 d, then each row's block without its d, which kd_q6_K reads
+// as a block (it does not read d); QMV_K's sums and float steps.
+LM_TARGET_AVX2 static void qmv_q6_K_rp_group_avx2(int64_t nb, const char * g, const block_q8_K * y, float * d,
+                                                 const char * pf) {
+    _Static_assert(offsetof(block_q6_K, d) == 208, "q6_K: d ends the block");
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q6_K)) {
+        QMV_PF(pf, i, block_q6_K)
+        __m256i ai[8], mi[8];
+        for (int r = 0; r < 8; r++) ai[r] = kd_q6_K((const block_q6_K *)(g + 16 + 208 * r), y + i, &mi[r]);
+        const __m256 dy = _mm256_set1_ps(y[i].d);
+        a = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)), dy),
+                            _mm256_cvtepi32_ps(qmv_reduce(ai)), a);
+    }
+    _mm256_storeu_ps(d, a);
+}
+
 QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, 32, LM_TARGET_AVX2)
 QMV_RP(qmv_q4_0_rp_avx2,   qmv_q4_0_rp_group_avx2, 32, LM_TARGET_AVX2)
 QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, 32, LM_TARGET_AVX2)
 QMV_RP(qmv_q4_K_rp_avx2,   qmv_q4_K_rp_group_avx2, 256, LM_TARGET_AVX2)
+QMV_RP(qmv_q6_K_rp_avx2,   qmv_q6_K_rp_group_avx2, 256, LM_TARGET_AVX2)
 
 mm_qmv_rp_fn mm_qmv_repacked_avx2(enum lm_ggml_type type) {
     switch (type) {
@@ -783,6 +801,7 @@ mm_qmv_rp_fn mm_qmv_repacked_avx2(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q4_0:   return qmv_q4_0_rp_avx2;
         case LM_GGML_TYPE_IQ4_NL: return qmv_iq4_nl_rp_avx2;
         case LM_GGML_TYPE_Q4_K:   return qmv_q4_K_rp_avx2;
+        case LM_GGML_TYPE_Q6_K:   return qmv_q6_K_rp_avx2;
         default:                  return NULL;
     }
 }

@@ -19,15 +19,17 @@
 //   in row order (four rows per 64 bytes, one per 128-bit lane);
 // - q4_K (144-byte blocks, 1152 bytes): the 8 d, the 8 dmin, the packed
 //   6-bit scales and mins word by word, then the quants in row pairs, 32
-//   bytes (two sub-blocks) per row at a time (rp_layout below).
+//   bytes (two sub-blocks) per row at a time (rp_layout below);
+// - q6_K (210-byte blocks, 1680 bytes): the 8 d, then each row's other 208
+//   bytes in row order.
 // A group takes the bytes of its 8 plain rows: a permutation of them, so
 // sizes and offsets are those of the plain layout. Rows after the last
 // whole group of a slice stay plain.
 //
 // Only tensors the CPU has kernels for in their repacked layout are
 // repacked (lm_cpu_repacks_type: these types with at least 8 rows,
-// contiguous, on x86-64 at the AVX2 and AVX-512 levels; q4_K not where the
-// CPU has AVX512-VNNI, whose q4_K mat-vec has no repacked form);
+// contiguous, on x86-64 at the AVX2 and AVX-512 levels; q4_K and q6_K not
+// where the CPU has AVX512-VNNI, whose mat-vecs of them have no repacked form);
 // everything else in such a buffer is stored plain and read by every op as
 // usual. Reading and writing through the buffer (tensor_get/set/memset)
 // gives and takes the plain bytes, so the layout is invisible except to the
@@ -74,6 +76,9 @@ struct rp_layout { uint16_t block; uint8_t n; struct rp_piece p[RP_MAX_PIECES]; 
 // 32 bytes are sub-blocks 2j and 2j + 1) in row pairs.
 static const struct rp_layout g_rp_q8_0 = { 34, 2, { { 0, 2, 0, RP_ROW }, { 2, 32, 16, RP_PAIR } } };
 static const struct rp_layout g_rp_q4_0 = { 18, 2, { { 0, 2, 0, RP_ROW }, { 2, 16, 16, RP_ROW } } };
+// q6_K: the 8 d, then each row's block without its d (ql, qh and scales at
+// their plain offsets: the plain kernel's block reader reads it as a block).
+static const struct rp_layout g_rp_q6_K = { 210, 2, { { 208, 2, 0, RP_ROW }, { 0, 208, 16, RP_ROW } } };
 static const struct rp_layout g_rp_q4_K = { 144, 9, { { 0, 2, 0, RP_ROW }, { 2, 2, 16, RP_ROW },
     { 4, 4, 32, RP_ROW }, { 8, 4, 64, RP_ROW }, { 12, 4, 96, RP_ROW },
     { 16, 32, 128, RP_PAIR }, { 48, 32, 384, RP_PAIR }, { 80, 32, 640, RP_PAIR }, { 112, 32, 896, RP_PAIR } } };
@@ -84,6 +89,7 @@ static const struct rp_layout * rp_layout(enum lm_ggml_type type) {
         case LM_GGML_TYPE_Q4_0:
         case LM_GGML_TYPE_IQ4_NL: return &g_rp_q4_0;
         case LM_GGML_TYPE_Q4_K:   return &g_rp_q4_K;
+        case LM_GGML_TYPE_Q6_K:   return &g_rp_q6_K;
         default:                  return NULL;
     }
 }

@@ -53,7 +53,7 @@ func defineFlags(fs *flag.FlagSet) *config {
 	fs.BoolVar(&c.ignoreEOS, "ignore-eos", false, "keep generating after an end-of-text token")
 	fs.BoolVar(&c.quiet, "q", false, "print only the generated text (no prompt)")
 	fs.BoolVar(&c.mmap, "mmap", false, "use the weights in place in the memory-mapped file (no copy)")
-	fs.BoolVar(&c.noRepack, "no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: q8_0, q4_0, iq4_nl and q4_K on x86-64 with AVX2 or AVX-512)")
+	fs.BoolVar(&c.noRepack, "no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: on x86-64, q8_0, q4_0 and iq4_nl; q4_K and q6_K without AVX512-VNNI)")
 	fs.IntVar(&c.reps, "r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
 	fs.BoolVar(&c.noWarmup, "no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
 	fs.IntVar(&c.ceiling, "ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")

@@ -1,6 +1,6 @@
 // test-repack.c - the CPU_REPACK buffer type (lm_ggml_backend_cpu_aarch64_buffer_type):
-// what it reports (name, host, device support); that q8_0, q4_0, iq4_nl and
-// q4_K weights in it (each type in turn), whether
+// what it reports (name, host, device support); that q8_0, q4_0, iq4_nl,
+// q4_K and q6_K weights in it (each type in turn), whether
 // or not this CPU repacks them, read back as the bytes written (whole, partial
 // at odd offsets and across row, 8-row group and tail boundaries, memset,
 // clear, copies, range errors); that mul_mat over them is bit-identical to the
@@ -29,8 +29,9 @@ static uint64_t rnd(void) { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= 
 static float frand(void) { return (float)((rnd() >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
 static void rand_bytes(uint8_t * p, size_t n) { for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(rnd() >> 56); }
 
-// the types the buffer repacks (x86-64 with AVX2 or AVX-512; q4_K without VNNI), and the one under test
-static const enum lm_ggml_type g_types[] = { LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K };
+// the types the buffer repacks (x86-64 with AVX2 or AVX-512; the K-quants without VNNI), and the one under test
+static const enum lm_ggml_type g_types[] = { LM_GGML_TYPE_Q8_0, LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_IQ4_NL, LM_GGML_TYPE_Q4_K,
+                                             LM_GGML_TYPE_Q6_K };
 enum { N_TYPES = sizeof(g_types) / sizeof(g_types[0]) };
 static enum lm_ggml_type g_type = LM_GGML_TYPE_Q8_0;
 // a row length K rounded up to whole blocks of g_type (the K-quants' 256)
@@ -120,10 +121,10 @@ static void test_buft(void) {
         check(b != NULL && lm_ggml_backend_buffer_get_type(b) == rb && !lm_ggml_backend_buffer_is_host(b), "a CPU_REPACK buffer");
         const bool rep = b != NULL && lm_cpu_tensor_is_repacked(w);
         const int lv = lm_cpu_level();
-        const bool want = (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) && (g_types[i] != LM_GGML_TYPE_Q4_K || !lm_cpu_vnni());
+        const bool want = (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) && (lm_ggml_blck_size(g_types[i]) == 32 || !lm_cpu_vnni());
         printf("%s [768 x 40] in CPU_REPACK: %s here (level %d, VNNI: %s)\n", lm_ggml_type_name(g_types[i]), rep ? "repacked" : "plain",
                lv, lm_cpu_vnni() ? "yes" : "no");
-        check(!want || rep, "at the AVX2 and AVX-512 levels, q8_0, q4_0, iq4_nl (and q4_K without VNNI) weights are repacked");
+        check(!want || rep, "at the AVX2 and AVX-512 levels, q8_0, q4_0, iq4_nl (and q4_K, q6_K without VNNI) weights are repacked");
         lm_ggml_backend_buffer_free(b);
         lm_ggml_free(c);
     }
