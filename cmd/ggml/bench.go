@@ -112,7 +112,7 @@ func benchFigures() []benchFigure {
 		figs = append(figs, mm(t, 4096, 4096, 1))
 	}
 	// the layouts the llama runner loads its projections in where the CPU has them
-	for _, t := range []ggml.Type{ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeIQ4_NL} {
+	for _, t := range []ggml.Type{ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeIQ4_NL, ggml.TypeQ4_K, ggml.TypeQ6_K} {
 		if ggml.CPURepacks(t) {
 			figs = append(figs, benchFigure{fmt.Sprintf("mul_mat %v K=4096 M=4096 N=1 repacked", t), benchMulMatRepacked(t, 4096, 4096)})
 		}

@@ -14,7 +14,7 @@ func TestBenchMulMatRepackedRuns(t *testing.T) {
 		if err := b.open(); err != nil {
 			t.Fatal(err)
 		}
-		for _, ty := range []ggml.Type{ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeIQ4_NL, ggml.TypeF32} {
+		for _, ty := range []ggml.Type{ggml.TypeQ8_0, ggml.TypeQ4_0, ggml.TypeIQ4_NL, ggml.TypeQ4_K, ggml.TypeQ6_K, ggml.TypeF32} {
 			if err := benchMulMatRepacked(ty, 256, 40)(b, ty.String()+" repacked"); err != nil {
 				t.Errorf("%v, %d threads: %v", ty, threads, err)
 			}
