@@ -67,19 +67,19 @@ bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const 
 enum rp_slot { RP_ROW, RP_PAIR };
 struct rp_piece { uint16_t plain, len, packed; uint8_t slot; };
 #define RP_MAX_PIECES 9
-struct rp_layout { uint16_t block; uint8_t n; struct rp_piece p[RP_MAX_PIECES]; };
+struct rp_layout { uint8_t n; struct rp_piece p[RP_MAX_PIECES]; };
 
 // q8_0, q4_0, iq4_nl: the 8 fp16 scales, then the quants.
 // q4_K: the 8 d, the 8 dmin, then the 12 bytes of 6-bit scales and mins as
 // three 4-byte words, each word of the 8 rows together (one vector op
 // unpacks a field of all 8 rows), then the quants 32 bytes at a time (each
 // 32 bytes are sub-blocks 2j and 2j + 1) in row pairs.
-static const struct rp_layout g_rp_q8_0 = { 34, 2, { { 0, 2, 0, RP_ROW }, { 2, 32, 16, RP_PAIR } } };
-static const struct rp_layout g_rp_q4_0 = { 18, 2, { { 0, 2, 0, RP_ROW }, { 2, 16, 16, RP_ROW } } };
+static const struct rp_layout g_rp_q8_0 = { 2, { { 0, 2, 0, RP_ROW }, { 2, 32, 16, RP_PAIR } } };
+static const struct rp_layout g_rp_q4_0 = { 2, { { 0, 2, 0, RP_ROW }, { 2, 16, 16, RP_ROW } } };
 // q6_K: the 8 d, then each row's block without its d (ql, qh and scales at
 // their plain offsets: the plain kernel's block reader reads it as a block).
-static const struct rp_layout g_rp_q6_K = { 210, 2, { { 208, 2, 0, RP_ROW }, { 0, 208, 16, RP_ROW } } };
-static const struct rp_layout g_rp_q4_K = { 144, 9, { { 0, 2, 0, RP_ROW }, { 2, 2, 16, RP_ROW },
+static const struct rp_layout g_rp_q6_K = { 2, { { 208, 2, 0, RP_ROW }, { 0, 208, 16, RP_ROW } } };
+static const struct rp_layout g_rp_q4_K = { 9, { { 0, 2, 0, RP_ROW }, { 2, 2, 16, RP_ROW },
     { 4, 4, 32, RP_ROW }, { 8, 4, 64, RP_ROW }, { 12, 4, 96, RP_ROW },
     { 16, 32, 128, RP_PAIR }, { 48, 32, 384, RP_PAIR }, { 80, 32, 640, RP_PAIR }, { 112, 32, 896, RP_PAIR } } };
 
@@ -104,7 +104,9 @@ static bool repack_wanted(const struct lm_ggml_tensor * t) {
            lm_ggml_is_contiguous(t) && lm_cpu_repacks_type(t->type);
 }
 
-static inline size_t rp_slot_of(uint8_t slot, int i) { return slot == RP_PAIR ? (size_t)((i % 4) * 2 + i / 4) : (size_t) i; }
+static inline size_t rp_slot_of(uint8_t slot, int i) {
+    return slot == RP_PAIR ? (size_t)((i % 4) * 2 + i / 4) : (size_t) i;
+}
 
 // One block of row i: its plain bytes (src) -> their places in a group
 // block (dst), or (unpacking) from a group block back to plain.
@@ -124,7 +126,7 @@ void lm_cpu_repack_block(enum lm_ggml_type type, const char * packed, int row, c
 // One group of 8 rows of rowb bytes, plain -> repacked (pack) or back.
 static void rp_convert(enum lm_ggml_type type, const char * src, size_t rowb, char * dst, bool pack) {
     const struct rp_layout * l = rp_layout(type);
-    const size_t bb = l->block, nb = rowb / bb;
+    const size_t bb = lm_ggml_type_size(type), nb = rowb / bb;
     for (size_t b = 0; b < nb; b++) {
         for (int i = 0; i < RP_ROWS; i++) {
             const size_t plain = (size_t) i * rowb + b * bb, packed = b * RP_ROWS * bb;
