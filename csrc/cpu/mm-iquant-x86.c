@@ -56,13 +56,12 @@ LM_TARGET_AVX2 static inline __m256i ld4q(const uint64_t * t, unsigned a, unsign
     return _mm256_blend_epi32(_mm256_blend_epi32(va, vb, 0x0C), _mm256_blend_epi32(vc, vd, 0xC0), 0xF0);
 }
 
-// 8 table entries of 4 bytes in one vector: pairs joined in a 64-bit
-// register, then as ld4q (a gather is slow where it is microcoded).
+// 8 table entries of 4 bytes in one vector, by scalar loads and inserts:
+// fewer operations than pairs joined for ld4q, and a gather is slow where
+// it is microcoded.
 LM_TARGET_AVX2 static inline __m256i ld8d(const uint32_t * t, unsigned a, unsigned b, unsigned c, unsigned d,
                                           unsigned e, unsigned f, unsigned g, unsigned h) {
-    const uint64_t p[4] = { t[a] | (uint64_t) t[b] << 32, t[c] | (uint64_t) t[d] << 32,
-                            t[e] | (uint64_t) t[f] << 32, t[g] | (uint64_t) t[h] << 32 };
-    return ld4q(p, 0, 1, 2, 3);
+    return _mm256_setr_epi32((int) t[a], (int) t[b], (int) t[c], (int) t[d], (int) t[e], (int) t[f], (int) t[g], (int) t[h]);
 }
 
 // u = sign(g) + 64 from magnitudes g and +1/-1 bytes s, or 0x00/0xFF masks m
@@ -124,6 +123,11 @@ static inline uint64_t rd64(const void * p) { uint64_t v; memcpy(&v, p, 8); retu
 
 #define INL LM_TARGET_AVX2 static inline __attribute__((always_inline))
 
+// T_ix(x, ix): a block's grid indices, for the types that build them from
+// two fields (all of a block's at once in the lanes); the others build none.
+#define NO_IX(T) INL void T##_ix(const void * vx, uint16_t * ix) { (void) vx; (void) ix; }
+NO_IX(iq2_xxs) NO_IX(iq2_xs) NO_IX(iq2_s) NO_IX(iq3_xxs) NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
+
 // ---------------------------------------------------------------- the types
 //
 // T_prep(x, &S, &C): a block's scales and bias coefficients (see the top);
@@ -138,7 +142,8 @@ INL void iq2_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
     const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(w0, w1, 1 | 3 << 2 | 1 << 4 | 3 << 6));
     top_nib_scales(_mm256_permutevar8x32_epi32(odd, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)), 64, s, c);
 }
-INL __m256i iq2_xxs_u(const void * vx, int ib) {
+INL __m256i iq2_xxs_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const uint8_t * q = (const uint8_t *)((const block_iq2_xxs *) vx)->qs + 8 * ib;
     const uint32_t a = rd32(q + 4);
     const __m256i g = ld4q(lm_iq2xxs_grid, q[0], q[1], q[2], q[3]);
@@ -150,7 +155,8 @@ INL uint16_t iq2_xxs_h(const void * vx) { return ((const block_iq2_xxs *) vx)->d
 INL void iq2_xs_prep(const void * vx, __m256i * s, __m256i * c) {
     nib_scales(((const block_iq2_xs *) vx)->scales, 64, s, c);
 }
-INL __m256i iq2_xs_u(const void * vx, int ib) {
+INL __m256i iq2_xs_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const uint64_t v = rd64(((const block_iq2_xs *) vx)->qs + 4 * ib);
     const __m256i g = ld4q(lm_iq2xs_grid, v & 511, (v >> 16) & 511, (v >> 32) & 511, (v >> 48) & 511);
     return bias_pm1(g, ld4q(k_sign_pm1, (v >> 9) & 127, (v >> 25) & 127, (v >> 41) & 127, (unsigned)(v >> 57)));
@@ -161,7 +167,8 @@ INL uint16_t iq2_xs_h(const void * vx) { return ((const block_iq2_xs *) vx)->d; 
 INL void iq2_s_prep(const void * vx, __m256i * s, __m256i * c) {
     nib_scales(((const block_iq2_s *) vx)->scales, 64, s, c);
 }
-INL __m256i iq2_s_u(const void * vx, int ib) {
+INL __m256i iq2_s_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const block_iq2_s * x = vx;
     const uint8_t * q = x->qs + 4 * ib;
     const unsigned h = x->qh[ib];
@@ -175,7 +182,8 @@ INL uint16_t iq2_s_h(const void * vx) { return ((const block_iq2_s *) vx)->d; }
 INL void iq3_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
     top_nib_scales(_mm256_loadu_si256((const __m256i *)(((const block_iq3_xxs *) vx)->qs + QK_K / 4)), 64, s, c);
 }
-INL __m256i iq3_xxs_u(const void * vx, int ib) {
+INL __m256i iq3_xxs_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const block_iq3_xxs * x = vx;
     const uint8_t * q = x->qs + 8 * ib;
     const __m256i g = ld8d(lm_iq3xxs_grid, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
@@ -185,6 +193,20 @@ INL __m256i iq3_xxs_u(const void * vx, int ib) {
 INL uint16_t iq3_xxs_h(const void * vx) { return ((const block_iq3_xxs *) vx)->d; }
 
 // iq3_s: 8 + 1 bits of grid index, 8 sign bits as they are, one scale nibble per chunk
+INL void iq3_s_ix(const void * vx, uint16_t * ix) {
+    const block_iq3_s * x = vx;
+    // entry e's ninth bit, bit j of qh[e / 8] (j = e % 8), moved to bit 8 by 2^(8 - j)
+    const __m256i h = _mm256_set1_epi64x((long long) rd64(x->qh));
+    const __m256i mul = _mm256_setr_epi16(256, 128, 64, 32, 16, 8, 4, 2, 256, 128, 64, 32, 16, 8, 4, 2);
+    for (int k = 0; k < 4; k++) {
+        const short b = (short)(0x8000 | 2 * k);
+        const __m256i hb = _mm256_shuffle_epi8(h, _mm256_setr_epi16(b, b, b, b, b, b, b, b, b + 1, b + 1, b + 1, b + 1, b + 1, b + 1,
+                                                                     b + 1, b + 1));
+        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(hb, mul), _mm256_set1_epi16(0x100));
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(x->qs + 16 * k)));
+        _mm256_store_si256((__m256i *)(ix + 16 * k), _mm256_or_si256(lo, hi));
+    }
+}
 INL void iq3_s_prep(const void * vx, __m256i * s, __m256i * c) {
     const __m128i b = _mm_cvtsi32_si128((int) rd32(((const block_iq3_s *) vx)->scales));
     const __m128i m4 = _mm_set1_epi8(0xF);
@@ -194,12 +216,10 @@ INL void iq3_s_prep(const void * vx, __m256i * s, __m256i * c) {
     chunk_vals(_mm256_add_epi32(_mm256_add_epi32(n32, n32), _mm256_set1_epi32(1)), s, &g);
     *c = _mm256_mullo_epi16(g, _mm256_set1_epi16(-64));
 }
-INL __m256i iq3_s_u(const void * vx, int ib) {
+INL __m256i iq3_s_u(const void * vx, int ib, const uint16_t * ix) {
     const block_iq3_s * x = vx;
-    const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(x->qs + 8 * ib)));
-    const __m256i hb = _mm256_sllv_epi32(_mm256_set1_epi32(x->qh[ib]), _mm256_setr_epi32(8, 7, 6, 5, 4, 3, 2, 1));
-    const __m256i idx = _mm256_or_si256(lo, _mm256_and_si256(hb, _mm256_set1_epi32(0x100)));
-    const __m256i g = _mm256_i32gather_epi32((const int *) lm_iq3s_grid, idx, 4);
+    const uint16_t * i = ix + 8 * ib;
+    const __m256i g = ld8d(lm_iq3s_grid, i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7]);
     return bias_mask(g, bits_to_bytes(x->signs + 4 * ib));
 }
 INL uint16_t iq3_s_h(const void * vx) { return ((const block_iq3_s *) vx)->d; }
@@ -218,7 +238,8 @@ INL void iq1_s_prep(const void * vx, __m256i * s, __m256i * c) {
     (void) ds;
     *c = dg;
 }
-INL __m256i iq1_s_u(const void * vx, int ib) {
+INL __m256i iq1_s_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const block_iq1_s * x = vx;
     const uint8_t * q = x->qs + 4 * ib;
     const unsigned h = x->qh[ib];
@@ -240,7 +261,8 @@ INL void iq1_m_prep(const void * vx, __m256i * s, __m256i * c) {
     pair_vals(odd16(e), odd16(o), s, &g);
     *c = _mm256_mullo_epi16(g, _mm256_set1_epi16(-9));
 }
-INL __m256i iq1_m_u(const void * vx, int ib) {
+INL __m256i iq1_m_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const block_iq1_m * x = vx;
     const uint8_t * q = x->qs + 4 * ib;
     const unsigned h = x->qh[2 * ib] | (unsigned) x->qh[2 * ib + 1] << 8;
@@ -268,7 +290,8 @@ INL void tern_prep(const void * vx, __m256i * s, __m256i * c) {
 
 // tq2_0: chunk ib is the 2-bit field ib % 4 of the 32 bytes ib / 4
 #define tq2_0_prep tern_prep
-INL __m256i tq2_0_u(const void * vx, int ib) {
+INL __m256i tq2_0_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const __m256i v = _mm256_loadu_si256((const __m256i *)(((const block_tq2_0 *) vx)->qs + 32 * (ib / 4)));
     return _mm256_and_si256(_mm256_srli_epi16(v, 2 * (ib % 4)), _mm256_set1_epi8(3));
 }
@@ -287,7 +310,8 @@ INL __m256i trits(__m256i v, __m256i mul) {
 #define tq1_0_prep tern_prep
 // chunks 0-4: trit ib of bytes 0-31; 5, 6: trits 0-3 of bytes 32-47 (two
 // per chunk); 7: trit 4 of bytes 32-47, then trits 0-3 of the 4 bytes of qh
-INL __m256i tq1_0_u(const void * vx, int ib) {
+INL __m256i tq1_0_u(const void * vx, int ib, const uint16_t * ix) {
+    (void) ix;
     const block_tq1_0 * x = vx;
     if (ib < 5) {
         static const short p3[5] = { 1, 3, 9, 27, 81 };
@@ -312,12 +336,14 @@ INL uint16_t tq1_0_h(const void * vx) { return ((const block_tq1_0 *) vx)->d; }
 INL __m256i T##_isum(const void * x, const block_q8_K * y) {                                             \
     __m256i s, c;                                                                                        \
     T##_prep(x, &s, &c);                                                                                 \
+    _Alignas(32) uint16_t ix[QK_K / 4];                                                                  \
+    T##_ix(x, ix);                                                                                       \
     const __m256i a0 = _mm256_madd_epi16(c, _mm256_loadu_si256((const __m256i *) y->bsums));              \
     __m256i a = _mm256_setzero_si256();                                                                  \
     IQ_CHUNKS(T##_STEP_##ONE)                                                                            \
     return ONE ? _mm256_add_epi32(a0, _mm256_madd_epi16(a, _mm256_set1_epi16(1))) : _mm256_add_epi32(a0, a); \
 }
-#define IQ_P(T, ib) _mm256_maddubs_epi16(T##_u(x, ib), _mm256_loadu_si256((const __m256i *)(y->qs + 32 * (ib))))
+#define IQ_P(T, ib) _mm256_maddubs_epi16(T##_u(x, ib, ix), _mm256_loadu_si256((const __m256i *)(y->qs + 32 * (ib))))
 
 #define IQ_VD(T, TT) IQ_VD_TMPL(LM_TARGET_AVX2, hsum_i32, T, TT)
 
@@ -395,11 +421,13 @@ LM_TARGET_AVX2 static void iqg_dec_##T(const char * x, struct iqg_blk * o, float
     __m256i s, c;                                                                                        \
     T##_prep(x, &s, &c);                                                                                 \
     _mm256_store_si256((__m256i *) o->c, c);                                                             \
+    _Alignas(32) uint16_t ix[QK_K / 4];                                                                  \
+    T##_ix(x, ix);                                                                                       \
     IQ_CHUNKS(IQG_DEC_STEP_##T)                                                                          \
     *d = H2F(T##_h(x));                                                                                       \
 }
 #define IQG_DEC_STEP(T, ib)                                                                              \
-    _mm256_store_si256((__m256i *)(o->u + 32 * (ib)), T##_u(x, ib));                                     \
+    _mm256_store_si256((__m256i *)(o->u + 32 * (ib)), T##_u(x, ib, ix));                                     \
     _mm256_store_si256((__m256i *) o->sb[ib], bc16(s, ib));
 #define IQG_DEC_STEP_iq2_xxs(ib) IQG_DEC_STEP(iq2_xxs, ib)
 #define IQG_DEC_STEP_iq2_xs(ib)  IQG_DEC_STEP(iq2_xs, ib)
