@@ -64,6 +64,23 @@ LM_TARGET_AVX2 static inline __m256i ld8d(const uint32_t * t, unsigned a, unsign
     return _mm256_setr_epi32((int) t[a], (int) t[b], (int) t[c], (int) t[d], (int) t[e], (int) t[f], (int) t[g], (int) t[h]);
 }
 
+// The signs of k_sign_pm1 computed in the lanes: the 7 bits of group j are
+// bits 0-6 of qword j of v. Bytes 0-6 of m are 0xFF where their bit is set
+// and byte 7 is 0xFF, so psadbw gives 255 (set bits + 1), whose low bit
+// is 1 when the set bits are even; moved to bit 63, it clears the top bit
+// of byte 7 then, and the OR with 1 turns the zero bytes into +1.
+LM_TARGET_AVX2 static inline __m256i signs7(__m256i v) {
+    const __m256i sel = _mm256_set1_epi64x(0x0040201008040201ll);
+    const __m256i b0 = _mm256_set_epi64x(0x0808080808080808ll, 0, 0x0808080808080808ll, 0);
+    const __m256i m = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, b0), sel), sel);
+    const __m256i even = _mm256_slli_epi64(_mm256_sad_epu8(m, _mm256_setzero_si256()), 63);
+    return _mm256_or_si256(_mm256_xor_si256(m, even), _mm256_set1_epi8(1));
+}
+// the signs of 4 groups from the 7-bit fields at bits 0, 7, 14, 21 of w
+LM_TARGET_AVX2 static inline __m256i signs7x4(uint32_t w) {
+    return signs7(_mm256_srlv_epi64(_mm256_set1_epi32((int) w), _mm256_setr_epi64x(0, 7, 14, 21)));
+}
+
 // u = sign(g) + 64 from magnitudes g and +1/-1 bytes s, or 0x00/0xFF masks m
 LM_TARGET_AVX2 static inline __m256i bias_pm1(__m256i g, __m256i s) {
     return _mm256_add_epi8(_mm256_sign_epi8(g, s), _mm256_set1_epi8(64));
@@ -187,8 +204,7 @@ INL __m256i iq3_xxs_u(const void * vx, int ib, const uint16_t * ix) {
     const block_iq3_xxs * x = vx;
     const uint8_t * q = x->qs + 8 * ib;
     const __m256i g = ld8d(lm_iq3xxs_grid, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
-    const uint32_t a = rd32(x->qs + QK_K / 4 + 4 * ib);
-    return bias_pm1(g, ld4q(k_sign_pm1, a & 127, (a >> 7) & 127, (a >> 14) & 127, (a >> 21) & 127));
+    return bias_pm1(g, signs7x4(rd32(x->qs + QK_K / 4 + 4 * ib)));
 }
 INL uint16_t iq3_xxs_h(const void * vx) { return ((const block_iq3_xxs *) vx)->d; }
 
