@@ -56,29 +56,26 @@ LM_TARGET_AVX2 static inline __m256i ld4q(const uint64_t * t, unsigned a, unsign
     return _mm256_blend_epi32(_mm256_blend_epi32(va, vb, 0x0C), _mm256_blend_epi32(vc, vd, 0xC0), 0xF0);
 }
 
-// 8 table entries of 4 bytes in one vector, by scalar loads and inserts:
-// fewer operations than pairs joined for ld4q, and a gather is slow where
-// it is microcoded.
+// 8 table entries of 4 bytes in one vector, by scalar loads and inserts
+// (a gather is slow where it is microcoded).
 LM_TARGET_AVX2 static inline __m256i ld8d(const uint32_t * t, unsigned a, unsigned b, unsigned c, unsigned d,
                                           unsigned e, unsigned f, unsigned g, unsigned h) {
     return _mm256_setr_epi32((int) t[a], (int) t[b], (int) t[c], (int) t[d], (int) t[e], (int) t[f], (int) t[g], (int) t[h]);
 }
 
-// The signs of k_sign_pm1 computed in the lanes: the 7 bits of group j are
-// bits 0-6 of qword j of v. Bytes 0-6 of m are 0xFF where their bit is set
-// and byte 7 is 0xFF, so psadbw gives 255 (set bits + 1), whose low bit
-// is 1 when the set bits are even; moved to bit 63, it clears the top bit
-// of byte 7 then, and the OR with 1 turns the zero bytes into +1.
-LM_TARGET_AVX2 static inline __m256i signs7(__m256i v) {
+// The signs of k_sign_pm1 for the 7-bit fields at bits 0, 7, 14, 21 of w,
+// computed in the lanes: qword j holds field j in its bits 0-6. Bytes 0-6
+// of m are 0xFF where their bit is set and byte 7 is 0xFF, so psadbw gives
+// 255 (set bits + 1), whose low bit is 1 when the set bits are even; moved
+// to bit 63, it clears the top bit of byte 7 then, and the OR with 1 turns
+// the zero bytes into +1.
+LM_TARGET_AVX2 static inline __m256i signs7x4(uint32_t w) {
+    const __m256i v = _mm256_srlv_epi64(_mm256_set1_epi32((int) w), _mm256_setr_epi64x(0, 7, 14, 21));
     const __m256i sel = _mm256_set1_epi64x(0x0040201008040201ll);
     const __m256i b0 = _mm256_set_epi64x(0x0808080808080808ll, 0, 0x0808080808080808ll, 0);
     const __m256i m = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, b0), sel), sel);
     const __m256i even = _mm256_slli_epi64(_mm256_sad_epu8(m, _mm256_setzero_si256()), 63);
     return _mm256_or_si256(_mm256_xor_si256(m, even), _mm256_set1_epi8(1));
-}
-// the signs of 4 groups from the 7-bit fields at bits 0, 7, 14, 21 of w
-LM_TARGET_AVX2 static inline __m256i signs7x4(uint32_t w) {
-    return signs7(_mm256_srlv_epi64(_mm256_set1_epi32((int) w), _mm256_setr_epi64x(0, 7, 14, 21)));
 }
 
 // u = sign(g) + 64 from magnitudes g and +1/-1 bytes s, or 0x00/0xFF masks m
@@ -140,15 +137,14 @@ static inline uint64_t rd64(const void * p) { uint64_t v; memcpy(&v, p, 8); retu
 
 #define INL LM_TARGET_AVX2 static inline __attribute__((always_inline))
 
-// T_ix(x, ix): a block's grid indices, for the types that build them from
-// two fields (all of a block's at once in the lanes); the others build none.
-#define NO_IX(T) INL void T##_ix(const void * vx, uint16_t * ix) { (void) vx; (void) ix; }
-NO_IX(iq2_xxs) NO_IX(iq2_xs) NO_IX(iq2_s) NO_IX(iq3_xxs) NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
-
 // ---------------------------------------------------------------- the types
 //
 // T_prep(x, &S, &C): a block's scales and bias coefficients (see the top);
-// T_u(x, ib): chunk ib's 32 biased quants; T_h(x): the block's fp16 scale.
+// T_ix(x, ix): a block's grid indices into ix, for the types that build
+// them from two fields (all at once in the lanes; the others build none);
+// T_u(x, ib, ix): chunk ib's 32 biased quants; T_h(x): the block's fp16 scale.
+#define NO_IX(T) INL void T##_ix(const void * vx, uint16_t * ix) { (void) vx; (void) ix; }
+NO_IX(iq2_xxs) NO_IX(iq2_xs) NO_IX(iq2_s) NO_IX(iq3_xxs) NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
 
 // iq2_xxs: per chunk two words: 4 grid indices; 4 x 7 sign bits and the scale nibble
 INL void iq2_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
@@ -443,7 +439,7 @@ LM_TARGET_AVX2 static void iqg_dec_##T(const char * x, struct iqg_blk * o, float
     *d = H2F(T##_h(x));                                                                                       \
 }
 #define IQG_DEC_STEP(T, ib)                                                                              \
-    _mm256_store_si256((__m256i *)(o->u + 32 * (ib)), T##_u(x, ib, ix));                                     \
+    _mm256_store_si256((__m256i *)(o->u + 32 * (ib)), T##_u(x, ib, ix));                                 \
     _mm256_store_si256((__m256i *) o->sb[ib], bc16(s, ib));
 #define IQG_DEC_STEP_iq2_xxs(ib) IQG_DEC_STEP(iq2_xxs, ib)
 #define IQG_DEC_STEP_iq2_xs(ib)  IQG_DEC_STEP(iq2_xs, ib)
