@@ -137,6 +137,20 @@ static inline uint64_t rd64(const void * p) { uint64_t v; memcpy(&v, p, 8); retu
 
 #define INL LM_TARGET_AVX2 static inline __attribute__((always_inline))
 
+// 16 n grid indices of 8 low bits from lo and high bits from the bytes of
+// qh: word e of pass k takes byte (sh + k step)[e] of qh (sh's words 0x80xx),
+// whose bits for it mul moves to bit 8 and up, where mask keeps them.
+#define IX_B4(w) (short)(w), (short)(w), (short)(w), (short)(w)
+INL void ix_lanes(const uint8_t * lo, const uint8_t * qh, __m256i sh, int step, __m256i mul, short mask, int n, uint16_t * ix) {
+    const __m256i h = _mm256_set1_epi64x((long long) rd64(qh));
+    for (int k = 0; k < n; k++) {
+        const __m256i hb = _mm256_shuffle_epi8(h, _mm256_add_epi16(sh, _mm256_set1_epi16((short)(k * step))));
+        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(hb, mul), _mm256_set1_epi16(mask));
+        const __m256i l = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(lo + 16 * k)));
+        _mm256_store_si256((__m256i *)(ix + 16 * k), _mm256_or_si256(l, hi));
+    }
+}
+
 // ---------------------------------------------------------------- the types
 //
 // T_prep(x, &S, &C): a block's scales and bias coefficients (see the top);
@@ -144,7 +158,7 @@ static inline uint64_t rd64(const void * p) { uint64_t v; memcpy(&v, p, 8); retu
 // them from two fields (all at once in the lanes; the others build none);
 // T_u(x, ib, ix): chunk ib's 32 biased quants; T_h(x): the block's fp16 scale.
 #define NO_IX(T) INL void T##_ix(const void * vx, uint16_t * ix) { (void) vx; (void) ix; }
-NO_IX(iq2_xxs) NO_IX(iq2_xs) NO_IX(iq2_s) NO_IX(iq3_xxs) NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
+NO_IX(iq2_xxs) NO_IX(iq2_xs) NO_IX(iq3_xxs) NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
 
 // iq2_xxs: per chunk two words: 4 grid indices; 4 x 7 sign bits and the scale nibble
 INL void iq2_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
@@ -180,13 +194,16 @@ INL uint16_t iq2_xs_h(const void * vx) { return ((const block_iq2_xs *) vx)->d; 
 INL void iq2_s_prep(const void * vx, __m256i * s, __m256i * c) {
     nib_scales(((const block_iq2_s *) vx)->scales, 64, s, c);
 }
-INL __m256i iq2_s_u(const void * vx, int ib, const uint16_t * ix) {
-    (void) ix;
+INL void iq2_s_ix(const void * vx, uint16_t * ix) {
     const block_iq2_s * x = vx;
-    const uint8_t * q = x->qs + 4 * ib;
-    const unsigned h = x->qh[ib];
-    const __m256i g = ld4q(lm_iq2s_grid, q[0] | ((h << 8) & 0x300), q[1] | ((h << 6) & 0x300), q[2] | ((h << 4) & 0x300),
-                           q[3] | ((h << 2) & 0x300));
+    // bits 2j and 2j+1 of qh[e / 4] (j = e % 4)
+    ix_lanes(x->qs, x->qh, _mm256_setr_epi16(IX_B4(0x8000), IX_B4(0x8001), IX_B4(0x8002), IX_B4(0x8003)), 4,
+             _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4), 0x300, 2, ix);
+}
+INL __m256i iq2_s_u(const void * vx, int ib, const uint16_t * ix) {
+    const block_iq2_s * x = vx;
+    const uint16_t * i = ix + 4 * ib;
+    const __m256i g = ld4q(lm_iq2s_grid, i[0], i[1], i[2], i[3]);
     return bias_mask(g, bits_to_bytes(x->qs + QK_K / 8 + 4 * ib));
 }
 INL uint16_t iq2_s_h(const void * vx) { return ((const block_iq2_s *) vx)->d; }
@@ -207,17 +224,9 @@ INL uint16_t iq3_xxs_h(const void * vx) { return ((const block_iq3_xxs *) vx)->d
 // iq3_s: 8 + 1 bits of grid index, 8 sign bits as they are, one scale nibble per chunk
 INL void iq3_s_ix(const void * vx, uint16_t * ix) {
     const block_iq3_s * x = vx;
-    // entry e's ninth bit, bit j of qh[e / 8] (j = e % 8), moved to bit 8 by 2^(8 - j)
-    const __m256i h = _mm256_set1_epi64x((long long) rd64(x->qh));
-    const __m256i mul = _mm256_setr_epi16(256, 128, 64, 32, 16, 8, 4, 2, 256, 128, 64, 32, 16, 8, 4, 2);
-    for (int k = 0; k < 4; k++) {
-        const short b = (short)(0x8000 | 2 * k);
-        const __m256i hb = _mm256_shuffle_epi8(h, _mm256_setr_epi16(b, b, b, b, b, b, b, b, b + 1, b + 1, b + 1, b + 1, b + 1, b + 1,
-                                                                     b + 1, b + 1));
-        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(hb, mul), _mm256_set1_epi16(0x100));
-        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(x->qs + 16 * k)));
-        _mm256_store_si256((__m256i *)(ix + 16 * k), _mm256_or_si256(lo, hi));
-    }
+    // bit j of qh[e / 8] (j = e % 8)
+    ix_lanes(x->qs, x->qh, _mm256_setr_epi16(IX_B4(0x8000), IX_B4(0x8000), IX_B4(0x8001), IX_B4(0x8001)), 2,
+             _mm256_setr_epi16(256, 128, 64, 32, 16, 8, 4, 2, 256, 128, 64, 32, 16, 8, 4, 2), 0x100, 4, ix);
 }
 INL void iq3_s_prep(const void * vx, __m256i * s, __m256i * c) {
     const __m128i b = _mm_cvtsi32_si128((int) rd32(((const block_iq3_s *) vx)->scales));
@@ -345,15 +354,18 @@ INL uint16_t tq1_0_h(const void * vx) { return ((const block_tq1_0 *) vx)->d; }
 // a block's exact integer dot as 8 int32 lanes; ONE: every scale is 1, the
 // maddubs pairs (at most 8 x 2 x 2 x 128 in magnitude) summed in 16 bits
 #define IQ_BLOCK(T, ONE)                                                                                  \
-INL __m256i T##_isum(const void * x, const block_q8_K * y) {                                             \
+INL __m256i T##_isum_ix(const void * x, const block_q8_K * y, const uint16_t * ix) {                     \
     __m256i s, c;                                                                                        \
     T##_prep(x, &s, &c);                                                                                 \
-    _Alignas(32) uint16_t ix[QK_K / 4];                                                                  \
-    T##_ix(x, ix);                                                                                       \
     const __m256i a0 = _mm256_madd_epi16(c, _mm256_loadu_si256((const __m256i *) y->bsums));              \
     __m256i a = _mm256_setzero_si256();                                                                  \
     IQ_CHUNKS(T##_STEP_##ONE)                                                                            \
     return ONE ? _mm256_add_epi32(a0, _mm256_madd_epi16(a, _mm256_set1_epi16(1))) : _mm256_add_epi32(a0, a); \
+}                                                                                                        \
+INL __m256i T##_isum(const void * x, const block_q8_K * y) {                                             \
+    _Alignas(32) uint16_t ix[QK_K / 4];                                                                  \
+    T##_ix(x, ix);                                                                                       \
+    return T##_isum_ix(x, y, ix);                                                                        \
 }
 #define IQ_P(T, ib) _mm256_maddubs_epi16(T##_u(x, ib, ix), _mm256_loadu_si256((const __m256i *)(y->qs + 32 * (ib))))
 

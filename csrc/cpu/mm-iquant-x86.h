@@ -24,16 +24,24 @@ TARGET static void vd_##T(int n, float * restrict s, size_t bs, const void * res
 
 // 8 rows x 1 column, the rows in the lanes: per row the dot's float steps
 // (the factor too), one horizontal reduction for the 8 rows' blocks. Rows
-// past nr repeat the last one.
+// past nr repeat the last one. T##_ix(x, ix) writes a block's grid indices
+// (a no-op for types without), T##_isum_ix(x, y, ix) is T##_isum given
+// them: the indices of block i + 1 are written while block i is summed, so
+// that reading them back never waits on the stores that just wrote them.
 #define IQ_MV8_TMPL(TARGET, T, TT)                                                                                     \
 TARGET static void mv8_##T(int64_t nb, const char * x, size_t xrs, int nr, const block_q8_K * y, float * out) { \
     const char * rows[8];                                                                                \
     for (int r = 0; r < 8; r++) rows[r] = x + (size_t) LM_GGML_MIN(r, nr - 1) * xrs;                    \
+    _Alignas(32) uint16_t ix[2][8][QK_K / 4];                                                            \
+    for (int r = 0; r < 8; r++) T##_ix(rows[r], ix[0][r]);                                               \
     __m256 sf = _mm256_setzero_ps();                                                                     \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
         const size_t o = (size_t) i * sizeof(block_##T);                                                 \
+        if (i + 1 < nb) {                                                                                \
+            for (int r = 0; r < 8; r++) T##_ix(rows[r] + o + sizeof(block_##T), ix[(i + 1) & 1][r]);     \
+        }                                                                                                \
         __m256i a[8];                                                                                    \
-        for (int r = 0; r < 8; r++) a[r] = T##_isum(rows[r] + o, y + i);                                 \
+        for (int r = 0; r < 8; r++) a[r] = T##_isum_ix(rows[r] + o, y + i, ix[i & 1][r]);                \
         __m128i h = _mm_cvtsi32_si128(T##_h(rows[0] + o));                                               \
         h = _mm_insert_epi16(h, T##_h(rows[1] + o), 1); h = _mm_insert_epi16(h, T##_h(rows[2] + o), 2);   \
         h = _mm_insert_epi16(h, T##_h(rows[3] + o), 3); h = _mm_insert_epi16(h, T##_h(rows[4] + o), 4);   \
