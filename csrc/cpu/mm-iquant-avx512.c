@@ -293,16 +293,16 @@ INL __m256i T##_isum(const void * x, const block_q8_K * y) {                    
     return fold(acc, _mm256_madd_epi16(_mm256_set1_epi16(-1), _mm256_loadu_si256((const __m256i *) y->bsums))); \
 }
 
-#define IQ_VD(T, TT) IQ_VD_TMPL(LM_TARGET_VNNI, hsum8, T, TT)
-
-// the ternary types' 8-row mat-vec, whose blocks have no grid indices
-#define IQ_MV8(T, TT)                                                                                     \
+// the templates' index hooks, empty: these kernels build their indices as they go
+#define IQ_VD(T, TT)                                                                                      \
     INL void T##_ix(const void * x, uint16_t * ix) { (void) x; (void) ix; }                              \
     INL __m256i T##_isum_ix(const void * x, const block_q8_K * y, const uint16_t * ix) {                 \
         (void) ix;                                                                                       \
         return T##_isum(x, y);                                                                           \
     }                                                                                                    \
-    IQ_MV8_TMPL(LM_TARGET_VNNI, T, TT)
+    IQ_VD_TMPL(LM_TARGET_VNNI, hsum8, T, TT)
+
+#define IQ_MV8(T, TT) IQ_MV8_TMPL(LM_TARGET_VNNI, T, TT)
 
 IQ_ISUM(iq2_xxs) IQ_VD(iq2_xxs, IQ2_XXS)
 IQ_ISUM(iq2_xs)  IQ_VD(iq2_xs,  IQ2_XS)

@@ -361,11 +361,6 @@ INL __m256i T##_isum_ix(const void * x, const block_q8_K * y, const uint16_t * i
     __m256i a = _mm256_setzero_si256();                                                                  \
     IQ_CHUNKS(T##_STEP_##ONE)                                                                            \
     return ONE ? _mm256_add_epi32(a0, _mm256_madd_epi16(a, _mm256_set1_epi16(1))) : _mm256_add_epi32(a0, a); \
-}                                                                                                        \
-INL __m256i T##_isum(const void * x, const block_q8_K * y) {                                             \
-    _Alignas(32) uint16_t ix[QK_K / 4];                                                                  \
-    T##_ix(x, ix);                                                                                       \
-    return T##_isum_ix(x, y, ix);                                                                        \
 }
 #define IQ_P(T, ib) _mm256_maddubs_epi16(T##_u(x, ib, ix), _mm256_loadu_si256((const __m256i *)(y->qs + 32 * (ib))))
 

@@ -2,21 +2,28 @@
 // i-quant kernels (mm-iquant-x86.c: AVX2; mm-iquant-avx512.c: AVX-512),
 // written once: TARGET is the level's target attribute, HSUM its horizontal
 // sum of 8 int32 lanes, and the including file gives each type T its
-// T##_isum (the block's 8 int32 partial sums of sumi) and T##_h (the
-// block's fp16 scale). The float steps are mm-iquant.h's. Include after
+// T##_ix (a block's grid indices into a buffer of QK_K / 4 uint16, or
+// nothing), T##_isum_ix (the block's 8 int32 partial sums of sumi, given
+// that buffer) and T##_h (the block's fp16 scale). The float steps are mm-iquant.h's. Include after
 // <immintrin.h>, mm-quant-x86.h (reduce8) and a definition of H2F.
 #pragma once
 
-// The dot of mm-iquant.h over n / QK_K blocks.
+// The dot of mm-iquant.h over n / QK_K blocks. The indices of block i + 1
+// are written while block i is summed, so that reading them back never
+// waits on the stores that just wrote them.
 #define IQ_VD_TMPL(TARGET, HSUM, T, TT)                                                                                      \
 TARGET static void vd_##T(int n, float * restrict s, size_t bs, const void * restrict vx, size_t bx, \
                                   const void * restrict vy, size_t by, int nrc) {                         \
     (void) bs; (void) bx; (void) by; (void) nrc;                                                          \
     const block_##T * x = vx;                                                                            \
     const block_q8_K * y = vy;                                                                           \
+    const int nb = n / QK_K;                                                                             \
+    _Alignas(32) uint16_t ix[2][QK_K / 4];                                                               \
+    if (nb > 0) T##_ix(x, ix[0]);                                                                        \
     float sumf = 0.0f;                                                                                   \
-    for (int i = 0; i < n / QK_K; i++) {                                                                 \
-        const int sumi = HSUM(T##_isum(x + i, y + i));                                                \
+    for (int i = 0; i < nb; i++) {                                                                       \
+        if (i + 1 < nb) T##_ix(x + i + 1, ix[(i + 1) & 1]);                                              \
+        const int sumi = HSUM(T##_isum_ix(x + i, y + i, ix[i & 1]));                                     \
         sumf += (H2F(T##_h(x + i)) * y[i].d) * (float) sumi;                                                  \
     }                                                                                                    \
     *s = mm_iq_traits(LM_GGML_TYPE_##TT)->factor * sumf;                                                 \
@@ -24,10 +31,7 @@ TARGET static void vd_##T(int n, float * restrict s, size_t bs, const void * res
 
 // 8 rows x 1 column, the rows in the lanes: per row the dot's float steps
 // (the factor too), one horizontal reduction for the 8 rows' blocks. Rows
-// past nr repeat the last one. T##_ix(x, ix) writes a block's grid indices
-// (a no-op for types without), T##_isum_ix(x, y, ix) is T##_isum given
-// them: the indices of block i + 1 are written while block i is summed, so
-// that reading them back never waits on the stores that just wrote them.
+// past nr repeat the last one. The indices as in the dot, one block ahead.
 #define IQ_MV8_TMPL(TARGET, T, TT)                                                                                     \
 TARGET static void mv8_##T(int64_t nb, const char * x, size_t xrs, int nr, const block_q8_K * y, float * out) { \
     const char * rows[8];                                                                                \
