@@ -4,8 +4,9 @@
 // sum of 8 int32 lanes, and the including file gives each type T its
 // T##_ix (a block's grid indices into a buffer of QK_K / 4 uint16, or
 // nothing), T##_isum_ix (the block's 8 int32 partial sums of sumi, given
-// that buffer) and T##_h (the block's fp16 scale). The float steps are mm-iquant.h's. Include after
-// <immintrin.h>, mm-quant-x86.h (reduce8) and a definition of H2F.
+// that buffer) and T##_h (the block's fp16 scale). The float steps are
+// mm-iquant.h's. Include after <immintrin.h>, mm-quant-x86.h (reduce8) and
+// a definition of H2F.
 #pragma once
 
 // The dot of mm-iquant.h over n / QK_K blocks. The indices of block i + 1
@@ -37,7 +38,7 @@ TARGET static void mv8_##T(int64_t nb, const char * x, size_t xrs, int nr, const
     const char * rows[8];                                                                                \
     for (int r = 0; r < 8; r++) rows[r] = x + (size_t) LM_GGML_MIN(r, nr - 1) * xrs;                    \
     _Alignas(32) uint16_t ix[2][8][QK_K / 4];                                                            \
-    for (int r = 0; r < 8; r++) T##_ix(rows[r], ix[0][r]);                                               \
+    for (int r = 0; r < 8 && nb > 0; r++) T##_ix(rows[r], ix[0][r]);                                    \
     __m256 sf = _mm256_setzero_ps();                                                                     \
     for (int64_t i = 0; i < nb; i++) {                                                                   \
         const size_t o = (size_t) i * sizeof(block_##T);                                                 \
