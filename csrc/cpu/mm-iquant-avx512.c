@@ -302,7 +302,7 @@ INL __m256i T##_isum(const void * x, const block_q8_K * y) {                    
     }                                                                                                    \
     IQ_VD_TMPL(LM_TARGET_VNNI, hsum8, T, TT)
 
-#define IQ_MV8(T, TT) IQ_MV8_TMPL(LM_TARGET_VNNI, T, TT)
+#define IQ_MV8(T, TT) IQ_MV8_TMPL(LM_TARGET_VNNI, T, TT, AUTO)
 
 IQ_ISUM(iq2_xxs) IQ_VD(iq2_xxs, IQ2_XXS)
 IQ_ISUM(iq2_xs)  IQ_VD(iq2_xs,  IQ2_XS)

@@ -318,31 +318,49 @@ INL __m256i tq2_0_u(const void * vx, int ib, const uint16_t * ix) {
 }
 INL uint16_t tq2_0_h(const void * vx) { return ((const block_tq2_0 *) vx)->d; }
 
-// tq1_0: trit n of byte v is the top trit of (v * 3^n mod 256), (3 t) >> 8.
-// In 16-bit lanes with the byte at the top, mullo gives t << 8 (the mod
-// for free) and mulhi by 3 gives (3 t) >> 8; even and odd bytes apart.
-// mul: 3^n per 16-bit lane.
-INL __m256i trits(__m256i v, __m256i mul) {
-    const __m256i te = _mm256_mullo_epi16(_mm256_slli_epi16(v, 8), mul);
-    const __m256i to = _mm256_mullo_epi16(_mm256_and_si256(v, _mm256_set1_epi16((short) 0xFF00)), mul);
-    const __m256i three = _mm256_set1_epi16(3);
-    return _mm256_or_si256(_mm256_mulhi_epu16(te, three), _mm256_slli_epi16(_mm256_mulhi_epu16(to, three), 8));
+// tq1_0: trit n of byte v is the top trit of t = v * 3^n mod 256, (3 t) >> 8:
+// 0 below 86, 1 below 171, 2 from there. The bytes are multiplied by 3 in
+// the byte lanes (t + 2 t wraps as the mod wants) with their top bit flipped
+// first, which multiplying by an odd number keeps (3 (t + 128) = 3 t + 128
+// mod 256), so that signed compares order them as unsigned.
+INL __m256i x3(__m256i t) { return _mm256_add_epi8(t, _mm256_add_epi8(t, t)); }
+INL __m256i x3n(__m256i t, int n) {
+    for (int k = 0; k < n; k++) t = x3(t);
+    return t;
+}
+// GCC turns one of two compares of the same bytes into a min and a compare
+// for equality; the asm keeps each a single vpcmpgtb.
+INL __m256i cmpgt_i8(__m256i a, __m256i b) {
+    __m256i r;
+    __asm__("vpcmpgtb %2, %1, %0" : "=x"(r) : "x"(a), "x"(b));
+    return r;
+}
+INL __m256i top_trit(__m256i t) {
+    const __m256i ge86 = cmpgt_i8(t, _mm256_set1_epi8(85 - 128));
+    const __m256i ge171 = cmpgt_i8(t, _mm256_set1_epi8(170 - 128));
+    return _mm256_sub_epi8(_mm256_setzero_si256(), _mm256_add_epi8(ge86, ge171));
 }
 #define tq1_0_prep tern_prep
 // chunks 0-4: trit ib of bytes 0-31; 5, 6: trits 0-3 of bytes 32-47 (two
 // per chunk); 7: trit 4 of bytes 32-47, then trits 0-3 of the 4 bytes of qh
+// (byte j's trit n at 16 + 4 n + j)
 INL __m256i tq1_0_u(const void * vx, int ib, const uint16_t * ix) {
     (void) ix;
     const block_tq1_0 * x = vx;
-    if (ib < 5) {
-        static const short p3[5] = { 1, 3, 9, 27, 81 };
-        return trits(_mm256_loadu_si256((const __m256i *) x->qs), _mm256_set1_epi16(p3[ib]));
-    }
-    const __m128i q = _mm_loadu_si128((const __m128i *)(x->qs + 32));
-    if (ib == 5) return trits(_mm256_set_m128i(q, q), _mm256_setr_epi16(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3));
-    if (ib == 6) return trits(_mm256_set_m128i(q, q), _mm256_setr_epi16(9, 9, 9, 9, 9, 9, 9, 9, 27, 27, 27, 27, 27, 27, 27, 27));
-    return trits(_mm256_set_m128i(_mm_set1_epi32((int) rd32(x->qh)), q),
-                 _mm256_setr_epi16(81, 81, 81, 81, 81, 81, 81, 81, 1, 1, 3, 3, 9, 9, 27, 27));
+    const __m256i flip = _mm256_set1_epi8((char) 0x80);
+    if (ib < 5) return top_trit(x3n(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *) x->qs), flip), ib));
+    const __m256i w = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x->qs + 32))), flip);
+    const __m256i c5 = _mm256_blend_epi32(w, x3(w), 0xF0); // 1, 3
+    if (ib == 5) return top_trit(c5);
+    const __m256i c6 = x3n(c5, 2); // 9, 27
+    if (ib == 6) return top_trit(c6);
+    // qh's bytes times 1, 3, 9, 27 per dword, even and odd bytes apart in 16-bit products
+    const __m256i h = _mm256_set1_epi32((int)(rd32(x->qh) ^ 0x80808080u));
+    const __m256i m = _mm256_setr_epi16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 3, 3, 9, 9, 27, 27);
+    const __m256i lo = _mm256_set1_epi16(0xFF);
+    const __m256i he = _mm256_and_si256(_mm256_mullo_epi16(_mm256_and_si256(h, lo), m), lo);
+    const __m256i ho = _mm256_mullo_epi16(_mm256_andnot_si256(lo, h), m);
+    return top_trit(_mm256_blend_epi32(x3n(c6, 2), _mm256_or_si256(he, ho), 0xF0)); // 81
 }
 INL uint16_t tq1_0_h(const void * vx) { return ((const block_tq1_0 *) vx)->d; }
 
@@ -366,12 +384,12 @@ INL __m256i T##_isum_ix(const void * x, const block_q8_K * y, const uint16_t * i
 
 #define IQ_VD(T, TT) IQ_VD_TMPL(LM_TARGET_AVX2, hsum_i32, T, TT)
 
-#define IQ_MV8(T, TT) IQ_MV8_TMPL(LM_TARGET_AVX2, T, TT)
+#define IQ_MV8(T, TT, ROWS) IQ_MV8_TMPL(LM_TARGET_AVX2, T, TT, ROWS)
 
-#define IQ_TYPE(T, TT, ONE)                                                                               \
+#define IQ_TYPE(T, TT, ONE, ROWS)                                                                         \
     IQ_BLOCK(T, ONE)                                                                                     \
     IQ_VD(T, TT)                                                                                         \
-    IQ_MV8(T, TT)
+    IQ_MV8(T, TT, ROWS)
 
 #define STEP_S(T, ib) a = _mm256_add_epi32(a, _mm256_madd_epi16(IQ_P(T, ib), bc16(s, ib)));
 #define STEP_1(T, ib) a = _mm256_add_epi16(a, IQ_P(T, ib));
@@ -385,15 +403,15 @@ INL __m256i T##_isum_ix(const void * x, const block_q8_K * y, const uint16_t * i
 #define tq1_0_STEP_1(ib)   STEP_1(tq1_0, ib)
 #define tq2_0_STEP_1(ib)   STEP_1(tq2_0, ib)
 
-IQ_TYPE(iq2_xxs, IQ2_XXS, 0)
-IQ_TYPE(iq2_xs,  IQ2_XS,  0)
-IQ_TYPE(iq2_s,   IQ2_S,   0)
-IQ_TYPE(iq3_xxs, IQ3_XXS, 0)
-IQ_TYPE(iq3_s,   IQ3_S,   0)
-IQ_TYPE(iq1_s,   IQ1_S,   0)
-IQ_TYPE(iq1_m,   IQ1_M,   0)
-IQ_TYPE(tq1_0,   TQ1_0,   1)
-IQ_TYPE(tq2_0,   TQ2_0,   1)
+IQ_TYPE(iq2_xxs, IQ2_XXS, 0, AUTO)
+IQ_TYPE(iq2_xs,  IQ2_XS,  0, AUTO)
+IQ_TYPE(iq2_s,   IQ2_S,   0, AUTO)
+IQ_TYPE(iq3_xxs, IQ3_XXS, 0, AUTO)
+IQ_TYPE(iq3_s,   IQ3_S,   0, AUTO)
+IQ_TYPE(iq1_s,   IQ1_S,   0, AUTO)
+IQ_TYPE(iq1_m,   IQ1_M,   0, AUTO)
+IQ_TYPE(tq1_0,   TQ1_0,   1, ALL)
+IQ_TYPE(tq2_0,   TQ2_0,   1, AUTO)
 
 lm_ggml_vec_dot_t mm_iq_dot_avx2(enum lm_ggml_type type) {
     switch (type) {

@@ -30,10 +30,16 @@ TARGET static void vd_##T(int n, float * restrict s, size_t bs, const void * res
     *s = mm_iq_traits(LM_GGML_TYPE_##TT)->factor * sumf;                                                 \
 }
 
+#define IQ_PRAGMA(x) _Pragma(#x)
+#define IQ_ROWS_AUTO
+#define IQ_ROWS_ALL IQ_PRAGMA(GCC unroll 8)
+
 // 8 rows x 1 column, the rows in the lanes: per row the dot's float steps
 // (the factor too), one horizontal reduction for the 8 rows' blocks. Rows
 // past nr repeat the last one. The indices as in the dot, one block ahead.
-#define IQ_MV8_TMPL(TARGET, T, TT)                                                                                     \
+// ROWS: AUTO leaves the loop over the rows' block sums to the compiler,
+// ALL unrolls it, for a block sum that leaves registers for other rows'.
+#define IQ_MV8_TMPL(TARGET, T, TT, ROWS)                                                                             \
 TARGET static void mv8_##T(int64_t nb, const char * x, size_t xrs, int nr, const block_q8_K * y, float * out) { \
     const char * rows[8];                                                                                \
     for (int r = 0; r < 8; r++) rows[r] = x + (size_t) LM_GGML_MIN(r, nr - 1) * xrs;                    \
@@ -46,7 +52,7 @@ TARGET static void mv8_##T(int64_t nb, const char * x, size_t xrs, int nr, const
             for (int r = 0; r < 8; r++) T##_ix(rows[r] + o + sizeof(block_##T), ix[(i + 1) & 1][r]);     \
         }                                                                                                \
         __m256i a[8];                                                                                    \
-        for (int r = 0; r < 8; r++) a[r] = T##_isum_ix(rows[r] + o, y + i, ix[i & 1][r]);                \
+        IQ_ROWS_##ROWS for (int r = 0; r < 8; r++) a[r] = T##_isum_ix(rows[r] + o, y + i, ix[i & 1][r]); \
         __m128i h = _mm_cvtsi32_si128(T##_h(rows[0] + o));                                               \
         h = _mm_insert_epi16(h, T##_h(rows[1] + o), 1); h = _mm_insert_epi16(h, T##_h(rows[2] + o), 2);   \
         h = _mm_insert_epi16(h, T##_h(rows[3] + o), 3); h = _mm_insert_epi16(h, T##_h(rows[4] + o), 4);   \
