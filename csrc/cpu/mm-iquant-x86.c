@@ -507,7 +507,33 @@ LM_TARGET_AVX2 static void iqg_col(const struct iqg_panel * p, int n, const bloc
     _mm256_storeu_ps(acc, sf);
 }
 
-static void iqg_run(enum lm_ggml_type t, iqg_mv8_fn mv8, iqg_dec_fn dec, int64_t K, const char * x, size_t xrs,
+// iqg_col for the types whose scales are all 1 (sb holds ones): the maddubs
+// pairs summed in 16 bits as IQ_BLOCK's ONE does, one madd a block
+LM_TARGET_AVX2 static void iqg_col_one(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc) {
+    __m256 sf = _mm256_loadu_ps(acc);
+    const __m256i one = _mm256_set1_epi16(1);
+    for (int k = 0; k < n; k++) {
+        const struct iqg_blk * b = p->b[k];
+        __m256i a[IQG_R];
+        for (int r = 0; r < IQG_R; r++) a[r] = _mm256_setzero_si256();
+#pragma GCC unroll 1 // unrolled, GCC spills the sums
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[k].qs + 32 * ib));
+            for (int r = 0; r < IQG_R; r++)
+                a[r] = _mm256_add_epi16(a[r], _mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(b[r].u + 32 * ib)), yv));
+        }
+        const __m256i bs = _mm256_loadu_si256((const __m256i *) y[k].bsums);
+        for (int r = 0; r < IQG_R; r++)
+            a[r] = _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256((const __m256i *) b[r].c), bs), _mm256_madd_epi16(a[r], one));
+        const __m256i si = reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+        const __m256 dd = _mm256_mul_ps(_mm256_load_ps(p->d[k]), _mm256_set1_ps(y[k].d));
+        sf = _mm256_add_ps(sf, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(si)));
+    }
+    _mm256_storeu_ps(acc, sf);
+}
+typedef void (*iqg_col_fn)(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc);
+
+static void iqg_run(enum lm_ggml_type t, iqg_mv8_fn mv8, iqg_dec_fn dec, iqg_col_fn col, int64_t K, const char * x, size_t xrs,
                     int64_t r0, int64_t r1, const void * const * ycol, float * const * dcol, int ncol, void * scratch) {
     const int64_t nb = K / QK_K;
     if (ncol == 1) { // one column: decoding into a panel would not pay, the 8-row dot sums alike
@@ -533,27 +559,27 @@ static void iqg_run(enum lm_ggml_type t, iqg_mv8_fn mv8, iqg_dec_fn dec, int64_t
                 const char * xr = x + (r + LM_GGML_MIN(i, nr - 1)) * xrs + b0 * ts;
                 for (int k = 0; k < n; k++) dec(xr + k * ts, &p->b[k][i], &p->d[k][i]);
             }
-            for (int c = 0; c < ncol; c++) iqg_col(p, n, (const block_q8_K *) ycol[c] + b0, acc + c * IQG_R);
+            for (int c = 0; c < ncol; c++) col(p, n, (const block_q8_K *) ycol[c] + b0, acc + c * IQG_R);
         }
         for (int c = 0; c < ncol; c++)
             for (int i = 0; i < nr; i++) dcol[c][r + i] = factor * acc[c * IQG_R + i];
     }
 }
 
-#define IQG_ENTRY(T, TT)                                                                                  \
+#define IQG_ENTRY(T, TT, COL)                                                                             \
 static void qg_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                    float * const * dcol, int ncol, void * scratch) {                                     \
-    iqg_run(LM_GGML_TYPE_##TT, mv8_##T, iqg_dec_##T, K, x, xrs, r0, r1, ycol, dcol, ncol, scratch);       \
+    iqg_run(LM_GGML_TYPE_##TT, mv8_##T, iqg_dec_##T, COL, K, x, xrs, r0, r1, ycol, dcol, ncol, scratch);  \
 }
-IQG_ENTRY(iq2_xxs, IQ2_XXS)
-IQG_ENTRY(iq2_xs,  IQ2_XS)
-IQG_ENTRY(iq2_s,   IQ2_S)
-IQG_ENTRY(iq3_xxs, IQ3_XXS)
-IQG_ENTRY(iq3_s,   IQ3_S)
-IQG_ENTRY(iq1_s,   IQ1_S)
-IQG_ENTRY(iq1_m,   IQ1_M)
-IQG_ENTRY(tq1_0,   TQ1_0)
-IQG_ENTRY(tq2_0,   TQ2_0)
+IQG_ENTRY(iq2_xxs, IQ2_XXS, iqg_col)
+IQG_ENTRY(iq2_xs,  IQ2_XS,  iqg_col)
+IQG_ENTRY(iq2_s,   IQ2_S,   iqg_col)
+IQG_ENTRY(iq3_xxs, IQ3_XXS, iqg_col)
+IQG_ENTRY(iq3_s,   IQ3_S,   iqg_col)
+IQG_ENTRY(iq1_s,   IQ1_S,   iqg_col)
+IQG_ENTRY(iq1_m,   IQ1_M,   iqg_col)
+IQG_ENTRY(tq1_0,   TQ1_0,   iqg_col_one)
+IQG_ENTRY(tq2_0,   TQ2_0,   iqg_col_one)
 
 mm_qgemm_fn mm_iq_qgemm_avx2(enum lm_ggml_type type) {
     switch (type) {
