@@ -485,51 +485,39 @@ IQG_DEC(iq1_m)
 IQG_DEC(tq1_0)
 IQG_DEC(tq2_0)
 
-// one column over n decoded blocks of the panel: acc (8 rows) takes them in order
-LM_TARGET_AVX2 static void iqg_col(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc) {
+INL __m256i iqg_cbs(const struct iqg_blk * b, const block_q8_K * y) { // the bias through y's group sums
+    return _mm256_madd_epi16(_mm256_load_si256((const __m256i *) b->c), _mm256_loadu_si256((const __m256i *) y->bsums));
+}
+// one column over n decoded blocks of the panel: acc (8 rows) takes them in
+// order. ONE (the types whose scales are all 1, sb ones): the maddubs pairs
+// summed in 16 bits as IQ_BLOCK's ONE does, one madd a block.
+INL void iqg_col_t(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc, const int one) {
     __m256 sf = _mm256_loadu_ps(acc);
     for (int k = 0; k < n; k++) {
         const struct iqg_blk * b = p->b[k];
-        const __m256i bs = _mm256_loadu_si256((const __m256i *) y[k].bsums);
         __m256i a[IQG_R];
-        for (int r = 0; r < IQG_R; r++) a[r] = _mm256_madd_epi16(_mm256_load_si256((const __m256i *) b[r].c), bs);
+        for (int r = 0; r < IQG_R; r++) a[r] = one ? _mm256_setzero_si256() : iqg_cbs(&b[r], &y[k]);
+#pragma GCC unroll 1 // unrolled, GCC spills the sums
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[k].qs + 32 * ib));
             for (int r = 0; r < IQG_R; r++) {
                 const __m256i pr = _mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(b[r].u + 32 * ib)), yv);
-                a[r] = _mm256_add_epi32(a[r], _mm256_madd_epi16(pr, _mm256_load_si256((const __m256i *) b[r].sb[ib])));
+                a[r] = one ? _mm256_add_epi16(a[r], pr)
+                           : _mm256_add_epi32(a[r], _mm256_madd_epi16(pr, _mm256_load_si256((const __m256i *) b[r].sb[ib])));
             }
         }
+        for (int r = 0; r < IQG_R && one; r++) a[r] = _mm256_add_epi32(iqg_cbs(&b[r], &y[k]), _mm256_madd_epi16(a[r], _mm256_set1_epi16(1)));
         const __m256i si = reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
         const __m256 dd = _mm256_mul_ps(_mm256_load_ps(p->d[k]), _mm256_set1_ps(y[k].d));
         sf = _mm256_add_ps(sf, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(si)));
     }
     _mm256_storeu_ps(acc, sf);
 }
-
-// iqg_col for the types whose scales are all 1 (sb holds ones): the maddubs
-// pairs summed in 16 bits as IQ_BLOCK's ONE does, one madd a block
+LM_TARGET_AVX2 static void iqg_col(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc) {
+    iqg_col_t(p, n, y, acc, 0);
+}
 LM_TARGET_AVX2 static void iqg_col_one(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc) {
-    __m256 sf = _mm256_loadu_ps(acc);
-    const __m256i one = _mm256_set1_epi16(1);
-    for (int k = 0; k < n; k++) {
-        const struct iqg_blk * b = p->b[k];
-        __m256i a[IQG_R];
-        for (int r = 0; r < IQG_R; r++) a[r] = _mm256_setzero_si256();
-#pragma GCC unroll 1 // unrolled, GCC spills the sums
-        for (int ib = 0; ib < QK_K / 32; ib++) {
-            const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[k].qs + 32 * ib));
-            for (int r = 0; r < IQG_R; r++)
-                a[r] = _mm256_add_epi16(a[r], _mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(b[r].u + 32 * ib)), yv));
-        }
-        const __m256i bs = _mm256_loadu_si256((const __m256i *) y[k].bsums);
-        for (int r = 0; r < IQG_R; r++)
-            a[r] = _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256((const __m256i *) b[r].c), bs), _mm256_madd_epi16(a[r], one));
-        const __m256i si = reduce8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-        const __m256 dd = _mm256_mul_ps(_mm256_load_ps(p->d[k]), _mm256_set1_ps(y[k].d));
-        sf = _mm256_add_ps(sf, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(si)));
-    }
-    _mm256_storeu_ps(acc, sf);
+    iqg_col_t(p, n, y, acc, 1);
 }
 typedef void (*iqg_col_fn)(const struct iqg_panel * p, int n, const block_q8_K * y, float * acc);
 
