@@ -208,15 +208,20 @@ LM_TARGET_AVX2 static inline void pk_mins8(struct qg_pk * p, int r, __m128i mn8)
     ST(p->mn[r], _mm256_cvtepu8_epi16(dup));
 }
 
+// q4_K's and q5_K's 12 bytes of packed scales and mins -> row r of p
+LM_TARGET_AVX2 static inline void pk_scales_mins12(struct qg_pk * p, int r, const uint8_t * scales) {
+    const __m128i sm = k4_scales_mins(scales); // bytes 0-7 scales, 8-15 mins
+    uint8_t s8[16];
+    _mm_storeu_si128((__m128i *) s8, sm);
+    pk_scales8(p, r, s8, NULL);
+    pk_mins8(p, r, _mm_srli_si128(sm, 8));
+}
+
 LM_TARGET_AVX2 static void dec_q4_K(const void * vx, int n, int r, void * vp) {
     const block_q4_K * x = vx; struct qg_pk * p = vp;
     const __m256i m4 = _mm256_set1_epi8(0xF);
     for (int i = 0; i < n; i++) {
-        const __m128i sm = k4_scales_mins(x[i].scales); // bytes 0-7 scales, 8-15 mins
-        uint8_t s8[16];
-        _mm_storeu_si128((__m128i *) s8, sm);
-        pk_scales8(p + i, r, s8, NULL);
-        pk_mins8(p + i, r, _mm_srli_si128(sm, 8));
+        pk_scales_mins12(p + i, r, x[i].scales);
         for (int j = 0; j < 4; j++) {
             const __m256i q = LD(x[i].qs + 32 * j);
             ST(p[i].w[r] + 64 * j, _mm256_and_si256(q, m4));
@@ -227,15 +232,43 @@ LM_TARGET_AVX2 static void dec_q4_K(const void * vx, int n, int r, void * vp) {
     }
 }
 
+// n blocks of a repacked q4_K group (repack.c: the 8 d, the 8 dmin, the
+// scale words of the 8 rows, then per 32 bytes j the rows in pair order,
+// their 16-bit words alternately of sub-block 2j and 2j + 1, low nibbles
+// the first 8 of each 16 quants and high nibbles the next 8) -> the panel,
+// all rows
+LM_TARGET_AVX2 static void dec_q4_K_rp(const char * g, int n, void * vp) {
+    struct qg_pk * p = vp;
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    // per 128-bit lane: the even 16-bit words to bytes 0-7, the odd to 8-15
+    const __m256i sep = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                         0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    for (int i = 0; i < n; i++, g += QG_R * sizeof(block_q4_K)) {
+        for (int r = 0; r < QG_R; r++) {
+            uint8_t sc[16] = { 0 }; // k4_scales_mins loads 16 bytes
+            for (int w = 0; w < 3; w++) memcpy(sc + 4 * w, g + 32 + 32 * w + 4 * r, 4);
+            pk_scales_mins12(p + i, r, sc);
+            for (int j = 0; j < 4; j++) {
+                const __m256i q = LD(g + 128 + 256 * j + 32 * ((r % 4) * 2 + r / 4));
+                const __m256i lo = _mm256_shuffle_epi8(_mm256_and_si256(q, m4), sep);
+                const __m256i hi = _mm256_shuffle_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), sep);
+                ST(p[i].w[r] + 64 * j, _mm256_unpacklo_epi64(lo, hi));
+                ST(p[i].w[r] + 64 * j + 32, _mm256_unpackhi_epi64(lo, hi));
+            }
+            lm_ggml_fp16_t d, dmin;
+            memcpy(&d, g + 2 * r, 2);
+            memcpy(&dmin, g + 16 + 2 * r, 2);
+            p[i].d[r] = H2F(d);
+            p[i].dmin[r] = H2F(dmin);
+        }
+    }
+}
+
 LM_TARGET_AVX2 static void dec_q5_K(const void * vx, int n, int r, void * vp) {
     const block_q5_K * x = vx; struct qg_pk * p = vp;
     const __m256i m4 = _mm256_set1_epi8(0xF), b4 = _mm256_set1_epi8(0x10);
     for (int i = 0; i < n; i++) {
-        const __m128i sm = k4_scales_mins(x[i].scales);
-        uint8_t s8[16];
-        _mm_storeu_si128((__m128i *) s8, sm);
-        pk_scales8(p + i, r, s8, NULL);
-        pk_mins8(p + i, r, _mm_srli_si128(sm, 8));
+        pk_scales_mins12(p + i, r, x[i].scales);
         // qh bits 2j and 2j+1 of byte l are the fifth bits of quants 64j+l and 64j+32+l
         __m256i hb = LD(x[i].qh);
         for (int j = 0; j < 4; j++) {
@@ -649,6 +682,7 @@ static void qgemm_run(const struct qg_type * qt, bool vnni, bool rp, enum lm_ggm
                 const char * g = x + r * xrs + b0 * QG_R * xbs;
                 if (t == LM_GGML_TYPE_Q8_0) dec_q8_0_rp(g, n, panel);
                 else if (t == LM_GGML_TYPE_Q4_0 || t == LM_GGML_TYPE_IQ4_NL) dec_q4_rp(g, n, panel, t == LM_GGML_TYPE_IQ4_NL);
+                else if (t == LM_GGML_TYPE_Q4_K) dec_q4_K_rp(g, n, panel);
                 else dec_rp_plain(qt, t, g, n, panel);
                 if (nr0 < r1) {
                     const char * pf = x + nr0 * xrs + nb0 * QG_R * xbs;

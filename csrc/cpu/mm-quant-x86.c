@@ -711,15 +711,24 @@ LM_TARGET_AVX2 static void qmv_iq4_nl_rp_group_avx2(int64_t nb, const char * g, 
 
 // q4_K: per block the 8 d, the 8 dmin, the three words of the 8 rows'
 // packed scales and mins (word w of row r at 32 + 32 w + 4 r), then each 32
-// bytes j of quants (sub-blocks 2j and 2j + 1) of the rows in pair order.
-// One set of vector ops unpacks the scales and mins of all 8 rows (the
-// expressions of k4_unpack_scales on the words); the (s, s) table and the
-// steps are QMV_K4's, so are the integer sums and the float steps.
+// bytes j of quants (sub-blocks 2j and 2j + 1) of the rows in pair order,
+// their nibbles placed (repack.c) so that the low nibbles meet the 16-bit
+// interleave of the two sub-blocks' activations (unpacklo_epi16) and the
+// high nibbles the other half (unpackhi_epi16): each 16-bit sum of a
+// maddubs is then of one sub-block, alternately 2j and 2j + 1, and the two
+// maddubs of a row add in 16 bits before one madd by the pair (s_2j,
+// s_2j+1). One set of vector ops unpacks the scales and mins of all 8 rows
+// (the expressions of k4_unpack_scales on the words). Integer sums are
+// exact, so the sums and the float steps are QMV_K4's and so are the bits.
 LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, const block_q8_K * y, float * d,
                                                  const char * pf) {
     const __m256i m4 = _mm256_set1_epi8(0xF), m3f = _mm256_set1_epi8(0x3F), m0f = _mm256_set1_epi8(0x0F);
     const __m256i m30 = _mm256_set1_epi8(0x30);
-    int32_t tab[64] __attribute__((aligned(32))); // tab[8k + r]: row r's scale of sub-block k as (s, s)
+    // byte k and k + 1 of each dword to its two 16-bit halves, zero-extended
+    const __m256i sel01 = _mm256_setr_epi32(0x80018000, 0x80058004, 0x80098008, 0x800D800C,
+                                            0x80018000, 0x80058004, 0x80098008, 0x800D800C);
+    const __m256i sel23 = _mm256_add_epi32(sel01, _mm256_set1_epi32(0x00020002));
+    int32_t tab[32] __attribute__((aligned(32))); // tab[8j + r]: row r's scales of sub-blocks 2j, 2j + 1 as 16-bit pair
     __m256 a = _mm256_setzero_ps(), am = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_K)) {
         QMV_PF(pf, i, block_q4_K)
@@ -732,13 +741,10 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
         const __m256i mn03 = _mm256_and_si256(wb, m3f);
         const __m256i mn47 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(wc, 4), m0f),
                                              _mm256_and_si256(_mm256_srli_epi32(wb, 2), m30));
-        for (int k = 0; k < 4; k++) { // byte k of each dword to bytes 0 and 2, zero-extended
-            const __m256i sel = _mm256_add_epi32(_mm256_setr_epi32(0x80008000, 0x80048004, 0x80088008, 0x800C800C,
-                                                                   0x80008000, 0x80048004, 0x80088008, 0x800C800C),
-                                                 _mm256_set1_epi32(k | k << 16));
-            _mm256_store_si256((__m256i *)(tab + 8 * k), _mm256_shuffle_epi8(sc03, sel));
-            _mm256_store_si256((__m256i *)(tab + 32 + 8 * k), _mm256_shuffle_epi8(sc47, sel));
-        }
+        _mm256_store_si256((__m256i *)(tab + 0), _mm256_shuffle_epi8(sc03, sel01));
+        _mm256_store_si256((__m256i *)(tab + 8), _mm256_shuffle_epi8(sc03, sel23));
+        _mm256_store_si256((__m256i *)(tab + 16), _mm256_shuffle_epi8(sc47, sel01));
+        _mm256_store_si256((__m256i *)(tab + 24), _mm256_shuffle_epi8(sc47, sel23));
         __asm__("" : "+m"(tab)); // broadcast loads, not register shuffles (see QMV_K4)
         // the mins against the activations' sums of 32: rows 0-3 (m0) and 4-7 (m1), two partials each
         const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y[i].bsums),
@@ -753,13 +759,14 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
         __m256i c[8];
         for (int r = 0; r < 8; r++) c[r] = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j + 32));
+            const __m256i ya = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j));
+            const __m256i yb = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j + 32));
+            const __m256i y0 = _mm256_unpacklo_epi16(ya, yb), y1 = _mm256_unpackhi_epi16(ya, yb);
             for (int r = 0; r < 8; r++) {
                 const __m256i q = _mm256_loadu_si256((const __m256i *)(g + 128 + 256 * j + 32 * ((r % 4) * 2 + r / 4)));
                 const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                c[r] = K4_ACC2_AVX2(c[r], _mm256_maddubs_epi16(lo, y0), _mm256_set1_epi32(tab[16 * j + r]),
-                                    _mm256_maddubs_epi16(hi, y1), _mm256_set1_epi32(tab[16 * j + 8 + r]));
+                const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_maddubs_epi16(hi, y1));
+                c[r] = _mm256_add_epi32(c[r], _mm256_madd_epi16(p, _mm256_set1_epi32(tab[8 * j + r])));
                 __asm__("" : "+x"(c[r])); // see K4_ROW
             }
         }

@@ -19,7 +19,8 @@
 //   in row order (four rows per 64 bytes, one per 128-bit lane);
 // - q4_K (144-byte blocks, 1152 bytes): the 8 d, the 8 dmin, the packed
 //   6-bit scales and mins word by word, then the quants in row pairs, 32
-//   bytes (two sub-blocks) per row at a time (rp_layout below);
+//   bytes (two sub-blocks) per row at a time, their nibbles reordered
+//   (rp_layout and rp_nibbles below);
 // - q6_K (210-byte blocks, 1680 bytes): the 8 d, then each row's other 208
 //   bytes in row order.
 // A group takes the bytes of its 8 plain rows: a permutation of them, so
@@ -63,9 +64,10 @@ bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const 
 // the row (RP_ROW) or its place in the pairs (0,4), (1,5), (2,6), (3,7)
 // (RP_PAIR: two rows per 64 bytes, as the AVX-512 kernels pair them).
 // Every byte of a block is in exactly one piece; the group block is the 8
-// plain blocks' bytes, so sizes and offsets are the plain ones.
+// plain blocks' bytes, so sizes and offsets are the plain ones. A piece with
+// nib set is 32 bytes whose nibbles are also reordered (rp_nibbles).
 enum rp_slot { RP_ROW, RP_PAIR };
-struct rp_piece { uint16_t plain, len, packed; uint8_t slot; };
+struct rp_piece { uint16_t plain, len, packed; uint8_t slot, nib; };
 #define RP_MAX_PIECES 9
 struct rp_layout { uint8_t n; struct rp_piece p[RP_MAX_PIECES]; };
 
@@ -73,15 +75,17 @@ struct rp_layout { uint8_t n; struct rp_piece p[RP_MAX_PIECES]; };
 // q4_K: the 8 d, the 8 dmin, then the 12 bytes of 6-bit scales and mins as
 // three 4-byte words, each word of the 8 rows together (one vector op
 // unpacks a field of all 8 rows), then the quants 32 bytes at a time (each
-// 32 bytes are sub-blocks 2j and 2j + 1) in row pairs.
-static const struct rp_layout g_rp_q8_0 = { 2, { { 0, 2, 0, RP_ROW }, { 2, 32, 16, RP_PAIR } } };
-static const struct rp_layout g_rp_q4_0 = { 2, { { 0, 2, 0, RP_ROW }, { 2, 16, 16, RP_ROW } } };
+// 32 bytes are sub-blocks 2j and 2j + 1) in row pairs, nibbles reordered.
+#define RP_BYTES(plain, len, packed, slot) { plain, len, packed, slot, 0 }
+#define RP_NIBS(plain, packed) { plain, 32, packed, RP_PAIR, 1 }
+static const struct rp_layout g_rp_q8_0 = { 2, { RP_BYTES(0, 2, 0, RP_ROW), RP_BYTES(2, 32, 16, RP_PAIR) } };
+static const struct rp_layout g_rp_q4_0 = { 2, { RP_BYTES(0, 2, 0, RP_ROW), RP_BYTES(2, 16, 16, RP_ROW) } };
 // q6_K: the 8 d, then each row's block without its d (ql, qh and scales at
 // their plain offsets: the plain kernel's block reader reads it as a block).
-static const struct rp_layout g_rp_q6_K = { 2, { { 208, 2, 0, RP_ROW }, { 0, 208, 16, RP_ROW } } };
-static const struct rp_layout g_rp_q4_K = { 9, { { 0, 2, 0, RP_ROW }, { 2, 2, 16, RP_ROW },
-    { 4, 4, 32, RP_ROW }, { 8, 4, 64, RP_ROW }, { 12, 4, 96, RP_ROW },
-    { 16, 32, 128, RP_PAIR }, { 48, 32, 384, RP_PAIR }, { 80, 32, 640, RP_PAIR }, { 112, 32, 896, RP_PAIR } } };
+static const struct rp_layout g_rp_q6_K = { 2, { RP_BYTES(208, 2, 0, RP_ROW), RP_BYTES(0, 208, 16, RP_ROW) } };
+static const struct rp_layout g_rp_q4_K = { 9, { RP_BYTES(0, 2, 0, RP_ROW), RP_BYTES(2, 2, 16, RP_ROW),
+    RP_BYTES(4, 4, 32, RP_ROW), RP_BYTES(8, 4, 64, RP_ROW), RP_BYTES(12, 4, 96, RP_ROW),
+    RP_NIBS(16, 128), RP_NIBS(48, 384), RP_NIBS(80, 640), RP_NIBS(112, 896) } };
 
 static const struct rp_layout * rp_layout(enum lm_ggml_type type) {
     switch (type) {
@@ -108,14 +112,58 @@ static inline size_t rp_slot_of(uint8_t slot, int i) {
     return slot == RP_PAIR ? (size_t)((i % 4) * 2 + i / 4) : (size_t) i;
 }
 
+// 32 bytes of q4_K quants, sub-blocks A (low nibbles) and B (high) of a
+// plain block, as the AVX2 kernel reads them against the 16-bit interleave
+// of A's and B's activations. Per 16 bytes (128-bit lane) L, packed 16-bit
+// word 2m holds A's quants of activations t and t + 8 (low and high nibble
+// of each byte), word 2m + 1 B's, t = 16 L + 2 m + e for its bytes e = 0,
+// 1: what unpacklo_epi16 (t) and unpackhi_epi16 (t + 8) of A's and B's
+// activations put there. Done in 64-bit words, little-endian as the bytes.
+#define RP_LO4 0x0F0F0F0F0F0F0F0Full
+static uint64_t rp_le64(const uint8_t * p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static void rp_st64(uint8_t * p, uint64_t v) {
+    for (int i = 0; i < 8; i++, v >>= 8) p[i] = (uint8_t) v;
+}
+// 16-bit words 0 and 2 of x side by side, and back
+static uint64_t rp_even_words(uint64_t x) { x &= 0x0000FFFF0000FFFFull; return (x | x >> 16) & 0xFFFFFFFFull; }
+static uint64_t rp_spread_words(uint64_t v) { return (v | v << 16) & 0x0000FFFF0000FFFFull; }
+
+// plain -> packed (pack), or back
+static void rp_nibbles(const uint8_t * src, uint8_t * dst, bool pack) {
+    uint8_t out[32];
+    for (int L = 0; L < 32; L += 16) {
+        const uint64_t x0 = rp_le64(src + L), x1 = rp_le64(src + L + 8);
+        uint64_t lo, hi;
+        if (pack) { // x0: the bytes of t = 16 L + k, x1: of t + 8
+            const uint64_t qa = (x0 & RP_LO4) | (x1 & RP_LO4) << 4, qb = (x0 >> 4 & RP_LO4) | (x1 & ~RP_LO4);
+            lo = rp_spread_words(qa & 0xFFFFFFFFull) | rp_spread_words(qb & 0xFFFFFFFFull) << 16;
+            hi = rp_spread_words(qa >> 32) | rp_spread_words(qb >> 32) << 16;
+        } else { // the packed words: A's even, B's odd
+            const uint64_t qa = rp_even_words(x0) | rp_even_words(x1) << 32;
+            const uint64_t qb = rp_even_words(x0 >> 16) | rp_even_words(x1 >> 16) << 32;
+            lo = (qa & RP_LO4) | (qb & RP_LO4) << 4;
+            hi = (qa >> 4 & RP_LO4) | (qb & ~RP_LO4);
+        }
+        rp_st64(out + L, lo);
+        rp_st64(out + L + 8, hi);
+    }
+    memcpy(dst, out, sizeof(out));
+}
+
 // One block of row i: its plain bytes (src) -> their places in a group
 // block (dst), or (unpacking) from a group block back to plain.
 static void rp_block(const struct rp_layout * l, const char * src, char * dst, int i, bool pack) {
     for (int k = 0; k < l->n; k++) {
         const struct rp_piece * p = &l->p[k];
         const size_t q = p->packed + p->len * rp_slot_of(p->slot, i);
-        if (pack) memcpy(dst + q, src + p->plain, p->len);
-        else memcpy(dst + p->plain, src + q, p->len);
+        const char * from = pack ? src + p->plain : src + q;
+        char * to = pack ? dst + q : dst + p->plain;
+        if (p->nib) rp_nibbles((const uint8_t *) from, (uint8_t *) to, pack);
+        else memcpy(to, from, p->len);
     }
 }
 
@@ -149,17 +197,32 @@ void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t ro
 
 enum rp_mode { RP_GET, RP_SET, RP_MEMSET };
 
-// [off, off + size) of the plain bytes of t, which is repacked: pieces in
-// the plain rows after a slice's last group are accessed in place; pieces of
-// a group through its plain form in tmp (whole groups of a get or a set are
-// converted directly).
-static bool rp_access(const struct lm_ggml_tensor * t, size_t off, size_t size, enum rp_mode mode, const void * src,
+// Whether a group block filled with value is the packing of plain blocks
+// filled with it: always, unless nibbles move between the halves of bytes
+// (q4_K) and value's two nibbles differ.
+static bool rp_fill_is_packed(enum lm_ggml_type type, uint8_t value) {
+    const struct rp_layout * l = rp_layout(type);
+    bool nib = false;
+    for (int k = 0; k < l->n; k++) nib = nib || l->p[k].nib;
+    return !nib || (value >> 4) == (value & 0xF);
+}
+
+// What the access needs of a repacked tensor: its memory, type, row size
+// and rows per 2-D slice.
+struct rp_geom { char * base; enum lm_ggml_type type; size_t rowb, rows; };
+
+// [off, off + size) of the plain bytes of a repacked tensor: pieces in the
+// plain rows after a slice's last group are accessed in place; pieces of a
+// group through its plain form in tmp (whole groups of a get or a set are
+// converted directly, and so is a memset that packs to itself).
+static bool rp_access(const struct rp_geom * t, size_t off, size_t size, enum rp_mode mode, const void * src,
                       void * dst, uint8_t value) {
     const enum lm_ggml_type type = t->type;
-    const size_t rowb = t->nb[1];
-    const size_t rows = (size_t) t->ne[1];
+    const size_t rowb = t->rowb;
+    const size_t rows = t->rows;
     const size_t slice = rowb * rows, gbytes = RP_ROWS * rowb, grouped = rows / RP_ROWS * gbytes;
-    char * base = t->data;
+    const bool fill_packed = mode == RP_MEMSET && rp_fill_is_packed(type, value);
+    char * base = t->base;
     char * tmp = NULL;
     const size_t end = off + size;
     for (size_t pos = off; pos < end;) {
@@ -180,8 +243,8 @@ static bool rp_access(const struct lm_ggml_tensor * t, size_t off, size_t size, 
             lm_cpu_repack_unpack(type, g, rowb, (char *) dst + (pos - off));
         } else if (n == gbytes && mode == RP_SET) {
             lm_cpu_repack_pack(type, (const char *) src + (pos - off), rowb, g);
-        } else if (n == gbytes) {
-            memset(g, value, n); // the same bytes in any order
+        } else if (n == gbytes && fill_packed) {
+            memset(g, value, n);
         } else {
             if (tmp == NULL && (tmp = malloc(gbytes)) == NULL) return lm_backend_fail("out of memory");
             lm_cpu_repack_unpack(type, g, rowb, tmp);
@@ -213,7 +276,10 @@ static bool rp_tensor_access(const struct lm_ggml_tensor * t, size_t off, size_t
                              const void * src, void * dst, uint8_t value) {
     size_t o = off;
     const struct lm_ggml_tensor * owner = rp_owner(t, &o);
-    if (lm_cpu_tensor_is_repacked(owner)) return rp_access(owner, o, size, mode, src, dst, value);
+    if (lm_cpu_tensor_is_repacked(owner)) {
+        const struct rp_geom g = { owner->data, owner->type, owner->nb[1], (size_t) owner->ne[1] };
+        return rp_access(&g, o, size, mode, src, dst, value);
+    }
     char * p = (char *) t->data + off;
     if (mode == RP_GET) memcpy(dst, p, size);
     else if (mode == RP_SET) memcpy(p, src, size);
@@ -223,12 +289,49 @@ static bool rp_tensor_access(const struct lm_ggml_tensor * t, size_t off, size_t
 
 // ---------------------------------------------------------------- the buffer type
 
-static void * rp_base(lm_ggml_backend_buffer_t buf) { return buf->ctx; }
-static void rp_free(lm_ggml_backend_buffer_t buf) { lm_big_free(buf->ctx); }
+// A buffer's memory and where its repacked tensors lie, so that a clear
+// can write each the packing of its filled plain bytes (rp_fill_is_packed).
+// A tensor placed over a region ends it: the regions describe the tensors
+// last placed.
+struct rp_region { size_t off, size, rowb, rows; enum lm_ggml_type type; };
+struct rp_buf { char * mem; size_t n, cap; struct rp_region * r; };
+
+static void * rp_base(lm_ggml_backend_buffer_t buf) { return ((struct rp_buf *) buf->ctx)->mem; }
+static void rp_free(lm_ggml_backend_buffer_t buf) {
+    struct rp_buf * b = buf->ctx;
+    lm_big_free(b->mem);
+    free(b->r);
+    free(b);
+}
+
+static void rp_forget(struct rp_buf * b, size_t off, size_t size) {
+    size_t k = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->r[i].off < off + size && off < b->r[i].off + b->r[i].size) continue; // overlaps
+        b->r[k++] = b->r[i];
+    }
+    b->n = k;
+}
+
+static bool rp_remember(struct rp_buf * b, const struct rp_region * r) {
+    if (b->n == b->cap) {
+        const size_t cap = b->cap ? 2 * b->cap : 16;
+        struct rp_region * nr = realloc(b->r, cap * sizeof(*nr));
+        if (nr == NULL) return false;
+        b->r = nr;
+        b->cap = cap;
+    }
+    b->r[b->n++] = *r;
+    return true;
+}
 
 static bool rp_init_tensor(lm_ggml_backend_buffer_t buf, struct lm_ggml_tensor * t) {
-    (void) buf;
-    if (repack_wanted(t)) t->extra = (void *) &g_repack_tag;
+    struct rp_buf * b = buf->ctx;
+    const size_t off = (size_t)((char *) t->data - b->mem), size = lm_ggml_nbytes(t);
+    if (t->view_src == NULL) rp_forget(b, off, size);
+    // a tensor that cannot be remembered stays plain: slower, never wrong
+    const struct rp_region r = { off, size, t->nb[1], (size_t) t->ne[1], t->type };
+    if (repack_wanted(t) && rp_remember(b, &r)) t->extra = (void *) &g_repack_tag;
     else if (t->extra == &g_repack_tag) t->extra = NULL; // from an earlier life
     return true;
 }
@@ -255,7 +358,14 @@ static bool rp_cpy(lm_ggml_backend_buffer_t buf, const struct lm_ggml_tensor * s
 }
 
 static bool rp_clear(lm_ggml_backend_buffer_t buf, uint8_t value) {
-    memset(buf->ctx, value, buf->size); // the same bytes in any order
+    struct rp_buf * b = buf->ctx;
+    memset(b->mem, value, buf->size);
+    for (size_t i = 0; i < b->n; i++) {
+        const struct rp_region * r = &b->r[i];
+        if (rp_fill_is_packed(r->type, value)) continue;
+        const struct rp_geom g = { b->mem + r->off, r->type, r->rowb, r->rows };
+        if (!rp_access(&g, 0, r->size, RP_MEMSET, NULL, NULL, value)) return false;
+    }
     return true;
 }
 
@@ -271,7 +381,19 @@ static size_t rp_buft_alignment(lm_ggml_backend_buffer_type_t buft) { (void) buf
 static bool rp_buft_is_host(lm_ggml_backend_buffer_type_t buft) { (void) buft; return false; }
 
 static lm_ggml_backend_buffer_t rp_buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
-    return lm_backend_host_buffer_alloc(buft, &rp_buffer_ops, size);
+    struct rp_buf * b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        lm_backend_fail("out of memory");
+        return NULL;
+    }
+    lm_ggml_backend_buffer_t buf = lm_backend_host_buffer_alloc(buft, &rp_buffer_ops, size);
+    if (buf == NULL) {
+        free(b);
+        return NULL;
+    }
+    b->mem = buf->ctx; // the host buffer's context is its memory
+    buf->ctx = b;
+    return buf;
 }
 
 const struct lm_backend_buft_ops lm_cpu_repack_buft_ops = {

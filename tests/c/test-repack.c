@@ -209,6 +209,41 @@ static void test_roundtrip(int64_t K, int64_t M, int64_t ne2) {
     trio_free(&c);
 }
 
+// A buffer clear writes each repacked tensor the packing of its filled
+// plain bytes (for q4_K not the value itself), and only where a repacked
+// tensor was last placed: a plain tensor placed over one reads the value.
+static void test_clear_after_replace(void) {
+    const int64_t K = kb(512), M = 16;
+    struct lm_ggml_context * c1 = ctx_new(2), * c2 = ctx_new(2);
+    struct lm_ggml_tensor * w = lm_ggml_new_tensor_2d(c1, g_type, K, M);
+    const size_t n = lm_ggml_nbytes(w);
+    struct lm_ggml_tensor * f = lm_ggml_new_tensor_1d(c2, LM_GGML_TYPE_I8, (int64_t) n); // the same bytes, plain
+    struct lm_ggml_tensor * w2 = lm_ggml_new_tensor_2d(c2, g_type, K, M);              // a second one after it
+    lm_ggml_backend_buffer_t b = lm_ggml_backend_buft_alloc_buffer(rbuft(), 2 * n + 256);
+    check(b != NULL, "clear after replace: buffer");
+    if (b != NULL) {
+        char * base = lm_ggml_backend_buffer_get_base(b);
+        uint8_t * got = malloc(n), * want = malloc(n);
+        lm_ggml_backend_tensor_alloc(b, w, base);
+        lm_ggml_backend_buffer_clear(b, 0x5c);
+        lm_ggml_backend_tensor_get(w, got, 0, n);
+        memset(want, 0x5c, n);
+        check(memcmp(got, want, n) == 0, "clear: a repacked tensor reads back the value");
+        lm_ggml_backend_tensor_alloc(b, f, base);
+        lm_ggml_backend_tensor_alloc(b, w2, base + (n + 255) / 256 * 256);
+        lm_ggml_backend_buffer_clear(b, 0xa3);
+        memset(want, 0xa3, n);
+        lm_ggml_backend_tensor_get(f, got, 0, n);
+        check(memcmp(got, want, n) == 0, "clear: a plain tensor placed over a repacked one reads back the value");
+        lm_ggml_backend_tensor_get(w2, got, 0, n);
+        check(memcmp(got, want, n) == 0, "clear: the repacked tensor placed after it reads back the value");
+        free(got); free(want);
+        lm_ggml_backend_buffer_free(b);
+    }
+    lm_ggml_free(c1);
+    lm_ggml_free(c2);
+}
+
 // W [K, M, w2] with the same g_type bytes in CPU_REPACK and in a plain buffer
 // times x [K, N, x2]: the two products must have the same bits. chunk > 0
 // writes the repacked copy in pieces of that many bytes (set at odd offsets
@@ -389,6 +424,7 @@ int main(void) {
         test_roundtrip(768, 13, 1);  // one 8-row group and a 5-row tail
         test_roundtrip(96, 40, 1);   // groups only
         test_roundtrip(2080, 21, 2); // two matrices, each with a tail
+        test_clear_after_replace();
         test_mul_mat(be);
         test_lowered_level(be);
         test_other_ops(be);
