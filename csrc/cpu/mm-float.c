@@ -241,9 +241,10 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 ld16(const 
 // The 16 lanes summed in one fixed tree (the one gcc's _mm512_reduce_add_ps
 // uses, written out so that no compiler picks another): the 256-bit halves,
 // then the 128-bit halves, then lanes (0,1) + (2,3), then lane 0 + lane 1.
-// Every AVX-512 float kernel ends its sums with it; reduce16x16 gives the
-// same bits for 16 vectors at once.
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) float reduce16(__m512 v) {
+// Every AVX-512 float kernel ends its sums with this tree, through
+// reduce16x16 and reduce16x8, which give its bits for many vectors at once;
+// it stays as their definition (unused as code).
+LM_TARGET_AVX512 static inline __attribute__((always_inline, unused)) float reduce16(__m512 v) {
     const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
     const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     const __m128 p = _mm_add_ps(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 0, 3, 2)));

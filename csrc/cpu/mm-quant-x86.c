@@ -42,12 +42,6 @@ LM_TARGET_AVX2 static inline __m256i bcast16(__m256i v, int e) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * e) | (2 * e + 1) << 8)));
 }
 
-LM_TARGET_AVX2 static inline float hsum4(__m128 s) {
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 // The 16-scale K-quants (q2_K, q3_K) walk their block in 8 steps of 32
 // quants: step t covers sub-blocks 2t (first 16 quants) and 2t+1. From 16
 // int8 scales this builds int16 vectors whose lane 0 holds the even
