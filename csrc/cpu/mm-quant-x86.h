@@ -117,17 +117,15 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 // The next group's block i (8 blocks' bytes of the contiguous rows) is
 // prefetched while block i of this group is summed: 8 rows of a few blocks
 // each are too short for the hardware prefetchers to get ahead of.
-#define QMV_PF(pf, i, XT) if (pf) {                                                                      \
-    const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
-    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) MM_PF(p_ + o_); }
-// The same spread over the n steps of a block (step s takes its share of
-// the lines), for the kernels whose blocks are long: in one burst at the
-// block's start the prefetches queue behind each other and the loads
+// QMV_PF_STEP spreads it over the n steps of a block (step s takes its
+// share of the lines), for the kernels whose blocks are long: in one burst
+// at the block's start the prefetches queue behind each other and the loads
 // behind them.
 #define QMV_PF_STEP(pf, i, XT, s, n) if (pf) {                                                           \
     const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
-    const size_t per_ = (8 * sizeof(XT) / 64 + (n) - 1) / (n) * 64;                                      \
+    const size_t per_ = ((8 * sizeof(XT) + 63) / 64 + (n) - 1) / (n) * 64;                               \
     for (size_t o_ = (size_t)(s) * per_; o_ < (size_t)((s) + 1) * per_ && o_ < 8 * sizeof(XT); o_ += 64) MM_PF(p_ + o_); }
+#define QMV_PF(pf, i, XT) QMV_PF_STEP(pf, i, XT, 0, 1)
 
 // The repacked mat-vecs (repack.c) walk a slice group by group: group(nb,
 // g, y, d, pf) sums the 8 rows (nb blocks of BK quants) of the group at g

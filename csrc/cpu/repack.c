@@ -247,7 +247,7 @@ static bool rp_access(const struct rp_geom * t, size_t off, size_t size, enum rp
             memset(g, value, n);
         } else {
             if (tmp == NULL && (tmp = malloc(gbytes)) == NULL) return lm_backend_fail("out of memory");
-            lm_cpu_repack_unpack(type, g, rowb, tmp);
+            if (n < gbytes) lm_cpu_repack_unpack(type, g, rowb, tmp); // a whole group (a memset) is all overwritten
             if (mode == RP_GET) {
                 memcpy((char *) dst + (pos - off), tmp + rel, n);
             } else {
