@@ -598,8 +598,8 @@ func CPURepackBufferType() *BufferType {
 
 // CPURepacks reports whether CPURepackBufferType stores matrices of type t
 // (with at least 8 rows, contiguous) repacked on this CPU at its current
-// SIMD level: q8_0, q4_0 and iq4_nl on x86-64 at the AVX2 and AVX-512
-// levels, and q4_K and q6_K there where the CPU has no AVX512-VNNI.
+// SIMD level: q8_0, q4_0, iq4_nl, q4_K and q6_K on x86-64 at the AVX2
+// and AVX-512 levels.
 func CPURepacks(t Type) bool {
 	initOnce()
 	return bool(C.lm_cpu_repacks_type(C.enum_lm_ggml_type(t)))

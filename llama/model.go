@@ -124,8 +124,8 @@ type LoadOptions struct {
 	NoFuse bool
 	// NoRepack keeps every weight in a plain CPU buffer. By default the
 	// projection matrices of a type the CPU repacks (ggml.CPURepacks: on
-	// x86-64 with AVX2 or AVX-512, q8_0, q4_0 and iq4_nl, and q4_K and q6_K
-	// where the CPU has no AVX512-VNNI) go into a ggml.CPURepackBufferType
+	// x86-64 with AVX2 or AVX-512, q8_0, q4_0, iq4_nl, q4_K and q6_K) go
+	// into a ggml.CPURepackBufferType
 	// buffer, where only MulMat reads them (Tensor(name).Bytes still gives
 	// their bytes).
 	NoRepack bool

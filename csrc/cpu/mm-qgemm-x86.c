@@ -760,14 +760,12 @@ mm_qgemm_fn mm_qgemm_vnni(enum lm_ggml_type type) {
     return (unsigned) type < LM_GGML_TYPE_COUNT ? qg_entries[type].vnni : NULL;
 }
 
-#define QG_RP_AVX2(T, VDT)                                                                                        \
+#define QG_RP_ENTRY(T, VDT)                                                                                       \
 static void qgemm_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                          float * const * dcol, int ncol, void * scratch) {                                       \
     qgemm_run(qg_lookup(LM_GGML_TYPE_##T), false, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,   \
               dcol, ncol, scratch);                                                                               \
-}
-#define QG_RP_ENTRY(T, VDT)                                                                                       \
-QG_RP_AVX2(T, VDT)                                                                                                \
+}                                                                                                                 \
 static void qgemm_vnni_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                               float * const * dcol, int ncol, void * scratch) {                                  \
     qgemm_run(qg_lookup(LM_GGML_TYPE_##T), true, true, LM_GGML_TYPE_##T, LM_GGML_TYPE_##VDT, K, x, xrs, r0, r1, ycol,    \
@@ -776,14 +774,12 @@ static void qgemm_vnni_rp_##T(int64_t K, const char * x, size_t xrs, int64_t r0,
 QG_RP_ENTRY(Q8_0, Q8_0)
 QG_RP_ENTRY(Q4_0, Q8_0)
 QG_RP_ENTRY(IQ4_NL, Q8_0)
-QG_RP_AVX2(Q4_K, Q8_K)
-QG_RP_AVX2(Q6_K, Q8_K)
+QG_RP_ENTRY(Q4_K, Q8_K)
+QG_RP_ENTRY(Q6_K, Q8_K)
 
-// q4_K and q6_K are repacked only where the CPU has no VNNI: their VNNI
-// mat-vecs have no repacked form yet
 static const struct { mm_qgemm_fn avx2, vnni; } qg_rp_entries[LM_GGML_TYPE_COUNT] = {
 #define E(T) [LM_GGML_TYPE_##T] = { qgemm_rp_##T, qgemm_vnni_rp_##T }
-    E(Q8_0), E(Q4_0), E(IQ4_NL), [LM_GGML_TYPE_Q4_K] = { qgemm_rp_Q4_K, NULL }, [LM_GGML_TYPE_Q6_K] = { qgemm_rp_Q6_K, NULL },
+    E(Q8_0), E(Q4_0), E(IQ4_NL), E(Q4_K), E(Q6_K),
 #undef E
 };
 

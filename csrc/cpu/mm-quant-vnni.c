@@ -258,15 +258,124 @@ LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const b
 LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
     qmv_q4_rp_group(nb, g, y, d, pf, true);
 }
+// ---------------------------------------------------------------- repacked q4_K (repack.c)
+//
+// The layout qmv_q4_K_rp_group_avx2 reads (mm-quant-x86.c): a step's 64
+// bytes at 128 + 256 j + 64 p are rows p and p + 4 (pair order), so one
+// zmm does that kernel's work on two rows. A row's scale pair (s_2j,
+// s_2j+1) is a byte shuffle of the scales, whose 128-bit lanes 0-1 hold
+// rows 0-3 and lanes 2-3 rows 4-7: the low half gets row p's, the high half
+// row p + 4's. vpdpwssd is that kernel's madd and add. Integer sums are
+// exact and the float steps are its, so the bits are too.
+LM_TARGET_VNNI static void qmv_q4_K_rp_group(int64_t nb, const char * g, const block_q8_K * y, float * d,
+                                           const char * pf) {
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    __m256 a = _mm256_setzero_ps(), am = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_K)) {
+        __m256i sc03, sc47;
+        const __m256i ms = q4k_rp_scales_mins(g, y + i, &sc03, &sc47);
+        const __m512i z03 = _mm512_shuffle_i64x2(_mm512_castsi256_si512(sc03), _mm512_castsi256_si512(sc03), 0x50);
+        const __m512i z47 = _mm512_shuffle_i64x2(_mm512_castsi256_si512(sc47), _mm512_castsi256_si512(sc47), 0x50);
+        __m512i c[4];
+        for (int p = 0; p < 4; p++) c[p] = _mm512_setzero_si512();
+#pragma GCC unroll 4 // the shuffles' selectors then are constants
+        for (int j = 0; j < 4; j++) {
+            const __m512i ya = _mm512_broadcast_i64x4(LD(y[i].qs + 64 * j));
+            const __m512i yb = _mm512_broadcast_i64x4(LD(y[i].qs + 64 * j + 32));
+            const __m512i y0 = _mm512_unpacklo_epi16(ya, yb), y1 = _mm512_unpackhi_epi16(ya, yb);
+            QMV_PF_STEP(pf, i, block_q4_K, j, 4)
+            for (int p = 0; p < 4; p++) {
+                const __m512i q = _mm512_loadu_si512(g + 128 + 256 * j + 64 * p);
+                const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                const __m512i s = _mm512_add_epi16(_mm512_maddubs_epi16(lo, y0), _mm512_maddubs_epi16(hi, y1));
+                // bytes b and b + 1 of each lane, zero-extended to the two 16-bit halves of each dword
+                const unsigned b = 4 * (unsigned) p + 2 * (unsigned)(j & 1);
+                const __m512i sel = _mm512_set1_epi32((int)(0x80008000u | (b + 1) << 16 | b));
+                c[p] = _mm512_dpwssd_epi32(c[p], s, _mm512_shuffle_epi8(j < 2 ? z03 : z47, sel));
+            }
+        }
+        const __m256 dy = _mm256_set1_ps(y[i].d);
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g));
+        const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+        am = _mm256_fmadd_ps(_mm256_mul_ps(dm, dy), _mm256_cvtepi32_ps(ms), am);
+        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(reduce_pairs(c)), a);
+    }
+    _mm256_storeu_ps(d, _mm256_sub_ps(a, am));
+}
+
+// ---------------------------------------------------------------- repacked q6_K (repack.c)
+//
+// The 8 d, then each row's block without its d (ql, qh and scales at their
+// plain offsets, as qmv_q6_K_rp_group_avx2 reads it). One zmm holds 64
+// quants of a row, kd_q6_K's vectors t and t + 1 of a half: ql's 64 bytes
+// give the low 4 bits of both pairs, (t, t + 1) = (0, 1) and (2, 3), and
+// the half's 32 bytes of qh, in both halves of a zmm, their high 2 bits by
+// per-half shifts. A 128-bit lane is one sub-block of 16, whose scale a
+// word permute puts in each of its words. The bias is kd_q6_K's (-32
+// through the block sums). Integer sums are exact and the float steps are
+// qmv_q6_K_rp_group_avx2's, so the bits are too.
+LM_TARGET_VNNI static void qmv_q6_K_rp_group(int64_t nb, const char * g, const block_q8_K * y, float * d,
+                                           const char * pf) {
+    const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
+    // qh bits 0-1 and 2-3 to bits 4-5 (quants 0-63 of a half); bits 4-5 and 6-7 (64-127)
+    const __m512i up = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i dn = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    // word w of sub-block pair (h, t): scale 8 h + 4 t + w / 8
+    __m512i sidx[4];
+    for (int k = 0; k < 4; k++) {
+        sidx[k] = _mm512_add_epi16(_mm512_set1_epi16((short)(4 * k)),
+                                   _mm512_srli_epi16(_mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                                                      15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 3));
+    }
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q6_K)) {
+        const __m512i y0 = _mm512_loadu_si512(y[i].qs), y1 = _mm512_loadu_si512(y[i].qs + 64);
+        const __m512i y2 = _mm512_loadu_si512(y[i].qs + 128), y3 = _mm512_loadu_si512(y[i].qs + 192);
+        const __m256i bsum = _mm256_loadu_si256((const __m256i *) y[i].bsums);
+        __m512i c[8];
+        for (int r = 0; r < 8; r++) {
+            QMV_PF_STEP(pf, i, block_q6_K, r, 8)
+            const block_q6_K * x = (const block_q6_K *)(g + 16 + 208 * r);
+            const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x->scales));
+            const __m512i sz = _mm512_zextsi256_si512(s16);
+            __m512i ai = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(),
+                                                                 _mm256_slli_epi32(_mm256_madd_epi16(s16, bsum), 5)));
+            for (int h = 0; h < 2; h++) {
+                const __m512i l = _mm512_loadu_si512(x->ql + 64 * h);
+                const __m512i hb = _mm512_broadcast_i64x4(LD(x->qh + 32 * h));
+                const __m512i v01 = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_sllv_epi16(hb, up), m30));
+                const __m512i v23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
+                                                    _mm512_and_si512(_mm512_srlv_epi16(hb, dn), m30));
+                ai = _mm512_dpwssd_epi32(ai, _mm512_maddubs_epi16(v01, h ? y2 : y0), _mm512_permutexvar_epi16(sidx[2 * h], sz));
+                ai = _mm512_dpwssd_epi32(ai, _mm512_maddubs_epi16(v23, h ? y3 : y1), _mm512_permutexvar_epi16(sidx[2 * h + 1], sz));
+            }
+            c[r] = ai;
+        }
+        // rows k and k + 4 folded to 8 lanes each, in the halves reduce_pairs takes
+        __m512i p[4];
+        for (int k = 0; k < 4; k++) {
+            p[k] = _mm512_add_epi32(_mm512_shuffle_i64x2(c[k], c[k + 4], 0x44), _mm512_shuffle_i64x2(c[k], c[k + 4], 0xEE));
+        }
+        const __m256 dy = _mm256_set1_ps(y[i].d);
+        a = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g)), dy),
+                            _mm256_cvtepi32_ps(reduce_pairs(p)), a);
+    }
+    _mm256_storeu_ps(d, a);
+}
+
 QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group, 32, LM_TARGET_VNNI)
 QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group, 32, LM_TARGET_VNNI)
 QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, 32, LM_TARGET_VNNI)
+QMV_RP(qmv_q4_K_rp,   qmv_q4_K_rp_group, 256, LM_TARGET_VNNI)
+QMV_RP(qmv_q6_K_rp,   qmv_q6_K_rp_group, 256, LM_TARGET_VNNI)
 
 mm_qmv_rp_fn mm_qmv_repacked_vnni(enum lm_ggml_type type) {
     switch (type) {
         case LM_GGML_TYPE_Q8_0:   return qmv_q8_0_rp;
         case LM_GGML_TYPE_Q4_0:   return qmv_q4_0_rp;
         case LM_GGML_TYPE_IQ4_NL: return qmv_iq4_nl_rp;
+        case LM_GGML_TYPE_Q4_K:   return qmv_q4_K_rp;
+        case LM_GGML_TYPE_Q6_K:   return qmv_q6_K_rp;
         default:                  return NULL;
     }
 }

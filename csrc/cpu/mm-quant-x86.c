@@ -731,8 +731,7 @@ LM_TARGET_AVX2 static void qmv_iq4_nl_rp_group_avx2(int64_t nb, const char * g, 
 // exact, so the sums and the float steps are QMV_K4's and so are the bits.
 LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, const block_q8_K * y, float * d,
                                                  const char * pf) {
-    const __m256i m4 = _mm256_set1_epi8(0xF), m3f = _mm256_set1_epi8(0x3F), m0f = _mm256_set1_epi8(0x0F);
-    const __m256i m30 = _mm256_set1_epi8(0x30);
+    const __m256i m4 = _mm256_set1_epi8(0xF);
     // byte k and k + 1 of each dword to its two 16-bit halves, zero-extended
     const __m256i sel01 = _mm256_setr_epi32(0x80018000, 0x80058004, 0x80098008, 0x800D800C,
                                             0x80018000, 0x80058004, 0x80098008, 0x800D800C);
@@ -740,30 +739,13 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
     int32_t tab[32] __attribute__((aligned(32))); // tab[8j + r]: row r's scales of sub-blocks 2j, 2j + 1 as 16-bit pair
     __m256 a = _mm256_setzero_ps(), am = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_K)) {
-        const __m256i wa = _mm256_loadu_si256((const __m256i *)(g + 32));
-        const __m256i wb = _mm256_loadu_si256((const __m256i *)(g + 64));
-        const __m256i wc = _mm256_loadu_si256((const __m256i *)(g + 96));
-        // dword r: row r's scales 0-3, 4-7, mins 0-3, 4-7
-        const __m256i sc03 = _mm256_and_si256(wa, m3f);
-        const __m256i sc47 = _mm256_or_si256(_mm256_and_si256(wc, m0f), _mm256_and_si256(_mm256_srli_epi32(wa, 2), m30));
-        const __m256i mn03 = _mm256_and_si256(wb, m3f);
-        const __m256i mn47 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(wc, 4), m0f),
-                                             _mm256_and_si256(_mm256_srli_epi32(wb, 2), m30));
+        __m256i sc03, sc47;
+        const __m256i ms = q4k_rp_scales_mins(g, y + i, &sc03, &sc47);
         _mm256_store_si256((__m256i *)(tab + 0), _mm256_shuffle_epi8(sc03, sel01));
         _mm256_store_si256((__m256i *)(tab + 8), _mm256_shuffle_epi8(sc03, sel23));
         _mm256_store_si256((__m256i *)(tab + 16), _mm256_shuffle_epi8(sc47, sel01));
         _mm256_store_si256((__m256i *)(tab + 24), _mm256_shuffle_epi8(sc47, sel23));
         __asm__("" : "+m"(tab)); // broadcast loads, not register shuffles (see QMV_K4)
-        // the mins against the activations' sums of 32: rows 0-3 (m0) and 4-7 (m1), two partials each
-        const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y[i].bsums),
-                                          _mm_loadu_si128((const __m128i *)(y[i].bsums + 8)));
-        const __m256i b03 = _mm256_broadcastq_epi64(bs), b47 = _mm256_broadcastq_epi64(_mm_unpackhi_epi64(bs, bs));
-        const __m256i m0 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn03)), b03),
-                                            _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn47)), b47));
-        const __m256i m1 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn03, 1)), b03),
-                                            _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn47, 1)), b47));
-        // hadd gives rows 0, 1, 4, 5 | 2, 3, 6, 7
-        const __m256i ms = _mm256_permute4x64_epi64(_mm256_hadd_epi32(m0, m1), 0 | 2 << 2 | 1 << 4 | 3 << 6);
         __m256i c[8];
         for (int r = 0; r < 8; r++) c[r] = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {

@@ -65,6 +65,33 @@ static inline __m128i q3k_scales8(const uint8_t * p) {
     return _mm_sub_epi8(u, _mm_set1_epi8(32));
 }
 
+// The scales and mins of block i of a repacked q4_K group (repack.c: the 8
+// rows' three words of packed scales at 32, 64 and 96, row r's at 4 r; the
+// expressions of k4_unpack_scales on them): dword r of *sc03 and *sc47 is
+// row r's 6-bit scales 0-3 and 4-7; returns the 8 rows' mins dotted with
+// the activations' sums of 32 (int32, row order).
+LM_TARGET_AVX2 static inline __m256i q4k_rp_scales_mins(const char * g, const block_q8_K * y, __m256i * sc03, __m256i * sc47) {
+    const __m256i m3f = _mm256_set1_epi8(0x3F), m0f = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const __m256i wa = _mm256_loadu_si256((const __m256i *)(g + 32));
+    const __m256i wb = _mm256_loadu_si256((const __m256i *)(g + 64));
+    const __m256i wc = _mm256_loadu_si256((const __m256i *)(g + 96));
+    *sc03 = _mm256_and_si256(wa, m3f);
+    *sc47 = _mm256_or_si256(_mm256_and_si256(wc, m0f), _mm256_and_si256(_mm256_srli_epi32(wa, 2), m30));
+    const __m256i mn03 = _mm256_and_si256(wb, m3f);
+    const __m256i mn47 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(wc, 4), m0f),
+                                         _mm256_and_si256(_mm256_srli_epi32(wb, 2), m30));
+    // rows 0-3 (m0) and 4-7 (m1), two partials each
+    const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y->bsums),
+                                      _mm_loadu_si128((const __m128i *)(y->bsums + 8)));
+    const __m256i b03 = _mm256_broadcastq_epi64(bs), b47 = _mm256_broadcastq_epi64(_mm_unpackhi_epi64(bs, bs));
+    const __m256i m0 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn03)), b03),
+                                        _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn47)), b47));
+    const __m256i m1 = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn03, 1)), b03),
+                                        _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn47, 1)), b47));
+    // hadd gives rows 0, 1, 4, 5 | 2, 3, 6, 7
+    return _mm256_permute4x64_epi64(_mm256_hadd_epi32(m0, m1), 0 | 2 << 2 | 1 << 4 | 3 << 6);
+}
+
 // ---------------------------------------------------------------- 8-row mat-vec (mm-quant-x86.c, mm-quant-vnni.c)
 
 static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }

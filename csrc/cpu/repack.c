@@ -29,8 +29,7 @@
 //
 // Only tensors the CPU has kernels for in their repacked layout are
 // repacked (lm_cpu_repacks_type: these types with at least 8 rows,
-// contiguous, on x86-64 at the AVX2 and AVX-512 levels; q4_K and q6_K not
-// where the CPU has AVX512-VNNI, whose mat-vecs of them have no repacked form);
+// contiguous, on x86-64 at the AVX2 and AVX-512 levels);
 // everything else in such a buffer is stored plain and read by every op as
 // usual. Reading and writing through the buffer (tensor_get/set/memset)
 // gives and takes the plain bytes, so the layout is invisible except to the

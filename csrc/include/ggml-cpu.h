@@ -137,8 +137,8 @@ LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_hbm_buffer
 
 // The CPU's extra buffer type for weights (named "CPU_REPACK"; upstream ggml
 // calls its own "CPU_AARCH64"): mul_mat weights the CPU has a faster kernel
-// for in another layout are stored in it (q8_0 at the AVX-512 level with
-// VNNI), the rest as in a CPU buffer. tensor_get/set/memset read and write
+// for in another layout are stored in it (q8_0, q4_0, iq4_nl, q4_K and q6_K
+// on x86-64 at the AVX2 and AVX-512 levels), the rest as in a CPU buffer. tensor_get/set/memset read and write
 // the plain bytes; only mul_mat (as src0) may compute from a repacked tensor.
 // Not a host buffer type (lm_ggml_backend_buft_is_host is false).
 LM_GGML_BACKEND_API lm_ggml_backend_buffer_type_t lm_ggml_backend_cpu_aarch64_buffer_type(void);
