@@ -61,6 +61,9 @@ struct lm_cpu_op {
 // and the kernel handles its types and layout. The CPU backend's supports_op
 // asks this; lm_ggml_graph_compute asks the same of each node before it runs.
 bool lm_cpu_node_supported(const struct lm_ggml_tensor * node);
+// Whether several threads computing a graph leave node to thread 0 alone (a
+// small row-wise node: see ggml-cpu.c).
+bool lm_cpu_node_is_solo(const struct lm_ggml_tensor * node);
 
 void lm_ggml_barrier(struct lm_ggml_threadpool * tp);
 

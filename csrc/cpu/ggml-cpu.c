@@ -417,9 +417,18 @@ void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
 // inside), and only ops whose results do not depend on how the work is split
 // (each row, or each element, is computed the same by whichever thread), so
 // the bits are those of the split computation.
+// A copy counts its destination's lines as well: one whose rows are not
+// adjacent (a KV cache's transposed V store: one element a row, each row in
+// a line of its own) writes a line per row, which costs far more than its
+// element count says.
 #define SOLO_MAX_ELEMENTS 4096
+#define SOLO_MAX_LINES    64
+static bool copy_is_small(const struct lm_ggml_tensor * dst) {
+    const int64_t lines = lm_ggml_is_contiguous(dst) ? (int64_t)(lm_ggml_nbytes(dst) / 64) : lm_ggml_nrows(dst);
+    return lm_ggml_nelements(dst) <= SOLO_MAX_ELEMENTS && lines <= SOLO_MAX_LINES;
+}
 
-static bool node_is_solo(const struct lm_ggml_tensor * node) {
+bool lm_cpu_node_is_solo(const struct lm_ggml_tensor * node) {
     switch (node->op) {
         case LM_GGML_OP_ADD:
         case LM_GGML_OP_SUB:
@@ -431,11 +440,12 @@ static bool node_is_solo(const struct lm_ggml_tensor * node) {
         case LM_GGML_OP_ROPE:
         case LM_GGML_OP_SOFT_MAX:
         case LM_GGML_OP_UNARY:
+        case LM_GGML_OP_GET_ROWS:
+            return lm_ggml_nelements(node) <= SOLO_MAX_ELEMENTS;
         case LM_GGML_OP_CPY:
         case LM_GGML_OP_DUP:
         case LM_GGML_OP_CONT:
-        case LM_GGML_OP_GET_ROWS:
-            return lm_ggml_nelements(node) <= SOLO_MAX_ELEMENTS;
+            return copy_is_small(node);
         default:
             return false;
     }
@@ -444,7 +454,7 @@ static bool node_is_solo(const struct lm_ggml_tensor * node) {
 // Whether the next node that computes after i is solo (all threads agree).
 static bool next_is_solo(struct lm_ggml_tensor * const * nodes, int n_nodes, int i) {
     for (int j = i + 1; j < n_nodes; j++) {
-        if (!op_is_noop(nodes[j])) return node_is_solo(nodes[j]);
+        if (!op_is_noop(nodes[j])) return lm_cpu_node_is_solo(nodes[j]);
     }
     return false;
 }
@@ -470,7 +480,7 @@ static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_
     for (int i = 0; i < n_nodes; i++) {
         struct lm_ggml_tensor * node = nodes[i];
         if (op_is_noop(node)) continue;
-        const bool solo = nth > 1 && node_is_solo(node);
+        const bool solo = nth > 1 && lm_cpu_node_is_solo(node);
         // Inside a run of solo nodes thread 0 meets no barrier: it stops
         // computing once the job stops at an earlier node, and leaves at the
         // run's barrier with the others (see struct lm_cpu_error_slot).

@@ -1,13 +1,15 @@
 // test-solo-runs.c - small row-wise nodes computed by thread 0 alone (runs of
-// them end with one barrier; see node_is_solo in csrc/cpu/ggml-cpu.c): the same
+// them end with one barrier; see lm_cpu_node_is_solo in csrc/cpu/ggml-cpu.c): the same
 // bits at 1 to 4 threads for a decode-like graph that mixes them with matrix
 // products, and a job that stops inside a run (a kernel error, an abort
 // callback) stops there at every thread count: it returns, the nodes after
-// the stop are not computed, the ones before are.
+// the stop are not computed, the ones before are. Which copies count as
+// small: not a store whose rows each take a line of their own.
 //
 // build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-solo-runs.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
 #include "ggml-cpu.h"
+#include "ggml-cpu-impl.h"
 #include "test-check.h"
 
 #include <math.h>
@@ -125,10 +127,34 @@ static void test_stops(void) {
     lm_ggml_free(ctx);
 }
 
+// The solo rule for copies counts lines as well as elements: a one-token
+// row stored transposed into a V cache (one element a row, rows a cache
+// row apart) writes a line per element and is shared out; the same
+// elements stored contiguously (a K cache row) stay with thread 0.
+static void test_copy_rule(void) {
+    struct lm_ggml_init_params ip = { (size_t) 64 << 20, NULL, true };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    const int64_t d = 2048, nctx = 512;
+    struct lm_ggml_tensor * v = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, d, 1);
+    struct lm_ggml_tensor * kc = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F16, d * nctx);
+    struct lm_ggml_tensor * vc = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, nctx, d);
+    struct lm_ggml_tensor * kst = lm_ggml_cpy(ctx, v, lm_ggml_view_1d(ctx, kc, d, 5 * d * sizeof(lm_ggml_fp16_t)));
+    struct lm_ggml_tensor * vdst = lm_ggml_view_2d(ctx, vc, 1, d, vc->nb[1], 5 * sizeof(lm_ggml_fp16_t));
+    struct lm_ggml_tensor * vst = lm_ggml_cpy(ctx, lm_ggml_transpose(ctx, v), vdst);
+    check(lm_cpu_node_is_solo(kst), "a 2048-element contiguous KV store is solo");
+    check(!lm_cpu_node_is_solo(vst), "a 2048-element transposed V store (a line per element) is shared out");
+    struct lm_ggml_tensor * few = lm_ggml_cpy(ctx, lm_ggml_view_2d(ctx, lm_ggml_transpose(ctx, v), 1, 32, v->nb[0], 0),
+                                              lm_ggml_view_2d(ctx, vc, 1, 32, vc->nb[1], 0));
+    check(lm_cpu_node_is_solo(few), "a 32-element transposed store is solo");
+    check(!lm_cpu_node_is_solo(lm_ggml_cont(ctx, lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 8192))), "an 8192-element copy is shared out");
+    lm_ggml_free(ctx);
+}
+
 int main(void) {
     lm_ggml_cpu_init();
     test_bits();
     test_stops();
+    test_copy_rule();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     return g_fail ? 1 : 0;
 }
