@@ -153,9 +153,27 @@ bool lm_cpu_force_level(int level) {
 // VNNI and BF16 forms run only at the AVX-512 level.
 bool lm_cpu_vnni(void)       { return x86_has(X86_AVX512VNNI) && lm_cpu_level() == LM_CPU_LEVEL_AVX512; }
 bool lm_cpu_avx512bf16(void) { return x86_has(X86_AVX512BF16) && lm_cpu_level() == LM_CPU_LEVEL_AVX512; }
+static int g_slow_gather_forced = -1;
+void lm_cpu_force_slow_gather(int v) { __atomic_store_n(&g_slow_gather_forced, v < 0 ? -1 : v != 0, __ATOMIC_RELAXED); }
+bool lm_cpu_slow_gather(void) {
+    const int f = __atomic_load_n(&g_slow_gather_forced, __ATOMIC_RELAXED);
+    if (f >= 0) return f != 0;
+    static int cache; // 1 yes, -1 no, 0 not asked yet (as x86_has)
+    int h = __atomic_load_n(&cache, __ATOMIC_RELAXED);
+    if (h == 0) {
+        unsigned a, b, c, d;
+        // leaf 0: the vendor string in EBX, EDX, ECX ("Auth" "enti" "cAMD")
+        const bool amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+        h = amd ? 1 : -1;
+        __atomic_store_n(&cache, h, __ATOMIC_RELAXED);
+    }
+    return h > 0;
+}
 #else
 bool lm_cpu_vnni(void) { return false; }
 bool lm_cpu_avx512bf16(void) { return false; }
+bool lm_cpu_slow_gather(void) { return false; }
+void lm_cpu_force_slow_gather(int v) { (void) v; }
 #endif
 
 #if defined(LM_X86)

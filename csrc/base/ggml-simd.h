@@ -42,6 +42,13 @@ bool lm_cpu_vnni(void);
 // weights then rounds its columns to bf16 and dots with vdpbf16ps (its own
 // bits, see mm-float.c). Follows lm_cpu_force_level and LM_GGML_CPU_LEVEL.
 bool lm_cpu_avx512bf16(void);
+// True on x86-64 CPUs whose vector gathers cost more than the scalar loads
+// they replace: AMD's (CPUID vendor "AuthenticAMD"). The AVX-512 mat-vecs
+// of the i-quants that look their grids up by gathers then give way to the
+// AVX2 ones, which load them one by one (the same bits either way).
+bool lm_cpu_slow_gather(void);
+// For tests: 0 or 1 forces lm_cpu_slow_gather's answer, -1 restores the CPU's.
+void lm_cpu_force_slow_gather(int v);
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define LM_X86 1

@@ -16,7 +16,8 @@
 // entries come by hardware gathers of 8 or 16 entries, and signs either by
 // a gather of byte masks (7 stored bits) or straight as a mask register
 // (8 stored bits). The GEMM runs the AVX2 one for several columns (same
-// bits) and for one the dot's steps per row.
+// bits, compiled for this level: mm-iquant-x86-evex.c) and for one the
+// dot's steps per row.
 #include "fp-nocontract.h"
 #include "mm-kernels.h"
 #include "mm-iquant.h"
@@ -338,7 +339,7 @@ lm_ggml_vec_dot_t mm_iq_dot_avx512(enum lm_ggml_type type) {
 static void qg_##T(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * const * ycol, \
                    float * const * dcol, int ncol, void * scratch) {                                     \
     if (ncol > 1) {                                                                                      \
-        mm_iq_qgemm_avx2(LM_GGML_TYPE_##TT)(K, x, xrs, r0, r1, ycol, dcol, ncol, scratch);                \
+        mm_iq_qgemm_avx2_evex(LM_GGML_TYPE_##TT)(K, x, xrs, r0, r1, ycol, dcol, ncol, scratch);           \
         return;                                                                                          \
     }                                                                                                    \
     IQG_ONE_##MV8(T)                                                                                     \
@@ -363,13 +364,18 @@ IQG_ENTRY(iq1_m,   IQ1_M,   0)
 IQG_ENTRY(tq1_0,   TQ1_0,   1)
 IQG_ENTRY(tq2_0,   TQ2_0,   1)
 
+// Where gathers are slow (lm_cpu_slow_gather), the AVX2 8-row mat-vecs of
+// iq2_xxs, iq2_xs, iq2_s, iq3_xxs and iq3_s, which load their grid entries
+// one by one, outrun these row-by-row gather forms; iq1_s and iq1_m keep
+// theirs, still the faster there.
 mm_qgemm_fn mm_iq_qgemm_avx512(enum lm_ggml_type type) {
+    const bool g = !lm_cpu_slow_gather();
     switch (type) {
-        case LM_GGML_TYPE_IQ2_XXS: return qg_iq2_xxs;
-        case LM_GGML_TYPE_IQ2_XS:  return qg_iq2_xs;
-        case LM_GGML_TYPE_IQ2_S:   return qg_iq2_s;
-        case LM_GGML_TYPE_IQ3_XXS: return qg_iq3_xxs;
-        case LM_GGML_TYPE_IQ3_S:   return qg_iq3_s;
+        case LM_GGML_TYPE_IQ2_XXS: return g ? qg_iq2_xxs : NULL;
+        case LM_GGML_TYPE_IQ2_XS:  return g ? qg_iq2_xs : NULL;
+        case LM_GGML_TYPE_IQ2_S:   return g ? qg_iq2_s : NULL;
+        case LM_GGML_TYPE_IQ3_XXS: return g ? qg_iq3_xxs : NULL;
+        case LM_GGML_TYPE_IQ3_S:   return g ? qg_iq3_s : NULL;
         case LM_GGML_TYPE_IQ1_S:   return qg_iq1_s;
         case LM_GGML_TYPE_IQ1_M:   return qg_iq1_m;
         case LM_GGML_TYPE_TQ1_0:   return qg_tq1_0;

@@ -30,6 +30,15 @@
 #include <stdint.h>
 #include <string.h>
 
+// mm-iquant-x86-evex.c compiles this file once more for the AVX-512 level:
+// the same source and bits, in EVEX encodings with 32 vector registers.
+#if defined(MM_IQ_X86_EVEX)
+#undef LM_TARGET_AVX2
+#define LM_TARGET_AVX2 LM_TARGET_AVX512
+#define mm_iq_dot_avx2   mm_iq_dot_avx2_evex
+#define mm_iq_qgemm_avx2 mm_iq_qgemm_avx2_evex
+#endif
+
 #include "mm-quant-x86.h"
 #include "mm-iquant-x86.h"
 

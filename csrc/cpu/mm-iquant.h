@@ -63,6 +63,10 @@ lm_ggml_vec_dot_t mm_iq_dot_avx2(enum lm_ggml_type type);
 mm_qgemm_fn       mm_iq_qgemm_avx2(enum lm_ggml_type type);
 lm_ggml_vec_dot_t mm_iq_dot_avx512(enum lm_ggml_type type);
 mm_qgemm_fn       mm_iq_qgemm_avx512(enum lm_ggml_type type);
+// the AVX2 forms compiled for the AVX-512 level (mm-iquant-x86-evex.c):
+// call only at LM_CPU_LEVEL_AVX512
+lm_ggml_vec_dot_t mm_iq_dot_avx2_evex(enum lm_ggml_type type);
+mm_qgemm_fn       mm_iq_qgemm_avx2_evex(enum lm_ggml_type type);
 #endif
 #if defined(LM_ARM64)
 lm_ggml_vec_dot_t mm_iq_dot_neon(enum lm_ggml_type type, bool dotprod);

@@ -331,7 +331,8 @@ static lm_ggml_vec_dot_t simd_dot_kernel(enum lm_ggml_type type) {
 #if defined(LM_X86)
         const lm_ggml_vec_dot_t v = lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni() ? mm_iq_dot_avx512(type) : NULL;
         if (v != NULL) return v;
-        if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_iq_dot_avx2(type);
+        if (lv == LM_CPU_LEVEL_AVX512) return mm_iq_dot_avx2_evex(type);
+        if (lv == LM_CPU_LEVEL_AVX2) return mm_iq_dot_avx2(type);
 #elif defined(LM_ARM64)
         if (lm_cpu_level_is_neon(lv)) return mm_iq_dot_neon(type, lv == LM_CPU_LEVEL_NEON_DOTPROD);
 #endif
@@ -357,7 +358,8 @@ mm_qgemm_fn mm_qgemm(enum lm_ggml_type type) {
     if (mm_iq_traits(type) != NULL) {
         const mm_qgemm_fn g = lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni() ? mm_iq_qgemm_avx512(type) : NULL;
         if (g != NULL) return g;
-        return lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512 ? mm_iq_qgemm_avx2(type) : NULL;
+        if (lv == LM_CPU_LEVEL_AVX512) return mm_iq_qgemm_avx2_evex(type);
+        return lv == LM_CPU_LEVEL_AVX2 ? mm_iq_qgemm_avx2(type) : NULL;
     }
     if (lv == LM_CPU_LEVEL_AVX512 && lm_cpu_vnni()) return mm_qgemm_vnni(type);
     if (lv == LM_CPU_LEVEL_AVX2 || lv == LM_CPU_LEVEL_AVX512) return mm_qgemm_avx2(type);

@@ -5,7 +5,9 @@
 // (c) the scalar dot against a double-precision dot of the dequantized
 // weights and activations. Weights from random bytes (with sane fp16
 // scales) and from the quantizers (with an importance matrix); activations
-// from the q8_K quantizer, including rows full of -128.
+// from the q8_K quantizer, including rows full of -128. At the AVX-512
+// level both kernel sets run: its own forms (CPUs with fast gathers) and the
+// AVX2 ones compiled for it (lm_cpu_slow_gather).
 //
 // build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-iquant-dot.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
@@ -212,14 +214,19 @@ int main(int argc, char ** argv) {
     for (int level = 0; level <= 4; level++) {
         if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available, skipped\n", level); continue; }
-        g_rng = seed; // every level sees the same data
-        for (int ti = 0; ti < NTYPES; ti++)
-            for (size_t b = 0; b < sizeof(nblks) / sizeof(nblks[0]); b++) {
-                const bool all_cols = nblks[b] == 1 || nblks[b] == 3 || nblks[b] == 9;
-                test_type(ti, nblks[b], true, all_cols, level);
-                test_type(ti, nblks[b], false, all_cols, level);
-            }
-        printf("level %d done\n", level);
+        // AVX-512: both of the kernel sets lm_cpu_slow_gather chooses between, on any CPU
+        for (int sg = 0; sg <= (level == 2); sg++) {
+            if (level == 2) lm_cpu_force_slow_gather(sg);
+            g_rng = seed; // every level sees the same data
+            for (int ti = 0; ti < NTYPES; ti++)
+                for (size_t b = 0; b < sizeof(nblks) / sizeof(nblks[0]); b++) {
+                    const bool all_cols = nblks[b] == 1 || nblks[b] == 3 || nblks[b] == 9;
+                    test_type(ti, nblks[b], true, all_cols, level);
+                    test_type(ti, nblks[b], false, all_cols, level);
+                }
+            printf("level %d%s done\n", level, level == 2 ? (sg ? " (slow gathers)" : " (fast gathers)") : "");
+        }
+        lm_cpu_force_slow_gather(-1);
     }
     lm_cpu_force_level(-1);
     printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
