@@ -258,6 +258,7 @@ LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const b
 LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
     qmv_q4_rp_group(nb, g, y, d, pf, true);
 }
+
 // ---------------------------------------------------------------- repacked q4_K (repack.c)
 //
 // The layout qmv_q4_K_rp_group_avx2 reads (mm-quant-x86.c): a step's 64
