@@ -45,7 +45,8 @@ bool lm_cpu_avx512bf16(void);
 // True on x86-64 CPUs whose vector gathers cost more than the scalar loads
 // they replace: AMD's (CPUID vendor "AuthenticAMD"). The AVX-512 mat-vecs
 // of the i-quants that look their grids up by gathers then give way to the
-// AVX2 ones, which load them one by one (the same bits either way).
+// AVX2 ones compiled for that level, which load them one by one (the same
+// bits either way).
 bool lm_cpu_slow_gather(void);
 // For tests: 0 or 1 forces lm_cpu_slow_gather's answer, -1 restores the CPU's.
 void lm_cpu_force_slow_gather(int v);

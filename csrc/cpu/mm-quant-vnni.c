@@ -295,11 +295,7 @@ LM_TARGET_VNNI static void qmv_q4_K_rp_group(int64_t nb, const char * g, const b
                 c[p] = _mm512_dpwssd_epi32(c[p], s, _mm512_shuffle_epi8(j < 2 ? z03 : z47, sel));
             }
         }
-        const __m256 dy = _mm256_set1_ps(y[i].d);
-        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g));
-        const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
-        am = _mm256_fmadd_ps(_mm256_mul_ps(dm, dy), _mm256_cvtepi32_ps(ms), am);
-        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(reduce_pairs(c)), a);
+        q4k_rp_acc(g, y[i].d, reduce_pairs(c), ms, &a, &am);
     }
     _mm256_storeu_ps(d, _mm256_sub_ps(a, am));
 }

@@ -761,11 +761,7 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
                 __asm__("" : "+x"(c[r])); // see K4_ROW
             }
         }
-        const __m256 dy = _mm256_set1_ps(y[i].d);
-        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g));
-        const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
-        am = _mm256_fmadd_ps(_mm256_mul_ps(dm, dy), _mm256_cvtepi32_ps(ms), am);
-        a = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(qmv_reduce_blend(c)), a);
+        q4k_rp_acc(g, y[i].d, qmv_reduce_blend(c), ms, &a, &am);
     }
     _mm256_storeu_ps(d, _mm256_sub_ps(a, am));
 }

@@ -92,6 +92,17 @@ LM_TARGET_AVX2 static inline __m256i q4k_rp_scales_mins(const char * g, const bl
     return _mm256_permute4x64_epi64(_mm256_hadd_epi32(m0, m1), 0 | 2 << 2 | 1 << 4 | 3 << 6);
 }
 
+// The float steps of block i of a repacked q4_K group, one piece for both
+// levels' kernels so that their bits agree: a += (d * d_y) * si and am +=
+// (dmin * d_y) * ms, with the 8 rows' fp16 d at g and dmin at g + 16.
+LM_TARGET_AVX2 static inline void q4k_rp_acc(const char * g, float dy, __m256i si, __m256i ms, __m256 * a, __m256 * am) {
+    const __m256 vdy = _mm256_set1_ps(dy);
+    const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) g));
+    const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+    *am = _mm256_fmadd_ps(_mm256_mul_ps(dm, vdy), _mm256_cvtepi32_ps(ms), *am);
+    *a = _mm256_fmadd_ps(_mm256_mul_ps(dx, vdy), _mm256_cvtepi32_ps(si), *a);
+}
+
 // ---------------------------------------------------------------- 8-row mat-vec (mm-quant-x86.c, mm-quant-vnni.c)
 
 static inline uint32_t ld32(const char * p) { uint32_t v; memcpy(&v, p, 4); return v; }
