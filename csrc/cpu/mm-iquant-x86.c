@@ -44,18 +44,10 @@
 
 #define H2F(x) _cvtsh_ss(x)
 
-// ---------------------------------------------------------------- helpers
+static inline uint32_t rd32(const void * p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t rd64(const void * p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-// 7 stored sign bits -> 8 bytes of +1 / -1 (the eighth sign makes the
-// parity even), the second operand of vpsignb: one lookup per 8 quants.
-#define PM1(i, j)  ((((i) >> (j)) & 1) ? 0xFFull : 0x01ull) << (8 * (j))
-#define PAR7(i)    (((i) ^ (i) >> 1 ^ (i) >> 2 ^ (i) >> 3 ^ (i) >> 4 ^ (i) >> 5 ^ (i) >> 6) & 1)
-#define SGN(i)     (PM1(i, 0) | PM1(i, 1) | PM1(i, 2) | PM1(i, 3) | PM1(i, 4) | PM1(i, 5) | PM1(i, 6) | \
-                    (PAR7(i) ? 0xFFull : 0x01ull) << 56)
-#define SGN4(i)    SGN(i), SGN((i) + 1), SGN((i) + 2), SGN((i) + 3)
-#define SGN16(i)   SGN4(i), SGN4((i) + 4), SGN4((i) + 8), SGN4((i) + 12)
-#define SGN64(i)   SGN16(i), SGN16((i) + 16), SGN16((i) + 32), SGN16((i) + 48)
-static const uint64_t k_sign_pm1[128] = { SGN64(0), SGN64(64) };
+// ---------------------------------------------------------------- helpers
 
 // 4 table entries of 8 bytes in one vector, by broadcast loads and blends:
 // inserts would all queue on the one shuffle port.
@@ -65,34 +57,31 @@ LM_TARGET_AVX2 static inline __m256i ld4q(const uint64_t * t, unsigned a, unsign
     return _mm256_blend_epi32(_mm256_blend_epi32(va, vb, 0x0C), _mm256_blend_epi32(vc, vd, 0xC0), 0xF0);
 }
 
-// 8 table entries of 4 bytes in one vector, by scalar loads and inserts
-// (a gather is slow where it is microcoded).
+// 8 table entries of 4 bytes in one vector, by broadcast loads and blends
+// as ld4q (a gather is slow where it is microcoded).
 LM_TARGET_AVX2 static inline __m256i ld8d(const uint32_t * t, unsigned a, unsigned b, unsigned c, unsigned d,
                                           unsigned e, unsigned f, unsigned g, unsigned h) {
-    return _mm256_setr_epi32((int) t[a], (int) t[b], (int) t[c], (int) t[d], (int) t[e], (int) t[f], (int) t[g], (int) t[h]);
+#define B_(i) _mm256_set1_epi32((int) t[i])
+    const __m256i lo = _mm256_blend_epi32(_mm256_blend_epi32(B_(a), B_(b), 0x02), _mm256_blend_epi32(B_(c), B_(d), 0x08), 0x0C);
+    const __m256i hi = _mm256_blend_epi32(_mm256_blend_epi32(B_(e), B_(f), 0x20), _mm256_blend_epi32(B_(g), B_(h), 0x80), 0xC0);
+#undef B_
+    return _mm256_blend_epi32(lo, hi, 0xF0);
 }
 
-// The signs of k_sign_pm1 for the 7-bit fields at bits 0, 7, 14, 21 of w,
-// computed in the lanes: qword j holds field j in its bits 0-6. Bytes 0-6
-// of m are 0xFF where their bit is set and byte 7 is 0xFF, so psadbw gives
-// 255 (set bits + 1), whose low bit is 1 when the set bits are even; moved
-// to bit 63, it clears the top bit of byte 7 then, and the OR with 1 turns
-// the zero bytes into +1.
-LM_TARGET_AVX2 static inline __m256i signs7x4(uint32_t w) {
-    const __m256i v = _mm256_srlv_epi64(_mm256_set1_epi32((int) w), _mm256_setr_epi64x(0, 7, 14, 21));
-    const __m256i sel = _mm256_set1_epi64x(0x0040201008040201ll);
-    const __m256i b0 = _mm256_set_epi64x(0x0808080808080808ll, 0, 0x0808080808080808ll, 0);
-    const __m256i m = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, b0), sel), sel);
-    const __m256i even = _mm256_slli_epi64(_mm256_sad_epu8(m, _mm256_setzero_si256()), 63);
-    return _mm256_or_si256(_mm256_xor_si256(m, even), _mm256_set1_epi8(1));
-}
-
-// u = sign(g) + 64 from magnitudes g and +1/-1 bytes s, or 0x00/0xFF masks m
-LM_TARGET_AVX2 static inline __m256i bias_pm1(__m256i g, __m256i s) {
-    return _mm256_add_epi8(_mm256_sign_epi8(g, s), _mm256_set1_epi8(64));
-}
+// u = sign(g) + 64 from magnitudes g and 0x00/0xFF masks m
 LM_TARGET_AVX2 static inline __m256i bias_mask(__m256i g, __m256i m) {
     return _mm256_add_epi8(_mm256_sub_epi8(_mm256_xor_si256(g, m), m), _mm256_set1_epi8(64));
+}
+
+// u = sign(g) + 64 with the signs as bits (bits_to_bytes' order) at p: at
+// the AVX-512 level they go straight into a mask register
+LM_TARGET_AVX2 static inline __m256i bias_bits(__m256i g, const uint8_t * p) {
+#if defined(MM_IQ_X86_EVEX)
+    const __m256i c = _mm256_set1_epi8(64);
+    return _mm256_mask_sub_epi8(_mm256_add_epi8(g, c), _cvtu32_mask32(rd32(p)), c, g);
+#else
+    return bias_mask(g, bits_to_bytes(p));
+#endif
 }
 
 // the int16 element e of each lane in all of that lane
@@ -141,8 +130,6 @@ LM_TARGET_AVX2 static inline int hsum_i32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-static inline uint32_t rd32(const void * p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t rd64(const void * p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 #define INL LM_TARGET_AVX2 static inline __attribute__((always_inline))
 
@@ -167,35 +154,69 @@ INL void ix_lanes(const uint8_t * lo, const uint8_t * qh, __m256i sh, int step, 
 // them from two fields (all at once in the lanes; the others build none);
 // T_u(x, ib, ix): chunk ib's 32 biased quants; T_h(x): the block's fp16 scale.
 #define NO_IX(T) INL void T##_ix(const void * vx, uint16_t * ix) { (void) vx; (void) ix; }
-NO_IX(iq2_xxs) NO_IX(iq2_xs) NO_IX(iq3_xxs) NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
+NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)
 
-// iq2_xxs: per chunk two words: 4 grid indices; 4 x 7 sign bits and the scale nibble
-INL void iq2_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
-    const block_iq2_xxs * x = vx;
+// the 7-bit fields of 32 bytes with their parity in bit 7: each byte the
+// 8 signs of its entry, a set bit a negative quant, as bits_to_bytes reads
+INL __m256i with_parity7(__m256i f) {
+    const __m256i odd = _mm256_setr_epi8(0, -128, -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0,
+                                         0, -128, -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0);
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    const __m256i p = _mm256_xor_si256(_mm256_shuffle_epi8(odd, _mm256_and_si256(f, m4)),
+                                       _mm256_shuffle_epi8(odd, _mm256_and_si256(_mm256_srli_epi16(f, 4), m4)));
+    return _mm256_or_si256(f, p);
+}
+
+// The sign bytes (with_parity7) of 8 words of four 7-bit sign fields
+// (bits 0-27; the top nibble is left out) into ix: the fields of word i in
+// bytes 4i to 4i + 3.
+INL void signs7x4_bytes(__m256i w, uint16_t * ix) {
+    // fields 2 and 3 up by 2 bits, then 1 and 3 up by 1
+    const __m256i h = _mm256_or_si256(_mm256_and_si256(w, _mm256_set1_epi32(0x3FFF)),
+                                      _mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0xFFFC000)), 2));
+    const __m256i f = _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi32(0x007F007F)),
+                                      _mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x3F803F80)), 1));
+    _mm256_store_si256((__m256i *) ix, with_parity7(f));
+}
+
+// iq2_xxs: per chunk two words: 4 grid indices; 4 x 7 sign bits and the
+// scale nibble. The signs of the block's 32 entries are made all at once,
+// a byte each, into ix.
+INL __m256i iq2_xxs_odd(const block_iq2_xxs * x) { // the odd words, in chunk order
     const __m256 w0 = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *) x->qs));
     const __m256 w1 = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(x->qs + 16)));
-    // the odd words: lane 0 chunks 0 1 4 5, lane 1 chunks 2 3 6 7
+    // lane 0 chunks 0 1 4 5, lane 1 chunks 2 3 6 7
     const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(w0, w1, 1 | 3 << 2 | 1 << 4 | 3 << 6));
-    top_nib_scales(_mm256_permutevar8x32_epi32(odd, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)), 64, s, c);
+    return _mm256_permutevar8x32_epi32(odd, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+}
+INL void iq2_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
+    top_nib_scales(iq2_xxs_odd(vx), 64, s, c);
+}
+INL void iq2_xxs_ix(const void * vx, uint16_t * ix) {
+    signs7x4_bytes(iq2_xxs_odd(vx), ix);
 }
 INL __m256i iq2_xxs_u(const void * vx, int ib, const uint16_t * ix) {
-    (void) ix;
     const uint8_t * q = (const uint8_t *)((const block_iq2_xxs *) vx)->qs + 8 * ib;
-    const uint32_t a = rd32(q + 4);
-    const __m256i g = ld4q(lm_iq2xxs_grid, q[0], q[1], q[2], q[3]);
-    return bias_pm1(g, ld4q(k_sign_pm1, a & 127, (a >> 7) & 127, (a >> 14) & 127, (a >> 21) & 127));
+    return bias_bits(ld4q(lm_iq2xxs_grid, q[0], q[1], q[2], q[3]), (const uint8_t *) ix + 4 * ib);
 }
 INL uint16_t iq2_xxs_h(const void * vx) { return ((const block_iq2_xxs *) vx)->d; }
 
-// iq2_xs: 16-bit entries, 9 bits grid index and 7 sign bits
+// iq2_xs: 16-bit entries, 9 bits grid index and 7 sign bits. The signs of
+// the block's 32 entries are made all at once, a byte each, into ix.
 INL void iq2_xs_prep(const void * vx, __m256i * s, __m256i * c) {
     nib_scales(((const block_iq2_xs *) vx)->scales, 64, s, c);
 }
+INL void iq2_xs_ix(const void * vx, uint16_t * ix) {
+    const uint16_t * q = ((const block_iq2_xs *) vx)->qs;
+    const __m256i a = _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *) q), 9);
+    const __m256i b = _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(q + 16)), 9);
+    const __m256i f = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0 | 2 << 2 | 1 << 4 | 3 << 6);
+    _mm256_store_si256((__m256i *) ix, with_parity7(f));
+}
 INL __m256i iq2_xs_u(const void * vx, int ib, const uint16_t * ix) {
-    (void) ix;
     const uint64_t v = rd64(((const block_iq2_xs *) vx)->qs + 4 * ib);
     const __m256i g = ld4q(lm_iq2xs_grid, v & 511, (v >> 16) & 511, (v >> 32) & 511, (v >> 48) & 511);
-    return bias_pm1(g, ld4q(k_sign_pm1, (v >> 9) & 127, (v >> 25) & 127, (v >> 41) & 127, (unsigned)(v >> 57)));
+    return bias_bits(g, (const uint8_t *) ix + 4 * ib);
 }
 INL uint16_t iq2_xs_h(const void * vx) { return ((const block_iq2_xs *) vx)->d; }
 
@@ -213,7 +234,7 @@ INL __m256i iq2_s_u(const void * vx, int ib, const uint16_t * ix) {
     const block_iq2_s * x = vx;
     const uint16_t * i = ix + 4 * ib;
     const __m256i g = ld4q(lm_iq2s_grid, i[0], i[1], i[2], i[3]);
-    return bias_mask(g, bits_to_bytes(x->qs + QK_K / 8 + 4 * ib));
+    return bias_bits(g, x->qs + QK_K / 8 + 4 * ib);
 }
 INL uint16_t iq2_s_h(const void * vx) { return ((const block_iq2_s *) vx)->d; }
 
@@ -221,12 +242,13 @@ INL uint16_t iq2_s_h(const void * vx) { return ((const block_iq2_s *) vx)->d; }
 INL void iq3_xxs_prep(const void * vx, __m256i * s, __m256i * c) {
     top_nib_scales(_mm256_loadu_si256((const __m256i *)(((const block_iq3_xxs *) vx)->qs + QK_K / 4)), 64, s, c);
 }
+INL void iq3_xxs_ix(const void * vx, uint16_t * ix) {
+    signs7x4_bytes(_mm256_loadu_si256((const __m256i *)(((const block_iq3_xxs *) vx)->qs + QK_K / 4)), ix);
+}
 INL __m256i iq3_xxs_u(const void * vx, int ib, const uint16_t * ix) {
-    (void) ix;
-    const block_iq3_xxs * x = vx;
-    const uint8_t * q = x->qs + 8 * ib;
+    const uint8_t * q = ((const block_iq3_xxs *) vx)->qs + 8 * ib;
     const __m256i g = ld8d(lm_iq3xxs_grid, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
-    return bias_pm1(g, signs7x4(rd32(x->qs + QK_K / 4 + 4 * ib)));
+    return bias_bits(g, (const uint8_t *) ix + 4 * ib);
 }
 INL uint16_t iq3_xxs_h(const void * vx) { return ((const block_iq3_xxs *) vx)->d; }
 
@@ -250,7 +272,7 @@ INL __m256i iq3_s_u(const void * vx, int ib, const uint16_t * ix) {
     const block_iq3_s * x = vx;
     const uint16_t * i = ix + 8 * ib;
     const __m256i g = ld8d(lm_iq3s_grid, i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7]);
-    return bias_mask(g, bits_to_bytes(x->signs + 4 * ib));
+    return bias_bits(g, x->signs + 4 * ib);
 }
 INL uint16_t iq3_s_h(const void * vx) { return ((const block_iq3_s *) vx)->d; }
 
