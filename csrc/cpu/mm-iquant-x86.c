@@ -150,8 +150,10 @@ INL void ix_lanes(const uint8_t * lo, const uint8_t * qh, __m256i sh, int step, 
 // ---------------------------------------------------------------- the types
 //
 // T_prep(x, &S, &C): a block's scales and bias coefficients (see the top);
-// T_ix(x, ix): a block's grid indices into ix, for the types that build
-// them from two fields (all at once in the lanes; the others build none);
+// T_ix(x, ix): what the block's chunks look up, made all at once in the
+// lanes into ix: the grid indices of the types that build them from two
+// fields, or the sign bytes of those with 7 stored sign bits (the others
+// build none);
 // T_u(x, ib, ix): chunk ib's 32 biased quants; T_h(x): the block's fp16 scale.
 #define NO_IX(T) INL void T##_ix(const void * vx, uint16_t * ix) { (void) vx; (void) ix; }
 NO_IX(iq1_s) NO_IX(iq1_m) NO_IX(tq1_0) NO_IX(tq2_0)

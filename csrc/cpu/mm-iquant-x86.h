@@ -2,16 +2,16 @@
 // i-quant kernels (mm-iquant-x86.c: AVX2; mm-iquant-avx512.c: AVX-512),
 // written once: TARGET is the level's target attribute, HSUM its horizontal
 // sum of 8 int32 lanes, and the including file gives each type T its
-// T##_ix (a block's grid indices into a buffer of QK_K / 4 uint16, or
-// nothing), T##_isum_ix (the block's 8 int32 partial sums of sumi, given
+// T##_ix (what a block's chunks look up, grid indices or sign bytes, into
+// a buffer of QK_K / 4 uint16, or nothing), T##_isum_ix (the block's 8 int32 partial sums of sumi, given
 // that buffer) and T##_h (the block's fp16 scale). The float steps are
 // mm-iquant.h's. Include after <immintrin.h>, mm-quant-x86.h (reduce8) and
 // a definition of H2F.
 #pragma once
 
-// The dot of mm-iquant.h over n / QK_K blocks. The indices of block i + 1
-// are written while block i is summed, so that reading them back never
-// waits on the stores that just wrote them.
+// The dot of mm-iquant.h over n / QK_K blocks. The ix of block i + 1 is
+// written while block i is summed, so that reading it back never
+// waits on the stores that just wrote it.
 #define IQ_VD_TMPL(TARGET, HSUM, T, TT)                                                                                      \
 TARGET static void vd_##T(int n, float * restrict s, size_t bs, const void * restrict vx, size_t bx, \
                                   const void * restrict vy, size_t by, int nrc) {                         \
