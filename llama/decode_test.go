@@ -10,16 +10,25 @@ import (
 // The kept one-token graph: across kvPad buckets, after batches (which
 // allocate other graphs in between), after Rewind, and with non-finite
 // values left in the cache past the rewind point, its logits are those of
-// a fresh session evaluating the same tokens.
+// a fresh session evaluating the same tokens; with either attention
+// (mul_mat over a transposed V cache, or flash attention).
 func TestDecodeGraphReuse(t *testing.T) {
 	m := decodeModel(t)
-	ctx := context.Background()
 	toks := make([]int32, 90)
 	for i := range toks {
 		toks[i] = int32(1 + (i*7)%(m.NVocab-1))
 	}
+	for _, flash := range []bool{false, true} {
+		t.Run(map[bool]string{false: "mul_mat", true: "flash"}[flash], func(t *testing.T) {
+			testDecodeGraphReuse(t, m, toks, flash)
+		})
+	}
+}
+
+func testDecodeGraphReuse(t *testing.T, m *Model, toks []int32, flash bool) {
+	ctx := context.Background()
 	newSession := func(f32 bool) *Session {
-		s, err := m.NewSession(SessionOptions{Threads: 1, Context: 90, Batch: 16, F32KV: f32})
+		s, err := m.NewSession(SessionOptions{Threads: 1, Context: 90, Batch: 16, F32KV: f32, FlashAttn: flash})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +86,46 @@ func TestDecodeGraphReuse(t *testing.T) {
 	}
 }
 
+// Flash attention gives the logits of the mul_mat attention, to rounding,
+// for a prompt in batches (its rows share K and V rows four at a time) and
+// then token by token, with GQA (two query heads per K/V head).
+func TestFlashAttnMatchesMulMat(t *testing.T) {
+	m := decodeModel(t)
+	ctx := context.Background()
+	toks := make([]int32, 40)
+	for i := range toks {
+		toks[i] = int32(1 + (i*11)%(m.NVocab-1))
+	}
+	run := func(flash bool) []float32 {
+		s, err := m.NewSession(SessionOptions{Threads: 2, Context: 64, Batch: 8, FlashAttn: flash})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		out, err := s.EvalAll(ctx, toks[:30])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range toks[30:] {
+			l, err := s.Eval(ctx, []int32{tok})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, l...)
+		}
+		return out
+	}
+	want, got := run(false), run(true)
+	if len(got) != len(want) {
+		t.Fatalf("%d logits, want %d", len(got), len(want))
+	}
+	for i := 0; i < len(toks); i++ {
+		if d := maxAbsDiff(got[i*m.NVocab:(i+1)*m.NVocab], want[i*m.NVocab:(i+1)*m.NVocab]); d > 1e-4 || math.IsNaN(float64(d)) {
+			t.Errorf("token %d: logits differ by %g", i, d)
+		}
+	}
+}
+
 // decodeModel loads the small GQA model of the decoding tests, closed when
 // the test ends.
 func decodeModel(t *testing.T) *Model {
@@ -107,7 +156,7 @@ func poisonKV(t *testing.T, s *Session, from, to int) {
 			inf := float32(math.Inf(1))
 			for p := from; p < to; p++ {
 				for c := range gqa {
-					if isK {
+					if isK || kv.flash {
 						vals[p*gqa+c] = inf
 					} else {
 						vals[c*kv.nCtx+p] = inf

@@ -82,7 +82,8 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	es := kv.k[0].ElementSize()
 
 	x := ctx.GetRows(m.TokEmbd, b.tokens)
-	var xLast *ggml.Tensor // the last layer's residual rows that go on
+	var faMask *ggml.Tensor // the mask as flash attention takes it, made once
+	var xLast *ggml.Tensor  // the last layer's residual rows that go on
 	for il, L := range m.Layers {
 		if il == len(m.Layers)-1 && nOut < n {
 			// The view joins the graph here, after the nodes of the
@@ -99,7 +100,11 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 		// append this batch's K and V to the cache
 		kc, vc := kv.k[il], kv.v[il]
 		kDst, vDst := kv.rows(ctx, il, nPast, n)
-		kCpy, vCpy := ctx.Cpy(k, kDst), ctx.Cpy(ctx.Transpose(v), vDst)
+		vSrc := ctx.Transpose(v)
+		if kv.flash {
+			vSrc = v
+		}
+		kCpy, vCpy := ctx.Cpy(k, kDst), ctx.Cpy(vSrc, vDst)
 		b.g.BuildForward(kCpy)
 		b.g.BuildForward(vCpy)
 		if n == 1 {
@@ -107,15 +112,25 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 		}
 
 		// attention over positions 0..nkv of the cache
-		kAll := ctx.View3D(kc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0)             // [hd, nkv, nHeadKV]
-		kq := ctx.MulMat(kAll, ctx.Permute(q, 0, 2, 1, 3))                       // [nkv, n, nHead]
-		kq = ctx.SoftMaxExt(kq, b.mask, scale, 0)                                // causal
-		vAll := ctx.View3D(vc, nkv, hd, h.NHeadKV, es*kv.nCtx, es*kv.nCtx*hd, 0) // [nkv, hd, nHeadKV]
-		kqv := ctx.MulMat(vAll, kq)                                              // [hd, n, nHead]
-		if n == 1 {
-			cur = ctx.Reshape2D(kqv, h.NEmbd, 1) // one token: the heads are already in order
+		kAll := ctx.View3D(kc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0) // [hd, nkv, nHeadKV]
+		if kv.flash {
+			if faMask == nil { // f16, its rows padded: what FlashAttnExt takes
+				rows := (n + ggml.KQMaskPad - 1) / ggml.KQMaskPad * ggml.KQMaskPad
+				faMask = ctx.Cpy(ctx.Pad(b.mask, 0, rows-n, 0, 0), ctx.NewTensor2D(ggml.TypeF16, nkv, rows))
+			}
+			vAll := ctx.View3D(vc, hd, nkv, h.NHeadKV, es*gqa, es*hd, 0)                         // [hd, nkv, nHeadKV]
+			kqv := ctx.FlashAttnExt(ctx.Permute(q, 0, 2, 1, 3), kAll, vAll, faMask, scale, 0, 0) // [hd, nHead, n]
+			cur = ctx.Reshape2D(kqv, h.NEmbd, n)
 		} else {
-			cur = ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), h.NEmbd, n)
+			kq := ctx.MulMat(kAll, ctx.Permute(q, 0, 2, 1, 3))                       // [nkv, n, nHead]
+			kq = ctx.SoftMaxExt(kq, b.mask, scale, 0)                                // causal
+			vAll := ctx.View3D(vc, nkv, hd, h.NHeadKV, es*kv.nCtx, es*kv.nCtx*hd, 0) // [nkv, hd, nHeadKV]
+			kqv := ctx.MulMat(vAll, kq)                                              // [hd, n, nHead]
+			if n == 1 {
+				cur = ctx.Reshape2D(kqv, h.NEmbd, 1) // one token: the heads are already in order
+			} else {
+				cur = ctx.Cont2D(ctx.Permute(kqv, 0, 2, 1, 3), h.NEmbd, n)
+			}
 		}
 		cur = ctx.MulMat(L.Wo, cur)
 
@@ -135,7 +150,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	b.logits = ctx.MulMat(m.Output, x).SetName("logits").SetOutput()
 	b.g.BuildForward(b.logits)
 	if n == 1 {
-		b.kvBytes = [2]int{es * gqa, es}
+		b.kvBytes = [2]int{es * gqa, kv.vStoreBytes()}
 		b.inPos, b.inMask = make([]int32, 1), make([]float32, nkv)
 	}
 	return b

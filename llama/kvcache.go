@@ -9,24 +9,27 @@ import (
 
 // kvCache holds the keys and values of every layer for nCtx positions:
 // K as a row of NEmbdGQA per position, V transposed (a row of nCtx per
-// channel), so that attention reads both with plain mul_mat. The tensors
+// channel), so that attention reads both with plain mul_mat; or, for
+// flash attention (flash), V as K, a row per position. The tensors
 // live in one backend buffer, or with the model's layers on other devices
 // (placement.go) one buffer per device, each layer's on its device.
 type kvCache struct {
-	ctx  *ggml.Context
-	buf  *ggml.Buffer
-	k, v []*ggml.Tensor
-	nCtx int
-	typ  ggml.Type
+	ctx   *ggml.Context
+	buf   *ggml.Buffer
+	k, v  []*ggml.Tensor
+	nCtx  int
+	typ   ggml.Type
+	flash bool
 	// the caches of the layers on other devices: one context and buffer
 	// each, in the order of the model's devices
 	devCtx []*ggml.Context
 	devBuf []*ggml.Buffer
 }
 
-// newKVCache makes the cache of the layers; the layers of each device in
-// devs go in a buffer of that device's backend, the others in a CPU buffer.
-func newKVCache(h Hparams, nCtx int, typ ggml.Type, devs ...*device) (*kvCache, error) {
+// newKVCache makes the cache of the layers, V laid out for flash attention
+// if flash; the layers of each device in devs go in a buffer of that
+// device's backend, the others in a CPU buffer.
+func newKVCache(h Hparams, nCtx int, typ ggml.Type, flash bool, devs ...*device) (*kvCache, error) {
 	if typ != ggml.TypeF16 && typ != ggml.TypeF32 {
 		return nil, fmt.Errorf("llama: KV cache type %s: f16 or f32 expected", typ)
 	}
@@ -37,7 +40,7 @@ func newKVCache(h Hparams, nCtx int, typ ggml.Type, devs ...*device) (*kvCache, 
 	if err != nil {
 		return nil, err
 	}
-	kv := &kvCache{ctx: ctx, nCtx: nCtx, typ: typ}
+	kv := &kvCache{ctx: ctx, nCtx: nCtx, typ: typ, flash: flash}
 	for range devs {
 		c, err := newCtx()
 		if err != nil {
@@ -142,8 +145,22 @@ func (kv *kvCache) clear(from, to int) (err error) {
 }
 
 // rows are views of positions [pos, pos+n) of layer il's K (a row of
-// NEmbdGQA per position) and V (transposed: n elements of each channel's row).
+// NEmbdGQA per position) and V (transposed: n elements of each channel's
+// row; for flash attention as K).
 func (kv *kvCache) rows(ctx *ggml.Context, il, pos, n int) (k, v *ggml.Tensor) {
 	es, gqa := kv.k[il].ElementSize(), kv.k[il].NElements()/kv.nCtx
-	return ctx.View1D(kv.k[il], n*gqa, es*gqa*pos), ctx.View2D(kv.v[il], n, gqa, es*kv.nCtx, es*pos)
+	k = ctx.View1D(kv.k[il], n*gqa, es*gqa*pos)
+	if kv.flash {
+		return k, ctx.View1D(kv.v[il], n*gqa, es*gqa*pos)
+	}
+	return k, ctx.View2D(kv.v[il], n, gqa, es*kv.nCtx, es*pos)
+}
+
+// vStoreBytes is how far a one-token V store moves per position.
+func (kv *kvCache) vStoreBytes() int {
+	es := kv.k[0].ElementSize()
+	if kv.flash {
+		return es * (kv.k[0].NElements() / kv.nCtx)
+	}
+	return es
 }

@@ -19,6 +19,13 @@ type SessionOptions struct {
 	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
 	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
 	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
+	// FlashAttn computes attention with FlashAttnExt (llama.cpp's
+	// flash_attn, -fa) over a V cache laid out as K, a row per position:
+	// a token's V store is then one contiguous row instead of an element
+	// in every row of a transposed cache, and decoding reads K and V a
+	// position at a time. The logits agree with the default path's to
+	// rounding (the softmax is computed online).
+	FlashAttn bool
 }
 
 // MaxContext is the largest SessionOptions.Context (positions are int32 in
@@ -148,7 +155,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if err := m.restoreDevices(); err != nil {
 		return nil, err
 	}
-	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ, m.devs...); err != nil {
+	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ, opts.FlashAttn, m.devs...); err != nil {
 		return nil, err
 	}
 	var eng engine

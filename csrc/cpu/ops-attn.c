@@ -11,6 +11,17 @@
 
 // ---------------------------------------------------------------- row primitives
 
+// The K and V rows FA_PF positions ahead are asked for while a row is
+// summed. In a KV cache each position's rows of a head are a few lines
+// apart from the next position's (a row of all the heads between them),
+// which the hardware prefetchers do not follow: without this, decoding
+// waits on memory for every position.
+#define FA_PF 8
+static inline void fa_prefetch(const char * k, size_t kbytes, const char * v, size_t vbytes) {
+    for (size_t o = 0; o < kbytes; o += 64) __builtin_prefetch(k + o);
+    for (size_t o = 0; o < vbytes; o += 64) __builtin_prefetch(v + o);
+}
+
 static float fa_dot_f32_s(int64_t n, const void * k, const float * q) {
     const float * x = (const float *) k;
     float s = 0.0f;
@@ -188,7 +199,11 @@ LM_TARGET_AVX2 static void fa_block4_avx2(const struct fa_blk4 * b) {
     for (int64_t d = 0; d < 4*DV; d++) b->acc[d] = 0.0f;
     const fa_mad_t mad1 = b->v16 ? fa_mad_f16_avx2 : fa_mad_f32_avx2;
 
+    const size_t kbytes = (size_t) b->DK * (b->k16 ? 2 : 4), vbytes = (size_t) DV * (b->v16 ? 2 : 4);
     for (int64_t ic = 0; ic < b->n_kv; ic++) {
+        if (ic + FA_PF < b->n_kv) {
+            fa_prefetch(b->kbase + (ic + FA_PF)*b->kstride, kbytes, b->vbase + (ic + FA_PF)*b->vstride, vbytes);
+        }
         float mv[4];
         int n_live = 0;
         for (int r = 0; r < 4; r++) {
@@ -335,6 +350,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     const lm_ggml_to_float_t k_to_f32 = k_direct ? NULL : lm_ggml_get_type_traits(k->type)->to_float;
     const lm_ggml_to_float_t v_to_f32 = v_direct ? NULL : lm_ggml_get_type_traits(v->type)->to_float;
 
+    const size_t krow = lm_ggml_row_size(k->type, DK), vrow = lm_ggml_row_size(v->type, DV);
     const struct fa_rows fr = { q, k, v, mask, dst, nq1, nq2, rk2, rk3, rv2, rv3, max_bias, m0, m1, n_head_log2 };
 
     float * kbuf = (float *) params->wdata + (size_t) params->ith * fa_scratch_floats(dst);
@@ -385,6 +401,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
         float M = -INFINITY;  // running maximum
 
         for (int64_t ic = 0; ic < n_kv; ic++) {
+            if (ic + FA_PF < n_kv) fa_prefetch(kbase + (ic + FA_PF)*k->nb[1], krow, vbase + (ic + FA_PF)*v->nb[1], vrow);
             const float mv = mr ? slope * lm_ggml_table_f32_f16[mr[ic]] : 0.0f;
             if (mv == -INFINITY) continue;
 

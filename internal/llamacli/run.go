@@ -28,7 +28,7 @@ type config struct {
 	ceiling                             int
 	temp, topP                          float64
 	seed                                uint64
-	kvF32, ignoreEOS, quiet, mmap       bool
+	kvF32, ignoreEOS, quiet, mmap, fa   bool
 	noRepack, noWarmup                  bool
 	rpc, tensorSplit                    string   // --rpc servers and their weights
 	args                                []string // positional arguments left after the flags
@@ -50,10 +50,11 @@ func defineFlags(fs *flag.FlagSet) *config {
 	fs.IntVar(&c.nCtx, "c", 0, "context size in positions (0: the model's trained context, at most 2048); generation stops when it is full")
 	fs.IntVar(&c.batch, "b", 512, "prompt batch size, >= 1")
 	fs.BoolVar(&c.kvF32, "kv-f32", false, "keep the KV cache in f32 (default f16)")
+	fs.BoolVar(&c.fa, "fa", false, "flash attention (as llama.cpp's -fa): V cached a row per position, attention by FlashAttnExt")
 	fs.BoolVar(&c.ignoreEOS, "ignore-eos", false, "keep generating after an end-of-text token")
 	fs.BoolVar(&c.quiet, "q", false, "print only the generated text (no prompt)")
 	fs.BoolVar(&c.mmap, "mmap", false, "use the weights in place in the memory-mapped file (no copy)")
-	fs.BoolVar(&c.noRepack, "no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: on x86-64, q8_0, q4_0 and iq4_nl; q4_K and q6_K without AVX512-VNNI)")
+	fs.BoolVar(&c.noRepack, "no-repack", false, "keep the projection matrices in the plain layout (by default the CPU's repacked one where it has one: on x86-64, q8_0, q4_0, iq4_nl, q4_K and q6_K)")
 	fs.IntVar(&c.reps, "r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
 	fs.BoolVar(&c.noWarmup, "no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
 	fs.IntVar(&c.ceiling, "ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
@@ -158,7 +159,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := m.NewSession(llama.SessionOptions{Threads: threads, Context: ctxSize, Batch: c.batch, F32KV: c.kvF32})
+	s, err := m.NewSession(llama.SessionOptions{Threads: threads, Context: ctxSize, Batch: c.batch, F32KV: c.kvF32, FlashAttn: c.fa})
 	if err != nil {
 		return err
 	}
