@@ -222,20 +222,38 @@ LM_TARGET_VNNI static void qmv_q8_0_rp_group(int64_t nb, const char * g, const b
 // activations' sums taken back, which is the sum of qmv_iq4_nl_vnni's sign
 // trick for activations in [-127, 127], the q8_0 quantizer's range (as in
 // the repacked q8_0 above). The float steps are those kernels', in their order.
+// The activations' side of the bias depends on the column alone: it is made
+// once per call for all the groups (QMV_RP_YS).
+
+// minus the bias (an unsigned byte: 8, or 128 for iq4_nl) times the sums of
+// y's 4 + 4 quants of each lane, the same in the 4 lanes
+LM_TARGET_VNNI static inline __m512i q4_rp_off(const block_q8_0 * y, bool nl) {
+    const __m512i o = _mm512_set1_epi8(nl ? (char) 0x80 : 8);
+    const __m512i ylo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) y->qs));
+    const __m512i yhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y->qs + 16)));
+    return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), o, ylo), o, yhi));
+}
+LM_TARGET_VNNI static void q4_0_rp_fill(int64_t nb, const void * vy, __m128i * ys) {
+    const block_q8_0 * y = vy;
+    for (int64_t i = 0; i < nb; i++) ys[i] = _mm512_castsi512_si128(q4_rp_off(y + i, false));
+}
+LM_TARGET_VNNI static void iq4_nl_rp_fill(int64_t nb, const void * vy, __m128i * ys) {
+    const block_q8_0 * y = vy;
+    for (int64_t i = 0; i < nb; i++) ys[i] = _mm512_castsi512_si128(q4_rp_off(y + i, true));
+}
 LM_TARGET_VNNI static inline __attribute__((always_inline)) void qmv_q4_rp_group(int64_t nb, const char * g, const block_q8_0 * y,
-                                                                                float * d, const char * pf, bool nl) {
+                                                                                float * d, const char * pf, bool nl,
+                                                                                const __m128i * ys) {
     const size_t gb = 8 * sizeof(block_q4_0);
     const __m512i m4 = _mm512_set1_epi8(0xF);
     const __m512i tbl = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) lm_kvalues_iq4nl)),
                                          _mm512_set1_epi8((char) 0x80));
-    const __m512i o = _mm512_set1_epi8(nl ? (char) 0x80 : 8); // the bias, an unsigned byte
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += gb) {
         QMV_PF(pf, i, block_q4_0)
         const __m512i ylo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) y[i].qs));
         const __m512i yhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[i].qs + 16)));
-        const __m512i off = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), o, ylo), o, yhi));
+        const __m512i off = ys ? _mm512_broadcast_i32x4(ys[i]) : q4_rp_off(y + i, nl);
         __m512i q[2];
         for (int h = 0; h < 2; h++) {
             const __m512i v = _mm512_loadu_si512(g + 16 + 64 * h);
@@ -252,11 +270,13 @@ LM_TARGET_VNNI static inline __attribute__((always_inline)) void qmv_q4_rp_group
     _mm256_storeu_ps(d, a);
 }
 
-LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
-    qmv_q4_rp_group(nb, g, y, d, pf, false);
+LM_TARGET_VNNI static void qmv_q4_0_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf,
+                                           const __m128i * ys) {
+    qmv_q4_rp_group(nb, g, y, d, pf, false, ys);
 }
-LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf) {
-    qmv_q4_rp_group(nb, g, y, d, pf, true);
+LM_TARGET_VNNI static void qmv_iq4_nl_rp_group(int64_t nb, const char * g, const block_q8_0 * y, float * d, const char * pf,
+                                             const __m128i * ys) {
+    qmv_q4_rp_group(nb, g, y, d, pf, true, ys);
 }
 
 // ---------------------------------------------------------------- repacked q4_K (repack.c)
@@ -360,9 +380,9 @@ LM_TARGET_VNNI static void qmv_q6_K_rp_group(int64_t nb, const char * g, const b
     _mm256_storeu_ps(d, a);
 }
 
-QMV_RP(qmv_q8_0_rp,   qmv_q8_0_rp_group, 32, LM_TARGET_VNNI)
-QMV_RP(qmv_q4_0_rp,   qmv_q4_0_rp_group, 32, LM_TARGET_VNNI)
-QMV_RP(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, 32, LM_TARGET_VNNI)
+QMV_RP(qmv_q8_0_rp,      qmv_q8_0_rp_group, 32, LM_TARGET_VNNI)
+QMV_RP_YS(qmv_q4_0_rp,   qmv_q4_0_rp_group, 32, LM_TARGET_VNNI, __m128i, q4_0_rp_fill)
+QMV_RP_YS(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, 32, LM_TARGET_VNNI, __m128i, iq4_nl_rp_fill)
 QMV_RP(qmv_q4_K_rp,   qmv_q4_K_rp_group, 256, LM_TARGET_VNNI)
 QMV_RP(qmv_q6_K_rp,   qmv_q6_K_rp_group, 256, LM_TARGET_VNNI)
 

@@ -171,12 +171,31 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 // the group at pf in step with its blocks, about RP_PF_BYTES ahead in whole
 // groups (nearer leaves the stream waiting on memory).
 #define RP_PF_BYTES (64 * 1024)
+#define RP_AHEAD(xrs) (8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * (xrs)))))
 #define QMV_RP(name, group, BK, TARGET)                                                                  \
 TARGET static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
     const int64_t nb = K / (BK);                                                                         \
-    const int64_t ahead = 8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * xrs)));                        \
+    const int64_t ahead = RP_AHEAD(xrs);                                                                 \
     /* a prefetch past the matrix never faults; it only fetches lines nobody reads */                    \
     for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs);        \
+}
+
+// The same for group kernels that also take, per block, a value of the
+// column alone (YT, made by fill(nb, y, ys)): it is made once per call
+// for every group, not by each group. Past QMV_RP_YS_MAX blocks the
+// groups get NULL and make their own.
+#define QMV_RP_YS_MAX 512
+#define QMV_RP_YS(name, group, BK, TARGET, YT, fill)                                                     \
+TARGET static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
+    const int64_t nb = K / (BK);                                                                         \
+    const int64_t ahead = RP_AHEAD(xrs);                                                                 \
+    YT ys[QMV_RP_YS_MAX];                                                                                \
+    const YT * yp = NULL;                                                                                \
+    if (nb <= QMV_RP_YS_MAX) {                                                                           \
+        fill(nb, y, ys);                                                                                 \
+        yp = ys;                                                                                         \
+    }                                                                                                    \
+    for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs, yp);    \
 }
 
 // the VNNI instances of mm-quant-x86.c's templates, or NULL: 8 rows (the

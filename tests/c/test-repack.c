@@ -294,6 +294,9 @@ static void test_mul_mat(lm_ggml_backend_t be) {
     run_mm(be, 768, 13, 2, 1, 1, 3, 1001);
     run_mm(be, 2080, 40, 17, 1, 1, 2, 97);
     run_mm(be, 96, 21, 17, 2, 4, 3, 33);
+    // rows of more than QMV_RP_YS_MAX blocks of 32: the mat-vecs that make
+    // the column's per-block values once per call leave them to each group
+    run_mm(be, 16416, 16, 1, 1, 1, 2, 0);
 }
 
 // Weights repacked at this level, computed after the level was lowered
