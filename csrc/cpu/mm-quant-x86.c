@@ -661,9 +661,22 @@ LM_TARGET_AVX2 static void qmv_q8_0_rp_group_avx2(int64_t nb, const char * g, co
 // rows k and k + 4 with an insert: the same 16-bit sums, so QMV_P's integer
 // dots come out in the row order 0, 2, 4, 6, 1, 3, 5, 7, which one permute
 // puts back.
+// The bias's side, 8 . y summed as the quants' pairs are (hadd of the
+// maddubs), depends on the column alone: made once per call (QMV_RP_YS).
+LM_TARGET_AVX2 static inline __m256i q4_0_rp_o_avx2(const block_q8_0 * y) {
+    const __m256i off = _mm256_set1_epi8(8);
+    const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) y->qs));
+    const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y->qs + 16)));
+    const __m256i t2 = _mm256_add_epi16(_mm256_maddubs_epi16(off, ylo), _mm256_maddubs_epi16(off, yhi));
+    return _mm256_hadd_epi16(t2, t2);
+}
+LM_TARGET_AVX2 static void q4_0_rp_fill_avx2(int64_t nb, const void * vy, __m256i * ys) {
+    const block_q8_0 * y = vy;
+    for (int64_t i = 0; i < nb; i++) ys[i] = q4_0_rp_o_avx2(y + i);
+}
 LM_TARGET_AVX2 static void qmv_q4_0_rp_group_avx2(int64_t nb, const char * g, const block_q8_0 * y, float * d,
-                                                 const char * pf) {
-    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi16(1), off = _mm256_set1_epi8(8);
+                                                 const char * pf, const __m256i * ys) {
+    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi16(1);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_0)) {
@@ -676,8 +689,7 @@ LM_TARGET_AVX2 static void qmv_q4_0_rp_group_avx2(int64_t nb, const char * g, co
             const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
             p[k] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
         }
-        const __m256i t2 = _mm256_add_epi16(_mm256_maddubs_epi16(off, ylo), _mm256_maddubs_epi16(off, yhi));
-        const __m256i o = _mm256_hadd_epi16(t2, t2);
+        const __m256i o = ys ? _mm256_load_si256(ys + i) : q4_0_rp_o_avx2(y + i);
         const __m256i h01 = _mm256_sub_epi16(_mm256_hadd_epi16(p[0], p[1]), o);
         const __m256i h23 = _mm256_sub_epi16(_mm256_hadd_epi16(p[2], p[3]), o);
         const __m256i si = _mm256_hadd_epi32(_mm256_madd_epi16(h01, one), _mm256_madd_epi16(h23, one));
@@ -786,7 +798,7 @@ LM_TARGET_AVX2 static void qmv_q6_K_rp_group_avx2(int64_t nb, const char * g, co
 }
 
 QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, 32, LM_TARGET_AVX2)
-QMV_RP(qmv_q4_0_rp_avx2,   qmv_q4_0_rp_group_avx2, 32, LM_TARGET_AVX2)
+QMV_RP_YS(qmv_q4_0_rp_avx2, qmv_q4_0_rp_group_avx2, 32, LM_TARGET_AVX2, __m256i, q4_0_rp_fill_avx2)
 QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, 32, LM_TARGET_AVX2)
 QMV_RP(qmv_q4_K_rp_avx2,   qmv_q4_K_rp_group_avx2, 256, LM_TARGET_AVX2)
 QMV_RP(qmv_q6_K_rp_avx2,   qmv_q6_K_rp_group_avx2, 256, LM_TARGET_AVX2)

@@ -421,17 +421,27 @@ int main(void) {
     lm_ggml_cpu_init();
     test_buft();
     lm_ggml_backend_t be = lm_ggml_backend_cpu_init();
-    for (int i = 0; i < N_TYPES; i++) {
-        g_type = g_types[i];
-        printf("-- %s\n", lm_ggml_type_name(g_type));
-        test_roundtrip(768, 13, 1);  // one 8-row group and a 5-row tail
-        test_roundtrip(96, 40, 1);   // groups only
-        test_roundtrip(2080, 21, 2); // two matrices, each with a tail
-        test_clear_after_replace();
-        test_mul_mat(be);
-        test_lowered_level(be);
-        test_other_ops(be);
+    // at the CPU's level, and where that is AVX-512, at AVX2 as well: the
+    // levels repack and compute with kernels of their own
+    const int best = lm_cpu_level();
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (best != LM_CPU_LEVEL_AVX512 || !lm_cpu_force_level(LM_CPU_LEVEL_AVX2)) break;
+            printf("== at the AVX2 level\n");
+        }
+        for (int i = 0; i < N_TYPES; i++) {
+            g_type = g_types[i];
+            printf("-- %s\n", lm_ggml_type_name(g_type));
+            test_roundtrip(768, 13, 1);  // one 8-row group and a 5-row tail
+            test_roundtrip(96, 40, 1);   // groups only
+            test_roundtrip(2080, 21, 2); // two matrices, each with a tail
+            test_clear_after_replace();
+            test_mul_mat(be);
+            if (pass == 0) test_lowered_level(be);
+            test_other_ops(be);
+        }
     }
+    lm_cpu_force_level(-1);
     test_other_types(be);
     lm_ggml_backend_free(be);
     printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
