@@ -141,6 +141,7 @@ static lm_row_fn lm_unary_row_fn(enum lm_ggml_unary_op op) {
 
 // ---------------------------------------------------------------- generic row driver
 
+#define LM_MAP_RUN 256
 static void lm_map_rows(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst,
         lm_row_fn fn, const float * prm) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
@@ -148,6 +149,17 @@ static void lm_map_rows(const struct lm_ggml_compute_params * params, struct lm_
     const bool fast = src0->type == LM_GGML_TYPE_F32 && dst->type == LM_GGML_TYPE_F32 &&
                       nb00 == sizeof(float) && nb0 == sizeof(float);
 
+    // One row (a token's activations) is shared out in runs of LM_MAP_RUN
+    // elements, not left to thread 0: the row functions compute each
+    // element alone, and the runs start on multiples of every vector width
+    // (the tail is the row's tail), so the bits do not depend on the split.
+    if (fast && params->nth > 1 && lm_ggml_nrows(src0) == 1) {
+        int64_t u0, u1;
+        lm_ggml_thread_range((ne00 + LM_MAP_RUN - 1) / LM_MAP_RUN, params->ith, params->nth, &u0, &u1);
+        const int64_t e0 = u0 * LM_MAP_RUN, e1 = LM_GGML_MIN(ne00, u1 * LM_MAP_RUN);
+        if (e1 > e0) fn(e1 - e0, (float *) dst->data + e0, (const float *) src0->data + e0, prm);
+        return;
+    }
     int64_t ir0, ir1;
     lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
     for (int64_t ir = ir0; ir < ir1; ir++) {

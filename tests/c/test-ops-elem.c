@@ -261,10 +261,10 @@ static double g_hswish(double x) { return x*fmin(1.0, fmax(0.0, (x + 3.0)/6.0));
 
 static enum lm_ggml_unary_op g_uop;
 static double (*g_uref)(double);
-static int64_t g_un = 1029;
+static int64_t g_un = 1029, g_urows = 3;
 
 static struct lm_ggml_tensor * t_unary(struct lm_ggml_context * ctx, double ** e) {
-    struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, g_un, 3, 1, 1, -8, 8);
+    struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, g_un, g_urows, 1, 1, -8, 8);
     double * x = values(a);
     for (int64_t i = 0; i < lm_ggml_nelements(a); i++) x[i] = g_uref(x[i]);
     *e = x;
@@ -671,6 +671,15 @@ int main(void) {
         g_uop = un[i].op; g_uref = un[i].f;
         run(un[i].n, t_unary, un[i].tol);
     }
+    // one long row, as a token's activations: shared out within the row
+    g_un = 5643; g_urows = 1;
+    for (size_t i = 0; i < sizeof(un)/sizeof(un[0]); i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "%s, one row", un[i].n);
+        g_uop = un[i].op; g_uref = un[i].f;
+        run(name, t_unary, un[i].tol);
+    }
+    g_un = 1029; g_urows = 3;
     run("silu f16",                  t_silu_f16, 1e-6);
     run("silu extremes",             t_silu_extreme, 1e-12);
     run("scale_inplace",             t_scale_inplace, 0);
