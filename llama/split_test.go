@@ -96,7 +96,13 @@ func localTrace(t *testing.T, path string) (prompt, toks []int32, logits [][]flo
 // logits after every evaluation.
 func greedyTrace(t *testing.T, m *Model, prompt []int32, batch int) (toks []int32, logits [][]float32) {
 	t.Helper()
-	s, err := m.NewSession(SessionOptions{Threads: 2, Context: 80, Batch: batch, F32KV: false})
+	return greedyTraceOpts(t, m, prompt, SessionOptions{Threads: 2, Context: 80, Batch: batch})
+}
+
+// greedyTraceOpts is greedyTrace in a session of opts.
+func greedyTraceOpts(t *testing.T, m *Model, prompt []int32, opts SessionOptions) (toks []int32, logits [][]float32) {
+	t.Helper()
+	s, err := m.NewSession(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +203,37 @@ func TestSplitMatchesLocal(t *testing.T) {
 		}
 		t.Logf("%s: %d tokens, %d evaluations bit-identical; %+v", typ, len(gotToks), len(gotLogits), devs)
 		m.Close()
+	}
+}
+
+// With flash attention too, the split run gives the local run's bits:
+// the flash mask, made once from the first layer's side, reaches the
+// servers' layers.
+func TestSplitFlashAttnMatchesLocal(t *testing.T) {
+	a := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	b := startRPCServer(t, "127.0.0.1:0", 256<<20)
+	path := splitModel(t, 6, ggml.TypeF16)
+	opts := SessionOptions{Threads: 2, Context: 80, Batch: 16, FlashAttn: true}
+	local, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := splitPrompt(local)
+	wantToks, wantLogits := greedyTraceOpts(t, local, prompt, opts)
+	local.Close()
+	m, err := Load(path, LoadOptions{Split: &SplitOptions{RPC: []string{a.addr, b.addr}, TensorSplit: []float64{1, 1, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	gotToks, gotLogits := greedyTraceOpts(t, m, prompt, opts)
+	if !slices.Equal(gotToks, wantToks) || len(gotLogits) != len(wantLogits) {
+		t.Fatalf("split tokens %v, local %v", gotToks, wantToks)
+	}
+	for i := range wantLogits {
+		if !slices.Equal(gotLogits[i], wantLogits[i]) {
+			t.Fatalf("logits of evaluation %d differ (max |diff| %g)", i, maxAbsDiff(gotLogits[i], wantLogits[i]))
+		}
 	}
 }
 
