@@ -14,10 +14,7 @@ import (
 // (mul_mat over a transposed V cache, or flash attention).
 func TestDecodeGraphReuse(t *testing.T) {
 	m := decodeModel(t)
-	toks := make([]int32, 90)
-	for i := range toks {
-		toks[i] = int32(1 + (i*7)%(m.NVocab-1))
-	}
+	toks := tokenRun(m, 90, 7)
 	for _, flash := range []bool{false, true} {
 		t.Run(map[bool]string{false: "mul_mat", true: "flash"}[flash], func(t *testing.T) {
 			testDecodeGraphReuse(t, m, toks, flash)
@@ -92,10 +89,7 @@ func testDecodeGraphReuse(t *testing.T, m *Model, toks []int32, flash bool) {
 func TestFlashAttnMatchesMulMat(t *testing.T) {
 	m := decodeModel(t)
 	ctx := context.Background()
-	toks := make([]int32, 40)
-	for i := range toks {
-		toks[i] = int32(1 + (i*11)%(m.NVocab-1))
-	}
+	toks := tokenRun(m, 40, 11)
 	run := func(flash bool) []float32 {
 		s, err := m.NewSession(SessionOptions{Threads: 2, Context: 64, Batch: 8, FlashAttn: flash})
 		if err != nil {
@@ -124,6 +118,16 @@ func TestFlashAttnMatchesMulMat(t *testing.T) {
 			t.Errorf("token %d: logits differ by %g", i, d)
 		}
 	}
+}
+
+// tokenRun is n token ids of m's vocabulary, 1 + i*step wrapped past
+// the last id (0 is left out).
+func tokenRun(m *Model, n, step int) []int32 {
+	toks := make([]int32, n)
+	for i := range toks {
+		toks[i] = int32(1 + (i*step)%(m.NVocab-1))
+	}
+	return toks
 }
 
 // decodeModel loads the small GQA model of the decoding tests, closed when
@@ -216,10 +220,7 @@ func TestGreedy(t *testing.T) {
 func TestWarmup(t *testing.T) {
 	m := decodeModel(t)
 	ctx := context.Background()
-	toks := make([]int32, 24)
-	for i := range toks {
-		toks[i] = int32(1 + (i*5)%(m.NVocab-1))
-	}
+	toks := tokenRun(m, 24, 5)
 	run := func(warm bool) [][]float32 {
 		s, err := m.NewSession(SessionOptions{Threads: 2, Context: 24, Batch: 8})
 		if err != nil {

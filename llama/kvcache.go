@@ -151,12 +151,13 @@ func (kv *kvCache) rows(ctx *ggml.Context, il, pos, n int) (k, v *ggml.Tensor) {
 	es, gqa := kv.k[il].ElementSize(), kv.k[il].NElements()/kv.nCtx
 	k = ctx.View1D(kv.k[il], n*gqa, es*gqa*pos)
 	if kv.flash {
-		return k, ctx.View1D(kv.v[il], n*gqa, es*gqa*pos)
+		return k, ctx.View1D(kv.v[il], n*gqa, kv.vStoreBytes()*pos)
 	}
-	return k, ctx.View2D(kv.v[il], n, gqa, es*kv.nCtx, es*pos)
+	return k, ctx.View2D(kv.v[il], n, gqa, es*kv.nCtx, kv.vStoreBytes()*pos)
 }
 
-// vStoreBytes is how far a one-token V store moves per position.
+// vStoreBytes is how far V's rows views (and so a one-token V store) move
+// per position.
 func (kv *kvCache) vStoreBytes() int {
 	es := kv.k[0].ElementSize()
 	if kv.flash {

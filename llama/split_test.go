@@ -152,11 +152,7 @@ func greedyTraceOpts(t *testing.T, m *Model, prompt []int32, opts SessionOptions
 }
 
 func splitPrompt(m *Model) []int32 {
-	p := make([]int32, 37) // > 2 batches of 16
-	for i := range p {
-		p[i] = int32(1 + (i*5)%(m.NVocab-1))
-	}
-	return p
+	return tokenRun(m, 37, 5) // > 2 batches of 16
 }
 
 // The model split over two RPC servers and the local CPU gives the same

@@ -124,6 +124,7 @@ struct fa_blk4 {
     const lm_ggml_fp16_t * m[4];  // mask rows or NULL
     const char * kbase, * vbase;
     size_t kstride, vstride;
+    size_t kbytes, vbytes;        // a row's bytes
     bool k16, v16;
     float scale, softcap;
     float slope[4];
@@ -199,10 +200,9 @@ LM_TARGET_AVX2 static void fa_block4_avx2(const struct fa_blk4 * b) {
     for (int64_t d = 0; d < 4*DV; d++) b->acc[d] = 0.0f;
     const fa_mad_t mad1 = b->v16 ? fa_mad_f16_avx2 : fa_mad_f32_avx2;
 
-    const size_t kbytes = (size_t) b->DK * (b->k16 ? 2 : 4), vbytes = (size_t) DV * (b->v16 ? 2 : 4);
     for (int64_t ic = 0; ic < b->n_kv; ic++) {
         if (ic + FA_PF < b->n_kv) {
-            fa_prefetch(b->kbase + (ic + FA_PF)*b->kstride, kbytes, b->vbase + (ic + FA_PF)*b->vstride, vbytes);
+            fa_prefetch(b->kbase + (ic + FA_PF)*b->kstride, b->kbytes, b->vbase + (ic + FA_PF)*b->vstride, b->vbytes);
         }
         float mv[4];
         int n_live = 0;
@@ -386,6 +386,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
                 }
                 b.kbase = kbase; b.vbase = vbase;
                 b.kstride = k->nb[1]; b.vstride = v->nb[1];
+                b.kbytes = krow; b.vbytes = vrow;
                 b.k16 = k16; b.v16 = v16;
                 b.scale = scale; b.softcap = softcap;
                 b.acc = acc;
