@@ -1,6 +1,8 @@
 package llama
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/ggml-go/ggml"
@@ -57,4 +59,86 @@ func (m *Model) StreamCeiling(threads, rounds int) ([]time.Duration, int64, erro
 		as[i] = t
 	}
 	return link.StreamProbe(as, threads, rounds)
+}
+
+// CeilingPair is one token's evaluation timed between two plain reads of
+// the weights it reads (see Session.PairedCeiling).
+type CeilingPair struct {
+	Before, Token, After time.Duration
+}
+
+// Share is how close the token came to the speed of plain loads: the mean
+// of the two reads' times over the token's time (1 is the ceiling).
+func (p CeilingPair) Share() float64 {
+	if p.Token <= 0 {
+		return 0
+	}
+	return (p.Before + p.After).Seconds() / 2 / p.Token.Seconds()
+}
+
+// PairedCeiling evaluates token n times, one position at a time from the
+// session's position on, each evaluation between two timed plain reads of
+// DecodeMatrices on the session's threads (n+1 reads in all), and then
+// forgets those tokens: the session holds what it held before. A token and
+// the reads either side of it run moments apart and so see the same memory
+// speed, which a ceiling timed after a whole generation (StreamCeiling)
+// does not on a host whose memory speed drifts. It also returns the bytes a
+// read reads. The n positions must be free; the weights must be in this
+// process's memory.
+func (s *Session) PairedCeiling(ctx context.Context, token int32, n int) (pairs []CeilingPair, bytes int64, err error) {
+	done, err := s.use("PairedCeiling")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer done()
+	if n < 1 {
+		return nil, 0, fmt.Errorf("llama: PairedCeiling: %d tokens: want at least 1", n)
+	}
+	if free := s.opts.Context - s.nPast; n > free {
+		return nil, 0, fmt.Errorf("llama: PairedCeiling: %d tokens but %d free positions: %w", n, free, ErrContextFull)
+	}
+	if err := s.check([]int32{token}); err != nil {
+		return nil, 0, err
+	}
+	ms := s.m.decodeMatrices()
+	as := make([]any, len(ms))
+	for i, t := range ms {
+		as[i] = t
+	}
+	read := func() (time.Duration, error) {
+		ts, b, err := link.StreamProbe(as, s.opts.Threads, 1)
+		bytes = b
+		if err != nil {
+			return 0, err
+		}
+		return ts[0], nil
+	}
+	pos := s.nPast
+	defer func() {
+		if rerr := s.rewind(pos); err == nil {
+			err = rerr
+		}
+	}()
+	before, err := read()
+	if err != nil {
+		return nil, 0, err
+	}
+	pairs = make([]CeilingPair, 0, n)
+	for range n {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		t0 := time.Now()
+		if _, err := s.eval(ctx, []int32{token}); err != nil {
+			return nil, 0, err
+		}
+		tok := time.Since(t0)
+		after, err := read()
+		if err != nil {
+			return nil, 0, err
+		}
+		pairs = append(pairs, CeilingPair{Before: before, Token: tok, After: after})
+		before = after
+	}
+	return pairs, bytes, nil
 }

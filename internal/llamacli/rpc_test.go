@@ -121,7 +121,7 @@ func TestRunRPC(t *testing.T) {
 	for _, bad := range [][]string{
 		{"--rpc", "nohost"}, {"--rpc", a + ",127.0.0.1:99999"}, {"--tensor-split", "1,1"},
 		{"--rpc", a, "--tensor-split", "1,2,3"}, {"--rpc", a, "-ts", "1,x"}, {"--rpc", a, "-ts", "-1"},
-		{"--rpc", a, "-ceiling", "2"}, {"--rpc", a, "--mmap"},
+		{"--rpc", a, "-ceiling", "2"}, {"--rpc", a, "-ceiling-pairs", "2"}, {"--rpc", a, "--mmap"},
 	} {
 		if err := Run("llama", append([]string{"-m", path, "-n", "2"}, bad...), &local, &errb); err == nil {
 			t.Errorf("%v: no error", bad)

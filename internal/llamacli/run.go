@@ -25,7 +25,7 @@ import (
 type config struct {
 	model, prompt, ids                  string
 	n, threads, nCtx, batch, topK, reps int
-	ceiling                             int
+	ceiling, ceilingPairs               int
 	temp, topP                          float64
 	seed                                uint64
 	kvF32, ignoreEOS, quiet, mmap, fa   bool
@@ -58,6 +58,7 @@ func defineFlags(fs *flag.FlagSet) *config {
 	fs.IntVar(&c.reps, "r", 1, "repeat the prompt and the generation this many times from an empty session and report the best times (as llama_run.c's -r); the text printed is the first run's")
 	fs.BoolVar(&c.noWarmup, "no-warmup", false, "skip the warm-up evaluation before the prompt (its one-time costs then count in the prompt's time)")
 	fs.IntVar(&c.ceiling, "ceiling", 0, "after generating, time this many plain reads of the weights a token reads (the speed limit memory sets) and compare")
+	fs.IntVar(&c.ceilingPairs, "ceiling-pairs", 0, "after generating, evaluate this many more tokens one at a time, each between two plain reads of the weights, and print the median of their shares of the reads' speed: steadier than -ceiling where the memory's speed drifts (the tokens are then forgotten; they need free positions in the context)")
 	fs.StringVar(&c.rpc, "rpc", "", "RPC servers HOST:PORT[,HOST:PORT...] (ggml rpc-server) to spread the layers over, as llama.cpp's --rpc")
 	fs.StringVar(&c.tensorSplit, "tensor-split", "", "weights W1,W2,... of the --rpc servers' shares of the layers, and optionally one more for this machine (default: in proportion to their free memory)")
 	fs.StringVar(&c.tensorSplit, "ts", "", "short for --tensor-split")
@@ -83,6 +84,8 @@ func (c *config) validate() error {
 		{c.reps < 1, fmt.Sprintf("-r %d: must be >= 1", c.reps)},
 		{c.ceiling < 0, fmt.Sprintf("-ceiling %d: must be >= 0", c.ceiling)},
 		{c.ceiling > 0 && c.rpc != "", "-ceiling reads the weights in this process's memory: it cannot be combined with --rpc"},
+		{c.ceilingPairs < 0, fmt.Sprintf("-ceiling-pairs %d: must be >= 0", c.ceilingPairs)},
+		{c.ceilingPairs > 0 && c.rpc != "", "-ceiling-pairs reads the weights in this process's memory: it cannot be combined with --rpc"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -230,6 +233,9 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	if err == nil && c.ceiling > 0 {
 		err = printCeiling(stderr, m, s.Threads(), c.ceiling, st)
 	}
+	if err == nil && c.ceilingPairs > 0 {
+		err = printPairedCeiling(ctx, stderr, s, toks[len(toks)-1], c.ceilingPairs)
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -313,6 +319,54 @@ func printCeiling(w io.Writer, m *llama.Model, threads, rounds int, st llama.Sta
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// printPairedCeiling evaluates n more tokens, each between two plain reads
+// of the weights (Session.PairedCeiling), and prints the median, quartiles
+// and range of their shares of the reads' speed, with the reads' and the
+// tokens' median times.
+func printPairedCeiling(ctx context.Context, w io.Writer, s *llama.Session, tok int32, n int) error {
+	pos := s.Pos()
+	if free := s.ContextSize() - pos; n > free {
+		return fmt.Errorf("-ceiling-pairs %d: the context has %d free positions after the generation (raise -c)", n, free)
+	}
+	ps, bytes, err := s.PairedCeiling(ctx, tok, n)
+	if err != nil {
+		return err
+	}
+	shares := make([]float64, len(ps))
+	reads := make([]float64, 0, len(ps)+1)
+	toks := make([]float64, len(ps))
+	for i, p := range ps {
+		shares[i], toks[i] = 100*p.Share(), ms(p.Token)
+		if i == 0 {
+			reads = append(reads, ms(p.Before))
+		}
+		reads = append(reads, ms(p.After))
+	}
+	q := quantiles(shares, 0, 0.25, 0.5, 0.75, 1)
+	rd := quantiles(reads, 0.5)[0]
+	fmt.Fprintf(w, "ceiling pairs: %d tokens from position %d, each between two plain reads of the %.1f MiB of matrices (%d threads): share of the reads' speed median %.0f%% (quartiles %.0f–%.0f%%, range %.0f–%.0f%%); reads median %.3f ms = %.1f GB/s, tokens median %.3f ms\n",
+		n, pos, mib(int(bytes)), s.Threads(), q[2], q[1], q[3], q[0], q[4], rd, float64(bytes)/rd/1e6, quantiles(toks, 0.5)[0])
+	return nil
+}
+
+// quantiles returns the qs quantiles of xs (linear between the two nearest
+// ranks); xs is sorted in place.
+func quantiles(xs []float64, qs ...float64) []float64 {
+	slices.Sort(xs)
+	out := make([]float64, len(qs))
+	for i, q := range qs {
+		if len(xs) == 0 {
+			out[i] = math.NaN()
+			continue
+		}
+		r := q * float64(len(xs)-1)
+		lo := int(r)
+		hi := min(lo+1, len(xs)-1)
+		out[i] = xs[lo] + (r-float64(lo))*(xs[hi]-xs[lo])
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }

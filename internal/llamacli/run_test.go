@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +74,21 @@ func TestRun(t *testing.T) {
 		!strings.Contains(errb.String(), "% of the mean's speed") {
 		t.Errorf("no ceiling line:\n%s", errb.String())
 	}
+	// the paired ceiling: its tokens need free positions after the generation
+	// (which evaluated the prompt and all but the last generated token)
+	out.Reset()
+	errb.Reset()
+	if err := Run("llama", []string{"-m", path, "-ids", "1,5,6", "-n", "3", "-c", "12", "-ceiling-pairs", "6", "-q"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "ceiling pairs: 6 tokens from position 5, ") || !strings.Contains(errb.String(), "share of the reads' speed median ") {
+		t.Errorf("no ceiling pairs line:\n%s", errb.String())
+	}
+	errb.Reset()
+	err = Run("llama", []string{"-m", path, "-ids", "1,5,6", "-n", "3", "-c", "12", "-ceiling-pairs", "8", "-q"}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "7 free positions") {
+		t.Errorf("-ceiling-pairs past the context: %v", err)
+	}
 	// repetitions: the best times, the same tokens (sampling with a seed too),
 	// and the first run's text once
 	for _, args := range [][]string{{"--temp", "0"}, {"--temp", "0.8", "--seed", "5"}} {
@@ -107,6 +124,7 @@ func TestRunRejectsBadFlagsOneLineEach(t *testing.T) {
 		{[]string{"--temp", "-1"}, "--temp -1"},
 		{[]string{"-n", "-2"}, "-n -2"},
 		{[]string{"-r", "0"}, "-r 0"},
+		{[]string{"-ceiling-pairs", "-1"}, "-ceiling-pairs -1"},
 		{[]string{"my prompt"}, `unexpected argument "my prompt"`},
 		{[]string{"-p", "x", "more", "words"}, `unexpected argument "more words"`},
 		{[]string{"-no-such-flag"}, "-no-such-flag"},
@@ -193,5 +211,20 @@ func TestRunThreadsRule(t *testing.T) {
 	if err != nil || !strings.Contains(stderr, fmt.Sprintf("warning: -t 100000: this machine has %d CPUs; using %d threads", cpus, cpus)) ||
 		!strings.Contains(stderr, fmt.Sprintf("%d threads)", cpus)) {
 		t.Errorf("-t 100000: %v\n%s", err, stderr)
+	}
+}
+
+// quantiles interpolates between the two nearest ranks and gives NaN for
+// no values.
+func TestQuantiles(t *testing.T) {
+	got := quantiles([]float64{4, 1, 3, 2, 5}, 0, 0.25, 0.5, 0.9, 1)
+	if want := []float64{1, 2, 3, 4.6, 5}; !slices.EqualFunc(got, want, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
+		t.Errorf("quantiles %v, want %v", got, want)
+	}
+	if q := quantiles([]float64{7}, 0.5); q[0] != 7 {
+		t.Errorf("one value: %v", q)
+	}
+	if q := quantiles(nil, 0.5); !math.IsNaN(q[0]) {
+		t.Errorf("no values: %v", q)
 	}
 }
