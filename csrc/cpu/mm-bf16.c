@@ -76,9 +76,10 @@ LM_TARGET_AVX512BF16 void mm_tile_bf16dot(int64_t K, const void * const * x, con
     out[12] = hsum16(c30); out[13] = hsum16(c31); out[14] = hsum16(c32); out[15] = hsum16(c33);
 }
 
-// 8 rows x 1 column. The next group of 8 contiguous rows (pf, when not NULL)
-// is prefetched in step with the loads (MV_PF), as mm-float.c's mat-vec
-// kernels do.
+// 8 rows x 1 column, prefetching as mm-float.c's mat-vec kernels do: the
+// next group of 8 contiguous rows (pf, when not NULL) in step with the loads
+// (MV_PF) for short rows, each row MV_AHEAD bytes ahead for long ones
+// (MV_PF_AHEAD).
 #define MV_ROW(r, LD) c##r = _mm512_dpbf16_ps(c##r, LD, b);
 
 LM_TARGET_AVX512BF16 void mm_mv_bf16dot(int64_t K, const void * const * x, const float * yf, float * out, const char * pf) {
@@ -86,14 +87,18 @@ LM_TARGET_AVX512BF16 void mm_mv_bf16dot(int64_t K, const void * const * x, const
     const uint16_t * y = (const uint16_t *) yf;
     const uint16_t * x0 = x[0], * x1 = x[1], * x2 = x[2], * x3 = x[3], * x4 = x[4], * x5 = x[5], * x6 = x[6], * x7 = x[7];
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    const int64_t rowb = K * 2;
+    const bool ahead = rowb > MM_PF_ROW;
+    const char * const gpf = ahead ? NULL : pf; // short rows: the next group in pace with the loads
     for (int64_t k = 0; k < K32; k += 32) {
-        MV_PF(pf, k, 32, MM_X_BF16)
+        MV_PF(gpf, k, 32, MM_X_BF16)
+        if (ahead) MV_PF_AHEAD(k * 2, rowb, pf) // a step is 64 bytes of each row
         const __m512bh b = ld32(y + k);
         MV_ROW(0, ld32(x0 + k)) MV_ROW(1, ld32(x1 + k)) MV_ROW(2, ld32(x2 + k)) MV_ROW(3, ld32(x3 + k))
         MV_ROW(4, ld32(x4 + k)) MV_ROW(5, ld32(x5 + k)) MV_ROW(6, ld32(x6 + k)) MV_ROW(7, ld32(x7 + k))
     }
     if (K32 < K) {
-        MV_PF_TAIL(pf, K32, K, MM_X_BF16)
+        MV_PF_TAIL(gpf, K32, K, MM_X_BF16)
         const int64_t k = K32;
         const __mmask32 m = tail_mask(K, k);
         const __m512bh b = ld32(y + k);

@@ -297,20 +297,6 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m256 reduce16x8(
     return _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 8, 9, 4, 5, 12, 13, 0, 0, 0, 0, 0, 0, 0, 0), r));
 }
 
-// Long rows (over MM_PF_ROW bytes) are each fetched MV_AHEAD bytes before
-// the kernel reads them: eight rows 8-16 KB apart are eight streams, more
-// than the hardware prefetchers keep ahead of. In a row's last
-// MV_AHEAD bytes the prefetch runs on into the starts of the next group's
-// rows (pf, contiguous rows: row i + MM_MV_R is 7 rows past the end of row
-// i), which would otherwise start eight cold streams at once.
-// A row or two at a time, ggml's order, is slower still: too few loads in
-// flight.
-#define MV_AHEAD 1024
-#define MV_PF_ROWS(o) { \
-    __builtin_prefetch((const char *) x0 + (o)); __builtin_prefetch((const char *) x1 + (o)); \
-    __builtin_prefetch((const char *) x2 + (o)); __builtin_prefetch((const char *) x3 + (o)); \
-    __builtin_prefetch((const char *) x4 + (o)); __builtin_prefetch((const char *) x5 + (o)); \
-    __builtin_prefetch((const char *) x6 + (o)); __builtin_prefetch((const char *) x7 + (o)); }
 #define AVX512_MV(r) c##r = _mm512_fmadd_ps(ld16(x##r, k, xt), b, c##r);
 LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
                                                  enum mm_xtype xt) {
@@ -322,14 +308,7 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     const char * const gpf = ahead ? NULL : pf; // short rows: the next group in pace with the loads
     for (int64_t k = 0; k < K16; k += 16) {
         MV_PF(gpf, k, 16, xt)
-        if (ahead && (k * xt_size(xt)) % 64 == 0) { // a line of each row, MV_AHEAD bytes on
-            const int64_t o = k * (int64_t) xt_size(xt) + MV_AHEAD;
-            if (o < rowb) {
-                MV_PF_ROWS(o)
-            } else if (pf) {
-                MV_PF_ROWS(o + 7 * rowb)
-            }
-        }
+        if (ahead && (k * xt_size(xt)) % 64 == 0) MV_PF_AHEAD(k * (int64_t) xt_size(xt), rowb, pf)
         const __m512 b = _mm512_loadu_ps(y + k);
         AVX512_MV(0) AVX512_MV(1) AVX512_MV(2) AVX512_MV(3) AVX512_MV(4) AVX512_MV(5) AVX512_MV(6) AVX512_MV(7)
     }
@@ -505,10 +484,10 @@ mm_mv_fn mm_get_mv(enum mm_xtype xt) {
 }
 
 bool mm_mv_long_pf(enum mm_xtype xt) {
+    (void) xt; // every type's AVX-512 kernel (mv_avx512, mm_mv_bf16dot) prefetches ahead
 #if defined(LM_X86)
-    return lm_cpu_level() == LM_CPU_LEVEL_AVX512 && !mm_bf16_dot(xt); // mv_avx512
+    return lm_cpu_level() == LM_CPU_LEVEL_AVX512;
 #else
-    (void) xt;
     return false;
 #endif
 }

@@ -33,6 +33,29 @@ static inline int xt_size(enum mm_xtype xt) { return xt == MM_X_F32 ? 4 : 2; }
 #define MV_PF_TAIL(pf, k0, K, xt) if (pf) { \
     for (int64_t o_ = (k0) * MM_MV_R * xt_size(xt); o_ < (K) * MM_MV_R * xt_size(xt); o_ += 64) __builtin_prefetch((pf) + o_); }
 
+// Long rows (over MM_PF_ROW bytes) are each fetched MV_AHEAD bytes before
+// the kernel reads them: eight rows 8-16 KB apart are eight streams, more
+// than the hardware prefetchers keep ahead of. In a row's last MV_AHEAD
+// bytes the prefetch runs on into the starts of the next group's rows (pf,
+// contiguous rows: row i + MM_MV_R is 7 rows past the end of row i), which
+// would otherwise start eight cold streams at once. A row or two at a time,
+// ggml's order, is slower still: too few loads in flight. MV_PF_AHEAD(o,
+// rowb, pf) is one line of each of the rows x0..x7 (in scope), for the
+// kernel at byte o of rows of rowb bytes; call it once per 64 bytes.
+#define MV_AHEAD 1024
+#define MV_PF_ROWS(o) { \
+    __builtin_prefetch((const char *) x0 + (o)); __builtin_prefetch((const char *) x1 + (o)); \
+    __builtin_prefetch((const char *) x2 + (o)); __builtin_prefetch((const char *) x3 + (o)); \
+    __builtin_prefetch((const char *) x4 + (o)); __builtin_prefetch((const char *) x5 + (o)); \
+    __builtin_prefetch((const char *) x6 + (o)); __builtin_prefetch((const char *) x7 + (o)); }
+#define MV_PF_AHEAD(o, rowb, pf) { \
+    const int64_t a_ = (o) + MV_AHEAD; \
+    if (a_ < (rowb)) { \
+        MV_PF_ROWS(a_) \
+    } else if (pf) { \
+        MV_PF_ROWS(a_ + 7 * (rowb)) \
+    } }
+
 // out[r*MM_TILE_C + c] = dot(x[r], y[c]) over K, for every r < MM_TILE_R and
 // c < MM_TILE_C (callers repeat pointers to fill a partial tile).
 typedef void (*mm_tile_fn)(int64_t K, const void * const * x, const float * const * y, float * out);
