@@ -298,6 +298,8 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m256 reduce16x8(
 }
 
 #define AVX512_MV(r) c##r = _mm512_fmadd_ps(ld16(x##r, k, xt), b, c##r);
+#define AVX512_MV16(k0) { const int64_t k = (k0); const __m512 b = _mm512_loadu_ps(y + k); \
+    AVX512_MV(0) AVX512_MV(1) AVX512_MV(2) AVX512_MV(3) AVX512_MV(4) AVX512_MV(5) AVX512_MV(6) AVX512_MV(7) }
 LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const * x, const float * y, float * out, const char * pf,
                                                  enum mm_xtype xt) {
     const int64_t K16 = K & ~(int64_t) 15;
@@ -306,11 +308,19 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     const int64_t rowb = K * xt_size(xt);
     const bool ahead = rowb > MM_PF_ROW;
     const char * const gpf = ahead ? NULL : pf; // short rows: the next group in pace with the loads
-    for (int64_t k = 0; k < K16; k += 16) {
-        MV_PF(gpf, k, 16, xt)
-        if (ahead && (k * xt_size(xt)) % 64 == 0) MV_PF_AHEAD(k * (int64_t) xt_size(xt), rowb, pf)
-        const __m512 b = _mm512_loadu_ps(y + k);
-        AVX512_MV(0) AVX512_MV(1) AVX512_MV(2) AVX512_MV(3) AVX512_MV(4) AVX512_MV(5) AVX512_MV(6) AVX512_MV(7)
+    // a step is 64 bytes of each row (two vectors of a 2-byte type): one
+    // line of each to prefetch, and half the loop's overhead per byte
+    const int64_t step = 64 / xt_size(xt), KS = K16 - K16 % step;
+    int64_t k0 = 0;
+    for (; k0 < KS; k0 += step) {
+        MV_PF(gpf, k0, step, xt)
+        if (ahead) MV_PF_AHEAD(k0 * (int64_t) xt_size(xt), rowb, pf)
+        AVX512_MV16(k0)
+        if (step == 32) AVX512_MV16(k0 + 16)
+    }
+    for (; k0 < K16; k0 += 16) { // a 2-byte row's last half step
+        MV_PF(gpf, k0, 16, xt)
+        AVX512_MV16(k0)
     }
     MV_PF_TAIL(gpf, K16, K, xt)
     const __m512 cs[MM_MV_R] = { c0, c1, c2, c3, c4, c5, c6, c7 };

@@ -421,6 +421,13 @@ int main(int argc, char ** argv) {
         for (int nth = 1; nth <= 4; nth *= 2) {
             test_mul_mat(LM_GGML_TYPE_F32, LM_GGML_TYPE_F32, 512, 257, 67, 1, 1, 1, 1, 0, nth);
             test_mul_mat(LM_GGML_TYPE_F16, LM_GGML_TYPE_F32, 512, 130, 45, 1, 1, 1, 1, 0, nth);
+            // long rows (over MM_PF_ROW bytes: prefetched ahead) ending in a
+            // half step of 16 elements and a tail, as a mat-vec and in a batch
+            for (int fi = 0; fi < 3; fi++) {
+                const enum lm_ggml_type ft[3] = { LM_GGML_TYPE_F32, LM_GGML_TYPE_F16, LM_GGML_TYPE_BF16 };
+                test_mul_mat(ft[fi], LM_GGML_TYPE_F32, 1077, 19, 1, 1, 1, 1, 1, 0, nth);
+                test_mul_mat(ft[fi], LM_GGML_TYPE_F32, 1077, 19, 3, 1, 1, 1, 1, 0, nth);
+            }
             test_mul_mat(LM_GGML_TYPE_Q4_K, LM_GGML_TYPE_F32, 1024, 96, 33, 1, 1, 1, 1, 0, nth);
             test_mul_mat(LM_GGML_TYPE_Q4_0, LM_GGML_TYPE_F32, 256, 70, 45, 2, 1, 2, 1, 1, nth);
             test_mul_mat(LM_GGML_TYPE_Q6_K, LM_GGML_TYPE_F32, 512, 19, 64, 1, 1, 1, 1, 2, nth);
