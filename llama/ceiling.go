@@ -53,12 +53,17 @@ func (m *Model) StreamCeiling(threads, rounds int) ([]time.Duration, int64, erro
 		return nil, 0, err
 	}
 	defer done()
+	return link.StreamProbe(m.decodeProbeArgs(), threads, rounds)
+}
+
+// decodeProbeArgs is decodeMatrices as link.StreamProbe takes them.
+func (m *Model) decodeProbeArgs() []any {
 	ts := m.decodeMatrices()
 	as := make([]any, len(ts))
 	for i, t := range ts {
 		as[i] = t
 	}
-	return link.StreamProbe(as, threads, rounds)
+	return as
 }
 
 // CeilingPair is one token's evaluation timed between two plain reads of
@@ -100,11 +105,7 @@ func (s *Session) PairedCeiling(ctx context.Context, token int32, n int) (pairs 
 	if err := s.check([]int32{token}); err != nil {
 		return nil, 0, err
 	}
-	ms := s.m.decodeMatrices()
-	as := make([]any, len(ms))
-	for i, t := range ms {
-		as[i] = t
-	}
+	as := s.m.decodeProbeArgs()
 	read := func() (time.Duration, error) {
 		ts, b, err := link.StreamProbe(as, s.opts.Threads, 1)
 		bytes = b

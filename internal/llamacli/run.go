@@ -327,10 +327,10 @@ func printCeiling(w io.Writer, m *llama.Model, threads, rounds int, st llama.Sta
 // tokens' median times.
 func printPairedCeiling(ctx context.Context, w io.Writer, s *llama.Session, tok int32, n int) error {
 	pos := s.Pos()
-	if free := s.ContextSize() - pos; n > free {
-		return fmt.Errorf("-ceiling-pairs %d: the context has %d free positions after the generation (raise -c)", n, free)
-	}
 	ps, bytes, err := s.PairedCeiling(ctx, tok, n)
+	if errors.Is(err, llama.ErrContextFull) {
+		return fmt.Errorf("-ceiling-pairs %d: the context has %d free positions after the generation (raise -c)", n, s.ContextSize()-pos)
+	}
 	if err != nil {
 		return err
 	}
