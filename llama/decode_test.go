@@ -260,3 +260,42 @@ func TestWarmup(t *testing.T) {
 		}
 	}
 }
+
+// With flash attention a token's logits do not depend on the tokens
+// evaluated with it or on the thread count, bit for bit: a prompt in one
+// batch, in batches of other sizes, and token by token. (The mul_mat
+// attention's sums run over the cache length the graph covers, which the
+// batches change, so it agrees to rounding only.)
+func TestFlashAttnLogitsBatchInvariant(t *testing.T) {
+	m := decodeModel(t)
+	ctx := context.Background()
+	toks := tokenRun(m, 37, 5)
+	var want []float32
+	for _, threads := range []int{1, 2, 3} {
+		for _, batch := range []int{37, 8, 5, 1} {
+			s, err := m.NewSession(SessionOptions{Threads: threads, Context: 64, Batch: batch, FlashAttn: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []float32
+			for i := 0; i < len(toks); i += batch {
+				l, err := s.EvalAll(ctx, toks[i:min(i+batch, len(toks))])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, l...)
+			}
+			s.Close()
+			if want == nil {
+				want = got
+				continue
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("threads %d, batches of %d: token %d logit %d is %v, in one batch on one thread %v",
+						threads, batch, i/m.NVocab, i%m.NVocab, got[i], want[i])
+				}
+			}
+		}
+	}
+}

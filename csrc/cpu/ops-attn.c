@@ -3,7 +3,9 @@
 // in graph/ctor-attn.c; see ggml-cpu-impl.h for the kernel contract.
 //
 // op_params of FLASH_ATTN_EXT: f32 [0] scale, [1] max_bias, [2] logit_softcap; i32 [3] prec
+#include "fp-nocontract.h"
 #include "ggml-cpu-impl.h"
+#include "ops-vec.h"
 
 #if defined(LM_X86)
 #include <immintrin.h>
@@ -53,38 +55,6 @@ LM_TARGET_AVX2 static inline float fa_hsum256(__m256 v) {
     x = _mm_add_ss(x, _mm_movehdup_ps(x));
     return _mm_cvtss_f32(x);
 }
-LM_TARGET_AVX2 static float fa_dot_f32_avx2(int64_t n, const void * k, const float * q) {
-    const float * x = (const float *) k;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i +  0), _mm256_loadu_ps(q + i +  0), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i +  8), _mm256_loadu_ps(q + i +  8), a1);
-        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(q + i + 16), a2);
-        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(q + i + 24), a3);
-    }
-    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(q + i), a0);
-    float s = fa_hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-    for (; i < n; i++) s += x[i] * q[i];
-    return s;
-}
-LM_TARGET_AVX2 static float fa_dot_f16_avx2(int64_t n, const void * k, const float * q) {
-    const lm_ggml_fp16_t * x = (const lm_ggml_fp16_t *) k;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    int64_t i = 0;
-#define FA_H(off) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + (off))))
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(FA_H(0),  _mm256_loadu_ps(q + i +  0), a0);
-        a1 = _mm256_fmadd_ps(FA_H(8),  _mm256_loadu_ps(q + i +  8), a1);
-        a2 = _mm256_fmadd_ps(FA_H(16), _mm256_loadu_ps(q + i + 16), a2);
-        a3 = _mm256_fmadd_ps(FA_H(24), _mm256_loadu_ps(q + i + 24), a3);
-    }
-    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(FA_H(0), _mm256_loadu_ps(q + i), a0);
-#undef FA_H
-    float s = fa_hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-    for (; i < n; i++) s += lm_ggml_table_f32_f16[x[i]] * q[i];
-    return s;
-}
 LM_TARGET_AVX2 static void fa_mad_f32_avx2(int64_t n, float * acc, const void * v, float w) {
     const float * x = (const float *) v;
     const __m256 vw = _mm256_set1_ps(w);
@@ -133,46 +103,44 @@ struct fa_blk4 {
 };
 
 // Two accumulators per row (16 elements a step) so that eight independent FMA
-// chains hide the FMA latency.
-LM_TARGET_AVX2 static void fa_dot4_avx2(int64_t n, const void * k, bool k16, const float * const * q, float * s) {
+// chains hide the FMA latency. A row's sum is taken the same way whatever
+// R is, so a row gives the same bits alone and in a group of four.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_dotn_avx2(const int R, int64_t n, const void * k, bool k16, const float * const * q, float * s) {
     __m256 a[8];
-    for (int r = 0; r < 8; r++) a[r] = _mm256_setzero_ps();
+    for (int r = 0; r < 2*R; r++) a[r] = _mm256_setzero_ps();
     int64_t i = 0;
-#define FA_D4(kv, off)                                                              \
-    a[0 + (off)] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q[0] + i + 8*(off)), a[0 + (off)]); \
-    a[2 + (off)] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q[1] + i + 8*(off)), a[2 + (off)]); \
-    a[4 + (off)] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q[2] + i + 8*(off)), a[4 + (off)]); \
-    a[6 + (off)] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q[3] + i + 8*(off)), a[6 + (off)]);
-    if (k16) {
-        const lm_ggml_fp16_t * x = (const lm_ggml_fp16_t *) k;
-        for (; i + 16 <= n; i += 16) {
-            const __m256 k0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
-            const __m256 k1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i + 8)));
-            FA_D4(k0, 0)
-            FA_D4(k1, 1)
-        }
-        for (; i + 8 <= n; i += 8) {
-            const __m256 k0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
-            FA_D4(k0, 0)
-        }
-    } else {
-        const float * x = (const float *) k;
-        for (; i + 16 <= n; i += 16) {
-            const __m256 k0 = _mm256_loadu_ps(x + i), k1 = _mm256_loadu_ps(x + i + 8);
-            FA_D4(k0, 0)
-            FA_D4(k1, 1)
-        }
-        for (; i + 8 <= n; i += 8) {
-            const __m256 k0 = _mm256_loadu_ps(x + i);
-            FA_D4(k0, 0)
+#define FA_KV(off) (k16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const lm_ggml_fp16_t *) k + i + (off)))) \
+                        : _mm256_loadu_ps((const float *) k + i + (off)))
+    for (; i + 16 <= n; i += 16) {
+        const __m256 k0 = FA_KV(0), k1 = FA_KV(8);
+        for (int r = 0; r < R; r++) {
+            a[2*r]     = _mm256_fmadd_ps(k0, _mm256_loadu_ps(q[r] + i),     a[2*r]);
+            a[2*r + 1] = _mm256_fmadd_ps(k1, _mm256_loadu_ps(q[r] + i + 8), a[2*r + 1]);
         }
     }
-#undef FA_D4
-    for (int r = 0; r < 4; r++) s[r] = fa_hsum256(_mm256_add_ps(a[2*r], a[2*r + 1]));
+    for (; i + 8 <= n; i += 8) {
+        const __m256 k0 = FA_KV(0);
+        for (int r = 0; r < R; r++) a[2*r] = _mm256_fmadd_ps(k0, _mm256_loadu_ps(q[r] + i), a[2*r]);
+    }
+#undef FA_KV
+    for (int r = 0; r < R; r++) s[r] = fa_hsum256(_mm256_add_ps(a[2*r], a[2*r + 1]));
     for (; i < n; i++) {
         const float kv = k16 ? lm_ggml_table_f32_f16[((const lm_ggml_fp16_t *) k)[i]] : ((const float *) k)[i];
-        for (int r = 0; r < 4; r++) s[r] += kv * q[r][i];
+        for (int r = 0; r < R; r++) s[r] += kv * q[r][i];
     }
+}
+LM_TARGET_AVX2 static void fa_dot4_avx2(int64_t n, const void * k, bool k16, const float * const * q, float * s) {
+    fa_dotn_avx2(4, n, k, k16, q, s);
+}
+LM_TARGET_AVX2 static float fa_dot1_f16_avx2(int64_t n, const void * k, const float * q) {
+    float s;
+    fa_dotn_avx2(1, n, k, true, &q, &s);
+    return s;
+}
+LM_TARGET_AVX2 static float fa_dot1_f32_avx2(int64_t n, const void * k, const float * q) {
+    float s;
+    fa_dotn_avx2(1, n, k, false, &q, &s);
+    return s;
 }
 
 LM_TARGET_AVX2 static void fa_mad4_avx2(int64_t n, float * acc, int64_t stride, const void * v, bool v16, const float * w) {
@@ -246,12 +214,272 @@ LM_TARGET_AVX2 static void fa_block4_avx2(const struct fa_blk4 * b) {
 }
 #endif
 
+#if defined(LM_X86)
+// ---------------------------------------------------------------- AVX-512: tiles of rows and key blocks
+//
+// Up to four query rows that share their K/V head go through the keys
+// FA_KB at a time. Per block: the scores of every row and key, then per row
+// the block's maximum, one rescale of the accumulators and S, exp over the
+// block's 16 lanes at once, and the V rows added in key order. A row is
+// computed by the same steps whatever rows share its tile, and the blocks
+// start at key 0 for every row, so a row's bits do not depend on the batch
+// or on the thread count. Keys a row's mask hides take no part: not in the
+// maximum, and their V rows (possibly garbage, e.g. unused cache slots) are
+// not touched for that row.
+#define FA_KB 16
+
+struct fa_tile {
+    int R;                        // rows, 1-4
+    int64_t DK, DV, n_kv;
+    const float * q[4];
+    const lm_ggml_fp16_t * m[4];  // mask rows or NULL
+    float slope[4];
+    float * out[4];
+    const char * kbase, * vbase;
+    size_t kstride, vstride, kbytes, vbytes;
+    bool k16, v16;                // f16 rows, else f32 (after any conversion)
+    lm_ggml_to_float_t k_to_f32, v_to_f32; // non-NULL: a block's rows are converted first
+    float * kbuf, * vbuf;         // FA_KB rows of f32 each
+    float scale, softcap;
+    float * acc;                  // R*DV
+    float M[4], S[4];             // running maximum and sum of exp(x - M)
+};
+
+// exp over 16 lanes by lm_v_expf_avx2's steps (x = n ln2 + r, e^r by its
+// Taylor series to degree 7), with 2^n applied by scalef: exp(0) is exactly
+// 1, below -104 (and -inf) it is 0, NaN stays NaN (maxps returns its
+// second operand on NaN).
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_exp_x512(__m512 x) {
+    static const float taylor[8] = { 1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f };
+    x = _mm512_min_ps(_mm512_set1_ps(88.5f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x));
+    __m512 p = _mm512_set1_ps(taylor[0]);
+    for (int i = 1; i < 8; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(taylor[i]));
+    return _mm512_scalef_ps(p, n);
+}
+
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_ld_x512(const void * p, int64_t i, bool f16, __mmask16 k) {
+    return f16 ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, (const lm_ggml_fp16_t *) p + i))
+               : _mm512_maskz_loadu_ps(k, (const float *) p + i);
+}
+
+// The first two steps of the 16-lane sum of four vectors (one per key):
+// 256-bit halves, then 128-bit halves. Lane 4L+i of the result is part i
+// of key L's sum.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_fold4_x512(__m512 a, __m512 b, __m512 c, __m512 d) {
+    const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(3, 2, 3, 2)));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// The last two steps over four fold4 results (keys 0-3, 4-7, 8-11, 12-15):
+// lanes (0,1) + (2,3), then lane 0 + lane 1, leaving key L+4i in lane
+// 4L+i; the permute puts key j in lane j. Every key's sum is the tree of
+// reduce16 in mm-float.c: halves of 8, 4, 2, then 1.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_fold16_x512(const __m512 * u) {
+    const __m512 v01 = _mm512_add_ps(_mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 v23 = _mm512_add_ps(_mm512_shuffle_ps(u[2], u[3], _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(u[2], u[3], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 f = _mm512_add_ps(_mm512_shuffle_ps(v01, v23, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_ps(v01, v23, _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), f);
+}
+
+// s[16r + j] = q_r . K row j for j < nk (lanes past nk are left as they come).
+// Each (row, key) sums the row in 16 lanes in order, then folds them.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_scores_x512(
+        const int R, const struct fa_tile * t, int64_t kb, const char * kp, size_t ks, bool k16, int nk, float * s) {
+    const int64_t DK = t->DK;
+    const int64_t nfull = DK / 16;
+    const __mmask16 tail = (__mmask16)((1u << (DK % 16)) - 1);
+    __m512 u[4][4];
+    for (int g = 0; g < 4; g++) {
+        if (4*g >= nk) {
+            for (int r = 0; r < R; r++) u[r][g] = _mm512_setzero_ps();
+            continue;
+        }
+        // rows FA_PF positions ahead, a few at a time: a whole block's at once
+        // would be more misses in flight than the core keeps
+        for (int jj = 4*g + FA_PF; jj < 4*g + FA_PF + 4 && kb + jj < t->n_kv; jj++) {
+            fa_prefetch(t->kbase + (kb + jj)*t->kstride, t->kbytes, t->vbase + (kb + jj)*t->vstride, t->vbytes);
+        }
+        const char * kr[4];
+        for (int jj = 0; jj < 4; jj++) kr[jj] = kp + (size_t)(4*g + jj < nk ? 4*g + jj : nk - 1) * ks;
+        __m512 a[4][4];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) for (int jj = 0; jj < 4; jj++) a[r][jj] = _mm512_setzero_ps();
+        for (int64_t c = 0; c < nfull; c++) {
+#pragma GCC unroll 4
+            for (int jj = 0; jj < 4; jj++) {
+                const __m512 kv = k16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const lm_ggml_fp16_t *) kr[jj] + 16*c)))
+                                      : _mm512_loadu_ps((const float *) kr[jj] + 16*c);
+#pragma GCC unroll 4
+                for (int r = 0; r < R; r++) a[r][jj] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(t->q[r] + 16*c), a[r][jj]);
+            }
+        }
+        if (tail) {
+            for (int jj = 0; jj < 4; jj++) {
+                const __m512 kv = fa_ld_x512(kr[jj], 16*nfull, k16, tail);
+                for (int r = 0; r < R; r++) a[r][jj] = _mm512_fmadd_ps(kv, _mm512_maskz_loadu_ps(tail, t->q[r] + 16*nfull), a[r][jj]);
+            }
+        }
+        for (int r = 0; r < R; r++) u[r][g] = fa_fold4_x512(a[r][0], a[r][1], a[r][2], a[r][3]);
+    }
+    for (int r = 0; r < R; r++) _mm512_storeu_ps(s + 16*r, fa_fold16_x512(u[r]));
+}
+
+// Which keys of block kb row r sees (its mask is not -inf), and the mask
+// values scaled by the row's slope.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __mmask16 fa_live_x512(const struct fa_tile * t, int r, int64_t kb, int nk, __m512 * mv) {
+    const __mmask16 kin = nk >= 16 ? (__mmask16) 0xFFFF : (__mmask16)((1u << nk) - 1);
+    if (!t->m[r]) {
+        *mv = _mm512_setzero_ps();
+        return kin;
+    }
+    *mv = _mm512_mul_ps(_mm512_set1_ps(t->slope[r]), _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(kin, t->m[r] + kb)));
+    return _mm512_mask_cmp_ps_mask(kin, *mv, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ);
+}
+
+// The online softmax of one row over one block: s holds the scores and
+// leaves with the weights exp(x - M) (0 for hidden keys); *sc is what the
+// row's accumulators are multiplied by before the block's V rows are added.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_softmax_x512(
+        const struct fa_tile * t, __mmask16 live, __m512 mv, float * s, float * M, float * S, float * sc) {
+    if (!live) {
+        *sc = 1.0f;
+        return;
+    }
+    __m512 x = _mm512_mul_ps(_mm512_loadu_ps(s), _mm512_set1_ps(t->scale));
+    if (t->softcap != 0.0f) {
+        float xs[16];
+        _mm512_storeu_ps(xs, x);
+        for (int j = 0; j < 16; j++) xs[j] = t->softcap * tanhf(xs[j]);
+        x = _mm512_loadu_ps(xs);
+    }
+    x = _mm512_add_ps(x, mv);
+    const float bm = _mm512_mask_reduce_max_ps(live, x);
+    const float Mn = bm > *M ? bm : *M;
+    *sc = _mm512_cvtss_f32(fa_exp_x512(_mm512_set1_ps(*M - Mn)));
+    const __m512 p = _mm512_maskz_mov_ps(live, fa_exp_x512(_mm512_sub_ps(x, _mm512_set1_ps(Mn))));
+    *S = *S * *sc + _mm512_reduce_add_ps(p);
+    *M = Mn;
+    _mm512_storeu_ps(s, p);
+}
+
+// acc_r = acc_r * sc_r + sum over the block's keys (in order) of p_rj V_j,
+// for the keys row r sees. 8/R vectors of each row at a time, so that eight
+// independent FMA chains hide the FMA latency at any R.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
+        const int R, const struct fa_tile * t, const char * vp, size_t vs, bool v16, int nk,
+        const float * p, const __mmask16 * live, const float * sc) {
+    const int CH = R == 1 ? 8 : R == 2 ? 4 : 2;
+    const int64_t DV = t->DV;
+    unsigned any = 0, all = 0xFFFF;
+    for (int r = 0; r < R; r++) { any |= live[r]; all &= live[r]; }
+    for (int64_t c = 0; c < DV; c += 16*CH) {
+        __mmask16 km[8];
+        for (int h = 0; h < CH; h++) {
+            const int64_t left = DV - c - 16*h;
+            km[h] = left >= 16 ? (__mmask16) 0xFFFF : left <= 0 ? (__mmask16) 0 : (__mmask16)((1u << left) - 1);
+        }
+        __m512 o[4][8];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) for (int h = 0; h < CH; h++) {
+            o[r][h] = _mm512_mul_ps(_mm512_maskz_loadu_ps(km[h], t->acc + r*DV + c + 16*h), _mm512_set1_ps(sc[r]));
+        }
+        for (int j = 0; j < nk; j++) {
+            if (!(any >> j & 1)) continue;
+            const char * vr = vp + (size_t) j*vs;
+            if (all >> j & 1) {
+#pragma GCC unroll 8
+                for (int h = 0; h < CH; h++) {
+                    const __m512 vv = fa_ld_x512(vr, c + 16*h, v16, km[h]);
+                    for (int r = 0; r < R; r++) o[r][h] = _mm512_fmadd_ps(vv, _mm512_set1_ps(p[16*r + j]), o[r][h]);
+                }
+            } else {
+                for (int h = 0; h < CH; h++) {
+                    const __m512 vv = fa_ld_x512(vr, c + 16*h, v16, km[h]);
+                    for (int r = 0; r < R; r++) {
+                        o[r][h] = _mm512_mask3_fmadd_ps(vv, _mm512_set1_ps(p[16*r + j]), o[r][h], (__mmask16)(live[r] >> j & 1 ? 0xFFFF : 0));
+                    }
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) for (int h = 0; h < CH; h++) _mm512_mask_storeu_ps(t->acc + r*DV + c + 16*h, km[h], o[r][h]);
+    }
+}
+
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_block_x512_n(const int R, struct fa_tile * t, int64_t kb) {
+    const int64_t DK = t->DK, DV = t->DV;
+    const int nk = t->n_kv - kb < FA_KB ? (int)(t->n_kv - kb) : FA_KB;
+    float sc[4];
+    float s[4*16];
+    __mmask16 live[4];
+    __m512 mv[4];
+    unsigned any = 0;
+    for (int r = 0; r < R; r++) any |= live[r] = fa_live_x512(t, r, kb, nk, &mv[r]);
+    if (!any) return;
+    const char * kp = t->kbase + kb*t->kstride, * vp = t->vbase + kb*t->vstride;
+    size_t ks = t->kstride, vs = t->vstride;
+    bool k16 = t->k16, v16 = t->v16;
+    if (t->k_to_f32) {
+        for (int j = 0; j < nk; j++) t->k_to_f32(kp + j*ks, t->kbuf + j*DK, DK);
+        kp = (const char *) t->kbuf; ks = sizeof(float) * DK; k16 = false;
+    }
+    if (t->v_to_f32) {
+        for (int j = 0; j < nk; j++) t->v_to_f32(vp + j*vs, t->vbuf + j*DV, DV);
+        vp = (const char *) t->vbuf; vs = sizeof(float) * DV; v16 = false;
+    }
+    fa_scores_x512(R, t, kb, kp, ks, k16, nk, s);
+    for (int r = 0; r < R; r++) fa_softmax_x512(t, live[r], mv[r], s + 16*r, &t->M[r], &t->S[r], &sc[r]);
+    fa_vacc_x512(R, t, vp, vs, v16, nk, s, live, sc);
+}
+
+LM_TARGET_AVX512 static void fa_block_x512(struct fa_tile * t, int64_t kb) {
+    switch (t->R) {
+        case 1:  fa_block_x512_n(1, t, kb); break;
+        case 2:  fa_block_x512_n(2, t, kb); break;
+        case 3:  fa_block_x512_n(3, t, kb); break;
+        default: fa_block_x512_n(4, t, kb); break;
+    }
+}
+
+// The tiles go through the key blocks side by side: block kb of every tile,
+// then block kb+1. In decoding the tiles are the heads, whose rows of one
+// position are neighbours in a KV cache, so this reads the cache in order
+// instead of one head's rows a cache row apart. A row's steps are the same
+// either way.
+LM_TARGET_AVX512 static void fa_tiles_x512(struct fa_tile * tiles, int nt) {
+    for (int i = 0; i < nt; i++) {
+        struct fa_tile * t = &tiles[i];
+        for (int r = 0; r < t->R; r++) { t->M[r] = -INFINITY; t->S[r] = 0.0f; }
+        for (int64_t d = 0; d < t->R*t->DV; d++) t->acc[d] = 0.0f;
+    }
+    for (int64_t kb = 0; kb < tiles[0].n_kv; kb += FA_KB) {
+        for (int i = 0; i < nt; i++) fa_block_x512(&tiles[i], kb);
+    }
+    for (int i = 0; i < nt; i++) {
+        const struct fa_tile * t = &tiles[i];
+        for (int r = 0; r < t->R; r++) {
+            // as in ggml, a fully masked row gives 0 * inf = NaN
+            const float S_inv = 1.0f / t->S[r];
+            for (int64_t d = 0; d < t->DV; d++) t->out[r][d] = t->acc[r*t->DV + d] * S_inv;
+        }
+    }
+}
+#endif
+
 // ---------------------------------------------------------------- kernel
 
-// Per-thread scratch, in floats: converted K row (DK), converted V row (DV),
-// accumulators of up to four rows (4*DV), plus padding so threads do not share cache lines.
+// Rows whose tiles go through the keys side by side (their accumulators are
+// in the scratch at once).
+#define FA_TILE_ROWS 32
+
+// Per-thread scratch, in floats: a block's converted K rows (16*DK) and V
+// rows (16*DV), accumulators of up to FA_TILE_ROWS rows, plus padding so
+// threads do not share cache lines.
 static size_t fa_scratch_floats(const struct lm_ggml_tensor * node) {
-    return (size_t)(node->src[1]->ne[0] + 5 * node->src[2]->ne[0] + 32);
+    return (size_t)(16 * node->src[1]->ne[0] + (16 + FA_TILE_ROWS) * node->src[2]->ne[0] + 32);
 }
 
 static size_t lm_wsize_flash_attn_ext(const struct lm_ggml_tensor * node, int n_threads) {
@@ -321,7 +549,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     const enum lm_cpu_level lvl = lm_cpu_level();
     const bool avx2 = lvl == LM_CPU_LEVEL_AVX2 || lvl == LM_CPU_LEVEL_AVX512;
     if (avx2) {
-        dot = k16 ? fa_dot_f16_avx2 : fa_dot_f32_avx2;
+        dot = k16 ? fa_dot1_f16_avx2 : fa_dot1_f32_avx2;
         mad = v16 ? fa_mad_f16_avx2 : fa_mad_f32_avx2;
         scl = fa_scale_avx2;
     } else
@@ -335,7 +563,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     fa_mad_t mad_conv = mad;
     if (!k_direct) {
 #if defined(LM_X86)
-        dot_conv = avx2 ? fa_dot_f32_avx2 : fa_dot_f32_s;
+        dot_conv = avx2 ? fa_dot1_f32_avx2 : fa_dot_f32_s;
 #else
         dot_conv = fa_dot_f32_s;
 #endif
@@ -354,8 +582,8 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     const struct fa_rows fr = { q, k, v, mask, dst, nq1, nq2, rk2, rk3, rv2, rv3, max_bias, m0, m1, n_head_log2 };
 
     float * kbuf = (float *) params->wdata + (size_t) params->ith * fa_scratch_floats(dst);
-    float * vbuf = kbuf + DK;
-    float * acc  = vbuf + DV;
+    float * vbuf = kbuf + 16*DK;
+    float * acc  = vbuf + 16*DV;
 
     int64_t ir0, ir1;
     lm_ggml_thread_range(nq1 * nq2 * nq3, params->ith, params->nth, &ir0, &ir1);
@@ -369,6 +597,38 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
         const char * vbase = r0.vbase;
 
 #if defined(LM_X86)
+        if (lvl == LM_CPU_LEVEL_AVX512) {
+            // tiles of up to four rows that follow one another and read the
+            // same K/V head, as many as FA_TILE_ROWS rows
+            struct fa_tile tiles[FA_TILE_ROWS];
+            int nt = 0, rows = 0;
+            while (ir < ir1 && rows + 4 <= FA_TILE_ROWS) {
+                struct fa_tile * t = &tiles[nt++];
+                struct fa_row rr;
+                fa_row_get(&fr, ir, &rr);
+                t->R = 0;
+                t->kbase = rr.kbase; t->vbase = rr.vbase;
+                for (;;) {
+                    t->q[t->R] = rr.q; t->m[t->R] = rr.m; t->out[t->R] = rr.out; t->slope[t->R] = rr.slope;
+                    t->R++; ir++;
+                    if (t->R == 4 || ir >= ir1) break;
+                    fa_row_get(&fr, ir, &rr);
+                    if (rr.kbase != t->kbase || rr.vbase != t->vbase) break;
+                }
+                t->DK = DK; t->DV = DV; t->n_kv = n_kv;
+                t->kstride = k->nb[1]; t->vstride = v->nb[1];
+                t->kbytes = krow; t->vbytes = vrow;
+                t->k16 = k16; t->v16 = v16;
+                t->k_to_f32 = k_to_f32; t->v_to_f32 = v_to_f32;
+                t->kbuf = kbuf; t->vbuf = vbuf;
+                t->scale = scale; t->softcap = softcap;
+                t->acc = acc + (int64_t) rows * DV;
+                rows += t->R;
+            }
+            fa_tiles_x512(tiles, nt);
+            ir--; // the loop's increment
+            continue;
+        }
         if (avx2 && k_direct && v_direct && ir + 4 <= ir1) {
             // the next three rows must read the same K/V head
             struct fa_row rr[4];

@@ -1,5 +1,6 @@
 // bench-rope-attn.c - timing loop for rope and flash_attn_ext, scalar vs
-// AVX2 kernels (forced with lm_cpu_force_level).
+// AVX2 kernels (forced with lm_cpu_force_level), and flash_attn_ext's
+// AVX-512 tiles where the CPU has them.
 //
 // Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/bench-rope-attn.c $(find csrc -name '*.c') -lm
 // Usage: bench-rope-attn [n_threads]
@@ -72,16 +73,18 @@ static void bench_fa(enum lm_ggml_type kvt, int D, int n_q, int n_kv, int n_head
     fill(q); fill(k); fill(v);
     memset(m->data, 0, lm_ggml_nbytes(m));
     struct lm_ggml_tensor * y = lm_ggml_flash_attn_ext(ctx, q, k, v, m, 0.088f, 0.0f, 0.0f);
-    double t[2] = { 0, 0 };
-    for (int level = 0; level <= 1; level++) {
+    double t[3] = { 0, 0, 0 };
+    for (int level = 0; level <= 2; level++) {
         if (!lm_cpu_force_level(level)) continue;
         t[level] = time_graph(ctx, y, nth, 5);
     }
     lm_cpu_force_level(-1);
     const double flop = 4.0 * D * (double) n_kv * n_q * n_head;
-    printf("flash_attn_ext %s D%d q%d kv%d h%d/%d threads %d: scalar %8.0f cpu-us  avx2 %8.0f cpu-us  (x%.2f, %.1f GFLOP/s)\n",
+    printf("flash_attn_ext %s D%d q%d kv%d h%d/%d threads %d: scalar %8.0f cpu-us  avx2 %8.0f cpu-us (x%.2f, %.1f GFLOP/s)",
            lm_ggml_type_name(kvt), D, n_q, n_kv, n_head, n_head_kv, nth, t[0], t[1], t[1] > 0 ? t[0] / t[1] : 0,
            t[1] > 0 ? flop / t[1] / 1e3 : 0);
+    if (t[2] > 0) printf("  avx512 %8.0f cpu-us (x%.2f, %.1f GFLOP/s)", t[2], t[0] / t[2], flop / t[2] / 1e3);
+    printf("\n");
     lm_ggml_free(ctx);
 }
 

@@ -28,6 +28,13 @@ static void u_fill(struct lm_ggml_tensor * t, float lo, float hi) {
         else if (t->type == LM_GGML_TYPE_F16) ((lm_ggml_fp16_t *) t->data)[i] = lm_ggml_fp32_to_fp16(v);
         else if (t->type == LM_GGML_TYPE_I32) ((int32_t *) t->data)[i] = (int32_t) v;
     }
+    if (lm_ggml_is_quantized(t->type)) { // contiguous rows of quantized blocks
+        const int64_t nrows = n / t->ne[0];
+        float * f = malloc(sizeof(float) * (size_t) n);
+        for (int64_t i = 0; i < n; i++) f[i] = u_rand(lo, hi);
+        lm_ggml_quantize_chunk(t->type, f, t->data, 0, nrows, t->ne[0], NULL);
+        free(f);
+    }
 }
 
 static double u_get(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
@@ -36,6 +43,16 @@ static double u_get(const struct lm_ggml_tensor * t, int64_t i0, int64_t i1, int
         case LM_GGML_TYPE_F32: return *(const float *) p;
         case LM_GGML_TYPE_F16: return lm_ggml_fp16_to_fp32(*(const lm_ggml_fp16_t *) p);
         case LM_GGML_TYPE_I32: return *(const int32_t *) p;
+        default: break;
+    }
+    if (lm_ggml_is_quantized(t->type)) { // the element's block, dequantized
+        const int64_t bs = lm_ggml_blck_size(t->type);
+        float blk[256];
+        const char * row = (const char *) t->data + i1*t->nb[1] + i2*t->nb[2] + i3*t->nb[3];
+        lm_ggml_get_type_traits(t->type)->to_float(row + (i0 / bs) * lm_ggml_type_size(t->type), blk, bs);
+        return blk[i0 % bs];
+    }
+    switch (t->type) {
         default: return NAN;
     }
 }
@@ -71,13 +88,14 @@ static void u_compute(struct lm_ggml_context * ctx, struct lm_ggml_tensor * t, i
 typedef void (*u_test_fn)(int nth);
 struct u_test { const char * name; u_test_fn fn; };
 
-// Runs every test on the scalar and (if the CPU has it) AVX2 level with 1, 2, 4 threads.
+// Runs every test on each SIMD level the CPU has (scalar, AVX2, AVX-512; NEON
+// and dotprod on arm64) with 1, 2, 4 threads.
 static int u_main(const struct u_test * tests, int n, int argc, char ** argv) {
     int fails = 0, runs = 0;
     for (int i = 0; i < n; i++) {
         if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
         const int before = g_fail;
-        for (int level = 0; level <= 1; level++) {
+        for (int level = 0; level <= 4; level++) {
             if (!lm_cpu_force_level(level)) continue;
             for (int nth = 1; nth <= 4; nth *= 2) {
                 const int run_before = g_fail;

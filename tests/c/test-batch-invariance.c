@@ -3,11 +3,12 @@
 // with a mul_mat path and every SIMD level the CPU has, column j of an
 // N-column product (N = 1 ... 512, 1-3 threads) must be bit-identical to the
 // product of the weights with column j alone (1 thread). Also mul_mat_id,
-// whose columns are grouped per expert.
+// whose columns are grouped per expert. And flash_attn_ext: a query row's
+// result alone and among other tokens (any thread count), bit for bit.
 //
 // build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-batch-invariance.c $(find csrc -name '*.c') -lm
 // usage: test-batch-invariance [level [types]]  (level: 0 scalar, 1 AVX2, 2 AVX-512, 3 NEON, 4 NEON with dotprod,
-//        -1 all (default); types: comma-separated names, e.g. f32,f16,bf16; default all)
+//        -1 all (default); types: comma-separated names, e.g. f32,f16,bf16 or flash_attn_ext; default all)
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-cpu-impl.h"
@@ -155,6 +156,94 @@ static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
     lm_ggml_free(ctx);
 }
 
+// flash_attn_ext: a query row's result must not depend on the tokens that
+// share the call, on which rows share a K/V head (GQA groups, tiles) or on
+// the thread count. Causal masks, cache slots past every row's view holding
+// +inf (no row may touch them), head sizes with tails, ALiBi and softcap,
+// K/V in f16, f32 and q8_0 (converted rows).
+struct fa_inv {
+    int D, DV, n_q, n_kv, n_head, n_head_kv;
+    enum lm_ggml_type kt, vt;
+    float max_bias, softcap;
+};
+
+static void fa_set(struct lm_ggml_tensor * t, const float * v) {
+    const int64_t n = lm_ggml_nelements(t);
+    if (t->type == LM_GGML_TYPE_F32) memcpy(t->data, v, (size_t) n * sizeof(float));
+    else if (t->type == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(v, t->data, n);
+    else lm_ggml_quantize_chunk(t->type, v, t->data, 0, n / t->ne[0], t->ne[0], NULL);
+}
+
+// rows of tokens [t0, t0+n) of the case, [DV, head, token]
+static float * fa_tokens(const struct fa_inv * c, const float * qv, const float * kv, const float * vv, int t0, int n, int nth) {
+    const int pad = LM_GGML_PAD(n, LM_GGML_KQ_MASK_PAD);
+    struct lm_ggml_init_params ip = { 64u << 20, NULL, false };
+    struct lm_ggml_context * ctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, c->D, n, c->n_head);
+    for (int h = 0; h < c->n_head; h++) {
+        for (int i = 0; i < n; i++) {
+            memcpy((char *) q->data + h*q->nb[2] + i*q->nb[1], qv + ((int64_t) h*c->n_q + t0 + i)*c->D, sizeof(float) * c->D);
+        }
+    }
+    struct lm_ggml_tensor * k = lm_ggml_new_tensor_3d(ctx, c->kt, c->D, c->n_kv, c->n_head_kv);
+    struct lm_ggml_tensor * v = lm_ggml_new_tensor_3d(ctx, c->vt, c->DV, c->n_kv, c->n_head_kv);
+    fa_set(k, kv); fa_set(v, vv);
+    struct lm_ggml_tensor * m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, c->n_kv, pad);
+    // token i sees keys j <= i + 9 (a cache that held 9 positions before the batch); the last 13 slots no one sees
+    for (int i = 0; i < pad; i++) {
+        for (int j = 0; j < c->n_kv; j++) {
+            const int tok = t0 + i;
+            const float x = j <= tok + 9 && j < c->n_kv - 13 && i < n ? -0.25f * (float)((tok + j) % 3) : -INFINITY;
+            ((lm_ggml_fp16_t *) m->data)[(int64_t) i*c->n_kv + j] = lm_ggml_fp32_to_fp16(x);
+        }
+    }
+    struct lm_ggml_tensor * y = lm_ggml_flash_attn_ext(ctx, q, k, v, m, 0.3f, c->max_bias, c->softcap);
+    struct lm_ggml_cgraph * gf = lm_ggml_new_graph(ctx);
+    lm_ggml_build_forward_expand(gf, y);
+    lm_ggml_graph_compute_with_ctx(ctx, gf, nth);
+    float * out = malloc(lm_ggml_nbytes(y));
+    memcpy(out, y->data, lm_ggml_nbytes(y));
+    lm_ggml_free(ctx);
+    return out;
+}
+
+static void test_flash_attn(const struct fa_inv * c) {
+    const int64_t nq = (int64_t) c->D * c->n_q * c->n_head;
+    const int64_t nk = (int64_t) c->D * c->n_kv * c->n_head_kv, nv = (int64_t) c->DV * c->n_kv * c->n_head_kv;
+    float * qv = malloc(sizeof(float) * nq), * kv = malloc(sizeof(float) * nk), * vv = malloc(sizeof(float) * nv);
+    for (int64_t i = 0; i < nq; i++) qv[i] = 2.0f * frand();
+    for (int64_t i = 0; i < nk; i++) kv[i] = frand();
+    for (int64_t i = 0; i < nv; i++) vv[i] = frand();
+    for (int h = 0; h < c->n_head_kv; h++) { // the slots no row sees
+        for (int j = c->n_kv - 13; j < c->n_kv; j++) {
+            for (int e = 0; e < c->DV; e++) vv[((int64_t) h*c->n_kv + j)*c->DV + e] = INFINITY;
+        }
+    }
+    const int64_t row = (int64_t) c->DV * c->n_head; // one token's outputs
+    float * alone = malloc(sizeof(float) * row * c->n_q);
+    for (int i = 0; i < c->n_q; i++) {
+        float * o = fa_tokens(c, qv, kv, vv, i, 1, 1);
+        memcpy(alone + i*row, o, sizeof(float) * row);
+        free(o);
+    }
+    static const int ns[] = { 2, 3, 5, 8, 0 };
+    for (int nth = 1; nth <= 3; nth++) {
+        for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+            const int n = ns[ni] ? ns[ni] : c->n_q;
+            const int t0 = ns[ni] ? (n * 7 + nth) % (c->n_q - n + 1) : 0;
+            float * o = fa_tokens(c, qv, kv, vv, t0, n, nth);
+            int64_t i = 0;
+            while (i < row * n && memcmp(&o[i], &alone[t0*row + i], sizeof(float)) == 0) i++;
+            checkf(i == row * n, "flash_attn_ext D%d DV%d %s/%s heads %d/%d level=%d: %d tokens threads=%d token %lld head %lld elem %lld: %.9g, alone %.9g",
+                   c->D, c->DV, lm_ggml_type_name(c->kt), lm_ggml_type_name(c->vt), c->n_head, c->n_head_kv, (int) lm_cpu_level(), n, nth,
+                   (long long)(t0 + i / row), (long long)(i % row / c->DV), (long long)(i % c->DV),
+                   i < row * n ? o[i] : 0.0f, i < row * n ? alone[t0*row + i] : 0.0f);
+            free(o);
+        }
+    }
+    free(alone); free(qv); free(kv); free(vv);
+}
+
 int main(int argc, char ** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int only_level = argc > 1 ? atoi(argv[1]) : -1;
@@ -177,6 +266,18 @@ int main(int argc, char ** argv) {
     for (int level = 0; level <= 4; level++) {
         if (only_level >= 0 && level != only_level) continue;
         if (!lm_cpu_force_level(level)) { printf("level %d not available here: skipped\n", level); continue; }
+        if (type_selected(only_types, "flash_attn_ext")) {
+            const enum lm_ggml_type F16 = LM_GGML_TYPE_F16, F32 = LM_GGML_TYPE_F32, Q8 = LM_GGML_TYPE_Q8_0;
+            const struct fa_inv cases[] = {
+                { 128, 128, 23, 60, 4, 1, F16, F16, 0.0f, 0.0f },  // GQA: four query heads a K/V head
+                { 64, 64, 19, 47, 3, 3, F32, F16, 0.0f, 0.0f },
+                { 40, 24, 11, 33, 4, 2, F16, F32, 8.0f, 0.0f },    // tails, DV != DK, ALiBi
+                { 64, 64, 9, 30, 2, 2, Q8, Q8, 0.0f, 20.0f },      // converted rows, softcap
+            };
+            const int before = g_fail;
+            for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) test_flash_attn(&cases[i]);
+            printf("flash_attn_ext level %d: %s\n", level, g_fail == before ? "ok" : "FAILED");
+        }
         for (int i = 0; i < ntypes; i++) {
             const enum lm_ggml_type t = types[i];
             const int64_t bk = lm_ggml_blck_size(t);

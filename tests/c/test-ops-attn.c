@@ -1,7 +1,7 @@
 // test-ops-attn.c - flash_attn_ext against a double-precision softmax
-// attention (f16/f32 K and V, masks with -inf, GQA broadcast, ALiBi, logit
-// softcap, ne3 > 1), its precision flag and constructor checks; 1/2/4
-// threads, scalar and AVX2 kernels.
+// attention (f16/f32/q8_0 K and V, masks with -inf, GQA broadcast, ALiBi,
+// logit softcap, ne3 > 1), its precision flag and constructor checks; 1/2/4
+// threads, every SIMD level (the AVX-512 one computes tiles of rows).
 //
 // Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-ops-attn.c $(find csrc -name '*.c') -lm
 #include "nnconv-util.h"
@@ -71,7 +71,7 @@ static void fa_run(int nth, const struct fa_case * c) {
 }
 
 static void t_fa(int nth) {
-    const enum lm_ggml_type F16 = LM_GGML_TYPE_F16, F32 = LM_GGML_TYPE_F32;
+    const enum lm_ggml_type F16 = LM_GGML_TYPE_F16, F32 = LM_GGML_TYPE_F32, Q8 = LM_GGML_TYPE_Q8_0;
     const struct fa_case cases[] = {
         { 64, 64, 5, 32, 4, 2, 1, F16, F16, true, false, 0.125f, 0.0f, 0.0f },
         { 64, 64, 7, 40, 4, 4, 1, F32, F32, true, true, 0.125f, 0.0f, 0.0f },
@@ -80,6 +80,8 @@ static void t_fa(int nth) {
         { 128, 128, 1, 300, 8, 2, 1, F16, F16, true, true, 0.088f, 0.0f, 30.0f },
         { 48, 24, 3, 17, 2, 1, 1, F16, F16, true, false, 0.2f, 0.0f, 0.0f }, // DV != DK (beyond the reference)
         { 17, 9, 2, 5, 3, 3, 1, F32, F16, true, true, 0.3f, 2.0f, 0.0f },   // odd sizes: scalar tails
+        { 64, 64, 6, 37, 4, 2, 1, Q8, Q8, true, true, 0.125f, 0.0f, 0.0f }, // rows converted to f32
+        { 32, 32, 9, 21, 2, 2, 1, Q8, F16, true, false, 0.2f, 0.0f, 5.0f },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) fa_run(nth, &cases[i]);
 }
