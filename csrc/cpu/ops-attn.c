@@ -1,6 +1,8 @@
 // ops-attn.c - CPU kernels of fused attention: flash_attn_ext (online-softmax
-// attention over the KV rows, one query row at a time). The constructors are
-// in graph/ctor-attn.c; see ggml-cpu-impl.h for the kernel contract.
+// attention over the KV rows): at the AVX2 and AVX-512 levels tiles of rows
+// through blocks of keys, elsewhere one row and one key at a time. The
+// constructors are in graph/ctor-attn.c; see ggml-cpu-impl.h for the kernel
+// contract.
 //
 // op_params of FLASH_ATTN_EXT: f32 [0] scale, [1] max_bias, [2] logit_softcap; i32 [3] prec
 #include "fp-nocontract.h"
@@ -55,167 +57,13 @@ LM_TARGET_AVX2 static inline float fa_hsum256(__m256 v) {
     x = _mm_add_ss(x, _mm_movehdup_ps(x));
     return _mm_cvtss_f32(x);
 }
-LM_TARGET_AVX2 static void fa_mad_f32_avx2(int64_t n, float * acc, const void * v, float w) {
-    const float * x = (const float *) v;
-    const __m256 vw = _mm256_set1_ps(w);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vw, _mm256_loadu_ps(acc + i)));
-    for (; i < n; i++) acc[i] += x[i] * w;
-}
-LM_TARGET_AVX2 static void fa_mad_f16_avx2(int64_t n, float * acc, const void * v, float w) {
-    const lm_ggml_fp16_t * x = (const lm_ggml_fp16_t *) v;
-    const __m256 vw = _mm256_set1_ps(w);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 xv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
-        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(xv, vw, _mm256_loadu_ps(acc + i)));
-    }
-    for (; i < n; i++) acc[i] += lm_ggml_table_f32_f16[x[i]] * w;
-}
-LM_TARGET_AVX2 static void fa_scale_avx2(int64_t n, float * acc, float w) {
-    const __m256 vw = _mm256_set1_ps(w);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(acc + i, _mm256_mul_ps(_mm256_loadu_ps(acc + i), vw));
-    for (; i < n; i++) acc[i] *= w;
-}
 #endif
 
-typedef float (*fa_dot_t)  (int64_t n, const void * k, const float * q);
-typedef void  (*fa_mad_t)  (int64_t n, float * acc, const void * v, float w);
-typedef void  (*fa_scale_t)(int64_t n, float * acc, float w);
+typedef float (*fa_dot_t)(int64_t n, const void * k, const float * q);
+typedef void  (*fa_mad_t)(int64_t n, float * acc, const void * v, float w);
 
 #if defined(LM_X86)
-// Four query rows that share their K/V head (consecutive tokens of one head,
-// or heads of one GQA group in decoding): every K and V row is loaded and converted once for all four, which halves
-// the memory traffic of prefill.
-struct fa_blk4 {
-    int64_t DK, DV, n_kv;
-    const float * q[4];
-    const lm_ggml_fp16_t * m[4];  // mask rows or NULL
-    const char * kbase, * vbase;
-    size_t kstride, vstride;
-    size_t kbytes, vbytes;        // a row's bytes
-    bool k16, v16;
-    float scale, softcap;
-    float slope[4];
-    float * acc;                  // 4*DV scratch
-    float * out[4];
-};
-
-// Two accumulators per row (16 elements a step) so that eight independent FMA
-// chains hide the FMA latency. A row's sum is taken the same way whatever
-// R is, so a row gives the same bits alone and in a group of four.
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_dotn_avx2(const int R, int64_t n, const void * k, bool k16, const float * const * q, float * s) {
-    __m256 a[8];
-    for (int r = 0; r < 2*R; r++) a[r] = _mm256_setzero_ps();
-    int64_t i = 0;
-#define FA_KV(off) (k16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const lm_ggml_fp16_t *) k + i + (off)))) \
-                        : _mm256_loadu_ps((const float *) k + i + (off)))
-    for (; i + 16 <= n; i += 16) {
-        const __m256 k0 = FA_KV(0), k1 = FA_KV(8);
-        for (int r = 0; r < R; r++) {
-            a[2*r]     = _mm256_fmadd_ps(k0, _mm256_loadu_ps(q[r] + i),     a[2*r]);
-            a[2*r + 1] = _mm256_fmadd_ps(k1, _mm256_loadu_ps(q[r] + i + 8), a[2*r + 1]);
-        }
-    }
-    for (; i + 8 <= n; i += 8) {
-        const __m256 k0 = FA_KV(0);
-        for (int r = 0; r < R; r++) a[2*r] = _mm256_fmadd_ps(k0, _mm256_loadu_ps(q[r] + i), a[2*r]);
-    }
-#undef FA_KV
-    for (int r = 0; r < R; r++) s[r] = fa_hsum256(_mm256_add_ps(a[2*r], a[2*r + 1]));
-    for (; i < n; i++) {
-        const float kv = k16 ? lm_ggml_table_f32_f16[((const lm_ggml_fp16_t *) k)[i]] : ((const float *) k)[i];
-        for (int r = 0; r < R; r++) s[r] += kv * q[r][i];
-    }
-}
-LM_TARGET_AVX2 static void fa_dot4_avx2(int64_t n, const void * k, bool k16, const float * const * q, float * s) {
-    fa_dotn_avx2(4, n, k, k16, q, s);
-}
-LM_TARGET_AVX2 static float fa_dot1_f16_avx2(int64_t n, const void * k, const float * q) {
-    float s;
-    fa_dotn_avx2(1, n, k, true, &q, &s);
-    return s;
-}
-LM_TARGET_AVX2 static float fa_dot1_f32_avx2(int64_t n, const void * k, const float * q) {
-    float s;
-    fa_dotn_avx2(1, n, k, false, &q, &s);
-    return s;
-}
-
-LM_TARGET_AVX2 static void fa_mad4_avx2(int64_t n, float * acc, int64_t stride, const void * v, bool v16, const float * w) {
-    const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]), w2 = _mm256_set1_ps(w[2]), w3 = _mm256_set1_ps(w[3]);
-    float * c0 = acc, * c1 = acc + stride, * c2 = acc + 2*stride, * c3 = acc + 3*stride;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 vv = v16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const lm_ggml_fp16_t *) v + i)))
-                              : _mm256_loadu_ps((const float *) v + i);
-        _mm256_storeu_ps(c0 + i, _mm256_fmadd_ps(vv, w0, _mm256_loadu_ps(c0 + i)));
-        _mm256_storeu_ps(c1 + i, _mm256_fmadd_ps(vv, w1, _mm256_loadu_ps(c1 + i)));
-        _mm256_storeu_ps(c2 + i, _mm256_fmadd_ps(vv, w2, _mm256_loadu_ps(c2 + i)));
-        _mm256_storeu_ps(c3 + i, _mm256_fmadd_ps(vv, w3, _mm256_loadu_ps(c3 + i)));
-    }
-    for (; i < n; i++) {
-        const float vv = v16 ? lm_ggml_table_f32_f16[((const lm_ggml_fp16_t *) v)[i]] : ((const float *) v)[i];
-        c0[i] += vv * w[0]; c1[i] += vv * w[1]; c2[i] += vv * w[2]; c3[i] += vv * w[3];
-    }
-}
-
-LM_TARGET_AVX2 static void fa_block4_avx2(const struct fa_blk4 * b) {
-    const int64_t DV = b->DV;
-    float M[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-    float S[4] = { 0, 0, 0, 0 };
-    for (int64_t d = 0; d < 4*DV; d++) b->acc[d] = 0.0f;
-    const fa_mad_t mad1 = b->v16 ? fa_mad_f16_avx2 : fa_mad_f32_avx2;
-
-    for (int64_t ic = 0; ic < b->n_kv; ic++) {
-        if (ic + FA_PF < b->n_kv) {
-            fa_prefetch(b->kbase + (ic + FA_PF)*b->kstride, b->kbytes, b->vbase + (ic + FA_PF)*b->vstride, b->vbytes);
-        }
-        float mv[4];
-        int n_live = 0;
-        for (int r = 0; r < 4; r++) {
-            mv[r] = b->m[r] ? b->slope[r] * lm_ggml_table_f32_f16[b->m[r][ic]] : 0.0f;
-            n_live += mv[r] != -INFINITY;
-        }
-        if (n_live == 0) continue;
-        float s[4];
-        fa_dot4_avx2(b->DK, b->kbase + ic*b->kstride, b->k16, b->q, s);
-        float w[4];
-        for (int r = 0; r < 4; r++) {
-            if (mv[r] == -INFINITY) { w[r] = 0.0f; continue; }
-            float x = s[r] * b->scale;
-            if (b->softcap != 0.0f) x = b->softcap * tanhf(x);
-            x += mv[r];
-            float ms = 1.0f, vs = 1.0f;
-            if (x > M[r]) {
-                const float Mold = M[r];
-                M[r] = x;
-                if (Mold != -INFINITY) { ms = expf(Mold - x); fa_scale_avx2(DV, b->acc + r*DV, ms); }
-                else                   { ms = 0.0f; }
-            } else {
-                vs = expf(x - M[r]);
-            }
-            S[r] = S[r]*ms + vs;
-            w[r] = vs;
-        }
-        const char * vr = b->vbase + ic*b->vstride;
-        if (n_live == 4) {
-            fa_mad4_avx2(DV, b->acc, DV, vr, b->v16, w);
-        } else {
-            // masked rows must not touch V: it may hold garbage (e.g. unused cache slots)
-            for (int r = 0; r < 4; r++) if (mv[r] != -INFINITY) mad1(DV, b->acc + r*DV, vr, w[r]);
-        }
-    }
-    for (int r = 0; r < 4; r++) {
-        const float S_inv = 1.0f / S[r];
-        for (int64_t d = 0; d < DV; d++) b->out[r][d] = b->acc[r*DV + d] * S_inv;
-    }
-}
-#endif
-
-#if defined(LM_X86)
-// ---------------------------------------------------------------- AVX-512: tiles of rows and key blocks
+// ---------------------------------------------------------------- tiles of rows and key blocks (AVX-512, AVX2)
 //
 // Up to four query rows that share their K/V head go through the keys
 // FA_KB at a time. Per block: the scores of every row and key, then per row
@@ -327,23 +175,24 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_scores_x51
     for (int r = 0; r < R; r++) _mm512_storeu_ps(s + 16*r, fa_fold16_x512(u[r]));
 }
 
-// Which keys of block kb row r sees (its mask is not -inf), and the mask
-// values scaled by the row's slope.
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) __mmask16 fa_live_x512(const struct fa_tile * t, int r, int64_t kb, int nk, __m512 * mv) {
+// Which keys of block kb row r sees (its mask is not -inf), as bits, and
+// in mv the mask values scaled by the row's slope.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) unsigned fa_live_x512(const struct fa_tile * t, int r, int64_t kb, int nk, float * mv) {
     const __mmask16 kin = nk >= 16 ? (__mmask16) 0xFFFF : (__mmask16)((1u << nk) - 1);
     if (!t->m[r]) {
-        *mv = _mm512_setzero_ps();
+        _mm512_storeu_ps(mv, _mm512_setzero_ps());
         return kin;
     }
-    *mv = _mm512_mul_ps(_mm512_set1_ps(t->slope[r]), _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(kin, t->m[r] + kb)));
-    return _mm512_mask_cmp_ps_mask(kin, *mv, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ);
+    const __m512 m = _mm512_mul_ps(_mm512_set1_ps(t->slope[r]), _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(kin, t->m[r] + kb)));
+    _mm512_storeu_ps(mv, m);
+    return _mm512_mask_cmp_ps_mask(kin, m, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ);
 }
 
 // The online softmax of one row over one block: s holds the scores and
 // leaves with the weights exp(x - M) (0 for hidden keys); *sc is what the
 // row's accumulators are multiplied by before the block's V rows are added.
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_softmax_x512(
-        const struct fa_tile * t, __mmask16 live, __m512 mv, float * s, float * M, float * S, float * sc) {
+        const struct fa_tile * t, unsigned live, const float * mv, float * s, float * M, float * S, float * sc) {
     if (!live) {
         *sc = 1.0f;
         return;
@@ -355,14 +204,30 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_softmax_x5
         for (int j = 0; j < 16; j++) xs[j] = t->softcap * tanhf(xs[j]);
         x = _mm512_loadu_ps(xs);
     }
-    x = _mm512_add_ps(x, mv);
-    const float bm = _mm512_mask_reduce_max_ps(live, x);
+    x = _mm512_add_ps(x, _mm512_loadu_ps(mv));
+    const float bm = _mm512_mask_reduce_max_ps((__mmask16) live, x);
     const float Mn = bm > *M ? bm : *M;
     *sc = _mm512_cvtss_f32(fa_exp_x512(_mm512_set1_ps(*M - Mn)));
-    const __m512 p = _mm512_maskz_mov_ps(live, fa_exp_x512(_mm512_sub_ps(x, _mm512_set1_ps(Mn))));
+    const __m512 p = _mm512_maskz_mov_ps((__mmask16) live, fa_exp_x512(_mm512_sub_ps(x, _mm512_set1_ps(Mn))));
     *S = *S * *sc + _mm512_reduce_add_ps(p);
     *M = Mn;
     _mm512_storeu_ps(s, p);
+}
+
+// How many of n vectors of w lanes from column c hold columns of a DV-wide
+// row: w, fewer for the one the row ends in, 0 past it.
+static inline void fa_lanes_left(int64_t DV, int64_t c, int w, int n, int * left) {
+    for (int h = 0; h < n; h++) {
+        const int64_t l = DV - c - (int64_t) w*h;
+        left[h] = l >= w ? w : l <= 0 ? 0 : (int) l;
+    }
+}
+
+// The keys some row of the tile sees, and those every row sees.
+static inline void fa_live_union(int R, const unsigned * live, unsigned * any, unsigned * all) {
+    *any = 0;
+    *all = 0xFFFF;
+    for (int r = 0; r < R; r++) { *any |= live[r]; *all &= live[r]; }
 }
 
 // acc_r = acc_r * sc_r + sum over the block's keys (in order) of p_rj V_j,
@@ -370,17 +235,16 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_softmax_x5
 // independent FMA chains hide the FMA latency at any R.
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
         const int R, const struct fa_tile * t, const char * vp, size_t vs, bool v16, int nk,
-        const float * p, const __mmask16 * live, const float * sc) {
+        const float * p, const unsigned * live, const float * sc) {
     const int CH = R == 1 ? 8 : R == 2 ? 4 : 2;
     const int64_t DV = t->DV;
-    unsigned any = 0, all = 0xFFFF;
-    for (int r = 0; r < R; r++) { any |= live[r]; all &= live[r]; }
+    unsigned any, all;
+    fa_live_union(R, live, &any, &all);
     for (int64_t c = 0; c < DV; c += 16*CH) {
+        int left[8];
         __mmask16 km[8];
-        for (int h = 0; h < CH; h++) {
-            const int64_t left = DV - c - 16*h;
-            km[h] = left >= 16 ? (__mmask16) 0xFFFF : left <= 0 ? (__mmask16) 0 : (__mmask16)((1u << left) - 1);
-        }
+        fa_lanes_left(DV, c, 16, CH, left);
+        for (int h = 0; h < CH; h++) km[h] = (__mmask16)((1u << left[h]) - 1);
         __m512 o[4][8];
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++) for (int h = 0; h < CH; h++) {
@@ -409,54 +273,211 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
     }
 }
 
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_block_x512_n(const int R, struct fa_tile * t, int64_t kb) {
-    const int64_t DK = t->DK, DV = t->DV;
-    const int nk = t->n_kv - kb < FA_KB ? (int)(t->n_kv - kb) : FA_KB;
-    float sc[4];
-    float s[4*16];
-    __mmask16 live[4];
-    __m512 mv[4];
-    unsigned any = 0;
-    for (int r = 0; r < R; r++) any |= live[r] = fa_live_x512(t, r, kb, nk, &mv[r]);
-    if (!any) return;
-    const char * kp = t->kbase + kb*t->kstride, * vp = t->vbase + kb*t->vstride;
-    size_t ks = t->kstride, vs = t->vstride;
-    bool k16 = t->k16, v16 = t->v16;
-    if (t->k_to_f32) {
-        for (int j = 0; j < nk; j++) t->k_to_f32(kp + j*ks, t->kbuf + j*DK, DK);
-        kp = (const char *) t->kbuf; ks = sizeof(float) * DK; k16 = false;
-    }
-    if (t->v_to_f32) {
-        for (int j = 0; j < nk; j++) t->v_to_f32(vp + j*vs, t->vbuf + j*DV, DV);
-        vp = (const char *) t->vbuf; vs = sizeof(float) * DV; v16 = false;
-    }
-    fa_scores_x512(R, t, kb, kp, ks, k16, nk, s);
-    for (int r = 0; r < R; r++) fa_softmax_x512(t, live[r], mv[r], s + 16*r, &t->M[r], &t->S[r], &sc[r]);
-    fa_vacc_x512(R, t, vp, vs, v16, nk, s, live, sc);
+// ---------------------------------------------------------------- AVX2: the same tiles
+// A block's 16 lanes are two halves (lanes 0-7 and 8-15), and every (row,
+// key) score takes the AVX-512 kernel's steps lane for lane.
+
+// Lanes 0-7 set where bits 0-7 are.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 fa_lanes_avx2(unsigned bits) {
+    const __m256i b = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int) bits), b), b));
 }
 
-LM_TARGET_AVX512 static void fa_block_x512(struct fa_tile * t, int64_t kb) {
-    switch (t->R) {
-        case 1:  fa_block_x512_n(1, t, kb); break;
-        case 2:  fa_block_x512_n(2, t, kb); break;
-        case 3:  fa_block_x512_n(3, t, kb); break;
-        default: fa_block_x512_n(4, t, kb); break;
+// Lanes below n (0-8) set.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i fa_first_avx2(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// 8 lanes of f16 or f32 from p + i, of which the first n (0-8) are read and the rest are 0.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 fa_ld8_avx2(const void * p, int64_t i, bool f16, int n) {
+    if (n >= 8) {
+        return f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const lm_ggml_fp16_t *) p + i)))
+                   : _mm256_loadu_ps((const float *) p + i);
+    }
+    if (!f16) return _mm256_maskload_ps((const float *) p + i, fa_first_avx2(n > 0 ? n : 0));
+    float tmp[8] = { 0 };
+    for (int e = 0; e < n; e++) tmp[e] = lm_ggml_table_f32_f16[((const lm_ggml_fp16_t *) p)[i + e]];
+    return _mm256_loadu_ps(tmp);
+}
+
+// As fa_scores_x512: the halves summed, then 128-bit halves of four keys,
+// lanes (0,1) + (2,3), lane 0 + lane 1, the permute putting key j in lane j.
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_scores_avx2(
+        const int R, const struct fa_tile * t, int64_t kb, const char * kp, size_t ks, bool k16, int nk, float * s) {
+    const int64_t DK = t->DK;
+    float part[4][4][8];
+    for (int g = 0; g < 4; g++) {
+        if (4*g >= nk) {
+            for (int r = 0; r < R; r++) _mm256_storeu_ps(part[r][g], _mm256_setzero_ps());
+            continue;
+        }
+        for (int jj = 4*g + FA_PF; jj < 4*g + FA_PF + 4 && kb + jj < t->n_kv; jj++) {
+            fa_prefetch(t->kbase + (kb + jj)*t->kstride, t->kbytes, t->vbase + (kb + jj)*t->vstride, t->vbytes);
+        }
+        const char * kr[4];
+        for (int jj = 0; jj < 4; jj++) kr[jj] = kp + (size_t)(4*g + jj < nk ? 4*g + jj : nk - 1) * ks;
+        for (int r = 0; r < R; r++) {
+            __m256 a[4][2];
+            for (int jj = 0; jj < 4; jj++) a[jj][0] = a[jj][1] = _mm256_setzero_ps();
+            for (int64_t c = 0; c < DK; c += 16) {
+                const int n0 = DK - c >= 8 ? 8 : (int)(DK - c), n1 = DK - c >= 16 ? 8 : (int)(DK - c - 8);
+                const __m256 q0 = fa_ld8_avx2(t->q[r], c, false, n0), q1 = fa_ld8_avx2(t->q[r], c + 8, false, n1);
+#pragma GCC unroll 4
+                for (int jj = 0; jj < 4; jj++) {
+                    a[jj][0] = _mm256_fmadd_ps(fa_ld8_avx2(kr[jj], c, k16, n0), q0, a[jj][0]);
+                    a[jj][1] = _mm256_fmadd_ps(fa_ld8_avx2(kr[jj], c + 8, k16, n1), q1, a[jj][1]);
+                }
+            }
+            __m256 x[4];
+            for (int jj = 0; jj < 4; jj++) x[jj] = _mm256_add_ps(a[jj][0], a[jj][1]);
+            const __m256 yab = _mm256_add_ps(_mm256_permute2f128_ps(x[0], x[1], 0x20), _mm256_permute2f128_ps(x[0], x[1], 0x31));
+            const __m256 ycd = _mm256_add_ps(_mm256_permute2f128_ps(x[2], x[3], 0x20), _mm256_permute2f128_ps(x[2], x[3], 0x31));
+            _mm256_storeu_ps(part[r][g], _mm256_add_ps(_mm256_shuffle_ps(yab, ycd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                                       _mm256_shuffle_ps(yab, ycd, _MM_SHUFFLE(3, 2, 3, 2))));
+        }
+    }
+    const __m256i nat = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int r = 0; r < R; r++) {
+        for (int h = 0; h < 2; h++) {
+            const __m256 z0 = _mm256_loadu_ps(part[r][2*h]), z1 = _mm256_loadu_ps(part[r][2*h + 1]);
+            const __m256 f = _mm256_add_ps(_mm256_shuffle_ps(z0, z1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(z0, z1, _MM_SHUFFLE(3, 1, 3, 1)));
+            _mm256_storeu_ps(s + 16*r + 8*h, _mm256_permutevar8x32_ps(f, nat));
+        }
     }
 }
+
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) unsigned fa_live_avx2(const struct fa_tile * t, int r, int64_t kb, int nk, float * mv) {
+    const unsigned kin = nk >= 16 ? 0xFFFFu : (1u << nk) - 1;
+    if (!t->m[r]) {
+        _mm256_storeu_ps(mv, _mm256_setzero_ps());
+        _mm256_storeu_ps(mv + 8, _mm256_setzero_ps());
+        return kin;
+    }
+    const __m256 sl = _mm256_set1_ps(t->slope[r]), ninf = _mm256_set1_ps(-INFINITY);
+    const __m256 lo = _mm256_mul_ps(sl, fa_ld8_avx2(t->m[r] + kb, 0, true, nk)), hi = _mm256_mul_ps(sl, fa_ld8_avx2(t->m[r] + kb, 8, true, nk - 8));
+    _mm256_storeu_ps(mv, lo);
+    _mm256_storeu_ps(mv + 8, hi);
+    const unsigned bits = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(lo, ninf, _CMP_NEQ_UQ)) |
+                          (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(hi, ninf, _CMP_NEQ_UQ)) << 8;
+    return bits & kin;
+}
+
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_softmax_avx2(
+        const struct fa_tile * t, unsigned live, const float * mv, float * s, float * M, float * S, float * sc) {
+    if (!live) {
+        *sc = 1.0f;
+        return;
+    }
+    if (t->softcap != 0.0f) {
+        for (int j = 0; j < 16; j++) s[j] = t->softcap * tanhf(s[j] * t->scale);
+    } else {
+        for (int j = 0; j < 16; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), _mm256_set1_ps(t->scale)));
+    }
+    const __m256 xl = _mm256_add_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(mv)), xh = _mm256_add_ps(_mm256_loadu_ps(s + 8), _mm256_loadu_ps(mv + 8));
+    const __m256 ml = fa_lanes_avx2(live & 0xFF), mh = fa_lanes_avx2(live >> 8), ninf = _mm256_set1_ps(-INFINITY);
+    const __m256 m8 = _mm256_max_ps(_mm256_blendv_ps(ninf, xl, ml), _mm256_blendv_ps(ninf, xh, mh));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    const float bm = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    const float Mn = bm > *M ? bm : *M;
+    *sc = _mm256_cvtss_f32(lm_v_expf_avx2(_mm256_set1_ps(*M - Mn)));
+    const __m256 pl = _mm256_and_ps(lm_v_expf_avx2(_mm256_sub_ps(xl, _mm256_set1_ps(Mn))), ml);
+    const __m256 ph = _mm256_and_ps(lm_v_expf_avx2(_mm256_sub_ps(xh, _mm256_set1_ps(Mn))), mh);
+    *S = *S * *sc + fa_hsum256(_mm256_add_ps(pl, ph));
+    *M = Mn;
+    _mm256_storeu_ps(s, pl);
+    _mm256_storeu_ps(s + 8, ph);
+}
+
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_vacc_avx2(
+        const int R, const struct fa_tile * t, const char * vp, size_t vs, bool v16, int nk,
+        const float * p, const unsigned * live, const float * sc) {
+    const int NH = R == 1 ? 8 : R == 2 ? 4 : 2; // halves (8 lanes) per row at a time: eight FMA chains
+    const int64_t DV = t->DV;
+    unsigned any, all;
+    fa_live_union(R, live, &any, &all);
+    for (int64_t c = 0; c < DV; c += 8*NH) {
+        int n8[8];
+        fa_lanes_left(DV, c, 8, NH, n8);
+        __m256 o[4][8];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) for (int u = 0; u < NH; u++) {
+            o[r][u] = _mm256_mul_ps(fa_ld8_avx2(t->acc + r*DV, c + 8*u, false, n8[u]), _mm256_set1_ps(sc[r]));
+        }
+        for (int j = 0; j < nk; j++) {
+            if (!(any >> j & 1)) continue;
+            const char * vr = vp + (size_t) j*vs;
+            const bool every = all >> j & 1;
+#pragma GCC unroll 8
+            for (int u = 0; u < NH; u++) {
+                const __m256 vv = fa_ld8_avx2(vr, c + 8*u, v16, n8[u]);
+                for (int r = 0; r < R; r++) {
+                    if (every || (live[r] >> j & 1)) o[r][u] = _mm256_fmadd_ps(vv, _mm256_set1_ps(p[16*r + j]), o[r][u]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) for (int u = 0; u < NH; u++) {
+            if (n8[u] == 8) _mm256_storeu_ps(t->acc + r*DV + c + 8*u, o[r][u]);
+            else if (n8[u] > 0) _mm256_maskstore_ps(t->acc + r*DV + c + 8*u, fa_first_avx2(n8[u]), o[r][u]);
+        }
+    }
+}
+#endif
+
+#if defined(LM_X86)
+// One block of one tile at a SIMD level: which keys each row sees, the
+// block's rows converted if K or V are neither f16 nor f32, then the level's
+// scores, softmax and V sums. fa_block_SFX picks the kernel made for the
+// tile's R.
+#define FA_BLOCK_KERNEL(SFX, TARGET)                                                                         \
+TARGET static inline __attribute__((always_inline)) void fa_block_##SFX##_n(const int R, struct fa_tile * t, int64_t kb) { \
+    const int64_t DK = t->DK, DV = t->DV;                                                                    \
+    const int nk = t->n_kv - kb < FA_KB ? (int)(t->n_kv - kb) : FA_KB;                                       \
+    float sc[4], s[4*16], mv[4*16];                                                                          \
+    unsigned live[4], any = 0;                                                                               \
+    for (int r = 0; r < R; r++) any |= live[r] = fa_live_##SFX(t, r, kb, nk, mv + 16*r);                      \
+    if (!any) return;                                                                                        \
+    const char * kp = t->kbase + kb*t->kstride, * vp = t->vbase + kb*t->vstride;                             \
+    size_t ks = t->kstride, vs = t->vstride;                                                                 \
+    bool k16 = t->k16, v16 = t->v16;                                                                         \
+    if (t->k_to_f32) {                                                                                       \
+        for (int j = 0; j < nk; j++) t->k_to_f32(kp + j*ks, t->kbuf + j*DK, DK);                             \
+        kp = (const char *) t->kbuf; ks = sizeof(float) * DK; k16 = false;                                   \
+    }                                                                                                        \
+    if (t->v_to_f32) {                                                                                       \
+        for (int j = 0; j < nk; j++) t->v_to_f32(vp + j*vs, t->vbuf + j*DV, DV);                             \
+        vp = (const char *) t->vbuf; vs = sizeof(float) * DV; v16 = false;                                   \
+    }                                                                                                        \
+    fa_scores_##SFX(R, t, kb, kp, ks, k16, nk, s);                                                           \
+    for (int r = 0; r < R; r++) fa_softmax_##SFX(t, live[r], mv + 16*r, s + 16*r, &t->M[r], &t->S[r], &sc[r]); \
+    fa_vacc_##SFX(R, t, vp, vs, v16, nk, s, live, sc);                                                       \
+}                                                                                                            \
+TARGET static void fa_block_##SFX(struct fa_tile * t, int64_t kb) {                                          \
+    switch (t->R) {                                                                                          \
+        case 1:  fa_block_##SFX##_n(1, t, kb); break;                                                        \
+        case 2:  fa_block_##SFX##_n(2, t, kb); break;                                                        \
+        case 3:  fa_block_##SFX##_n(3, t, kb); break;                                                        \
+        default: fa_block_##SFX##_n(4, t, kb); break;                                                        \
+    }                                                                                                        \
+}
+
+FA_BLOCK_KERNEL(x512, LM_TARGET_AVX512)
+FA_BLOCK_KERNEL(avx2, LM_TARGET_AVX2)
 
 // The tiles go through the key blocks side by side: block kb of every tile,
 // then block kb+1. In decoding the tiles are the heads, whose rows of one
 // position are neighbours in a KV cache, so this reads the cache in order
 // instead of one head's rows a cache row apart. A row's steps are the same
 // either way.
-LM_TARGET_AVX512 static void fa_tiles_x512(struct fa_tile * tiles, int nt) {
+static void fa_tiles(struct fa_tile * tiles, int nt, void (*block)(struct fa_tile *, int64_t)) {
     for (int i = 0; i < nt; i++) {
         struct fa_tile * t = &tiles[i];
         for (int r = 0; r < t->R; r++) { t->M[r] = -INFINITY; t->S[r] = 0.0f; }
         for (int64_t d = 0; d < t->R*t->DV; d++) t->acc[d] = 0.0f;
     }
     for (int64_t kb = 0; kb < tiles[0].n_kv; kb += FA_KB) {
-        for (int i = 0; i < nt; i++) fa_block_x512(&tiles[i], kb);
+        for (int i = 0; i < nt; i++) block(&tiles[i], kb);
     }
     for (int i = 0; i < nt; i++) {
         const struct fa_tile * t = &tiles[i];
@@ -468,6 +489,7 @@ LM_TARGET_AVX512 static void fa_tiles_x512(struct fa_tile * tiles, int nt) {
     }
 }
 #endif
+
 
 // ---------------------------------------------------------------- kernel
 
@@ -539,42 +561,9 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     const int64_t rk2 = nq2 / k->ne[2], rk3 = nq3 / k->ne[3];
     const int64_t rv2 = nq2 / v->ne[2], rv3 = nq3 / v->ne[3];
 
-    fa_dot_t dot = fa_dot_f32_s;
-    fa_mad_t mad = fa_mad_f32_s;
-    fa_scale_t scl = fa_scale_s;
-    bool k_direct = k->type == LM_GGML_TYPE_F32 || k->type == LM_GGML_TYPE_F16;
-    bool v_direct = v->type == LM_GGML_TYPE_F32 || v->type == LM_GGML_TYPE_F16;
+    const bool k_direct = k->type == LM_GGML_TYPE_F32 || k->type == LM_GGML_TYPE_F16;
+    const bool v_direct = v->type == LM_GGML_TYPE_F32 || v->type == LM_GGML_TYPE_F16;
     const bool k16 = k->type == LM_GGML_TYPE_F16, v16 = v->type == LM_GGML_TYPE_F16;
-#if defined(LM_X86)
-    const enum lm_cpu_level lvl = lm_cpu_level();
-    const bool avx2 = lvl == LM_CPU_LEVEL_AVX2 || lvl == LM_CPU_LEVEL_AVX512;
-    if (avx2) {
-        dot = k16 ? fa_dot1_f16_avx2 : fa_dot1_f32_avx2;
-        mad = v16 ? fa_mad_f16_avx2 : fa_mad_f32_avx2;
-        scl = fa_scale_avx2;
-    } else
-#endif
-    {
-        dot = k16 ? fa_dot_f16_s : fa_dot_f32_s;
-        mad = v16 ? fa_mad_f16_s : fa_mad_f32_s;
-    }
-    // converted rows are f32
-    fa_dot_t dot_conv = dot;
-    fa_mad_t mad_conv = mad;
-    if (!k_direct) {
-#if defined(LM_X86)
-        dot_conv = avx2 ? fa_dot1_f32_avx2 : fa_dot_f32_s;
-#else
-        dot_conv = fa_dot_f32_s;
-#endif
-    }
-    if (!v_direct) {
-#if defined(LM_X86)
-        mad_conv = avx2 ? fa_mad_f32_avx2 : fa_mad_f32_s;
-#else
-        mad_conv = fa_mad_f32_s;
-#endif
-    }
     const lm_ggml_to_float_t k_to_f32 = k_direct ? NULL : lm_ggml_get_type_traits(k->type)->to_float;
     const lm_ggml_to_float_t v_to_f32 = v_direct ? NULL : lm_ggml_get_type_traits(v->type)->to_float;
 
@@ -587,17 +576,12 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
 
     int64_t ir0, ir1;
     lm_ggml_thread_range(nq1 * nq2 * nq3, params->ith, params->nth, &ir0, &ir1);
-    for (int64_t ir = ir0; ir < ir1; ir++) {
-        struct fa_row r0;
-        fa_row_get(&fr, ir, &r0);
-        const float slope = r0.slope;
-        const float * qr = r0.q;
-        const lm_ggml_fp16_t * mr = r0.m;
-        const char * kbase = r0.kbase;
-        const char * vbase = r0.vbase;
 
 #if defined(LM_X86)
-        if (lvl == LM_CPU_LEVEL_AVX512) {
+    const enum lm_cpu_level lvl = lm_cpu_level();
+    if (lvl == LM_CPU_LEVEL_AVX2 || lvl == LM_CPU_LEVEL_AVX512) {
+        void (*block)(struct fa_tile *, int64_t) = lvl == LM_CPU_LEVEL_AVX512 ? fa_block_x512 : fa_block_avx2;
+        for (int64_t ir = ir0; ir < ir1; ) {
             // tiles of up to four rows that follow one another and read the
             // same K/V head, as many as FA_TILE_ROWS rows
             struct fa_tile tiles[FA_TILE_ROWS];
@@ -625,51 +609,31 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
                 t->acc = acc + (int64_t) rows * DV;
                 rows += t->R;
             }
-            fa_tiles_x512(tiles, nt);
-            ir--; // the loop's increment
-            continue;
+            fa_tiles(tiles, nt, block);
         }
-        if (avx2 && k_direct && v_direct && ir + 4 <= ir1) {
-            // the next three rows must read the same K/V head
-            struct fa_row rr[4];
-            rr[0] = r0;
-            int same = 1;
-            for (int r = 1; r < 4; r++) {
-                fa_row_get(&fr, ir + r, &rr[r]);
-                same += rr[r].kbase == kbase && rr[r].vbase == vbase;
-            }
-            if (same == 4) {
-                struct fa_blk4 b;
-                b.DK = DK; b.DV = DV; b.n_kv = n_kv;
-                for (int r = 0; r < 4; r++) {
-                    b.q[r] = rr[r].q; b.m[r] = rr[r].m; b.out[r] = rr[r].out; b.slope[r] = rr[r].slope;
-                }
-                b.kbase = kbase; b.vbase = vbase;
-                b.kstride = k->nb[1]; b.vstride = v->nb[1];
-                b.kbytes = krow; b.vbytes = vrow;
-                b.k16 = k16; b.v16 = v16;
-                b.scale = scale; b.softcap = softcap;
-                b.acc = acc;
-                fa_block4_avx2(&b);
-                ir += 3;
-                continue;
-            }
-        }
+        return;
+    }
 #endif
 
+    // one row at a time, one key at a time (the scalar and NEON levels)
+    const fa_dot_t dot = k16 ? fa_dot_f16_s : fa_dot_f32_s;
+    const fa_mad_t mad = v16 ? fa_mad_f16_s : fa_mad_f32_s;
+    for (int64_t ir = ir0; ir < ir1; ir++) {
+        struct fa_row r0;
+        fa_row_get(&fr, ir, &r0);
         for (int64_t d = 0; d < DV; d++) acc[d] = 0.0f;
         float S = 0.0f;       // running sum of exp(s - M)
         float M = -INFINITY;  // running maximum
 
         for (int64_t ic = 0; ic < n_kv; ic++) {
-            if (ic + FA_PF < n_kv) fa_prefetch(kbase + (ic + FA_PF)*k->nb[1], krow, vbase + (ic + FA_PF)*v->nb[1], vrow);
-            const float mv = mr ? slope * lm_ggml_table_f32_f16[mr[ic]] : 0.0f;
+            if (ic + FA_PF < n_kv) fa_prefetch(r0.kbase + (ic + FA_PF)*k->nb[1], krow, r0.vbase + (ic + FA_PF)*v->nb[1], vrow);
+            const float mv = r0.m ? r0.slope * lm_ggml_table_f32_f16[r0.m[ic]] : 0.0f;
             if (mv == -INFINITY) continue;
 
-            const char * kr = kbase + ic*k->nb[1];
+            const char * kr = r0.kbase + ic*k->nb[1];
             float s;
-            if (k_to_f32) { k_to_f32(kr, kbuf, DK); s = dot_conv(DK, kbuf, qr); }
-            else          { s = dot(DK, kr, qr); }
+            if (k_to_f32) { k_to_f32(kr, kbuf, DK); s = fa_dot_f32_s(DK, kbuf, r0.q); }
+            else          { s = dot(DK, kr, r0.q); }
             s *= scale;
             if (softcap != 0.0f) s = softcap * tanhf(s);
             s += mv;
@@ -681,7 +645,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
                 M = s;
                 if (Mold != -INFINITY) {
                     ms = expf(Mold - M);
-                    scl(DV, acc, ms);
+                    fa_scale_s(DV, acc, ms);
                 } else {
                     ms = 0.0f; // acc and S are still zero
                 }
@@ -689,8 +653,8 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
                 vs = expf(s - M);
             }
 
-            const char * vr = vbase + ic*v->nb[1];
-            if (v_to_f32) { v_to_f32(vr, vbuf, DV); mad_conv(DV, acc, vbuf, vs); }
+            const char * vr = r0.vbase + ic*v->nb[1];
+            if (v_to_f32) { v_to_f32(vr, vbuf, DV); fa_mad_f32_s(DV, acc, vbuf, vs); }
             else          { mad(DV, acc, vr, vs); }
             S = S*ms + vs;
         }

@@ -1,7 +1,7 @@
 // test-ops-attn.c - flash_attn_ext against a double-precision softmax
 // attention (f16/f32/q8_0 K and V, masks with -inf, GQA broadcast, ALiBi,
 // logit softcap, ne3 > 1), its precision flag and constructor checks; 1/2/4
-// threads, every SIMD level (the AVX-512 one computes tiles of rows).
+// threads, every SIMD level (AVX2 and AVX-512 compute tiles of rows).
 //
 // Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-ops-attn.c $(find csrc -name '*.c') -lm
 #include "nnconv-util.h"
