@@ -427,10 +427,10 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_vacc_avx2(
 
 #if defined(LM_X86)
 // One block of one tile at a SIMD level: which keys each row sees, the
-// block's rows converted if K or V are neither f16 nor f32, then the level's
-// scores, softmax and V sums. fa_block_SFX picks the kernel made for the
-// tile's R.
-#define FA_BLOCK_KERNEL(SFX, TARGET)                                                                         \
+// block's rows converted if K or V are neither f16 nor f32 (or CONV_K16),
+// then the level's scores, softmax and V sums. fa_block_SFX picks the
+// kernel made for the tile's R.
+#define FA_BLOCK_KERNEL(SFX, TARGET, CONV_K16)                                                               \
 TARGET static inline __attribute__((always_inline)) void fa_block_##SFX##_n(const int R, struct fa_tile * t, int64_t kb) { \
     const int64_t DK = t->DK, DV = t->DV;                                                                    \
     const int nk = t->n_kv - kb < FA_KB ? (int)(t->n_kv - kb) : FA_KB;                                       \
@@ -441,8 +441,11 @@ TARGET static inline __attribute__((always_inline)) void fa_block_##SFX##_n(cons
     const char * kp = t->kbase + kb*t->kstride, * vp = t->vbase + kb*t->vstride;                             \
     size_t ks = t->kstride, vs = t->vstride;                                                                 \
     bool k16 = t->k16, v16 = t->v16;                                                                         \
-    if (t->k_to_f32) {                                                                                       \
-        for (int j = 0; j < nk; j++) t->k_to_f32(kp + j*ks, t->kbuf + j*DK, DK);                             \
+    if (t->k_to_f32 || ((CONV_K16) && k16)) {                                                                \
+        for (int j = 0; j < nk; j++) {                                                                       \
+            if (t->k_to_f32) t->k_to_f32(kp + j*ks, t->kbuf + j*DK, DK);                                     \
+            else lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *)(kp + j*ks), t->kbuf + j*DK, DK);          \
+        }                                                                                                    \
         kp = (const char *) t->kbuf; ks = sizeof(float) * DK; k16 = false;                                   \
     }                                                                                                        \
     if (t->v_to_f32) {                                                                                       \
@@ -462,8 +465,11 @@ TARGET static void fa_block_##SFX(struct fa_tile * t, int64_t kb) {             
     }                                                                                                        \
 }
 
-FA_BLOCK_KERNEL(x512, LM_TARGET_AVX512)
-FA_BLOCK_KERNEL(avx2, LM_TARGET_AVX2)
+// CONV_K16: f16 K rows are converted once for the tile's rows rather than
+// by each row (the AVX2 scores take one row at a time; conversion is exact,
+// so the scores are the same either way).
+FA_BLOCK_KERNEL(x512, LM_TARGET_AVX512, 0)
+FA_BLOCK_KERNEL(avx2, LM_TARGET_AVX2, R > 1)
 
 // The tiles go through the key blocks side by side: block kb of every tile,
 // then block kb+1. In decoding the tiles are the heads, whose rows of one
