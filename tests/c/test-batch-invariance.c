@@ -33,6 +33,15 @@ static void quantize(enum lm_ggml_type t, const float * src, void * dst, int64_t
     free(imat);
 }
 
+// v (all of t's elements, as f32) into t's data in t's type.
+static void set_values(struct lm_ggml_tensor * t, const float * v) {
+    const int64_t n = lm_ggml_nelements(t), K = t->ne[0];
+    if (t->type == LM_GGML_TYPE_F32) memcpy(t->data, v, (size_t) n * sizeof(float));
+    else if (t->type == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(v, t->data, n);
+    else if (t->type == LM_GGML_TYPE_BF16) lm_ggml_fp32_to_bf16_row_ref(v, t->data, n);
+    else quantize(t->type, v, t->data, n / K, K);
+}
+
 #define NMAX 512
 
 // dst = a x b[:, c0:c0+n] with nth threads; returns the [M, n] result (malloc'd).
@@ -68,10 +77,7 @@ static void test_type(enum lm_ggml_type t, int64_t K, int64_t M) {
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_2d(ctx, t, K, M);
     float * av = malloc((size_t)(K * M) * sizeof(float));
     for (int64_t i = 0; i < K * M; i++) av[i] = frand();
-    if (t == LM_GGML_TYPE_F32) memcpy(a->data, av, (size_t)(K * M) * sizeof(float));
-    else if (t == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(av, a->data, K * M);
-    else if (t == LM_GGML_TYPE_BF16) lm_ggml_fp32_to_bf16_row_ref(av, a->data, K * M);
-    else quantize(t, av, a->data, M, K);
+    set_values(a, av);
     // activations of varied scale per column, so q8 block scales differ
     float * bv = malloc((size_t)(K * NMAX) * sizeof(float));
     for (int64_t j = 0; j < NMAX; j++) {
@@ -116,10 +122,7 @@ static void test_mul_mat_id(enum lm_ggml_type t, int64_t K, int64_t M) {
     struct lm_ggml_tensor * as = lm_ggml_new_tensor_3d(ctx, t, K, M, n_as);
     float * av = malloc((size_t)(K * M * n_as) * sizeof(float));
     for (int64_t i = 0; i < K * M * n_as; i++) av[i] = frand();
-    if (t == LM_GGML_TYPE_F32) memcpy(as->data, av, (size_t)(K * M * n_as) * sizeof(float));
-    else if (t == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(av, as->data, K * M * n_as);
-    else if (t == LM_GGML_TYPE_BF16) lm_ggml_fp32_to_bf16_row_ref(av, as->data, K * M * n_as);
-    else quantize(t, av, as->data, M * n_as, K);
+    set_values(as, av);
     struct lm_ggml_tensor * b = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, K, 1, n_tok);
     float * bv = b->data;
     for (int64_t i = 0; i < K * n_tok; i++) bv[i] = frand();
@@ -167,15 +170,9 @@ struct fa_inv {
     float max_bias, softcap;
 };
 
-static void fa_set(struct lm_ggml_tensor * t, const float * v) {
-    const int64_t n = lm_ggml_nelements(t);
-    if (t->type == LM_GGML_TYPE_F32) memcpy(t->data, v, (size_t) n * sizeof(float));
-    else if (t->type == LM_GGML_TYPE_F16) lm_ggml_fp32_to_fp16_row(v, t->data, n);
-    else lm_ggml_quantize_chunk(t->type, v, t->data, 0, n / t->ne[0], t->ne[0], NULL);
-}
-
-// rows of tokens [t0, t0+n) of the case, [DV, head, token]
-static float * fa_tokens(const struct fa_inv * c, const float * qv, const float * kv, const float * vv, int t0, int n, int nth) {
+// rows of tokens [t0, t0+n) of the case, [DV, head, token]; K and V are copies of kc and vc
+static float * fa_tokens(const struct fa_inv * c, const float * qv, const struct lm_ggml_tensor * kc, const struct lm_ggml_tensor * vc,
+                         int t0, int n, int nth) {
     const int pad = LM_GGML_PAD(n, LM_GGML_KQ_MASK_PAD);
     struct lm_ggml_init_params ip = { 64u << 20, NULL, false };
     struct lm_ggml_context * ctx = lm_ggml_init(ip);
@@ -187,7 +184,8 @@ static float * fa_tokens(const struct fa_inv * c, const float * qv, const float 
     }
     struct lm_ggml_tensor * k = lm_ggml_new_tensor_3d(ctx, c->kt, c->D, c->n_kv, c->n_head_kv);
     struct lm_ggml_tensor * v = lm_ggml_new_tensor_3d(ctx, c->vt, c->DV, c->n_kv, c->n_head_kv);
-    fa_set(k, kv); fa_set(v, vv);
+    memcpy(k->data, kc->data, lm_ggml_nbytes(k));
+    memcpy(v->data, vc->data, lm_ggml_nbytes(v));
     struct lm_ggml_tensor * m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, c->n_kv, pad);
     // token i sees keys j <= i + 9 (a cache that held 9 positions before the batch); the last 13 slots no one sees
     for (int i = 0; i < pad; i++) {
@@ -219,10 +217,17 @@ static void test_flash_attn(const struct fa_inv * c) {
             for (int e = 0; e < c->DV; e++) vv[((int64_t) h*c->n_kv + j)*c->DV + e] = INFINITY;
         }
     }
+    // K and V in their types once, copied into every call's context
+    struct lm_ggml_init_params ip = { 2 * (size_t)(nk + nv) * sizeof(float) + 1024 * 1024, NULL, false };
+    struct lm_ggml_context * kvctx = lm_ggml_init(ip);
+    struct lm_ggml_tensor * kc = lm_ggml_new_tensor_3d(kvctx, c->kt, c->D, c->n_kv, c->n_head_kv);
+    struct lm_ggml_tensor * vc = lm_ggml_new_tensor_3d(kvctx, c->vt, c->DV, c->n_kv, c->n_head_kv);
+    set_values(kc, kv);
+    set_values(vc, vv);
     const int64_t row = (int64_t) c->DV * c->n_head; // one token's outputs
     float * alone = malloc(sizeof(float) * row * c->n_q);
     for (int i = 0; i < c->n_q; i++) {
-        float * o = fa_tokens(c, qv, kv, vv, i, 1, 1);
+        float * o = fa_tokens(c, qv, kc, vc, i, 1, 1);
         memcpy(alone + i*row, o, sizeof(float) * row);
         free(o);
     }
@@ -231,7 +236,7 @@ static void test_flash_attn(const struct fa_inv * c) {
         for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
             const int n = ns[ni] ? ns[ni] : c->n_q;
             const int t0 = ns[ni] ? (n * 7 + nth) % (c->n_q - n + 1) : 0;
-            float * o = fa_tokens(c, qv, kv, vv, t0, n, nth);
+            float * o = fa_tokens(c, qv, kc, vc, t0, n, nth);
             int64_t i = 0;
             while (i < row * n && memcmp(&o[i], &alone[t0*row + i], sizeof(float)) == 0) i++;
             checkf(i == row * n, "flash_attn_ext D%d DV%d %s/%s heads %d/%d level=%d: %d tokens threads=%d token %lld head %lld elem %lld: %.9g, alone %.9g",
@@ -242,6 +247,7 @@ static void test_flash_attn(const struct fa_inv * c) {
         }
     }
     free(alone); free(qv); free(kv); free(vv);
+    lm_ggml_free(kvctx);
 }
 
 int main(int argc, char ** argv) {
