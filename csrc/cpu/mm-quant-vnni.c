@@ -293,6 +293,7 @@ LM_TARGET_VNNI static void qmv_q4_K_rp_group(int64_t nb, const char * g, const b
     const __m512i m4 = _mm512_set1_epi8(0xF);
     __m256 a = _mm256_setzero_ps(), am = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_K)) {
+        QMV_PF(pf, i, block_q4_K)
         __m256i sc03, sc47;
         const __m256i ms = q4k_rp_scales_mins(g, y + i, &sc03, &sc47);
         const __m512i z03 = _mm512_shuffle_i64x2(_mm512_castsi256_si512(sc03), _mm512_castsi256_si512(sc03), 0x50);
@@ -304,7 +305,6 @@ LM_TARGET_VNNI static void qmv_q4_K_rp_group(int64_t nb, const char * g, const b
             const __m512i ya = _mm512_broadcast_i64x4(LD(y[i].qs + 64 * j));
             const __m512i yb = _mm512_broadcast_i64x4(LD(y[i].qs + 64 * j + 32));
             const __m512i y0 = _mm512_unpacklo_epi16(ya, yb), y1 = _mm512_unpackhi_epi16(ya, yb);
-            QMV_PF_STEP(pf, i, block_q4_K, j, 4)
             for (int p = 0; p < 4; p++) {
                 const __m512i q = _mm512_loadu_si512(g + 128 + 256 * j + 64 * p);
                 const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
@@ -346,12 +346,12 @@ LM_TARGET_VNNI static void qmv_q6_K_rp_group(int64_t nb, const char * g, const b
     }
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q6_K)) {
+        QMV_PF(pf, i, block_q6_K)
         const __m512i y0 = _mm512_loadu_si512(y[i].qs), y1 = _mm512_loadu_si512(y[i].qs + 64);
         const __m512i y2 = _mm512_loadu_si512(y[i].qs + 128), y3 = _mm512_loadu_si512(y[i].qs + 192);
         const __m256i bsum = _mm256_loadu_si256((const __m256i *) y[i].bsums);
         __m512i c[8];
         for (int r = 0; r < 8; r++) {
-            QMV_PF_STEP(pf, i, block_q6_K, r, 8)
             const block_q6_K * x = (const block_q6_K *)(g + 16 + 208 * r);
             const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x->scales));
             const __m512i sz = _mm512_zextsi256_si512(s16);
@@ -380,11 +380,11 @@ LM_TARGET_VNNI static void qmv_q6_K_rp_group(int64_t nb, const char * g, const b
     _mm256_storeu_ps(d, a);
 }
 
-QMV_RP(qmv_q8_0_rp,      qmv_q8_0_rp_group, 32, LM_TARGET_VNNI)
+QMV_RP(qmv_q8_0_rp,      qmv_q8_0_rp_group, 32, LM_TARGET_VNNI, RP_PF_BYTES)
 QMV_RP_YS(qmv_q4_0_rp,   qmv_q4_0_rp_group, 32, LM_TARGET_VNNI, __m128i, q4_0_rp_fill)
 QMV_RP_YS(qmv_iq4_nl_rp, qmv_iq4_nl_rp_group, 32, LM_TARGET_VNNI, __m128i, iq4_nl_rp_fill)
-QMV_RP(qmv_q4_K_rp,   qmv_q4_K_rp_group, 256, LM_TARGET_VNNI)
-QMV_RP(qmv_q6_K_rp,   qmv_q6_K_rp_group, 256, LM_TARGET_VNNI)
+QMV_RP(qmv_q4_K_rp,   qmv_q4_K_rp_group, 256, LM_TARGET_VNNI, 0)
+QMV_RP(qmv_q6_K_rp,   qmv_q6_K_rp_group, 256, LM_TARGET_VNNI, 0)
 
 mm_qmv_rp_fn mm_qmv_repacked_vnni(enum lm_ggml_type type) {
     switch (type) {

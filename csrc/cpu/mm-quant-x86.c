@@ -751,6 +751,7 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
     int32_t tab[32] __attribute__((aligned(32))); // tab[8j + r]: row r's scales of sub-blocks 2j, 2j + 1 as 16-bit pair
     __m256 a = _mm256_setzero_ps(), am = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q4_K)) {
+        QMV_PF(pf, i, block_q4_K)
         __m256i sc03, sc47;
         const __m256i ms = q4k_rp_scales_mins(g, y + i, &sc03, &sc47);
         _mm256_store_si256((__m256i *)(tab + 0), _mm256_shuffle_epi8(sc03, sel01));
@@ -764,7 +765,6 @@ LM_TARGET_AVX2 static void qmv_q4_K_rp_group_avx2(int64_t nb, const char * g, co
             const __m256i ya = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j));
             const __m256i yb = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * j + 32));
             const __m256i y0 = _mm256_unpacklo_epi16(ya, yb), y1 = _mm256_unpackhi_epi16(ya, yb);
-            QMV_PF_STEP(pf, i, block_q4_K, j, 4)
             for (int r = 0; r < 8; r++) {
                 const __m256i q = _mm256_loadu_si256((const __m256i *)(g + 128 + 256 * j + 32 * ((r % 4) * 2 + r / 4)));
                 const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
@@ -785,9 +785,9 @@ LM_TARGET_AVX2 static void qmv_q6_K_rp_group_avx2(int64_t nb, const char * g, co
     _Static_assert(offsetof(block_q6_K, d) == 208, "q6_K: d ends the block");
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += 8 * sizeof(block_q6_K)) {
+        QMV_PF(pf, i, block_q6_K)
         __m256i ai[8], mi[8];
         for (int r = 0; r < 8; r++) {
-            QMV_PF_STEP(pf, i, block_q6_K, r, 8)
             ai[r] = kd_q6_K((const block_q6_K *)(g + 16 + 208 * r), y + i, &mi[r]);
         }
         const __m256 dy = _mm256_set1_ps(y[i].d);
@@ -797,11 +797,11 @@ LM_TARGET_AVX2 static void qmv_q6_K_rp_group_avx2(int64_t nb, const char * g, co
     _mm256_storeu_ps(d, a);
 }
 
-QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, 32, LM_TARGET_AVX2)
+QMV_RP(qmv_q8_0_rp_avx2,   qmv_q8_0_rp_group_avx2, 32, LM_TARGET_AVX2, RP_PF_BYTES)
 QMV_RP_YS(qmv_q4_0_rp_avx2, qmv_q4_0_rp_group_avx2, 32, LM_TARGET_AVX2, __m256i, q4_0_rp_fill_avx2)
-QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, 32, LM_TARGET_AVX2)
-QMV_RP(qmv_q4_K_rp_avx2,   qmv_q4_K_rp_group_avx2, 256, LM_TARGET_AVX2)
-QMV_RP(qmv_q6_K_rp_avx2,   qmv_q6_K_rp_group_avx2, 256, LM_TARGET_AVX2)
+QMV_RP(qmv_iq4_nl_rp_avx2, qmv_iq4_nl_rp_group_avx2, 32, LM_TARGET_AVX2, RP_PF_BYTES)
+QMV_RP(qmv_q4_K_rp_avx2,   qmv_q4_K_rp_group_avx2, 256, LM_TARGET_AVX2, 0)
+QMV_RP(qmv_q6_K_rp_avx2,   qmv_q6_K_rp_group_avx2, 256, LM_TARGET_AVX2, 0)
 
 mm_qmv_rp_fn mm_qmv_repacked_avx2(enum lm_ggml_type type) {
     switch (type) {

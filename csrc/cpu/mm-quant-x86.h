@@ -155,29 +155,26 @@ LM_TARGET_AVX2 static inline void qmv_dm(const char * const * bl, __m256 * d, __
 // The next group's block i (8 blocks' bytes of the contiguous rows) is
 // prefetched while block i of this group is summed: 8 rows of a few blocks
 // each are too short for the hardware prefetchers to get ahead of.
-// QMV_PF_STEP spreads it over the n steps of a block (step s takes its
-// share of the lines), for the kernels whose blocks are long: in one burst
-// at the block's start the prefetches queue behind each other and the loads
-// behind them.
-#define QMV_PF_STEP(pf, i, XT, s, n) if (pf) {                                                           \
+#define QMV_PF(pf, i, XT) if (pf) {                                                                      \
     const char * p_ = (pf) + (i) * 8 * sizeof(XT);                                                       \
-    const size_t per_ = ((8 * sizeof(XT) + 63) / 64 + (n) - 1) / (n) * 64;                               \
-    for (size_t o_ = (size_t)(s) * per_; o_ < (size_t)((s) + 1) * per_ && o_ < 8 * sizeof(XT); o_ += 64) MM_PF(p_ + o_); }
-#define QMV_PF(pf, i, XT) QMV_PF_STEP(pf, i, XT, 0, 1)
+    for (size_t o_ = 0; o_ < 8 * sizeof(XT); o_ += 64) MM_PF(p_ + o_); }
 
 // The repacked mat-vecs (repack.c) walk a slice group by group: group(nb,
 // g, y, d, pf) sums the 8 rows (nb blocks of BK quants) of the group at g
-// into d[0..7], prefetching
-// the group at pf in step with its blocks, about RP_PF_BYTES ahead in whole
-// groups (nearer leaves the stream waiting on memory).
+// into d[0..7], prefetching the group at pf (if not NULL) in step with its
+// blocks. PF is how far ahead: RP_PF_BYTES, in whole groups (nearer leaves
+// the stream waiting on memory), or 0 for none. The K-quants take 0: their
+// group blocks are 1-2 KB read in order, which the hardware prefetchers
+// follow alone, and software prefetches only compete with them for the
+// misses the core can have in flight.
 #define RP_PF_BYTES (64 * 1024)
-#define RP_AHEAD(xrs) (8 * LM_GGML_MAX(1, (int64_t)(RP_PF_BYTES / (8 * (xrs)))))
-#define QMV_RP(name, group, BK, TARGET)                                                                  \
+#define RP_AHEAD(xrs, bytes) (8 * LM_GGML_MAX(1, (int64_t)((bytes) / (8 * (xrs)))))
+#define QMV_RP(name, group, BK, TARGET, PF)                                                              \
 TARGET static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
     const int64_t nb = K / (BK);                                                                         \
-    const int64_t ahead = RP_AHEAD(xrs);                                                                 \
+    const int64_t ahead = RP_AHEAD(xrs, PF);                                                             \
     /* a prefetch past the matrix never faults; it only fetches lines nobody reads */                    \
-    for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, x + (r + ahead) * xrs);        \
+    for (int64_t r = r0; r < r1; r += 8) group(nb, x + r * xrs, y, d + r, (PF) ? x + (r + ahead) * xrs : NULL); \
 }
 
 // The same for group kernels that also take, per block, a value of the
@@ -188,7 +185,7 @@ TARGET static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64
 #define QMV_RP_YS(name, group, BK, TARGET, YT, fill)                                                     \
 TARGET static void name(int64_t K, const char * x, size_t xrs, int64_t r0, int64_t r1, const void * y, float * d) { \
     const int64_t nb = K / (BK);                                                                         \
-    const int64_t ahead = RP_AHEAD(xrs);                                                                 \
+    const int64_t ahead = RP_AHEAD(xrs, RP_PF_BYTES);                                                    \
     YT ys[QMV_RP_YS_MAX];                                                                                \
     const YT * yp = NULL;                                                                                \
     if (nb <= QMV_RP_YS_MAX) {                                                                           \
