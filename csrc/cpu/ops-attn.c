@@ -93,20 +93,6 @@ struct fa_tile {
     float M[4], S[4];             // running maximum and sum of exp(x - M)
 };
 
-// exp over 16 lanes by lm_v_expf_avx2's steps (x = n ln2 + r, e^r by its
-// Taylor series to degree 7), with 2^n applied by scalef: exp(0) is exactly
-// 1, below -104 (and -inf) it is 0, NaN stays NaN (maxps returns its
-// second operand on NaN).
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_exp_x512(__m512 x) {
-    static const float taylor[8] = { 1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f };
-    x = _mm512_min_ps(_mm512_set1_ps(88.5f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x));
-    __m512 p = _mm512_set1_ps(taylor[0]);
-    for (int i = 1; i < 8; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(taylor[i]));
-    return _mm512_scalef_ps(p, n);
-}
-
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_ld_x512(const void * p, int64_t i, bool f16, __mmask16 k) {
     return f16 ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, (const lm_ggml_fp16_t *) p + i))
                : _mm512_maskz_loadu_ps(k, (const float *) p + i);
@@ -207,8 +193,8 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_softmax_x5
     x = _mm512_add_ps(x, _mm512_loadu_ps(mv));
     const float bm = _mm512_mask_reduce_max_ps((__mmask16) live, x);
     const float Mn = bm > *M ? bm : *M;
-    *sc = _mm512_cvtss_f32(fa_exp_x512(_mm512_set1_ps(*M - Mn)));
-    const __m512 p = _mm512_maskz_mov_ps((__mmask16) live, fa_exp_x512(_mm512_sub_ps(x, _mm512_set1_ps(Mn))));
+    *sc = _mm512_cvtss_f32(lm_v_expf_avx512(_mm512_set1_ps(*M - Mn)));
+    const __m512 p = _mm512_maskz_mov_ps((__mmask16) live, lm_v_expf_avx512(_mm512_sub_ps(x, _mm512_set1_ps(Mn))));
     *S = *S * *sc + _mm512_reduce_add_ps(p);
     *M = Mn;
     _mm512_storeu_ps(s, p);

@@ -113,6 +113,23 @@ LM_TARGET_AVX2 static inline __m256 lm_v_expf_avx2(__m256 x) {
     return res;
 }
 
+// exp(x) for 16 lanes by lm_v_expf_avx2's steps (x = n ln2 + r, e^r by its
+// Taylor series to degree 7), with 2^n applied by scalef, which also rounds
+// overflow to +inf and results below the normal range to subnormals (where
+// lm_v_expf_avx2 gives 0): the same bits as lm_v_expf_avx2 wherever that
+// one's result is normal. exp(0) is exactly 1, below -104 (and -inf) it is
+// 0, NaN stays NaN (maxps and minps return their second operand on NaN).
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 lm_v_expf_avx512(__m512 x) {
+    static const float taylor[8] = { 1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f };
+    // past 100 (and at +inf) the result is +inf anyway; the clamp keeps n finite
+    x = _mm512_min_ps(_mm512_set1_ps(100.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x));
+    __m512 p = _mm512_set1_ps(taylor[0]);
+    for (int i = 1; i < 8; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(taylor[i]));
+    return _mm512_scalef_ps(p, n);
+}
+
 LM_TARGET_AVX2 static inline __m256 lm_v_silu_avx2(__m256 x) {
     const __m256 e = lm_v_expf_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
     return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
