@@ -46,7 +46,7 @@ int main(void) {
 #if defined(LM_X86)
     const bool has512 = lm_cpu_level() >= LM_CPU_LEVEL_AVX512;
     if (lm_cpu_level() < LM_CPU_LEVEL_AVX2) {
-        printf("test-vec-exp: no AVX2, skipped\n");
+        printf("SKIP: no AVX2: nothing to test\n");
         return 0;
     }
     // a sweep over [-110, 110] in steps that hit no value twice, then the edges
@@ -92,13 +92,12 @@ int main(void) {
               "lm_v_expf_avx512: exp(0) = 1, exp(-inf) = 0, exp(inf) = exp(1000) = inf");
         CHECKF(y16[N + 13] > 0.0f && y16[N + 13] < FLT_MIN, "lm_v_expf_avx512: exp(-100) is subnormal");
     } else {
-        printf("test-vec-exp: no AVX-512, lm_v_expf_avx512 not run\n");
+        printf("no AVX-512 here: lm_v_expf_avx512 not run\n");
     }
-    if (g_fail) printf("FAILED: %d of %d checks failed\n", g_fail, g_checks);
-    else printf("test-vec-exp: %d checks passed\n", g_checks);
+    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
     return g_fail ? 1 : 0;
 #else
-    printf("test-vec-exp: not x86-64, skipped\n");
+    printf("SKIP: not x86-64\n");
     return 0;
 #endif
 }
