@@ -607,6 +607,5 @@ int main(void) {
     test_replan();
     test_realloc_after_growth();
     test_ctx_tensors();
-    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

@@ -496,6 +496,5 @@ int main(void) {
     test_backend();
     test_graph_compute_refuses();
     test_errors();
-    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

@@ -2,7 +2,7 @@
 // report failures (check, checkf, CHECK, CHECKF; safe to call from several
 // threads), catching lm_ggml_abort (EXPECT_ABORT, ASSERTS), and a log
 // callback that silences the core's messages while a test provokes errors on
-// purpose. Every tests/c/test-*.c counts with it: exit status g_fail ? 1 : 0.
+// purpose. Every tests/c/test-*.c counts with it; most end with check_summary.
 #pragma once
 
 #include "ggml.h"
@@ -54,6 +54,13 @@ static inline void checkf(bool ok, const char * fmt, ...) {
 }
 
 static inline void check(bool ok, const char * what) { checkf(ok, "%s", what); }
+
+// The line a test program ends with, "PASSED: 0 of n checks failed" or
+// "FAILED: k of n checks failed", and its exit status: 1 if any failed.
+static inline int check_summary(void) {
+    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
+    return g_fail ? 1 : 0;
+}
 
 // CHECK(cond): a check named by its place and condition; CHECKF(cond, fmt,
 // ...): by its place and a message.

@@ -356,6 +356,5 @@ int main(void) {
         for (int i = 0; i < 8; i++) test_get_rows(gr[i], nth);
         test_get_rows_back(nth);
     }
-    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

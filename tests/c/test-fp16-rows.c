@@ -165,6 +165,5 @@ int main(int argc, char ** argv) {
     lm_cpu_force_level(-1);
     lm_set_stream_min_bytes(old_min);
     free(src); free(lsrc);
-    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

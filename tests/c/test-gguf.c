@@ -592,6 +592,5 @@ int main(int argc, char ** argv) {
     printf("writer:\n");
     test_writer(parity);
 
-    printf("%d checks passed, %d failed\n", g_checks - g_fail, g_fail);
-    return g_fail == 0 ? 0 : 1;
+    return check_summary();
 }

@@ -185,6 +185,5 @@ int main(int argc, char ** argv) {
         free(ours); free(deq); free(deq2);
     }
     lm_ggml_iquants_free();
-    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

@@ -438,6 +438,5 @@ int main(int argc, char ** argv) {
         }
     }
     lm_cpu_force_level(-1);
-    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

@@ -712,8 +712,7 @@ int main(int argc, char ** argv) {
     }
     report("8-row kernels and GEMM entries: the same types at both levels",
            bad_entry + (n_qmv8 != (int) (sizeof(qmv8_types) / sizeof(qmv8_types[0]))), 1);
-    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }
 
 #else

@@ -740,6 +740,5 @@ int main(void) {
     expect_assert("diag: ne1 != 1",               bad_diag);
     expect_assert("upscale_ext: downscale",       bad_upscale);
 
-    printf("elementwise/reduce unit tests: %d ok, %d failed\n", g_checks - g_fail, g_fail);
-    return g_fail != 0;
+    return check_summary();
 }

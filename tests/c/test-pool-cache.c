@@ -223,6 +223,5 @@ int main(void) {
     lm_cpu_release_cached_threadpool();
 
     lm_ggml_free(c.ctx);
-    printf("%d checks, %d failed\n", g_checks, g_fail);
-    return g_fail == 0 ? 0 : 1;
+    return check_summary();
 }

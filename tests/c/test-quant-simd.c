@@ -194,6 +194,5 @@ int main(int argc, char ** argv) {
     test_cold_start(x, im);
     free(x);
     free(im);
-    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
-    return g_fail != 0;
+    return check_summary();
 }

@@ -437,6 +437,5 @@ int main(int argc, char ** argv) {
         printf("no parity data found in %s: nothing tested\n", dir);
         return 1;
     }
-    printf("%d passed, %d failed\n", g_checks - g_fail, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

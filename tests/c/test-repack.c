@@ -444,6 +444,5 @@ int main(void) {
     lm_cpu_force_level(-1);
     test_other_types(be);
     lm_ggml_backend_free(be);
-    printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

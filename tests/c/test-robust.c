@@ -121,6 +121,5 @@ int main(void) {
 
     lm_ggml_free(na);
     lm_ggml_free(ctx);
-    printf("%d of %d checks failed\n", g_fail, g_checks);
-    return g_fail != 0;
+    return check_summary();
 }

@@ -1003,6 +1003,5 @@ int main(void) {
     test_graph_copy();
     test_errors();
     lm_ggml_backend_free(g_cpu);
-    printf("test-sched: %d checks, %d failed\n", g_checks, g_fail);
-    return g_fail == 0 ? 0 : 1;
+    return check_summary();
 }

@@ -155,6 +155,5 @@ int main(void) {
     test_bits();
     test_stops();
     test_copy_rule();
-    printf("%d checks, %d failed\n", g_checks, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }
