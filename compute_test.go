@@ -169,8 +169,11 @@ func BenchmarkElementwise(b *testing.B) {
 		"rms_norm": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.RMSNorm(x, 1e-6) },
 		"sum_rows": func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.SumRows(x) },
 		"sum":      func(ctx *Context, x, _ *Tensor) *Tensor { return ctx.Sum(x) },
+		"cross_entropy": func(ctx *Context, x, y *Tensor) *Tensor {
+			return ctx.CrossEntropyLoss(x, ctx.SoftMax(y))
+		},
 	}
-	for _, name := range []string{"add", "mul", "silu", "soft_max", "rms_norm", "sum_rows", "sum"} {
+	for _, name := range []string{"add", "mul", "silu", "soft_max", "rms_norm", "sum_rows", "sum", "cross_entropy"} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(4096 * 256 * 4)
 			benchGraph(b, 2, func(ctx *Context, r *rand.Rand) (*Tensor, int64) {

@@ -194,19 +194,12 @@ LM_TARGET_AVX2 static float lm_row_max_avx2(int64_t n, const float * x) {
     return m;
 }
 
+// (in AVX-512 steps at that level: the same bits)
 LM_TARGET_AVX2 static lm_float_acc lm_row_exp_sum_avx2(int64_t n, float * y, float m) {
-    const __m256 vm = _mm256_set1_ps(m);
-    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(y + i), vm));
-        _mm256_storeu_ps(y + i, v);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-    }
-    a0 = _mm256_add_pd(a0, a1);
+    __m256d a[2];
+    const int64_t i = lm_exp_sum_steps(n, y, y, m, a);
     double t[4];
-    _mm256_storeu_pd(t, a0);
+    _mm256_storeu_pd(t, _mm256_add_pd(a[0], a[1]));
     lm_float_acc s = (t[0] + t[1]) + (t[2] + t[3]);
     return s + lm_row_exp_sum_s(n - i, y + i, m);
 }

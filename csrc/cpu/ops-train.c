@@ -75,21 +75,15 @@ LM_TARGET_AVX2 static double hsum_pd_avx2(__m256d v) {
 LM_TARGET_AVX2 static float cel_row_avx2(const float * x, const float * y, int64_t nc) {
     const float max = row_max_avx2(x, nc);
     const __m256 vmax = _mm256_set1_ps(max);
-    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 8 <= nc; i += 8) {
-        const __m256 e = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
-        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    double sum_exp = hsum_pd_avx2(_mm256_add_pd(s0, s1));
+    __m256d s[2];
+    int64_t i = lm_exp_sum_steps(nc, x, NULL, max, s);
+    double sum_exp = hsum_pd_avx2(_mm256_add_pd(s[0], s[1]));
     for (; i < nc; i++) {
         sum_exp += (double) expf(x[i] - max);
     }
     const float neg_log_sum = -(float) logf((float) sum_exp);
     const __m256 vnls = _mm256_set1_ps(neg_log_sum);
-    s0 = _mm256_setzero_pd();
-    s1 = _mm256_setzero_pd();
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     for (i = 0; i + 8 <= nc; i += 8) {
         const __m256 st = _mm256_mul_ps(_mm256_add_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax), vnls), _mm256_loadu_ps(y + i));
         s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(st)));
@@ -107,16 +101,9 @@ LM_TARGET_AVX2 static float cel_row_avx2(const float * x, const float * y, int64
 
 LM_TARGET_AVX2 static void celb_row_avx2(float * d, const float * x, const float * y, int64_t nc, float d_by_nr) {
     const float max = row_max_avx2(x, nc);
-    const __m256 vmax = _mm256_set1_ps(max);
-    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 8 <= nc; i += 8) {
-        const __m256 e = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
-        _mm256_storeu_ps(d + i, e);
-        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    double sum = hsum_pd_avx2(_mm256_add_pd(s0, s1));
+    __m256d s[2];
+    int64_t i = lm_exp_sum_steps(nc, x, d, max, s);
+    double sum = hsum_pd_avx2(_mm256_add_pd(s[0], s[1]));
     for (; i < nc; i++) {
         d[i] = expf(x[i] - max);
         sum += (double) d[i];

@@ -90,6 +90,19 @@ LM_TARGET_AVX2 static void lm_row_silu_avx2(int64_t n, float * y, const float * 
     for (; i < n; i++) y[i] = lm_silu1(x[i]);
 }
 
+// lm_row_silu_avx2's bits (lm_v_expf_avx512_as2); as there, the last n % 8
+// elements are scalar
+LM_TARGET_AVX512 static void lm_row_silu_avx512(int64_t n, float * y, const float * x, const float * prm) {
+    (void) prm;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, lm_v_silu_avx512(_mm512_loadu_ps(x + i)));
+    if (i + 8 <= n) {
+        _mm512_mask_storeu_ps(y + i, 0xFF, lm_v_silu_avx512(_mm512_maskz_loadu_ps(0xFF, x + i)));
+        i += 8;
+    }
+    for (; i < n; i++) y[i] = lm_silu1(x[i]);
+}
+
 LM_TARGET_AVX2 static void lm_row_scale_avx2(int64_t n, float * y, const float * x, const float * prm) {
     lm_vec_scale_avx2(n, y, x, prm[0]);
 }
@@ -126,7 +139,7 @@ static lm_row_fn lm_unary_row_fn(enum lm_ggml_unary_op op) {
         case LM_GGML_UNARY_OP_SIGMOID:     return lm_row_sigmoid;
 #if defined(LM_X86)
         case LM_GGML_UNARY_OP_GELU:        return simd ? lm_row_gelu_avx2 : lm_row_gelu;
-        case LM_GGML_UNARY_OP_SILU:        return simd ? lm_row_silu_avx2 : lm_row_silu;
+        case LM_GGML_UNARY_OP_SILU:        return !simd ? lm_row_silu : lm_vec_avx512() ? lm_row_silu_avx512 : lm_row_silu_avx2;
 #else
         case LM_GGML_UNARY_OP_GELU:        return lm_row_gelu;
         case LM_GGML_UNARY_OP_SILU:        return lm_row_silu;

@@ -30,6 +30,16 @@ static inline bool lm_vec_avx2(void) {
 #endif
 }
 
+// True when the AVX-512 paths may run (the dispatcher's level is AVX-512).
+// Those paths give their AVX2 twins' bits, so the level changes speed only.
+static inline bool lm_vec_avx512(void) {
+#if defined(LM_X86)
+    return lm_cpu_level() == LM_CPU_LEVEL_AVX512;
+#else
+    return false;
+#endif
+}
+
 // ---------------------------------------------------------------- scalar
 
 static inline void lm_vec_add_s(int64_t n, float * z, const float * x, const float * y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; }
@@ -80,13 +90,17 @@ LM_TARGET_AVX2 static inline void lm_vec_scale_avx2(int64_t n, float * y, const 
     for (; i < n; i++) y[i] = x[i] * v;
 }
 
+// lm_v_expf_avx2's range: +inf above LM_EXPF_HI, 0 below LM_EXPF_LO
+#define LM_EXPF_HI 88.7228390f
+#define LM_EXPF_LO -87.3365448f
+
 // exp(x) for 8 lanes: x = k*ln2 + r with |r| <= ln2/2, exp(r) by a degree-7
 // Taylor polynomial (relative error < 1e-8 on that interval), times 2^k built
 // in the exponent bits. Overflow gives +inf, underflow below the normal range
 // gives 0, NaN stays NaN.
 LM_TARGET_AVX2 static inline __m256 lm_v_expf_avx2(__m256 x) {
-    const __m256 hi = _mm256_set1_ps(88.7228390f);
-    const __m256 lo = _mm256_set1_ps(-87.3365448f);
+    const __m256 hi = _mm256_set1_ps(LM_EXPF_HI);
+    const __m256 lo = _mm256_set1_ps(LM_EXPF_LO);
     const __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
     const __m256 k  = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -128,6 +142,67 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 lm_v_expf_a
     __m512 p = _mm512_set1_ps(taylor[0]);
     for (int i = 1; i < 8; i++) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(taylor[i]));
     return _mm512_scalef_ps(p, n);
+}
+
+// lm_v_expf_avx512 with lm_v_expf_avx2's edges: 0 below LM_EXPF_LO (where
+// lm_v_expf_avx512 gives subnormals), NaN returned as it came (signalling
+// ones too). Elsewhere both take the same steps and round once, and above
+// LM_EXPF_HI both overflow to +inf, so this gives lm_v_expf_avx2's bits for
+// every input (test-vec-exp checks): row kernels that use it match their
+// AVX2 twins bit for bit.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 lm_v_expf_avx512_as2(__m512 x) {
+    const __m512 res = lm_v_expf_avx512(x);
+    const __m512 r0 = _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x, _mm512_set1_ps(LM_EXPF_LO), _CMP_LT_OQ), _mm512_setzero_ps());
+    return _mm512_mask_mov_ps(r0, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+LM_TARGET_AVX512 static inline __m512 lm_v_silu_avx512(__m512 x) {
+    const __m512 e = lm_v_expf_avx512_as2(_mm512_sub_ps(_mm512_setzero_ps(), x));
+    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// The exp sums of the soft_max and cross-entropy rows: y[i] = exp(x[i] - m)
+// (y may be x, or NULL: not stored) over the row's whole steps of 8,
+// summed in double: lane j of s[0] takes elements 8t + j, lane j of s[1]
+// elements 8t + 4 + j, in order of t. Returns how many elements it took;
+// the caller adds the lanes and the rest of the row.
+LM_TARGET_AVX2 static inline int64_t lm_exp_sum_steps_avx2(int64_t n, const float * x, float * y, float m, __m256d s[2]) {
+    const __m256 vm = _mm256_set1_ps(m);
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = lm_v_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        if (y) _mm256_storeu_ps(y + i, v);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    }
+    s[0] = a0;
+    s[1] = a1;
+    return i;
+}
+
+// lm_exp_sum_steps_avx2's bits, 16 lanes a step: one accumulator of 8
+// doubles holds s[0] and s[1] and takes a step's two halves in the order
+// that kernel takes two of its steps; a last half step is masked.
+LM_TARGET_AVX512 static inline int64_t lm_exp_sum_steps_avx512(int64_t n, const float * x, float * y, float m, __m256d s[2]) {
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512d a = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 16) {
+        const __mmask16 k = i + 16 <= n ? (__mmask16) 0xFFFF : (__mmask16) 0x00FF;
+        const __m512 v = lm_v_expf_avx512_as2(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm));
+        if (y) _mm512_mask_storeu_ps(y + i, k, v);
+        a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        if (k == 0xFFFF) a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    }
+    s[0] = _mm512_castpd512_pd256(a);
+    s[1] = _mm512_extractf64x4_pd(a, 1);
+    return n & ~(int64_t) 7;
+}
+
+// the two above, by the level: the same bits either way
+LM_TARGET_AVX2 static inline int64_t lm_exp_sum_steps(int64_t n, const float * x, float * y, float m, __m256d s[2]) {
+    return lm_vec_avx512() ? lm_exp_sum_steps_avx512(n, x, y, m, s) : lm_exp_sum_steps_avx2(n, x, y, m, s);
 }
 
 LM_TARGET_AVX2 static inline __m256 lm_v_silu_avx2(__m256 x) {

@@ -4,7 +4,8 @@
 // inputs, f16/bf16/quantized operands, inplace views, ALiBi, f16 masks,
 // custom ops with n_tasks, and the constructors' argument checks.
 // Every case runs with 1, 2 and 4 threads at every available SIMD level and
-// must give identical bits in all runs.
+// must give identical bits in all runs of a level, and the AVX-512 level
+// the AVX2 level's bits.
 //
 // Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') tests/c/test-ops-elem.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
@@ -70,8 +71,8 @@ typedef struct lm_ggml_tensor * (*build_fn)(struct lm_ggml_context * ctx, double
 static void run(const char * name, build_fn build, double tol) {
     static const int threads[] = { 1, 2, 4 };
     const int levels[] = { LM_CPU_LEVEL_SCALAR, LM_CPU_LEVEL_AVX2, LM_CPU_LEVEL_AVX512 };
-    double * first = NULL;
-    int64_t nfirst = 0;
+    double * first = NULL, * avx2 = NULL;
+    int64_t nfirst = 0, navx2 = 0;
     double worst = 0;
     int fail = 0;
     for (int li = 0; li < 3; li++) {
@@ -100,8 +101,19 @@ static void run(const char * name, build_fn build, double tol) {
                 if (!fail) printf("  %s: nmse %.3g > %.1g (threads %d level %d)\n", name, err, tol, threads[ti], levels[li]);
                 fail = 1;
             }
-            // bits must match the 1-thread run of the same level
+            // bits must match the 1-thread run of the same level, and the
+            // AVX-512 level the AVX2 one's
+            if (ti == 0 && levels[li] == LM_CPU_LEVEL_AVX512 && avx2 != NULL &&
+                (n != navx2 || memcmp(avx2, got, sizeof(double)*n) != 0)) {
+                if (!fail) printf("  %s: the AVX-512 level differs from the AVX2 one\n", name);
+                fail = 1;
+            }
             if (ti == 0) {
+                if (levels[li] == LM_CPU_LEVEL_AVX2) {
+                    avx2 = malloc(sizeof(double) * (n ? n : 1));
+                    memcpy(avx2, got, sizeof(double) * n);
+                    navx2 = n;
+                }
                 free(first); first = got; nfirst = n; got = NULL;
             } else if (n != nfirst || memcmp(first, got, sizeof(double)*n) != 0) {
                 if (!fail) printf("  %s: threads %d differ from 1 thread (level %d)\n", name, threads[ti], levels[li]);
@@ -114,6 +126,7 @@ static void run(const char * name, build_fn build, double tol) {
     }
     lm_cpu_force_level(-1);
     free(first);
+    free(avx2);
     if (!fail) printf("ok   %-34s worst nmse %.3g\n", name, worst);
     checkf(!fail, "%-34s worst nmse %.3g", name, worst);
 }
@@ -414,6 +427,68 @@ static struct lm_ggml_tensor * t_soft_max_ext(struct lm_ggml_context * ctx, doub
     *e = x;
     return lm_ggml_soft_max_ext(ctx, a, m, scale, g_max_bias);
 }
+// softmax of row r of x (nc values, in place, in double)
+static void softmax_d(double * row, int64_t nc) {
+    double mx = -INFINITY, s = 0;
+    for (int64_t i = 0; i < nc; i++) if (row[i] > mx) mx = row[i];
+    for (int64_t i = 0; i < nc; i++) { row[i] = exp(row[i] - mx); s += row[i]; }
+    for (int64_t i = 0; i < nc; i++) row[i] /= s;
+}
+
+// exponents from 0 down past the float range (the vector exp's flush to 0),
+// rows of 16 k + 8 + 3 (a half step and a scalar tail at the AVX-512 level)
+static int64_t g_sm_nc;
+static struct lm_ggml_tensor * t_soft_max_wide(struct lm_ggml_context * ctx, double ** e) {
+    struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, g_sm_nc, 4, 1, 1, -150, 30);
+    double * x = values(a);
+    for (int r = 0; r < 4; r++) softmax_d(x + r*g_sm_nc, g_sm_nc);
+    *e = x;
+    return lm_ggml_soft_max(ctx, a);
+}
+
+// labels: a softmax of other logits, as in training
+static struct lm_ggml_tensor * ce_labels(struct lm_ggml_context * ctx, int64_t nc, int64_t nr) {
+    struct lm_ggml_tensor * b = rnd(ctx, LM_GGML_TYPE_F32, nc, nr, 1, 1, -5, 5);
+    double * y = values(b);
+    for (int64_t r = 0; r < nr; r++) softmax_d(y + r*nc, nc);
+    for (int64_t i = 0; i < nc*nr; i++) ((float *) b->data)[i] = (float) y[i];
+    free(y);
+    return b;
+}
+
+// -sum(labels * log softmax(logits)) / rows
+static struct lm_ggml_tensor * t_cross_entropy(struct lm_ggml_context * ctx, double ** e) {
+    const int64_t nc = g_sm_nc, nr = 5;
+    struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, nc, nr, 1, 1, -40, 10);
+    struct lm_ggml_tensor * b = ce_labels(ctx, nc, nr);
+    double * x = values(a), * y = values(b), loss = 0;
+    for (int64_t r = 0; r < nr; r++) {
+        double * row = x + r*nc, mx = -INFINITY, s = 0;
+        for (int64_t i = 0; i < nc; i++) if (row[i] > mx) mx = row[i];
+        for (int64_t i = 0; i < nc; i++) s += exp(row[i] - mx);
+        for (int64_t i = 0; i < nc; i++) loss -= y[r*nc + i] * (row[i] - mx - log(s));
+    }
+    free(x); free(y);
+    *e = alloc_expect(a);
+    (*e)[0] = loss / (double) nr;
+    return lm_ggml_cross_entropy_loss(ctx, a, b);
+}
+
+// (softmax(logits) - labels) * dloss / rows
+static struct lm_ggml_tensor * t_cross_entropy_back(struct lm_ggml_context * ctx, double ** e) {
+    const int64_t nc = g_sm_nc, nr = 5;
+    struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, nc, nr, 1, 1, -40, 10);
+    struct lm_ggml_tensor * b = ce_labels(ctx, nc, nr);
+    struct lm_ggml_tensor * d = lm_ggml_new_tensor_1d(ctx, LM_GGML_TYPE_F32, 1);
+    *(float *) d->data = 0.75f;
+    double * x = values(a), * y = values(b);
+    for (int64_t r = 0; r < nr; r++) softmax_d(x + r*nc, nc);
+    for (int64_t i = 0; i < nc*nr; i++) x[i] = (x[i] - y[i]) * 0.75 / (double) nr;
+    free(y);
+    *e = x;
+    return lm_ggml_cross_entropy_loss_back(ctx, a, b, d);
+}
+
 static struct lm_ggml_tensor * t_soft_max_long(struct lm_ggml_context * ctx, double ** e) {
     const int nc = 5003;
     struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, nc, 3, 1, 1, -30, 30);
@@ -695,6 +770,11 @@ int main(void) {
     g_mask_f16 = 1; g_max_bias = 0;    run("soft_max_ext f16 mask",        t_soft_max_ext, 1e-12);
     g_mask_f16 = 1; g_max_bias = 8.0f; run("soft_max_ext alibi 6 heads",   t_soft_max_ext, 1e-12);
     run("soft_max_inplace 5003",     t_soft_max_long, 1e-12);
+    g_sm_nc = 16*62 + 11; run("soft_max underflow, 16k + 11",   t_soft_max_wide, 1e-12);
+    g_sm_nc = 16*62 + 8;  run("soft_max underflow, 16k + 8",    t_soft_max_wide, 1e-12);
+    g_sm_nc = 7;          run("soft_max underflow, 7",          t_soft_max_wide, 1e-12);
+    g_sm_nc = 16*62 + 11; run("cross_entropy_loss 16k + 11",    t_cross_entropy, 1e-12);
+    g_sm_nc = 16*62 + 11; run("cross_entropy_loss_back 16k + 11", t_cross_entropy_back, 1e-10);
     run("diag_mask_inf_inplace 4d",  t_diag_mask_inf_inplace, 0);
 
     run("sum f16",                   t_sum_f16, 0);

@@ -2,7 +2,8 @@
 // the CPU has AVX-512, lm_v_expf_avx512, against exp in double precision
 // over the whole float range, bit for bit against each other wherever the
 // AVX2 result is normal, and at the edges (0, +-inf, NaN, overflow, the
-// subnormal range). Skips, passing, on CPUs without AVX2.
+// subnormal range), and lm_v_expf_avx512_as2 bit for bit against
+// lm_v_expf_avx2 at every input. Skips, passing, on CPUs without AVX2.
 //
 // build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-vec-exp.c $(find csrc -name '*.c') -lm
 #include "ggml.h"
@@ -31,6 +32,47 @@ static uint32_t bits(float f) {
     memcpy(&u, &f, sizeof u);
     return u;
 }
+
+LM_TARGET_AVX512 static void exp16as2(const float * x, float * y) {
+    _mm512_storeu_ps(y, lm_v_expf_avx512_as2(_mm512_loadu_ps(x)));
+}
+
+// the sweep, then 2048 floats on either side of each cut of the AVX2 form
+// and NaNs with payloads: lm_v_expf_avx512_as2 against lm_v_expf_avx2, bit
+// for bit at every input
+static int as2_differences(const float * sweep, int n) {
+    enum { E = 4 * 2048 + 16 };
+    static float x[E];
+    int k = 0;
+    const float cuts[2] = { LM_EXPF_LO, LM_EXPF_HI };
+    for (int c = 0; c < 2; c++) {
+        float v = cuts[c], w = cuts[c];
+        for (int j = 0; j < 2048; j++) {
+            x[k++] = v; v = nextafterf(v, -INFINITY);
+            x[k++] = w; w = nextafterf(w, INFINITY);
+        }
+    }
+    const uint32_t nans[4] = { 0x7fc00001u, 0xffc12345u, 0x7f800001u, 0xff812345u }; // quiet and signalling
+    for (int j = 0; j < 16; j++) memcpy(&x[k++], &nans[j % 4], sizeof(float));
+    int bad = 0;
+    float a[16], b[16];
+    for (int pass = 0; pass < 2; pass++) {
+        const float * xs = pass ? x : sweep;
+        const int m = pass ? E : n;
+        for (int i = 0; i + 16 <= m; i += 16) {
+            exp8(xs + i, a);
+            exp8(xs + i + 8, a + 8);
+            exp16as2(xs + i, b);
+            for (int j = 0; j < 16; j++) {
+                if (bits(a[j]) != bits(b[j]) && bad++ < 5) {
+                    printf("  x = %.9g (0x%08x): avx2 0x%08x, avx512_as2 0x%08x\n", xs[i + j], bits(xs[i + j]), bits(a[j]), bits(b[j]));
+                }
+            }
+        }
+    }
+    return bad;
+}
+
 
 // |y - exp(x)| within 4 ulps of the result in the normal range, and within
 // one subnormal step (plus the rounding of the result) below it
@@ -91,6 +133,8 @@ int main(void) {
         CHECKF(y16[N] == 1.0f && y16[N + 3] == 0.0f && isinf(y16[N + 2]) && isinf(y16[N + 10]),
               "lm_v_expf_avx512: exp(0) = 1, exp(-inf) = 0, exp(inf) = exp(1000) = inf");
         CHECKF(y16[N + 13] > 0.0f && y16[N + 13] < FLT_MIN, "lm_v_expf_avx512: exp(-100) is subnormal");
+        const int d = as2_differences(x, N + 16);
+        CHECKF(d == 0, "lm_v_expf_avx512_as2 = lm_v_expf_avx2 bit for bit everywhere (%d differ)", d);
     } else {
         printf("no AVX-512 here: lm_v_expf_avx512 not run\n");
     }
