@@ -1,9 +1,12 @@
 // ops-vec.h - row primitives shared by the elementwise, unary, reduce and norm
-// kernels: scalar versions plus AVX2 versions picked at run time. Internal.
+// kernels: scalar versions plus AVX2 versions picked at run time, and for
+// the exponentials AVX-512 versions. Internal.
 //
 // Every SIMD routine here either gives bit-identical results to its scalar
 // twin (add, mul, scale, max ...) or is an approximation whose error is a few
-// ulp (exp, silu), far inside the parity tolerance.
+// ulp (exp, silu), far inside the parity tolerance. The AVX-512 versions
+// give their AVX2 twins' bits, except lm_v_expf_avx512 below the normal
+// range (flash attention's; the row kernels take lm_v_expf_avx512_as2).
 #pragma once
 
 #include "ggml-cpu-impl.h"
