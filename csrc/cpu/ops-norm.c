@@ -182,22 +182,10 @@ static lm_float_acc lm_row_exp_sum_s(int64_t n, float * y, float m) {
 }
 
 #if defined(LM_X86)
-LM_TARGET_AVX2 static float lm_row_max_avx2(int64_t n, const float * x) {
-    int64_t i = 0;
-    float m = -INFINITY;
-    if (n >= 8) {
-        __m256 vm = _mm256_set1_ps(-INFINITY);
-        for (; i + 8 <= n; i += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
-        m = lm_hmax_avx2(vm);
-    }
-    for (; i < n; i++) m = LM_GGML_MAX(m, x[i]);
-    return m;
-}
-
-// (in AVX-512 steps at that level: the same bits)
-LM_TARGET_AVX2 static lm_float_acc lm_row_exp_sum_avx2(int64_t n, float * y, float m) {
+// (in AVX-512 steps where wide: the same bits)
+LM_TARGET_AVX2 static lm_float_acc lm_row_exp_sum_avx2(bool wide, int64_t n, float * y, float m) {
     __m256d a[2];
-    const int64_t i = lm_exp_sum_steps(n, y, y, m, a);
+    const int64_t i = lm_exp_sum_steps(wide, n, y, y, m, a);
     double t[4];
     _mm256_storeu_pd(t, _mm256_add_pd(a[0], a[1]));
     lm_float_acc s = (t[0] + t[1]) + (t[2] + t[3]);
@@ -206,16 +194,18 @@ LM_TARGET_AVX2 static lm_float_acc lm_row_exp_sum_avx2(int64_t n, float * y, flo
 #endif
 
 // One soft_max row in place in y (y already holds the scaled, masked logits).
-static void lm_soft_max_row(bool simd, int64_t n, float * y) {
+// simd and wide: lm_vec_avx2() and lm_vec_avx512().
+static void lm_soft_max_row(bool simd, bool wide, int64_t n, float * y) {
 #if defined(LM_X86)
     if (simd) {
         const float m = lm_row_max_avx2(n, y);
-        const lm_float_acc s = lm_row_exp_sum_avx2(n, y, m);
+        const lm_float_acc s = lm_row_exp_sum_avx2(wide, n, y, m);
         lm_vec_scale_avx2(n, y, y, (float)(1.0/s));
         return;
     }
 #endif
     (void) simd;
+    (void) wide;
     const float m = lm_row_max_s(n, y);
     const lm_float_acc s = lm_row_exp_sum_s(n, y, m);
     lm_vec_scale_s(n, y, y, (float)(1.0/s));
@@ -234,7 +224,7 @@ static void lm_compute_soft_max(const struct lm_ggml_compute_params * params, st
     const float m0 = powf(2.0f, -(max_bias       ) / n_head_log2);
     const float m1 = powf(2.0f, -(max_bias / 2.0f) / n_head_log2);
 
-    const bool simd = lm_vec_avx2();
+    const bool simd = lm_vec_avx2(), wide = lm_vec_avx512();
     int64_t ir0, ir1;
     lm_ggml_thread_range(lm_ggml_nrows(src0), params->ith, params->nth, &ir0, &ir1);
     for (int64_t i1 = ir0; i1 < ir1; i1++) {
@@ -255,7 +245,7 @@ static void lm_compute_soft_max(const struct lm_ggml_compute_params * params, st
                 for (int64_t i = 0; i < nc; i++) dp[i] += slope*mp[i];
             }
         }
-        lm_soft_max_row(simd, nc, dp);
+        lm_soft_max_row(simd, wide, nc, dp);
     }
 }
 

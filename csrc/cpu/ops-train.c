@@ -52,19 +52,6 @@ static float cel_row(const char * s0, size_t nb00, const char * s1, size_t nb10,
 }
 
 #if defined(LM_X86)
-LM_TARGET_AVX2 static float row_max_avx2(const float * x, int64_t n) {
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
-    }
-    float max = lm_hmax_avx2(vm);
-    for (; i < n; i++) {
-        max = max > x[i] ? max : x[i];
-    }
-    return max;
-}
-
 LM_TARGET_AVX2 static double hsum_pd_avx2(__m256d v) {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
@@ -72,11 +59,11 @@ LM_TARGET_AVX2 static double hsum_pd_avx2(__m256d v) {
 
 // Contiguous rows. The exponentials come from the vector exp (a few ulp from
 // expf); sums are still taken in double.
-LM_TARGET_AVX2 static float cel_row_avx2(const float * x, const float * y, int64_t nc) {
-    const float max = row_max_avx2(x, nc);
+LM_TARGET_AVX2 static float cel_row_avx2(bool wide, const float * x, const float * y, int64_t nc) {
+    const float max = lm_row_max_avx2(nc, x);
     const __m256 vmax = _mm256_set1_ps(max);
     __m256d s[2];
-    int64_t i = lm_exp_sum_steps(nc, x, NULL, max, s);
+    int64_t i = lm_exp_sum_steps(wide, nc, x, NULL, max, s);
     double sum_exp = hsum_pd_avx2(_mm256_add_pd(s[0], s[1]));
     for (; i < nc; i++) {
         sum_exp += (double) expf(x[i] - max);
@@ -99,10 +86,10 @@ LM_TARGET_AVX2 static float cel_row_avx2(const float * x, const float * y, int64
     return (float) row;
 }
 
-LM_TARGET_AVX2 static void celb_row_avx2(float * d, const float * x, const float * y, int64_t nc, float d_by_nr) {
-    const float max = row_max_avx2(x, nc);
+LM_TARGET_AVX2 static void celb_row_avx2(bool wide, float * d, const float * x, const float * y, int64_t nc, float d_by_nr) {
+    const float max = lm_row_max_avx2(nc, x);
     __m256d s[2];
-    int64_t i = lm_exp_sum_steps(nc, x, d, max, s);
+    int64_t i = lm_exp_sum_steps(wide, nc, x, d, max, s);
     double sum = hsum_pd_avx2(_mm256_add_pd(s[0], s[1]));
     for (; i < nc; i++) {
         d[i] = expf(x[i] - max);
@@ -140,12 +127,14 @@ static void lm_compute_cross_entropy_loss(const struct lm_ggml_compute_params * 
     lm_ggml_thread_range(nr, ith, nth, &ir0, &ir1);
 
     const bool simd = lm_vec_avx2() && src0->nb[0] == sizeof(float) && src1->nb[0] == sizeof(float);
+    const bool wide = lm_vec_avx512();
     (void) simd;
+    (void) wide;
     float part = 0.0f;
     for (int64_t ir = ir0; ir < ir1; ir++) {
 #if defined(LM_X86)
         if (simd) {
-            part += cel_row_avx2((const float *) row_ptr(src0, ir), (const float *) row_ptr(src1, ir), nc);
+            part += cel_row_avx2(wide, (const float *) row_ptr(src0, ir), (const float *) row_ptr(src1, ir), nc);
             continue;
         }
 #endif
@@ -188,12 +177,14 @@ static void lm_compute_cross_entropy_loss_back(const struct lm_ggml_compute_para
     lm_ggml_thread_range(nr, params->ith, params->nth, &ir0, &ir1);
     const bool simd = lm_vec_avx2() && src0->nb[0] == sizeof(float) && src1->nb[0] == sizeof(float) &&
                       dst->nb[0] == sizeof(float);
+    const bool wide = lm_vec_avx512();
     (void) simd;
+    (void) wide;
 
     for (int64_t ir = ir0; ir < ir1; ir++) {
 #if defined(LM_X86)
         if (simd) {
-            celb_row_avx2((float *) row_ptr(dst, ir), (const float *) row_ptr(src0, ir), (const float *) row_ptr(src1, ir),
+            celb_row_avx2(wide, (float *) row_ptr(dst, ir), (const float *) row_ptr(src0, ir), (const float *) row_ptr(src1, ir),
                     nc, d_by_nr);
             continue;
         }

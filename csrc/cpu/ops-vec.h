@@ -164,6 +164,20 @@ LM_TARGET_AVX512 static inline __m512 lm_v_silu_avx512(__m512 x) {
     return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
+// The maximum of the soft_max and cross-entropy rows (8 lanes, then the
+// rest one by one).
+LM_TARGET_AVX2 static inline float lm_row_max_avx2(int64_t n, const float * x) {
+    int64_t i = 0;
+    float m = -INFINITY;
+    if (n >= 8) {
+        __m256 vm = _mm256_set1_ps(-INFINITY);
+        for (; i + 8 <= n; i += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+        m = lm_hmax_avx2(vm);
+    }
+    for (; i < n; i++) m = LM_GGML_MAX(m, x[i]);
+    return m;
+}
+
 // The exp sums of the soft_max and cross-entropy rows: y[i] = exp(x[i] - m)
 // (y may be x, or NULL: not stored) over the row's whole steps of 8,
 // summed in double: lane j of s[0] takes elements 8t + j, lane j of s[1]
@@ -203,9 +217,10 @@ LM_TARGET_AVX512 static inline int64_t lm_exp_sum_steps_avx512(int64_t n, const 
     return n & ~(int64_t) 7;
 }
 
-// the two above, by the level: the same bits either way
-LM_TARGET_AVX2 static inline int64_t lm_exp_sum_steps(int64_t n, const float * x, float * y, float m, __m256d s[2]) {
-    return lm_vec_avx512() ? lm_exp_sum_steps_avx512(n, x, y, m, s) : lm_exp_sum_steps_avx2(n, x, y, m, s);
+// the two above, the AVX-512 one where wide (lm_vec_avx512(), which the
+// caller asks once per op): the same bits either way
+LM_TARGET_AVX2 static inline int64_t lm_exp_sum_steps(bool wide, int64_t n, const float * x, float * y, float m, __m256d s[2]) {
+    return wide ? lm_exp_sum_steps_avx512(n, x, y, m, s) : lm_exp_sum_steps_avx2(n, x, y, m, s);
 }
 
 LM_TARGET_AVX2 static inline __m256 lm_v_silu_avx2(__m256 x) {

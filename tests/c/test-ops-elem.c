@@ -402,6 +402,14 @@ static struct lm_ggml_tensor * t_rms_norm_back(struct lm_ggml_context * ctx, dou
     return lm_ggml_rms_norm_back(ctx, a, b, (float) eps);
 }
 
+// softmax of a row of nc values, in place, in double
+static void softmax_d(double * row, int64_t nc) {
+    double mx = -INFINITY, s = 0;
+    for (int64_t i = 0; i < nc; i++) if (row[i] > mx) mx = row[i];
+    for (int64_t i = 0; i < nc; i++) { row[i] = exp(row[i] - mx); s += row[i]; }
+    for (int64_t i = 0; i < nc; i++) row[i] /= s;
+}
+
 static int g_mask_f16;
 static float g_max_bias;
 static struct lm_ggml_tensor * t_soft_max_ext(struct lm_ggml_context * ctx, double ** e) {
@@ -419,24 +427,17 @@ static struct lm_ggml_tensor * t_soft_max_ext(struct lm_ggml_context * ctx, doub
     const double m0 = pow(2.0, -g_max_bias/nlog2), m1 = pow(2.0, -(g_max_bias/2.0)/nlog2);
     for (int h = 0; h < nh; h++) for (int r = 0; r < nr; r++) {
         const double slope = g_max_bias > 0 ? (h < nlog2 ? pow(m0, h + 1) : pow(m1, 2*(h - nlog2) + 1)) : 1.0;
-        double * row = x + (h*nr + r)*nc, mx = -INFINITY, s = 0;
-        for (int i = 0; i < nc; i++) { row[i] = row[i]*scale + slope*at(m, i, r, 0, 0); if (row[i] > mx) mx = row[i]; }
-        for (int i = 0; i < nc; i++) { row[i] = exp(row[i] - mx); s += row[i]; }
-        for (int i = 0; i < nc; i++) row[i] /= s;
+        double * row = x + (h*nr + r)*nc;
+        for (int i = 0; i < nc; i++) row[i] = row[i]*scale + slope*at(m, i, r, 0, 0);
+        softmax_d(row, nc);
     }
     *e = x;
     return lm_ggml_soft_max_ext(ctx, a, m, scale, g_max_bias);
 }
-// softmax of row r of x (nc values, in place, in double)
-static void softmax_d(double * row, int64_t nc) {
-    double mx = -INFINITY, s = 0;
-    for (int64_t i = 0; i < nc; i++) if (row[i] > mx) mx = row[i];
-    for (int64_t i = 0; i < nc; i++) { row[i] = exp(row[i] - mx); s += row[i]; }
-    for (int64_t i = 0; i < nc; i++) row[i] /= s;
-}
 
 // exponents from 0 down past the float range (the vector exp's flush to 0),
-// rows of 16 k + 8 + 3 (a half step and a scalar tail at the AVX-512 level)
+// in rows of g_sm_nc: 16 k + 11 and 16 k + 8 (a half step, and a scalar
+// tail, at the AVX-512 level) and 7 (the scalar tail alone)
 static int64_t g_sm_nc;
 static struct lm_ggml_tensor * t_soft_max_wide(struct lm_ggml_context * ctx, double ** e) {
     struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, g_sm_nc, 4, 1, 1, -150, 30);
@@ -493,12 +494,7 @@ static struct lm_ggml_tensor * t_soft_max_long(struct lm_ggml_context * ctx, dou
     const int nc = 5003;
     struct lm_ggml_tensor * a = rnd(ctx, LM_GGML_TYPE_F32, nc, 3, 1, 1, -30, 30);
     double * x = values(a);
-    for (int r = 0; r < 3; r++) {
-        double * row = x + r*nc, mx = -INFINITY, s = 0;
-        for (int i = 0; i < nc; i++) if (row[i] > mx) mx = row[i];
-        for (int i = 0; i < nc; i++) { row[i] = exp(row[i] - mx); s += row[i]; }
-        for (int i = 0; i < nc; i++) row[i] /= s;
-    }
+    for (int r = 0; r < 3; r++) softmax_d(x + r*nc, nc);
     *e = x;
     return lm_ggml_soft_max_inplace(ctx, a);
 }
