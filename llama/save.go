@@ -193,6 +193,9 @@ func (v *Vocab) write(w *gguf.Writer) error {
 	if v.Pre != "" {
 		kvs = append(kvs, keyValue{keyTokPre, v.Pre})
 	}
+	if v.ChatTemplate != "" {
+		kvs = append(kvs, keyValue{keyChatTemplate, v.ChatTemplate})
+	}
 	if v.Model == TokenizerSPM {
 		kvs = append(kvs, keyValue{keyTokScores, v.Scores})
 	}

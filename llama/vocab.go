@@ -47,6 +47,8 @@ type Vocab struct {
 	AddBOS, AddEOS bool  // what Tokenize adds when asked for special tokens
 	// AddSpacePrefix: SPM prepends a space to text that starts a fragment.
 	AddSpacePrefix bool
+	// ChatTemplate is the file's tokenizer.chat_template ("" if none).
+	ChatTemplate string
 
 	ids      map[string]int32
 	ranks    map[bpePair]int32 // BPE merge ranks
@@ -70,6 +72,7 @@ const (
 	keyTokAddBOS    = "tokenizer.ggml.add_bos_token"
 	keyTokAddEOS    = "tokenizer.ggml.add_eos_token"
 	keyTokAddPrefix = "tokenizer.ggml.add_space_prefix"
+	keyChatTemplate = "tokenizer.chat_template"
 )
 
 // LoadVocab reads the tokenizer of a GGUF file. Files without
@@ -121,6 +124,7 @@ func LoadVocab(f *gguf.File) (*Vocab, error) {
 		}
 	}
 	v.Pre, _ = f.String(keyTokPre)
+	v.ChatTemplate, _ = f.String(keyChatTemplate)
 
 	switch v.Model {
 	case TokenizerSPM:
