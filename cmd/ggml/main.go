@@ -43,7 +43,7 @@ func init() {
 		"train":       {"train a small MLP with AdamW on generated data", trainCmd},
 		"rpc-server":  {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
 		"bench":       {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
-		"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N", runCmd},
+		"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N (-cnv: chat on stdin)", runCmd},
 		"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
 		"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
 		"help":        {"print this list, or with a command's name its usage and flags", helpCmd},

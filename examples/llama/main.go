@@ -7,7 +7,9 @@
 // until the context is full), -t THREADS (0: all CPUs), -c CONTEXT,
 // --temp T (0: greedy), --top-k K, --top-p P, --seed S, --rpc
 // HOST:PORT,... and --tensor-split W1,W2,... (the layers on ggml
-// rpc-servers, as llama.cpp's); -h for all. A bad flag exits with status
+// rpc-servers, as llama.cpp's), -cnv (a chat: each line of stdin is a user
+// message, formatted with the model's chat template; -sys SYSTEM,
+// --chat-template NAME); -h for all. A bad flag exits with status
 // 2, any other error with 1.
 package main
 

@@ -32,6 +32,8 @@ type config struct {
 	noRepack, noWarmup                  bool
 	rpc, tensorSplit                    string   // --rpc servers and their weights
 	args                                []string // positional arguments left after the flags
+	chat                                chatConfig
+	set                                 map[string]bool // the flags given
 }
 
 // defineFlags declares the runner's flags on fs, to be parsed into the
@@ -62,6 +64,7 @@ func defineFlags(fs *flag.FlagSet) *config {
 	fs.StringVar(&c.rpc, "rpc", "", "RPC servers HOST:PORT[,HOST:PORT...] (ggml rpc-server) to spread the layers over, as llama.cpp's --rpc")
 	fs.StringVar(&c.tensorSplit, "tensor-split", "", "weights W1,W2,... of the --rpc servers' shares of the layers, and optionally one more for this machine (default: in proportion to their free memory)")
 	fs.StringVar(&c.tensorSplit, "ts", "", "short for --tensor-split")
+	c.chat.define(fs)
 	return c
 }
 
@@ -87,6 +90,7 @@ func (c *config) validate() error {
 		{c.ceilingPairs < 0, fmt.Sprintf("-ceiling-pairs %d: must be >= 0", c.ceilingPairs)},
 		{c.ceilingPairs > 0 && c.rpc != "", "-ceiling-pairs reads the weights in this process's memory: it cannot be combined with --rpc"},
 	}
+	checks = append(checks, c.chat.checks(c)...)
 	for _, ch := range checks {
 		if ch.bad {
 			return cli.Usagef("%s", ch.msg)
@@ -98,9 +102,11 @@ func (c *config) validate() error {
 // usage writes the runner's help.
 func usage(name string, fs *flag.FlagSet) func(io.Writer) {
 	return func(w io.Writer) {
-		fmt.Fprintf(w, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [-c CTX] [--temp T] [--top-k K] [--top-p P] [--seed S]\n\n"+
+		fmt.Fprintf(w, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [-c CTX] [--temp T] [--top-k K] [--top-p P] [--seed S]\n"+
+			"       %s -m MODEL.gguf -cnv [-sys SYSTEM_PROMPT] [--chat-template NAME] [...]\n\n"+
 			"Runs a llama-architecture model: prints the prompt and the generated text to stdout,\n"+
-			"the memory used and the speeds to stderr.\n\nflags:\n", name)
+			"the memory used and the speeds to stderr. With -cnv, a chat as llama-cli's conversation\n"+
+			"mode: each line of stdin is a user message, the reply is printed after it; EOF ends.\n\nflags:\n", name, name)
 		fs.PrintDefaults()
 	}
 }
@@ -108,8 +114,14 @@ func usage(name string, fs *flag.FlagSet) func(io.Writer) {
 // Run parses args (without the program name) and runs the model: it prints
 // the prompt and the generated text to stdout as it goes, and the speeds to
 // stderr. -h prints the help to stdout and returns nil; a bad flag or
-// argument is an error wrapping cli.ErrUsage.
+// argument is an error wrapping cli.ErrUsage. In conversation mode (-cnv)
+// it reads the user's messages from os.Stdin.
 func Run(name string, args []string, stdout, stderr io.Writer) error {
+	return RunWithInput(name, args, os.Stdin, stdout, stderr)
+}
+
+// RunWithInput is Run reading the conversation's messages from stdin.
+func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := defineFlags(fs)
 	help, err := cli.Parse(fs, args, stdout, usage(name, fs))
@@ -117,6 +129,8 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.args = fs.Args()
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -141,7 +155,11 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "warning: pre-tokenizer %q is not implemented; the text is split as GPT-2 does\n", m.Vocab.Pre)
 	}
 	var toks []int32
-	if c.ids != "" {
+	if c.chat.on {
+		if toks, err = c.chat.start(m, c, stderr); err != nil {
+			return err
+		}
+	} else if c.ids != "" {
 		for _, f := range strings.Split(c.ids, ",") {
 			v, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
@@ -155,7 +173,7 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		toks = m.Tokenize(c.prompt, true)
 	}
-	if len(toks) == 0 {
+	if len(toks) == 0 && !c.chat.on {
 		return errors.New("empty prompt")
 	}
 	ctxSize, err := contextSize(c.nCtx, m.NCtxTrain, len(toks), stderr)
@@ -183,6 +201,9 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
+	if c.chat.on {
+		return c.converse(ctx, s, toks, stdin, out, stderr)
+	}
 	if !c.quiet {
 		if m.Vocab.Model == llama.TokenizerNone {
 			fmt.Fprint(out, toks)
