@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -206,8 +207,8 @@ func trainLlamaCmd(args []string) error {
 		intFlag{"ff", *ff}, intFlag{"ctx", *seq}, intFlag{"batch", *batch}, intFlag{"steps", *steps}); err != nil {
 		return err
 	}
-	if *kvHeads < 0 || !(*lr > 0) || !(*decay >= 0) {
-		return cli.Usagef("train-llama: -kv-heads must be >= 0, -lr > 0 and -wd >= 0")
+	if *kvHeads < 0 || *vocab < 0 || !(*lr > 0) || math.IsInf(*lr, 0) || !(*decay >= 0) || math.IsInf(*decay, 0) {
+		return cli.Usagef("train-llama: -kv-heads and -vocab must be >= 0, -lr > 0 and -wd >= 0 (finite)")
 	}
 	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	text := corpus.Opticks

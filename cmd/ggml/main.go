@@ -95,7 +95,7 @@ func parseFlags(fs *flag.FlagSet, args []string, synopsis, about string) (help b
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
 			fmt.Fprintln(w, "\nflags:")
-			fs.PrintDefaults()
+			cli.PrintFlags(fs, w)
 		}
 	})
 }
