@@ -122,6 +122,9 @@ func TestCommandLineErrorsExitTwo(t *testing.T) {
 		{[]string{"train", "-batch", "100000"}, "ggml: train: -batch 100000: larger than the data set"},
 		{[]string{"train", "-lr", "Inf"}, "ggml: train: -lr +Inf: must be > 0\n"},
 		{[]string{"train-llama", "-vocab", "-1"}, "ggml: train-llama: -kv-heads and -vocab must be >= 0"},
+		{[]string{"train-llama", "-embd", "10", "-heads", "3"}, "ggml: train-llama: -embd 10 must be a multiple of -heads 3"},
+		{[]string{"train-llama", "-embd", "12", "-heads", "4"}, "ggml: train-llama: -embd 12 / -heads 4: the head size must be even"},
+		{[]string{"train-llama", "-kv-heads", "3"}, "ggml: train-llama: -embd 96 must be a multiple of -heads 4, and -heads of -kv-heads 3\n"},
 	} {
 		stdout, stderr, status := ggmlCmd(t, c.args...)
 		if status != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
