@@ -53,7 +53,7 @@ func defineFlags(fs *flag.FlagSet) *config {
 	fs.Float64Var(&c.minP, "min-p", 0.05, "min-p sampling: drop tokens less likely than this share of the likeliest, in [0, 1] (0: off)")
 	fs.Float64Var(&c.repeatPenalty, "repeat-penalty", 1, "penalize the tokens of the last --repeat-last-n, > 0 (1: off)")
 	fs.IntVar(&c.repeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back over (0: off; -1: the context size)")
-	fs.Var(&c.seed, "seed", "random seed (0 or -1: a different one each run)")
+	fs.Var(&c.seed, "seed", "random seed `N` (0 or -1: a different one each run)")
 	fs.IntVar(&c.nCtx, "ctx-size", 0, "context size in positions (0: the model's trained context, at most 2048); generation stops when it is full")
 	fs.IntVar(&c.batch, "batch-size", 512, "prompt batch size, >= 1")
 	fs.BoolVar(&c.kvF32, "kv-f32", false, "keep the KV cache in f32 (default f16)")

@@ -214,7 +214,7 @@ func TestRunTakesLlamaCppFlags(t *testing.T) {
 		t.Errorf("missing -f file: %v", err)
 	}
 	help, _, _ := run(t, "-h")
-	for _, want := range []string{"  -c, --ctx-size int\n", "  -fa, --flash-attn\n", "  -ngl, --n-gpu-layers int\n", "  -s, --seed value\n", "  --min-p float\n", "  --repeat-penalty float\n"} {
+	for _, want := range []string{"  -c, --ctx-size int\n", "  -fa, --flash-attn\n", "  -ngl, --n-gpu-layers int\n", "  -s, --seed N\n", "  --min-p float\n", "  --repeat-penalty float\n"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %q:\n%s", want, help)
 		}
