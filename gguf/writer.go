@@ -92,9 +92,20 @@ func Create(path string) (*Writer, error) {
 	if dir == "" {
 		dir = "."
 	}
+	if base == "" {
+		return nil, fmt.Errorf("gguf: create %q: no file name", path)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("gguf: create %s: is a directory", path)
+	}
 	f, err := createTemp(dir, "."+base+".tmp-")
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
+		// named by the path asked for, not the temporary file's
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("gguf: create %s: %w", path, err)
 	}
 	w := NewWriter(f)
 	w.file, w.path, w.tmp = f, path, f.Name()

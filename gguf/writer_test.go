@@ -125,3 +125,23 @@ func TestDroppedWriterRemovesTempFile(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, "dropped.gguf"))
 	require.True(t, os.IsNotExist(err))
 }
+
+// Create's errors name the path asked for, not its temporary file: a
+// missing directory, a directory as the path, no file name.
+func TestCreateErrorsNameThePathGiven(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "none", "out.gguf"), filepath.Join(dir, "none", "out.gguf") + ": "},
+		{dir, dir + ": is a directory"},
+		{dir + string(filepath.Separator), "no file name"},
+		{"", "no file name"},
+	} {
+		w, err := Create(c.path)
+		require.Error(t, err, c.path)
+		require.Nil(t, w)
+		require.Contains(t, err.Error(), c.want)
+		require.NotContains(t, err.Error(), ".tmp-")
+	}
+	_, err := Create(filepath.Join(dir, "none", "out.gguf"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

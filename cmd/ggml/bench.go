@@ -13,33 +13,78 @@ import (
 
 	"github.com/ggml-go/ggml"
 	"github.com/ggml-go/ggml/internal/cli"
+	"github.com/ggml-go/ggml/llama"
 )
+
+const benchAbout = `Without -m: prints the median, min and max time of the figures the
+project tracks (conversions, quantization, mat-vec, GEMM, a llama-shaped
+model, graph overhead), on -t threads (default 1).
+
+With -m MODEL, as llama.cpp's llama-bench: a prompt-processing test (ppN:
+N random tokens evaluated from an empty cache, in batches of -b) for each
+-p value and a generation test (tgN: N tokens one at a time) for each -n
+value, on each -t thread count (default: all CPUs); each is run once
+untimed, then -r times, and its row gives the mean tokens per second and
+the standard deviation over the runs, as a markdown table (-o md), CSV or
+JSON. The lists take commas (-p 128,512) or repeated flags.`
 
 // benchCmd prints the speed figures the project tracks (conversions,
 // quantization, mat-vec, GEMM, a llama-shaped model, graph overhead): for
-// each, the median time of several runs, its spread, and a rate.
+// each, the median time of several runs, its spread, and a rate; or with
+// -m a model's prompt and generation speeds as llama-bench does.
 func benchCmd(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	threads := fs.Int("t", 1, "threads (0 or negative: all CPUs; more than the CPUs: capped)")
-	runs := fs.Int("runs", 15, "timed runs per figure (after one warm-up run)")
-	only := fs.String("only", "", "run only the figures whose name matches this regexp")
-	if help, err := parseFlags(fs, args, "bench [-t N] [-runs N] [-only RE]", "Prints the median, min and max time of the figures the project tracks."); help || err != nil {
+	threads := cli.NewIntList()
+	fs.Var(threads, "threads", "thread counts `N,...` (0 or negative: all CPUs; more than the CPUs: capped); default 1, with -m all CPUs")
+	runs := fs.Int("runs", 15, "timed runs per figure (after one warm-up run; without -m)")
+	only := fs.String("only", "", "run only the figures whose name matches this regexp (without -m)")
+	model := fs.String("model", "", "a GGUF model to time as llama-bench does")
+	prompts := cli.NewIntList(modelBenchDefaults.prompt)
+	fs.Var(prompts, "n-prompt", "with -m: prompt test lengths `N,...` (0: none)")
+	gens := cli.NewIntList(modelBenchDefaults.gen)
+	fs.Var(gens, "n-gen", "with -m: generation test lengths `N,...` (0: none)")
+	reps := fs.Int("repetitions", modelBenchDefaults.reps, "with -m: timed runs per test")
+	batch := fs.Int("batch-size", 512, "with -m: prompt tokens per graph")
+	output := fs.String("output", "md", "with -m: output format, md, csv or json")
+	for name, short := range map[string]string{"threads": "t", "model": "m", "n-prompt": "p", "n-gen": "n",
+		"repetitions": "r", "batch-size": "b", "output": "o"} {
+		cli.Alias(fs, name, short)
+	}
+	if help, err := parseFlags(fs, args, "bench [-t N] [-runs N] [-only RE]\n       ggml bench -m MODEL [-p N,...] [-n N,...] [-t N,...] [-r N] [-o md|csv|json]", benchAbout); help || err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *model != "" {
+		return modelBenchCmd(*model, prompts.Values, gens.Values, threads, *reps, *batch, *output, given)
+	}
+	for _, f := range []string{"p", "n-prompt", "n", "n-gen", "r", "repetitions", "b", "batch-size", "o", "output"} {
+		if given[f] {
+			return cli.Usagef("bench: %s is for timing a model: give one with -m MODEL", cli.FlagName(f, len(f) <= 2))
+		}
+	}
 	if *runs < 1 {
 		return cli.Usagef("bench: -runs %d: must be >= 1", *runs)
 	}
-	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
+	t := 1
+	switch len(threads.Values) {
+	case 0:
+	case 1:
+		t = threads.Values[0]
+	default:
+		return cli.Usagef("bench: -t %s: one thread count without -m", threads)
+	}
+	t = cli.Threads(t, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	re, err := regexp.Compile(*only)
 	if err != nil {
-		return err
+		return cli.Usagef("bench: -only %q: %v", *only, err)
 	}
-	fmt.Printf("ggml bench: %d thread(s), %d runs, SIMD level %v\n", *threads, *runs, ggml.CurrentCPULevel())
+	fmt.Printf("ggml bench: %d thread(s), %d runs, SIMD level %v\n", t, *runs, ggml.CurrentCPULevel())
 	fmt.Printf("%-44s %10s %10s %10s  %s\n", "figure", "median ms", "min ms", "max ms", "rate (at the median)")
-	b := &bencher{threads: *threads, runs: *runs, only: re}
+	b := &bencher{threads: t, runs: *runs, only: re}
 	defer b.close()
 	if err := b.open(); err != nil {
 		return err
@@ -53,6 +98,37 @@ func benchCmd(args []string) error {
 		}
 	}
 	return nil
+}
+
+// modelBenchCmd checks the flags of `ggml bench -m` and runs it.
+func modelBenchCmd(model string, prompts, gens []int, threads *cli.IntList, reps, batch int, output string, given map[string]bool) error {
+	if given["runs"] || given["only"] {
+		return cli.Usagef("bench: -runs and -only are for the kernel figures; with -m the runs are -r")
+	}
+	ts := threads.Values
+	if len(ts) == 0 {
+		ts = []int{0}
+	}
+	for _, l := range []struct {
+		name string
+		vals []int
+	}{{"-p", prompts}, {"-n", gens}} {
+		for _, v := range l.vals {
+			if v < 0 || v > llama.MaxContext {
+				return cli.Usagef("bench: %s %d: must be 0 to %d", l.name, v, llama.MaxContext)
+			}
+		}
+	}
+	if len(benchTests(prompts, gens)) == 0 {
+		return cli.Usagef("bench: -p and -n are all 0: no test to run")
+	}
+	if reps < 1 {
+		return cli.Usagef("bench: -r %d: must be >= 1", reps)
+	}
+	if batch < 1 || batch > llama.MaxContext {
+		return cli.Usagef("bench: -b %d: must be 1 to %d", batch, llama.MaxContext)
+	}
+	return runModelBench(model, prompts, gens, ts, reps, batch, output, os.Stdout, os.Stderr)
 }
 
 type bencher struct {

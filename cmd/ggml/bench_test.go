@@ -1,6 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/ggml-go/ggml"
@@ -20,5 +25,61 @@ func TestBenchMulMatRepackedRuns(t *testing.T) {
 			}
 		}
 		b.close()
+	}
+}
+
+// `ggml bench -m` prints llama-bench's rows: a ppN and a tgN test per
+// thread count, in its markdown table, CSV and JSON.
+func TestBenchModelAsLlamaBench(t *testing.T) {
+	model := writeModel(t, 1)
+	stdout, stderr, status := ggmlCmd(t, "bench", "-m", model, "-p", "16", "-n", "4", "-r", "2", "-t", "1")
+	if status != 0 {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) < 4 ||
+		lines[0] != "| model                          |       size |     params | backend    | threads |          test |                  t/s |" ||
+		lines[1] != "| ------------------------------ | ---------: | ---------: | ---------- | ------: | ------------: | -------------------: |" {
+		t.Fatalf("table:\n%s", stdout)
+	}
+	row := regexp.MustCompile(`^\| llama \S+ F32 +\| +[0-9.]+ MiB \| +[0-9.]+ M \| CPU +\| +1 \| +(pp16|tg4) \| +[0-9.]+ ± [0-9.]+ \|$`)
+	for i, test := range []string{"pp16", "tg4"} {
+		if m := row.FindStringSubmatch(lines[2+i]); m == nil || m[1] != test {
+			t.Errorf("row %d: %q", i, lines[2+i])
+		}
+	}
+
+	stdout, stderr, status = ggmlCmd(t, "bench", "-m", model, "-p", "8", "-n", "0", "-r", "1", "-t", "1", "-o", "csv")
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if status != 0 || err != nil || len(recs) != 2 || recs[0][0] != "build_commit" {
+		t.Fatalf("csv: status %d, %v\n%s%s", status, err, stdout, stderr)
+	}
+	got := map[string]string{}
+	for i, k := range recs[0] {
+		got[k] = recs[1][i]
+	}
+	if got["n_prompt"] != "8" || got["n_gen"] != "0" || got["n_threads"] != "1" || got["avg_ts"] == "" {
+		t.Errorf("csv row: %v", got)
+	}
+
+	stdout, stderr, status = ggmlCmd(t, "bench", "-m", model, "-p", "0", "-n", "3", "-r", "2", "-t", "1", "-o", "json")
+	var rows []struct {
+		NPrompt   int       `json:"n_prompt"`
+		NGen      int       `json:"n_gen"`
+		AvgTs     float64   `json:"avg_ts"`
+		SamplesTs []float64 `json:"samples_ts"`
+	}
+	if status != 0 || json.Unmarshal([]byte(stdout), &rows) != nil || len(rows) != 1 ||
+		rows[0].NGen != 3 || rows[0].NPrompt != 0 || len(rows[0].SamplesTs) != 2 || !(rows[0].AvgTs > 0) {
+		t.Errorf("json: status %d, %+v\n%s%s", status, rows, stdout, stderr)
+	}
+}
+
+func TestMeanStddev(t *testing.T) {
+	if m, sd := meanStddev([]float64{2, 4, 4, 4, 5, 5, 7, 9}); m != 5 || math.Abs(sd-2.138089935299395) > 1e-12 {
+		t.Errorf("mean %g, sd %g", m, sd)
+	}
+	if m, sd := meanStddev([]float64{3}); m != 3 || sd != 0 {
+		t.Errorf("one value: %g %g", m, sd)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -206,8 +207,14 @@ func trainLlamaCmd(args []string) error {
 		intFlag{"ff", *ff}, intFlag{"ctx", *seq}, intFlag{"batch", *batch}, intFlag{"steps", *steps}); err != nil {
 		return err
 	}
-	if *kvHeads < 0 || !(*lr > 0) || !(*decay >= 0) {
-		return cli.Usagef("train-llama: -kv-heads must be >= 0, -lr > 0 and -wd >= 0")
+	if *kvHeads < 0 || *vocab < 0 || !(*lr > 0) || math.IsInf(*lr, 0) || !(*decay >= 0) || math.IsInf(*decay, 0) {
+		return cli.Usagef("train-llama: -kv-heads and -vocab must be >= 0, -lr > 0 and -wd >= 0 (finite)")
+	}
+	if *embd%*heads != 0 || *kvHeads > 0 && *heads%*kvHeads != 0 {
+		return cli.Usagef("train-llama: -embd %d must be a multiple of -heads %d, and -heads of -kv-heads %d", *embd, *heads, *kvHeads)
+	}
+	if (*embd / *heads)%2 != 0 {
+		return cli.Usagef("train-llama: -embd %d / -heads %d: the head size must be even (rotary embeddings turn pairs)", *embd, *heads)
 	}
 	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
 	text := corpus.Opticks

@@ -112,6 +112,16 @@ func TestQuantizeCommand(t *testing.T) {
 	if _, stderr, status = ggmlCmd(t, "quantize", "--allow-requantize", out, again, "Q8_0"); status != 0 {
 		t.Errorf("--allow-requantize: status %d, stderr %q", status, stderr)
 	}
+	// flags may follow the arguments, as llama.cpp's quantize takes them
+	if _, stderr, status = ggmlCmd(t, "quantize", out, again, "Q8_0", "--allow-requantize"); status != 0 {
+		t.Errorf("IN OUT TYPE --allow-requantize: status %d, stderr %q", status, stderr)
+	}
+	// a missing output directory is named as given, not by a temporary file
+	noDir := filepath.Join(dir, "none", "out.gguf")
+	if _, stderr, status = ggmlCmd(t, "quantize", in, noDir, "Q8_0"); status != 1 ||
+		!strings.HasPrefix(stderr, "ggml: gguf: create "+noDir+": ") || strings.Contains(stderr, ".tmp-") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("missing output directory: status %d, stderr %q", status, stderr)
+	}
 
 	pure := filepath.Join(dir, "pure.gguf")
 	if _, stderr, status = ggmlCmd(t, "quantize", "--pure", in, pure, "Q4_K_M"); status != 0 || !strings.Contains(stderr, "q4_K 58") {

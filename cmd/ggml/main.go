@@ -5,14 +5,16 @@
 //	ggml gguf inspect FILE keys and tensors of a GGUF file
 //	ggml gguf dump --json FILE
 //	ggml bench [-t N] [-runs N] [-only RE]  speed figures (conversions, mat-vec, GEMM, model)
+//	ggml bench -m MODEL.gguf [-p N,..] [-n N,..] [-t N,..] [-r N] [-o md|csv|json]  as llama-bench
 //	ggml rpc-server --host 127.0.0.1 --port 50052 --mem MiB
-//	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model
+//	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model (llama.cpp's flags)
 //	ggml quantize IN.gguf OUT.gguf TYPE     convert a model's weight matrices
 //	ggml train-llama [-o OUT.gguf]          train a small llama model on a shipped text
 //	ggml help [COMMAND]                     this list, or a command's flags
 //
-// Every command takes -h. A bad flag or argument exits with status 2, any
-// other error with 1.
+// Every command takes -h. Flags take one dash or two and may follow the
+// other arguments; an unknown one's error names the nearest known flag. A
+// bad flag or argument exits with status 2, any other error with 1.
 package main
 
 import (
@@ -42,7 +44,7 @@ func init() {
 		"gguf":        {"inspect a GGUF file or dump it as JSON", ggufCmd},
 		"train":       {"train a small MLP with AdamW on generated data", trainCmd},
 		"rpc-server":  {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
-		"bench":       {"time the kernels, a llama-shaped model and graph overhead", benchCmd},
+		"bench":       {"time the kernels, a llama-shaped model and graph overhead; with -m a model, as llama-bench", benchCmd},
 		"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N (-cnv: chat on stdin)", runCmd},
 		"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
 		"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
@@ -95,7 +97,7 @@ func parseFlags(fs *flag.FlagSet, args []string, synopsis, about string) (help b
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
 			fmt.Fprintln(w, "\nflags:")
-			fs.PrintDefaults()
+			cli.PrintFlags(fs, w)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -50,6 +51,9 @@ func commandNames() []string {
 	return names
 }
 
+// threadsFlag finds -t in a help text.
+var threadsFlag = regexp.MustCompile(`(?m)^  -t[ ,]`)
+
 // -h, --help, `ggml help` and `ggml help CMD` print usage to
 // stdout and exit 0; every subcommand has -h (and does nothing else).
 func TestHelpExitsZeroForEveryCommand(t *testing.T) {
@@ -63,7 +67,7 @@ func TestHelpExitsZeroForEveryCommand(t *testing.T) {
 			t.Errorf("ggml %s: status %d\nstdout %q\nstderr %q", strings.Join(args, " "), status, stdout, stderr)
 		}
 		// a thread count says llama.cpp's rule
-		if strings.Contains(stdout, "  -t int") && !strings.Contains(stdout, "0 or negative: all CPUs") {
+		if threadsFlag.MatchString(stdout) && !strings.Contains(stdout, "0 or negative: all CPUs") {
 			t.Errorf("ggml %s: -t without its rule:\n%s", strings.Join(args, " "), stdout)
 		}
 	}
@@ -92,10 +96,35 @@ func TestCommandLineErrorsExitTwo(t *testing.T) {
 		{[]string{"train", "-batch", "0"}, "ggml: train: -batch 0: must be >= 1\n"},
 		{[]string{"train-llama", "-steps", "0"}, "ggml: train-llama: -steps 0: must be >= 1\n"},
 		{[]string{"bench", "-runs", "0"}, "ggml: bench: -runs 0: must be >= 1\n"},
-		{[]string{"run", "-m", "x.gguf", "-c", "-5"}, "ggml: -c -5: the context size must be >= 0 (0: the model's)\n"},
+		{[]string{"run", "-m", "x.gguf", "-c", "-5"}, "ggml: -c -5: the context size must be 0 (the model's) to 1073741824\n"},
 		{[]string{"run", "-m", "x.gguf", "my", "prompt"}, `ggml: unexpected argument "my prompt"`},
 		{[]string{"run", "-nope"}, "ggml: flag provided but not defined: -nope\n"},
 		{[]string{"quantize", "a.gguf"}, "ggml: quantize: IN.gguf OUT.gguf TYPE expected"},
+		{[]string{"quantize", "a.gguf", "b.gguf", "Q8_0", "--no-such"}, "ggml: flag provided but not defined: -no-such\n"},
+		{[]string{"run", "-m", "x.gguf", "-ids", "4294967297"}, "ggml: -ids: 4294967297 is out of range (token ids are 0 to 2147483647)\n"},
+		{[]string{"run", "-m", "x.gguf", "-ids", "2147483648"}, "ggml: -ids: 2147483648 is out of range"},
+		{[]string{"run", "-m", "x.gguf", "-ids", "1,x,3"}, "ggml: -ids: \"x\" is not a token id (an integer)\n"},
+		{[]string{"run", "-m", "x.gguf", "-ids", "1,,3"}, "ggml: -ids 1,,3: id 2 is empty\n"},
+		{[]string{"run", "-m", "x.gguf", "--rpc", "nohost"}, "ggml: --rpc: \"nohost\" is not HOST:PORT\n"},
+		{[]string{"run", "-m", "x.gguf", "--rpc", "h:0"}, "ggml: --rpc: \"h:0\": port out of range (1 to 65535)\n"},
+		{[]string{"run", "-m", "x.gguf", "--tensor-split", "1,1"}, "ggml: --tensor-split \"1,1\" without --rpc servers to split over\n"},
+		{[]string{"run", "-m", "x.gguf", "--rpc", "h:1", "--tensor-split", "a"}, "ggml: --tensor-split: \"a\" is not a weight (a number >= 0)\n"},
+		{[]string{"run", "--n_predict", "3"}, "(did you mean --n-predict?)\n"},
+		{[]string{"bench", "-only", "("}, "ggml: bench: -only \"(\": error parsing regexp: missing closing ): `(`\n"},
+		{[]string{"bench", "-t", "1,2"}, "ggml: bench: -t 1,2: one thread count without -m\n"},
+		{[]string{"bench", "-p", "64"}, "ggml: bench: -p is for timing a model: give one with -m MODEL\n"},
+		{[]string{"bench", "-m", "x.gguf", "-runs", "3"}, "ggml: bench: -runs and -only are for the kernel figures"},
+		{[]string{"bench", "-m", "x.gguf", "-o", "xml"}, "ggml: bench: -o \"xml\": the formats are md, csv and json\n"},
+		{[]string{"bench", "-m", "x.gguf", "-p", "0", "-n", "0"}, "ggml: bench: -p and -n are all 0: no test to run\n"},
+		{[]string{"bench", "-m", "x.gguf", "-n", "-5"}, "ggml: bench: -n -5: must be 0 to"},
+		{[]string{"bench", "-m", "x.gguf", "-r", "0"}, "ggml: bench: -r 0: must be >= 1\n"},
+		{[]string{"bench", "-m", "x.gguf", "-p", "1,y"}, "ggml: invalid value \"1,y\" for flag -p: \"y\" is not an integer\n"},
+		{[]string{"train", "-batch", "100000"}, "ggml: train: -batch 100000: larger than the data set"},
+		{[]string{"train", "-lr", "Inf"}, "ggml: train: -lr +Inf: must be > 0\n"},
+		{[]string{"train-llama", "-vocab", "-1"}, "ggml: train-llama: -kv-heads and -vocab must be >= 0"},
+		{[]string{"train-llama", "-embd", "10", "-heads", "3"}, "ggml: train-llama: -embd 10 must be a multiple of -heads 3"},
+		{[]string{"train-llama", "-embd", "12", "-heads", "4"}, "ggml: train-llama: -embd 12 / -heads 4: the head size must be even"},
+		{[]string{"train-llama", "-kv-heads", "3"}, "ggml: train-llama: -embd 96 must be a multiple of -heads 4, and -heads of -kv-heads 3\n"},
 	} {
 		stdout, stderr, status := ggmlCmd(t, c.args...)
 		if status != 2 || stdout != "" || !strings.Contains(stderr, c.want) {

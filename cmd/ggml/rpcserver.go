@@ -26,7 +26,7 @@ func rpcServerCmd(args []string) error {
 	port := fs.Int("port", 50052, "TCP port")
 	mem := fs.Uint64("mem", 0, "MiB of memory clients may allocate in all (0: all of the machine's)")
 	threads := fs.Int("threads", runtime.NumCPU(), "CPU threads per graph (0 or negative: all CPUs)")
-	fs.IntVar(threads, "t", runtime.NumCPU(), "short for --threads")
+	cli.Alias(fs, "threads", "t")
 	if help, err := parseFlags(fs, args, "rpc-server [--host ADDR] [--port N] [--mem MiB] [-t|--threads N]",
 		"Serves this machine's CPU backend to RPC clients until interrupted."); help || err != nil {
 		return err

@@ -45,7 +45,7 @@ func trainCmd(args []string) error {
 	if err := positive("train", intFlag{"epochs", *epochs}, intFlag{"batch", *batch}, intFlag{"n", *perClass}, intFlag{"hidden", *hidden}); err != nil {
 		return err
 	}
-	if !(*lr > 0) {
+	if !(*lr > 0) || math.IsInf(*lr, 0) {
 		return cli.Usagef("train: -lr %g: must be > 0", *lr)
 	}
 	*threads = cli.Threads(*threads, func(msg string) { fmt.Fprintln(os.Stderr, "warning:", msg) })
@@ -54,7 +54,7 @@ func trainCmd(args []string) error {
 	xs, ys := spirals(rng, classes, *perClass)
 	nb := len(xs) / *batch
 	if nb == 0 {
-		return fmt.Errorf("batch size %d larger than the data set (%d points)", *batch, len(xs))
+		return cli.Usagef("train: -batch %d: larger than the data set (%d points: 3 classes of -n)", *batch, len(xs))
 	}
 
 	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 64 << 20})

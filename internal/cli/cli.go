@@ -30,21 +30,31 @@ func Usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-// Parse parses args with fs. The flag package's own printing is silenced:
-// -h, -help and --help print usage to stdout and return help == true (the
-// command then exits 0); a bad flag gives a one-line error (ErrUsage)
-// instead of the flag list. usage writes the whole help text (it may call
-// PrintDefaults, which Parse points at the same writer).
+// Parse parses args with fs; flags may also follow the positional
+// arguments (fs.Args() holds those, in order), and "--" ends the flags.
+// The flag package's own printing is silenced: -h, -help and --help print
+// usage to stdout and return help == true (the command then exits 0); a
+// bad flag gives a one-line error (ErrUsage) instead of the flag list, an
+// unknown one with the nearest known name. usage writes the whole help
+// text (it may call PrintDefaults or PrintFlags, which Parse points at the
+// same writer).
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer, usage func(w io.Writer)) (help bool, err error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	err = fs.Parse(args)
+	err = parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		PrintUsage(fs, stdout, usage)
 		return true, nil
 	}
 	if err != nil {
-		return false, &usageError{err.Error()}
+		msg := err.Error()
+		const undefined = "flag provided but not defined: "
+		if name, ok := strings.CutPrefix(msg, undefined); ok {
+			if s := suggest(fs, name); s != "" {
+				msg += " (did you mean " + s + "?)"
+			}
+		}
+		return false, &usageError{msg}
 	}
 	return false, nil
 }

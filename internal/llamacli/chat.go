@@ -7,9 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/llama"
 )
 
@@ -22,10 +22,10 @@ type chatConfig struct {
 }
 
 func (cc *chatConfig) define(fs *flag.FlagSet) {
-	fs.BoolVar(&cc.on, "cnv", false, "conversation mode (as llama-cli's): each line of stdin is a user message, formatted with the model's chat template, and the reply is printed after it; the KV cache keeps the conversation; EOF ends")
-	fs.BoolVar(&cc.on, "conversation", false, "same as -cnv")
-	fs.StringVar(&cc.system, "sys", "", "conversation mode: the system message (-p given alone is taken as one, as llama-cli did)")
-	fs.StringVar(&cc.system, "system-prompt", "", "same as -sys")
+	fs.BoolVar(&cc.on, "conversation", false, "conversation mode (as llama-cli's): each line of stdin is a user message, formatted with the model's chat template, and the reply is printed after it; the KV cache keeps the conversation; EOF ends")
+	cli.Alias(fs, "conversation", "cnv")
+	fs.StringVar(&cc.system, "system-prompt", "", "conversation mode: the system message (-p given alone is taken as one, as llama-cli did)")
+	cli.Alias(fs, "system-prompt", "sys")
 	fs.StringVar(&cc.template, "chat-template", "", "conversation mode: the chat template, a name ("+strings.Join(llama.ChatTemplateNames(), ", ")+") or a Jinja template llama.cpp recognises, instead of the model's")
 }
 
@@ -34,8 +34,8 @@ func (cc *chatConfig) checks(c *config) []struct {
 	bad bool
 	msg string
 } {
-	sysSet := c.set["sys"] || c.set["system-prompt"]
-	chatFlags := sysSet || c.set["chat-template"]
+	sysSet := c.gave("sys", "system-prompt")
+	chatFlags := sysSet || c.given["chat-template"]
 	_, tmplErr := llama.ApplyChatTemplate(cc.template, nil, true)
 	return []struct {
 		bad bool
@@ -43,7 +43,7 @@ func (cc *chatConfig) checks(c *config) []struct {
 	}{
 		{chatFlags && !cc.on, "-sys and --chat-template are for conversation mode: add -cnv"},
 		{cc.on && c.ids != "", "-ids cannot be combined with -cnv: the messages are read from stdin"},
-		{cc.on && c.set["p"] && sysSet, "-cnv takes the system message from -sys or -p, not both"},
+		{cc.on && c.gave("p", "prompt") && sysSet, "-cnv takes the system message from -sys or -p, not both"},
 		{cc.on && (c.reps > 1 || c.ceiling > 0 || c.ceilingPairs > 0), "-r, -ceiling and -ceiling-pairs cannot be combined with -cnv"},
 		{cc.on && c.n == 0, "-n 0 generates no reply: give -n -1 or a count with -cnv"},
 		{cc.template != "" && tmplErr != nil, fmt.Sprintf("--chat-template: %v", tmplErr)},
@@ -73,7 +73,7 @@ func (cc *chatConfig) start(m *llama.Model, c *config, stderr io.Writer) ([]int3
 		return nil, err
 	}
 	system := cc.system
-	if system == "" && c.set["p"] {
+	if system == "" && c.gave("p", "prompt") {
 		system = c.prompt
 	}
 	if system == "" {
@@ -94,16 +94,13 @@ func (cc *chatConfig) start(m *llama.Model, c *config, stderr io.Writer) ([]int3
 // (pending first: the system message, or the last reply's final token,
 // which generation samples but does not evaluate) and the reply is
 // streamed to out, until EOF, an error or a full context.
-func (c *config) converse(ctx context.Context, s *llama.Session, pending []int32, stdin io.Reader, out *bufio.Writer, stderr io.Writer) error {
+func (c *config) converse(ctx context.Context, s *llama.Session, pending []int32, stdin io.Reader, out *textWriter, stderr io.Writer) error {
 	m := s.Model()
 	v := m.Vocab
 	in := bufio.NewReader(stdin)
-	smp := llama.SamplerOptions{Temp: float32(c.temp), TopK: c.topK, TopP: float32(c.topP), Seed: c.seed}
-	if c.seed == 0 {
-		smp.Seed = uint64(os.Getpid()) << 32
-	}
+	smp := c.samplerOptions(stderr)
 	n := c.n
-	if !c.set["n"] {
+	if !c.gave("n", "n-predict") {
 		n = -1 // llama-cli's default: each reply runs to its end
 	}
 	var total llama.Stats

@@ -1,6 +1,7 @@
 package llamacli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,8 +9,10 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/llama"
 )
 
@@ -19,7 +22,7 @@ import (
 func splitOptions(rpc, tensorSplit string) (*llama.SplitOptions, error) {
 	if rpc == "" {
 		if tensorSplit != "" {
-			return nil, fmt.Errorf("--tensor-split %q without --rpc servers to split over", tensorSplit)
+			return nil, cli.Usagef("--tensor-split %q without --rpc servers to split over", tensorSplit)
 		}
 		return nil, nil
 	}
@@ -28,10 +31,10 @@ func splitOptions(rpc, tensorSplit string) (*llama.SplitOptions, error) {
 		ep = strings.TrimSpace(ep)
 		host, port, err := net.SplitHostPort(ep)
 		if err != nil || host == "" || port == "" {
-			return nil, fmt.Errorf("--rpc: %q is not HOST:PORT", ep)
+			return nil, cli.Usagef("--rpc: %q is not HOST:PORT", ep)
 		}
 		if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
-			return nil, fmt.Errorf("--rpc: %q: port out of range", ep)
+			return nil, cli.Usagef("--rpc: %q: port out of range (1 to 65535)", ep)
 		}
 		o.RPC = append(o.RPC, ep)
 	}
@@ -39,15 +42,48 @@ func splitOptions(rpc, tensorSplit string) (*llama.SplitOptions, error) {
 		for _, f := range strings.FieldsFunc(tensorSplit, func(r rune) bool { return r == ',' || r == '/' }) {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, fmt.Errorf("--tensor-split: %q is not a weight (a number >= 0)", f)
+				return nil, cli.Usagef("--tensor-split: %q is not a weight (a number >= 0)", f)
 			}
 			o.TensorSplit = append(o.TensorSplit, v)
 		}
 		if n := len(o.TensorSplit); n != len(o.RPC) && n != len(o.RPC)+1 {
-			return nil, fmt.Errorf("--tensor-split has %d weights for %d --rpc servers (one per server, and optionally one more for this machine)", n, len(o.RPC))
+			return nil, cli.Usagef("--tensor-split has %d weights for %d --rpc servers (one per server, and optionally one more for this machine)", n, len(o.RPC))
 		}
 	}
 	return o, nil
+}
+
+// rpcLoadError is Load's error err, or when a --rpc server cannot be
+// reached, one line naming it once ("--rpc 127.0.0.1:1: connection
+// refused") instead of the layers of messages a failed connection gives.
+func rpcLoadError(err error, split *llama.SplitOptions) error {
+	if split == nil {
+		return err
+	}
+	for _, ep := range split.RPC {
+		c, derr := net.DialTimeout("tcp", ep, 10*time.Second)
+		if derr != nil {
+			return fmt.Errorf("--rpc %s: %s", ep, dialReason(derr))
+		}
+		c.Close()
+	}
+	return err
+}
+
+// dialReason is the innermost words of a failed dial ("connection
+// refused", "no such host", "i/o timeout").
+func dialReason(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.Err
+	}
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err.Error()
+		}
+		err = inner
+	}
 }
 
 // printDevices prints where each layer went and what each device holds.

@@ -23,36 +23,43 @@ import (
 
 // config holds the runner's settings as the command line gives them.
 type config struct {
-	model, prompt, ids                  string
+	model, prompt, file, ids            string
 	n, threads, nCtx, batch, topK, reps int
 	ceiling, ceilingPairs               int
-	temp, topP                          float64
-	seed                                uint64
+	temp, topP, minP, repeatPenalty     float64
+	repeatLastN, gpuLayers              int
+	seed                                seed
 	kvF32, ignoreEOS, quiet, mmap, fa   bool
 	noRepack, noWarmup                  bool
 	rpc, tensorSplit                    string   // --rpc servers and their weights
 	args                                []string // positional arguments left after the flags
 	chat                                chatConfig
-	set                                 map[string]bool // the flags given
+	given                               map[string]bool // the flags on the command line, by name (aliases included)
 }
 
 // defineFlags declares the runner's flags on fs, to be parsed into the
-// returned config.
+// returned config. The names are llama.cpp's (its long ones, and the short
+// ones its users type), with cli.Alias for each second name.
 func defineFlags(fs *flag.FlagSet) *config {
 	c := &config{}
-	fs.StringVar(&c.model, "m", "", "model file (GGUF, llama architecture)")
-	fs.StringVar(&c.prompt, "p", "Once upon a time", "prompt")
+	fs.StringVar(&c.model, "model", "", "model file (GGUF, llama architecture)")
+	fs.StringVar(&c.prompt, "prompt", "Once upon a time", "prompt")
+	fs.StringVar(&c.file, "file", "", "read the prompt from this file (instead of -p; one trailing newline is dropped, as llama.cpp does)")
 	fs.StringVar(&c.ids, "ids", "", "prompt as comma-separated token ids (instead of -p)")
-	fs.IntVar(&c.n, "n", 64, "tokens to generate (-1: until end of text or the context is full; 0: evaluate the prompt only)")
-	fs.IntVar(&c.threads, "t", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped to them)")
+	fs.IntVar(&c.n, "n-predict", 64, "tokens to generate (-1: until end of text or the context is full; 0: evaluate the prompt only)")
+	fs.IntVar(&c.threads, "threads", 0, "threads (0 or negative: all CPUs; more than the CPUs: capped to them)")
 	fs.Float64Var(&c.temp, "temp", 0.8, "temperature, >= 0 (0: greedy)")
 	fs.IntVar(&c.topK, "top-k", 40, "top-k sampling, >= 0 (0: off)")
 	fs.Float64Var(&c.topP, "top-p", 0.95, "top-p sampling, in [0, 1] (1: off)")
-	fs.Uint64Var(&c.seed, "seed", 0, "random seed (0: random)")
-	fs.IntVar(&c.nCtx, "c", 0, "context size in positions (0: the model's trained context, at most 2048); generation stops when it is full")
-	fs.IntVar(&c.batch, "b", 512, "prompt batch size, >= 1")
+	fs.Float64Var(&c.minP, "min-p", 0.05, "min-p sampling: drop tokens less likely than this share of the likeliest, in [0, 1] (0: off)")
+	fs.Float64Var(&c.repeatPenalty, "repeat-penalty", 1, "penalize the tokens of the last --repeat-last-n, > 0 (1: off)")
+	fs.IntVar(&c.repeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back over (0: off; -1: the context size)")
+	fs.Var(&c.seed, "seed", "random seed `N` (0 or -1: a different one each run)")
+	fs.IntVar(&c.nCtx, "ctx-size", 0, "context size in positions (0: the model's trained context, at most 2048); generation stops when it is full")
+	fs.IntVar(&c.batch, "batch-size", 512, "prompt batch size, >= 1")
 	fs.BoolVar(&c.kvF32, "kv-f32", false, "keep the KV cache in f32 (default f16)")
-	fs.BoolVar(&c.fa, "fa", false, "flash attention (as llama.cpp's -fa): V cached a row per position, attention by FlashAttnExt")
+	fs.BoolVar(&c.fa, "flash-attn", false, "flash attention (as llama.cpp's -fa): V cached a row per position, attention by FlashAttnExt")
+	fs.IntVar(&c.gpuLayers, "n-gpu-layers", 0, "accepted for llama.cpp's command lines: there is no GPU backend, every layer runs on the CPU (--rpc spreads them over machines)")
 	fs.BoolVar(&c.ignoreEOS, "ignore-eos", false, "keep generating after an end-of-text token")
 	fs.BoolVar(&c.quiet, "q", false, "print only the generated text (no prompt)")
 	fs.BoolVar(&c.mmap, "mmap", false, "use the weights in place in the memory-mapped file (no copy)")
@@ -63,9 +70,35 @@ func defineFlags(fs *flag.FlagSet) *config {
 	fs.IntVar(&c.ceilingPairs, "ceiling-pairs", 0, "after generating, evaluate this many more tokens one at a time, each between two plain reads of the weights, and print the median of their shares of the reads' speed: steadier than -ceiling where the memory's speed drifts (the tokens are then forgotten; they need free positions in the context)")
 	fs.StringVar(&c.rpc, "rpc", "", "RPC servers HOST:PORT[,HOST:PORT...] (ggml rpc-server) to spread the layers over, as llama.cpp's --rpc")
 	fs.StringVar(&c.tensorSplit, "tensor-split", "", "weights W1,W2,... of the --rpc servers' shares of the layers, and optionally one more for this machine (default: in proportion to their free memory)")
-	fs.StringVar(&c.tensorSplit, "ts", "", "short for --tensor-split")
+	for name, short := range map[string]string{"model": "m", "prompt": "p", "file": "f", "n-predict": "n", "threads": "t",
+		"seed": "s", "ctx-size": "c", "batch-size": "b", "flash-attn": "fa", "n-gpu-layers": "ngl", "tensor-split": "ts"} {
+		cli.Alias(fs, name, short)
+	}
 	c.chat.define(fs)
 	return c
+}
+
+// seed is --seed: a seed, or 0 and llama.cpp's -1 for a different one each run.
+type seed struct{ v uint64 }
+
+func (s *seed) String() string {
+	if s == nil {
+		return "0"
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seed) Set(v string) error {
+	if v == "-1" {
+		s.v = 0
+		return nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return errors.New("a seed is 0 to 2^64-1, or -1")
+	}
+	s.v = n
+	return nil
 }
 
 // validate checks the settings before anything is loaded: each problem is
@@ -78,12 +111,17 @@ func (c *config) validate() error {
 	}{
 		{len(c.args) > 0, fmt.Sprintf("unexpected argument %q: give the prompt with -p (quoted)", strings.Join(c.args, " "))},
 		{c.model == "", "no model: give one with -m MODEL.gguf"},
+		{c.file != "" && (c.given["p"] || c.given["prompt"]), "-f and -p both give the prompt: give one"},
+		{c.ids != "" && (c.file != "" || c.given["p"] || c.given["prompt"]), "-ids and -p or -f all give the prompt: give one"},
 		{c.n < -1, fmt.Sprintf("-n %d: must be -1 (until the context is full) or a count >= 0", c.n)},
-		{c.nCtx < 0, fmt.Sprintf("-c %d: the context size must be >= 0 (0: the model's)", c.nCtx)},
-		{c.batch < 1, fmt.Sprintf("-b %d: the batch size must be >= 1", c.batch)},
-		{c.temp < 0 || math.IsNaN(c.temp), fmt.Sprintf("--temp %g: the temperature must be >= 0 (0: greedy)", c.temp)},
+		{c.nCtx < 0 || c.nCtx > llama.MaxContext, fmt.Sprintf("-c %d: the context size must be 0 (the model's) to %d", c.nCtx, llama.MaxContext)},
+		{c.batch < 1 || c.batch > llama.MaxContext, fmt.Sprintf("-b %d: the batch size must be 1 to %d", c.batch, llama.MaxContext)},
+		{c.temp < 0 || math.IsNaN(c.temp) || math.IsInf(c.temp, 0), fmt.Sprintf("--temp %g: the temperature must be >= 0 (0: greedy)", c.temp)},
 		{c.topK < 0, fmt.Sprintf("--top-k %d: must be >= 0 (0: off)", c.topK)},
 		{!(c.topP >= 0 && c.topP <= 1), fmt.Sprintf("--top-p %g: must be between 0 and 1 (1: off)", c.topP)},
+		{!(c.minP >= 0 && c.minP <= 1), fmt.Sprintf("--min-p %g: must be between 0 and 1 (0: off)", c.minP)},
+		{!(c.repeatPenalty > 0) || math.IsInf(c.repeatPenalty, 0), fmt.Sprintf("--repeat-penalty %g: must be > 0 (1: off)", c.repeatPenalty)},
+		{c.repeatLastN < -1, fmt.Sprintf("--repeat-last-n %d: must be >= 0, or -1 (the context size)", c.repeatLastN)},
 		{c.reps < 1, fmt.Sprintf("-r %d: must be >= 1", c.reps)},
 		{c.ceiling < 0, fmt.Sprintf("-ceiling %d: must be >= 0", c.ceiling)},
 		{c.ceiling > 0 && c.rpc != "", "-ceiling reads the weights in this process's memory: it cannot be combined with --rpc"},
@@ -99,15 +137,50 @@ func (c *config) validate() error {
 	return nil
 }
 
+// parseIDs reads -ids: comma-separated token ids, each 0 to MaxInt32 (the
+// model's vocabulary is checked once it is loaded, by checkIDs). An error
+// names the value at fault.
+func parseIDs(s string) ([]int32, error) {
+	var toks []int32
+	for i, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, cli.Usagef("-ids %s: id %d is empty", s, i+1)
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange):
+			return nil, cli.Usagef("-ids: %s is out of range (token ids are 0 to %d)", f, math.MaxInt32)
+		case err != nil:
+			return nil, cli.Usagef("-ids: %q is not a token id (an integer)", f)
+		case v < 0 || v > math.MaxInt32:
+			return nil, cli.Usagef("-ids: %s is out of range (token ids are 0 to %d)", f, math.MaxInt32)
+		}
+		toks = append(toks, int32(v))
+	}
+	return toks, nil
+}
+
+// checkIDs refuses -ids past the model's vocabulary of n tokens.
+func checkIDs(toks []int32, n int) error {
+	for _, id := range toks {
+		if int(id) >= n {
+			return cli.Usagef("-ids: %d is not in the model's vocabulary (ids 0 to %d)", id, n-1)
+		}
+	}
+	return nil
+}
+
 // usage writes the runner's help.
 func usage(name string, fs *flag.FlagSet) func(io.Writer) {
 	return func(w io.Writer) {
-		fmt.Fprintf(w, "usage: %s -m MODEL.gguf [-p PROMPT] [-n N] [-t THREADS] [-c CTX] [--temp T] [--top-k K] [--top-p P] [--seed S]\n"+
+		fmt.Fprintf(w, "usage: %s -m MODEL.gguf [-p PROMPT | -f FILE] [-n N] [-t THREADS] [-c CTX] [--temp T] [--top-k K] [--top-p P] [--min-p P] [-s SEED]\n"+
 			"       %s -m MODEL.gguf -cnv [-sys SYSTEM_PROMPT] [--chat-template NAME] [...]\n\n"+
 			"Runs a llama-architecture model: prints the prompt and the generated text to stdout,\n"+
 			"the memory used and the speeds to stderr. With -cnv, a chat as llama-cli's conversation\n"+
-			"mode: each line of stdin is a user message, the reply is printed after it; EOF ends.\n\nflags:\n", name, name)
-		fs.PrintDefaults()
+			"mode: each line of stdin is a user message, the reply is printed after it; EOF ends.\n"+
+			"The flags are llama.cpp's; each takes one dash or two, and may follow other arguments.\n\nflags:\n", name, name)
+		cli.PrintFlags(fs, w)
 	}
 }
 
@@ -129,43 +202,52 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	c.args = fs.Args()
-	c.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	c.given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.given[f.Name] = true })
 	if err := c.validate(); err != nil {
 		return err
 	}
-	threads := cli.Threads(c.threads, func(msg string) { fmt.Fprintln(stderr, "warning:", msg) })
-	if err := cli.CheckFile(c.model); err != nil {
-		return err
+	var toks []int32
+	if c.ids != "" {
+		if toks, err = parseIDs(c.ids); err != nil {
+			return err
+		}
 	}
 	split, err := splitOptions(c.rpc, c.tensorSplit)
 	if err != nil {
 		return err
+	}
+	threads := cli.Threads(c.threads, func(msg string) { fmt.Fprintln(stderr, "warning:", msg) })
+	if c.given["ngl"] || c.given["n-gpu-layers"] {
+		fmt.Fprintf(stderr, "note: -ngl %d: there is no GPU backend; every layer runs on the CPU (--rpc spreads them over machines)\n", c.gpuLayers)
+	}
+	if err := cli.CheckFile(c.model); err != nil {
+		return err
+	}
+	if c.file != "" {
+		if c.prompt, err = readPrompt(c.file); err != nil {
+			return err
+		}
 	}
 	if split != nil {
 		defer quietCore()()
 	}
 	m, err := llama.Load(c.model, llama.LoadOptions{Mmap: c.mmap, NoRepack: c.noRepack, Split: split})
 	if err != nil {
-		return err
+		return rpcLoadError(err, split)
 	}
 	defer m.Close()
 
 	if m.Vocab.PreApprox {
 		fmt.Fprintf(stderr, "warning: pre-tokenizer %q is not implemented; the text is split as GPT-2 does\n", m.Vocab.Pre)
 	}
-	var toks []int32
 	if c.chat.on {
 		if toks, err = c.chat.start(m, c, stderr); err != nil {
 			return err
 		}
 	} else if c.ids != "" {
-		for _, f := range strings.Split(c.ids, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				return fmt.Errorf("-ids: %v", err)
-			}
-			toks = append(toks, int32(v))
+		if err := checkIDs(toks, m.NVocab); err != nil {
+			return err
 		}
 	} else {
 		if m.Vocab.Model == llama.TokenizerNone {
@@ -176,7 +258,7 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 	if len(toks) == 0 && !c.chat.on {
 		return errors.New("empty prompt")
 	}
-	ctxSize, err := contextSize(c.nCtx, m.NCtxTrain, len(toks), stderr)
+	ctxSize, err := contextSize(c.nCtx, m.Hparams, c.kvF32, len(toks), stderr)
 	if err != nil {
 		return err
 	}
@@ -199,7 +281,7 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	out := bufio.NewWriter(stdout)
+	out := &textWriter{w: bufio.NewWriter(stdout)}
 	defer out.Flush()
 	if c.chat.on {
 		return c.converse(ctx, s, toks, stdin, out, stderr)
@@ -212,10 +294,7 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 		}
 		out.Flush()
 	}
-	smp := llama.SamplerOptions{Temp: float32(c.temp), TopK: c.topK, TopP: float32(c.topP), Seed: c.seed}
-	if c.seed == 0 {
-		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(c.prompt))
-	}
+	smp := c.samplerOptions(stderr)
 	// Generate's MaxTokens 0 means "until the context is full", which is -n -1
 	opts := llama.GenerateOptions{MaxTokens: max(c.n, 0), Sampler: smp, IgnoreEOG: c.ignoreEOS}
 	if c.n == 0 {
@@ -234,7 +313,7 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	st, err := s.Generate(ctx, toks, shown)
-	fmt.Fprintln(out)
+	out.EndLine()
 	out.Flush()
 	if err == nil && stoppedByContext(c, m, s, st) {
 		fmt.Fprintf(stderr, "generation stopped: the context is full (%d positions; -c sets its size)\n", ctxSize)
@@ -263,24 +342,108 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 	return err
 }
 
+// gave reports whether any of names (one flag's spellings) was given.
+func (c *config) gave(names ...string) bool {
+	for _, n := range names {
+		if c.given[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// textWriter is the buffered stdout of the text, which remembers its last
+// byte so that the text can end with exactly one newline.
+type textWriter struct {
+	w    *bufio.Writer
+	last byte
+}
+
+func (t *textWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		t.last = p[len(p)-1]
+	}
+	return t.w.Write(p)
+}
+
+func (t *textWriter) WriteString(s string) (int, error) { return t.Write([]byte(s)) }
+
+func (t *textWriter) Flush() error { return t.w.Flush() }
+
+// EndLine writes a newline unless the text already ends with one.
+func (t *textWriter) EndLine() {
+	if t.last != '\n' {
+		t.Write([]byte{'\n'})
+	}
+}
+
+// readPrompt reads -f's file, less one trailing newline (as llama.cpp).
+func readPrompt(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("-f: %w", err)
+	}
+	s, cut := strings.CutSuffix(string(b), "\n")
+	if cut {
+		s = strings.TrimSuffix(s, "\r")
+	}
+	return s, nil
+}
+
 // contextSize is the KV cache's size for -c n: the model's trained context
-// (at most 2048) for 0. A size past the trained context is allowed with a
-// warning (the model has not seen those positions); a prompt that does not
-// fit is an error.
-func contextSize(n, trained, prompt int, stderr io.Writer) (int, error) {
+// (at most 2048) for 0. A size past the trained context is allowed with one
+// warning (the model has not seen those positions), which says what the
+// cache will take; a prompt that does not fit is an error.
+func contextSize(n int, h llama.Hparams, kvF32 bool, prompt int, stderr io.Writer) (int, error) {
+	trained := h.NCtxTrain
 	if n == 0 {
 		n = 2048
 		if trained > 0 {
 			n = min(trained, n)
 		}
 	} else if trained > 0 && n > trained {
-		fmt.Fprintf(stderr, "warning: -c %d is past the model's trained context (%d positions): text beyond position %d is extrapolation and may be poor\n",
-			n, trained, trained)
+		fmt.Fprintf(stderr, "warning: -c %d is past the model's trained context (%d positions): text beyond position %d is extrapolation and may be poor; the KV cache will take %s\n",
+			n, trained, trained, memString(kvCacheBytes(h, n, kvF32)))
 	}
 	if prompt > n {
 		return 0, fmt.Errorf("the prompt is %d tokens and the context holds %d positions (-c)", prompt, n)
 	}
 	return n, nil
+}
+
+// kvCacheBytes is what a KV cache of n positions takes: a K and a V row
+// of the K/V width per position and layer, in f16 (or f32).
+func kvCacheBytes(h llama.Hparams, n int, f32 bool) int {
+	elem := 2
+	if f32 {
+		elem = 4
+	}
+	return 2 * h.NLayer * h.NEmbdGQA() * n * elem
+}
+
+// samplerOptions is the sampler the flags ask for. A seed of 0 (or -1)
+// draws one from the process.
+func (c *config) samplerOptions(stderr io.Writer) llama.SamplerOptions {
+	smp := llama.SamplerOptions{Temp: float32(c.temp), TopK: c.topK, TopP: float32(c.topP), Seed: c.seed.v}
+	if c.seed.v == 0 {
+		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(c.prompt))
+	}
+	// TODO(sampler): wire --min-p, --repeat-penalty and --repeat-last-n
+	// (-1: the context size) into SamplerOptions once llama's sampler has
+	// them, and drop these warnings.
+	for _, f := range []struct {
+		name, value string
+		active      bool
+	}{
+		{"min-p", fmt.Sprint(c.minP), c.minP != 0},
+		{"repeat-penalty", fmt.Sprint(c.repeatPenalty), c.repeatPenalty != 1},
+		{"repeat-last-n", fmt.Sprint(c.repeatLastN), c.repeatPenalty != 1},
+	} {
+		if c.given[f.name] && f.active {
+			fmt.Fprintf(stderr, "warning: --%s %s is not applied: the sampler does not have it yet\n", f.name, f.value)
+		}
+	}
+	return smp
 }
 
 // stoppedByContext reports whether generation ended because the KV cache
@@ -393,3 +556,14 @@ func quantiles(xs []float64, qs ...float64) []float64 {
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
 func mib(n int) float64 { return float64(n) / (1 << 20) }
+
+// memString is a size in KiB, MiB or GiB, whichever reads best.
+func memString(n int) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", mib(n))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+}

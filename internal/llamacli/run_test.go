@@ -1,10 +1,14 @@
 package llamacli
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -128,6 +132,31 @@ func TestRunRejectsBadFlagsOneLineEach(t *testing.T) {
 		{[]string{"my prompt"}, `unexpected argument "my prompt"`},
 		{[]string{"-p", "x", "more", "words"}, `unexpected argument "more words"`},
 		{[]string{"-no-such-flag"}, "-no-such-flag"},
+		{[]string{"--n_predict", "5"}, "(did you mean --n-predict?)"},
+		{[]string{"--ctx-size", "2000000000"}, "-c 2000000000: the context size must be 0 (the model's) to"},
+		{[]string{"-b", "2000000000"}, "-b 2000000000"},
+		{[]string{"--min-p", "2"}, "--min-p 2"},
+		{[]string{"--min-p", "NaN"}, "--min-p NaN"},
+		{[]string{"--repeat-penalty", "0"}, "--repeat-penalty 0"},
+		{[]string{"--repeat-penalty", "Inf"}, "--repeat-penalty +Inf"},
+		{[]string{"--repeat-last-n", "-2"}, "--repeat-last-n -2"},
+		{[]string{"--temp", "Inf"}, "--temp +Inf"},
+		{[]string{"-s", "x"}, `invalid value "x" for flag -s: a seed is 0 to 2^64-1, or -1`},
+		{[]string{"-f", "p.txt", "-p", "x"}, "-f and -p both give the prompt"},
+		{[]string{"-ids", "1", "--prompt", "x"}, "-ids and -p or -f all give the prompt"},
+		{[]string{"-ids", "4294967297"}, "-ids: 4294967297 is out of range (token ids are 0 to 2147483647)"},
+		{[]string{"-ids", "2147483648"}, "-ids: 2147483648 is out of range"},
+		{[]string{"-ids", "99999999999999999999"}, "-ids: 99999999999999999999 is out of range"},
+		{[]string{"-ids", "-1"}, "-ids: -1 is out of range"},
+		{[]string{"-ids", "1,x,3"}, `-ids: "x" is not a token id`},
+		{[]string{"-ids", "1,,3"}, "-ids 1,,3: id 2 is empty"},
+		{[]string{"-ids", ","}, "-ids ,: id 1 is empty"},
+		{[]string{"--rpc", "nonsense"}, `--rpc: "nonsense" is not HOST:PORT`},
+		{[]string{"--rpc", "127.0.0.1:99999"}, `--rpc: "127.0.0.1:99999": port out of range`},
+		{[]string{"--rpc", "127.0.0.1:1,"}, `--rpc: "" is not HOST:PORT`},
+		{[]string{"--tensor-split", "1,1"}, `--tensor-split "1,1" without --rpc servers`},
+		{[]string{"--rpc", "127.0.0.1:1", "--tensor-split", "1,x"}, `--tensor-split: "x" is not a weight`},
+		{[]string{"--rpc", "127.0.0.1:1", "-ts", "1,2,3"}, "--tensor-split has 3 weights for 1 --rpc servers"},
 	} {
 		stdout, stderr, err := run(t, append([]string{"-m", path}, c.args...)...)
 		if err == nil || !errors.Is(err, cli.ErrUsage) {
@@ -143,6 +172,90 @@ func TestRunRejectsBadFlagsOneLineEach(t *testing.T) {
 	}
 	if _, _, err := run(t, "-p", "x"); err == nil || !strings.Contains(err.Error(), "-m") {
 		t.Errorf("no model: %v", err)
+	}
+	// -ids is read before the model is loaded (this one does not exist),
+	// and checked against its vocabulary after
+	missing := filepath.Join(t.TempDir(), "none.gguf")
+	if _, _, err := run(t, "-m", missing, "-ids", "4294967297"); err == nil || !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "4294967297") {
+		t.Errorf("-ids before loading: %v", err)
+	}
+	stdout, _, err := run(t, "-m", path, "-ids", "1,99999")
+	if err == nil || !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "-ids: 99999 is not in the model's vocabulary (ids 0 to ") || stdout != "" {
+		t.Errorf("-ids past the vocabulary: %v, stdout %q", err, stdout)
+	}
+}
+
+// llama.cpp's long flags and short ones are the same flags; -ngl is
+// accepted and says there is no GPU; -f reads the prompt from a file; the
+// help shows each flag once with its aliases.
+func TestRunTakesLlamaCppFlags(t *testing.T) {
+	path := testModel(t, 64)
+	prompt := filepath.Join(t.TempDir(), "prompt.txt")
+	if err := os.WriteFile(prompt, []byte("the lazy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := run(t, "--model", path, "--file", prompt, "--n-predict", "3", "--ctx-size", "32", "--batch-size", "4",
+		"--threads", "1", "--seed", "7", "--temp", "0.5", "--top-k", "5", "--top-p", "0.9", "--min-p", "0.1", "--repeat-penalty", "1.1",
+		"--repeat-last-n", "16", "--flash-attn", "--no-warmup", "-ngl", "99", "--ignore-eos")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.HasPrefix(stdout, "the lazy") || !strings.Contains(stderr, "generation: 3 tokens") || !strings.Contains(stderr, "(32 positions)") {
+		t.Errorf("long flags:\nstdout %q\nstderr %s", stdout, stderr)
+	}
+	if !strings.Contains(stderr, "-ngl 99: there is no GPU backend; every layer runs on the CPU") {
+		t.Errorf("-ngl: %s", stderr)
+	}
+	// -s -1 (llama.cpp's random seed) and -f - style short names
+	if _, stderr, err := run(t, "-m", path, "-f", prompt, "-n", "2", "-c", "16", "-b", "8", "-t", "1", "-s", "-1", "-fa", "-q"); err != nil {
+		t.Fatalf("short flags: %v\n%s", err, stderr)
+	}
+	if _, _, err := run(t, "-m", path, "-f", filepath.Join(t.TempDir(), "none.txt")); err == nil || !strings.HasPrefix(err.Error(), "-f: ") {
+		t.Errorf("missing -f file: %v", err)
+	}
+	help, _, _ := run(t, "-h")
+	for _, want := range []string{"  -c, --ctx-size int\n", "  -fa, --flash-attn\n", "  -ngl, --n-gpu-layers int\n", "  -s, --seed N\n", "  --min-p float\n", "  --repeat-penalty float\n"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Count(help, "context size in positions") != 1 {
+		t.Errorf("an alias has its own entry:\n%s", help)
+	}
+}
+
+// The text printed ends with one newline, however generation ends.
+func TestRunTextEndsWithANewline(t *testing.T) {
+	path := testModel(t, 32)
+	for _, args := range [][]string{{"-n", "4"}, {"-n", "0"}, {"-n", "0", "-q"}, {"-n", "-1"}, {"-n", "3", "-q"}} {
+		stdout, stderr, err := run(t, append([]string{"-m", path, "-ids", "1,5,6", "--temp", "0", "--ignore-eos", "-t", "1"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+		if !strings.HasSuffix(stdout, "\n") || strings.HasSuffix(stdout, "\n\n") {
+			t.Errorf("%v: stdout %q", args, stdout)
+		}
+	}
+	w := &textWriter{w: bufio.NewWriter(io.Discard)}
+	w.WriteString("ends here\n")
+	w.EndLine()
+	if w.last != '\n' {
+		t.Error("last byte")
+	}
+}
+
+// An RPC server that cannot be reached is one line naming it once.
+func TestRunUnreachableRPCServerIsOneLine(t *testing.T) {
+	path := testModel(t, 32)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, stderr, err := run(t, "-m", path, "-p", "x", "--rpc", addr)
+	if err == nil || err.Error() != "--rpc "+addr+": connection refused" {
+		t.Errorf("error %v, want --rpc %s: connection refused\nstderr %s", err, addr, stderr)
 	}
 }
 
@@ -184,10 +297,12 @@ func TestRunTokenCountsAndContextLimit(t *testing.T) {
 			t.Errorf("-n %s: %v\n%s", n, err, stderr)
 		}
 	}
-	// past the trained context: allowed, with a warning
+	// past the trained context: allowed, with one warning saying what the
+	// cache takes (1 layer, K and V of 32 f16 values, 48 positions)
 	_, stderr, err = run(t, append(base, "-n", "40", "-c", "48")...)
 	if err != nil || !strings.Contains(stderr, "warning: -c 48 is past the model's trained context (32 positions)") ||
-		!strings.Contains(stderr, "generation: 40 tokens") {
+		!strings.Contains(stderr, "the KV cache will take 6.0 KiB") ||
+		strings.Count(stderr, "warning") != 1 || !strings.Contains(stderr, "generation: 40 tokens") {
 		t.Errorf("-c 48: %v\n%s", err, stderr)
 	}
 	// a prompt longer than the context
