@@ -144,6 +144,11 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	defer done()
+	if m.arch.state != stateKV {
+		// the hook of recurrent and encoder architectures: their state
+		// takes the place of the KV cache here
+		return nil, fmt.Errorf("llama: NewSession: %s models have no session state yet", m.Arch)
+	}
 	typ := ggml.TypeF16
 	if opts.F32KV {
 		typ = ggml.TypeF32
