@@ -63,6 +63,18 @@ const (
 	stateNone
 )
 
+func (k stateKind) String() string {
+	switch k {
+	case stateKV:
+		return "KV cache"
+	case stateRecurrent:
+		return "recurrent state"
+	case stateNone:
+		return "no state"
+	}
+	return "state " + strconv.Itoa(int(k))
+}
+
 // graphBuilder builds the graph of one batch (see batchGraph): b's n,
 // nPast, nOut and nKV are set and b.g, its inputs tokens, pos, mask (and
 // maskSWA, see swaLayers) made; the builder adds the nodes, with the K and
@@ -87,6 +99,8 @@ type hparamKey struct {
 	def func(h *Hparams)
 	// min is the smallest value of an int key (0 or 1; at most 1<<30).
 	min int
+	// legacy: an older spelling, read but not written by Save.
+	legacy bool
 }
 
 // tensorSpec is one weight of an architecture.

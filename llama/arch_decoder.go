@@ -41,7 +41,7 @@ var decoderHparams = []hparamKey{
 	{key: "rope.scaling.type", field: hpString(func(h *Hparams) *string { return &h.RopeScaling }),
 		def: func(h *Hparams) { h.RopeScaling = "linear" }},
 	// rope.scaling.factor when present, else the older rope.scale_linear
-	{key: "rope.scale_linear", field: hpFloat(func(h *Hparams) *float32 { return &h.RopeScalingFactor })},
+	{key: "rope.scale_linear", legacy: true, field: hpFloat(func(h *Hparams) *float32 { return &h.RopeScalingFactor })},
 	{key: "rope.scaling.factor", field: hpFloat(func(h *Hparams) *float32 { return &h.RopeScalingFactor })},
 	{key: "rope.scaling.attn_factor", field: hpFloat(func(h *Hparams) *float32 { return &h.RopeAttnFactor }),
 		def: func(h *Hparams) { h.RopeAttnFactor = 1 }},
@@ -171,6 +171,15 @@ var (
 	// output.weight: optional; without it the output is tied to the token
 	// embedding (Model.Output == Model.TokEmbd).
 	tOutput = tiedOutput(global("output.weight", roleMatrix, shape(func(h *Hparams) []int { return []int{h.NEmbd, h.NVocab} }), func(m *Model) **ggml.Tensor { return &m.Output }))
+)
+
+// decoderTensors are all of the above, and decoderKeys the keys an
+// architecture may add to decoderHparams (TestArchSharedBlocks checks that
+// each binds its own field).
+var (
+	decoderTensors = []tensorSpec{tTokEmbd, tRopeFreqs, tAttnNorm, tAttnNormB, tWq, tWk, tWv, tBq, tBk, tBv, tWo, tBo,
+		tFFNNorm, tFFNNormB, tWGate, tWUp, tBGate, tBUp, tWDown, tBDown, tOutNorm, tOutNormB, tOutput}
+	decoderKeys = []hparamKey{keyRMSEps, keyNormEps}
 )
 
 func outputOf(s tensorSpec) tensorSpec { s.output = true; return s }

@@ -233,3 +233,37 @@ func TestArchDescriptions(t *testing.T) {
 	}
 	require.True(t, errors.Is(&unsupportedArchError{"x"}, ErrUnsupportedArchitecture))
 }
+
+// The shared tensors and keys an architecture file lists each bind a field
+// of their own.
+func TestArchSharedBlocks(t *testing.T) {
+	m, L, h := &Model{}, &Layer{}, &Hparams{}
+	fields := map[any]string{}
+	for _, s := range decoderTensors {
+		p := s.bind(m, L)
+		prev, dup := fields[p]
+		require.False(t, dup, "%s binds the field of %s", s.name, prev)
+		fields[p] = s.name
+	}
+	keys := map[any]string{}
+	for _, k := range append(append([]hparamKey(nil), decoderHparams...), decoderKeys...) {
+		p := k.field(h)
+		if prev, dup := keys[p]; dup {
+			// the older spelling of a key sets the same field
+			require.True(t, k.legacy || hparamLegacy(prev), "%s sets the field of %s", k.key, prev)
+		}
+		keys[p] = k.key
+	}
+	require.Equal(t, "KV cache", stateKV.String())
+	require.Equal(t, "recurrent state", stateRecurrent.String())
+	require.Equal(t, "no state", stateNone.String())
+}
+
+func hparamLegacy(key string) bool {
+	for _, k := range decoderHparams {
+		if k.key == key {
+			return k.legacy
+		}
+	}
+	return false
+}

@@ -63,6 +63,19 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 	if h.NCtxTrain == 0 {
 		h.NCtxTrain = 2048
 	}
+	// the keys a loaded file defaults (see decoderHparams)
+	if h.RopeScaling == "" {
+		h.RopeScaling = "linear"
+	}
+	if h.RopeScalingFactor == 0 && h.RopeFreqScale != 1 {
+		h.RopeScalingFactor = 1 / h.RopeFreqScale
+	}
+	if h.NCtxOrigYarn == 0 {
+		h.NCtxOrigYarn = h.NCtxTrain
+	}
+	if h.RopeAttnFactor == 0 {
+		h.RopeAttnFactor = 1
+	}
 	if h.NVocab <= 0 || h.NRot <= 0 || h.NRot > h.HeadDim || h.NRot%2 != 0 || h.NCtxTrain < 0 {
 		return nil, fmt.Errorf("llama: NewModel: bad shape %+v", h)
 	}
