@@ -197,6 +197,18 @@ func TestArchRopeScaling(t *testing.T) {
 	require.Equal(t, float32(0), m.ropeParams().ExtFactor)
 	m.Close()
 
+	// Save keeps them
+	m, err = load(map[string]any{"llama.rope.scaling.type": "yarn", "llama.rope.scaling.factor": float32(4),
+		"llama.rope.scaling.original_context_length": uint32(16)})
+	require.NoError(t, err)
+	saved := filepath.Join(t.TempDir(), "saved.gguf")
+	require.NoError(t, m.Save(saved, "yarn"))
+	m2, err := Load(saved, LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, m.Hparams, m2.Hparams)
+	m2.Close()
+	m.Close()
+
 	_, err = load(map[string]any{"llama.rope.scaling.type": "longrope"})
 	require.ErrorContains(t, err, `rope scaling type "longrope"`)
 	_, err = load(map[string]any{"llama.attention.layer_norm_rms_epsilon": "x"})

@@ -47,37 +47,53 @@ func (m *Model) Save(path, name string) error {
 	return w.Close()
 }
 
-// hparamKVs are the architecture's keys with the model's values: every
-// key set (not zero, or required); not the older spellings a loader
-// also reads (hparamKey.legacy).
+// hparamKVs are the architecture's keys with the model's values: the
+// required ones and those whose value is not the default the loader would
+// take; not the older spellings a loader also reads (hparamKey.legacy).
 func (m *Model) hparamKVs() []keyValue {
 	h := m.Hparams
 	if h.RopeScalingFactor == 0 && h.RopeFreqScale > 0 && h.RopeFreqScale != 1 {
 		h.RopeScalingFactor = 1 / h.RopeFreqScale // a value made by hand (NewModel)
 	}
 	var out []keyValue
+	var d Hparams // what the loader has read so far, defaults included
 	for _, k := range m.arch.hparams {
 		if k.legacy {
-			continue
+			continue // the loader reads the new spelling after it
+		}
+		if k.def != nil {
+			k.def(&d)
 		}
 		key := m.Arch + "." + k.key
+		var v any
 		switch p := k.field(&h).(type) {
 		case *int:
-			if *p != 0 || k.required {
-				out = append(out, keyValue{key, uint32(*p)})
+			dp := k.field(&d).(*int)
+			if *p != *dp || k.required {
+				v = uint32(*p)
 			}
+			*dp = *p
 		case *float32:
-			if *p != 0 || k.required {
-				out = append(out, keyValue{key, *p})
+			dp := k.field(&d).(*float32)
+			if *p != *dp || k.required {
+				v = *p
 			}
+			*dp = *p
 		case *string:
-			if *p != "" {
-				out = append(out, keyValue{key, *p})
+			dp := k.field(&d).(*string)
+			if *p != *dp || k.required {
+				v = *p
 			}
+			*dp = *p
 		case *bool:
-			if *p {
-				out = append(out, keyValue{key, *p})
+			dp := k.field(&d).(*bool)
+			if *p != *dp || k.required {
+				v = *p
 			}
+			*dp = *p
+		}
+		if v != nil {
+			out = append(out, keyValue{key, v})
 		}
 	}
 	return out
