@@ -57,19 +57,6 @@ func archParityDir() string {
 	return filepath.Join(sharedDir(), "parity", "archs")
 }
 
-// scratchDir is where tests cache what they build: GGML_SCRATCH, else
-// ggml-<checkout's name> in the temporary directory.
-func scratchDir(t *testing.T) string {
-	if d := os.Getenv("GGML_SCRATCH"); d != "" {
-		return d
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(os.TempDir(), "ggml-"+filepath.Base(root))
-}
-
 var (
 	synthOnce sync.Once
 	synthPath string
@@ -80,14 +67,14 @@ var (
 // in the scratch directory, keyed by its sources and the gguf package's).
 func synthTool(t *testing.T) string {
 	t.Helper()
-	synthOnce.Do(func() { synthPath, synthErr = buildSynth(scratchDir(t)) })
+	synthOnce.Do(func() { synthPath, synthErr = buildSynth() })
 	if synthErr != nil {
 		t.Fatalf("building synth: %v", synthErr)
 	}
 	return synthPath
 }
 
-func buildSynth(scratch string) (string, error) {
+func buildSynth() (string, error) {
 	src, err := filepath.Abs(filepath.Join(sharedDir(), "tools", "synth"))
 	if err != nil {
 		return "", err
@@ -109,29 +96,22 @@ func buildSynth(scratch string) (string, error) {
 		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
 		h.Write(b)
 	}
-	dir := filepath.Join(scratch, "synth-"+hex.EncodeToString(h.Sum(nil))[:16])
-	exe := filepath.Join(dir, "synth")
-	if _, err := os.Stat(exe); err == nil {
-		return exe, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// ../shared is read-only: build a copy, in a private directory (another
-	// test process may be building it too), then move the program into place
-	work, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(work)
+	return buildCached("synth-"+hex.EncodeToString(h.Sum(nil))[:16], "synth", func(work string) error {
+		return goBuildSynth(src, root, work)
+	})
+}
+
+// goBuildSynth builds a copy of synth in work against the checkout root
+// (../shared is read-only).
+func goBuildSynth(src, root, work string) error {
 	srcFiles, _ := filepath.Glob(filepath.Join(src, "*"))
 	for _, f := range srcFiles {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if err := os.WriteFile(filepath.Join(work, filepath.Base(f)), b, 0o644); err != nil {
-			return "", err
+			return err
 		}
 	}
 	for _, args := range [][]string{
@@ -141,13 +121,10 @@ func buildSynth(scratch string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = work
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	if err := os.Rename(filepath.Join(work, "synth"), exe); err != nil {
-		return "", err
-	}
-	return exe, nil
+	return nil
 }
 
 // fileSHA256 is the hex sha256 of a file.
@@ -168,7 +145,7 @@ func fileSHA256(path string) (string, error) {
 // and checks it is the file llama.cpp ran.
 func archModel(t *testing.T, c *archCase) string {
 	t.Helper()
-	dir := filepath.Join(scratchDir(t), "archs")
+	dir := filepath.Join(scratchDir(), "archs")
 	path := filepath.Join(dir, c.ModelSHA256+".gguf")
 	if sum, err := fileSHA256(path); err == nil && sum == c.ModelSHA256 {
 		return path
@@ -274,7 +251,7 @@ func testArchCase(t *testing.T, dir string, c *archCase) {
 	}
 	t.Run("prompt_ids", func(t *testing.T) {
 		got := m.Tokenize(c.Prompt, true)
-		if slicesEqual(got, c.PromptIDs) {
+		if equalIDs(got, c.PromptIDs) {
 			return
 		}
 		if why, ok := tokenizerDiffers[strings.TrimSuffix(strings.TrimPrefix(c.VocabFile, "ggml-vocab-"), ".gguf")]; ok {
@@ -330,19 +307,7 @@ func checkArchRun(t *testing.T, m *Model, c *archCase, want []float32, threads i
 			t.Fatal(err)
 		}
 	}
-	if !slicesEqual(gen, c.GenIDs[:nGen]) {
+	if !equalIDs(gen, c.GenIDs[:nGen]) {
 		t.Errorf("greedy ids\n got %v\nwant %v", gen, c.GenIDs[:nGen])
 	}
-}
-
-func slicesEqual(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
