@@ -279,3 +279,31 @@ func hparamLegacy(key string) bool {
 	}
 	return false
 }
+
+// The sliding-window mask hides, as llama.cpp's, the positions nSWA or
+// more before each token as well as the later ones.
+func TestSlidingWindowMask(t *testing.T) {
+	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: 1 << 16})
+	require.NoError(t, err)
+	defer ctx.Close()
+	n, nKV := 2, 5
+	b := &batchGraph{n: n, nPast: 2, nKV: nKV, nSWA: 2,
+		tokens:  ctx.NewTensor1D(ggml.TypeI32, n),
+		pos:     ctx.NewTensor1D(ggml.TypeI32, n),
+		mask:    ctx.NewTensor2D(ggml.TypeF32, nKV, n),
+		maskSWA: ctx.NewTensor2D(ggml.TypeF32, nKV, n)}
+	require.NoError(t, b.setInputs([]int32{1, 2}))
+	got, err := b.maskSWA.Float32s()
+	require.NoError(t, err)
+	seen := func(row []float32) (out []bool) {
+		for _, v := range row {
+			out = append(out, v == 0)
+		}
+		return out
+	}
+	require.Equal(t, []bool{false, true, true, false, false}, seen(got[:nKV])) // token at 2 sees 1, 2
+	require.Equal(t, []bool{false, false, true, true, false}, seen(got[nKV:])) // token at 3 sees 2, 3
+	full, err := b.mask.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, true, true, false}, seen(full[nKV:]))
+}

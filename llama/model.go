@@ -1,4 +1,5 @@
-// Package llama runs llama-architecture language models stored in GGUF files
+// Package llama runs language models of the architectures it registers
+// (SupportedArchitectures: llama, qwen2, ...) stored in GGUF files
 // as llama.cpp writes them: it loads the weights (any tensor type with a
 // mul_mat kernel), the tokenizer of the file, and evaluates tokens with a KV
 // cache through the ggml graph engine.
