@@ -3,6 +3,7 @@ package llama
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ggml-go/ggml"
@@ -25,21 +26,42 @@ func (m *Model) DecodeMatrices() []*ggml.Tensor {
 
 func (m *Model) decodeMatrices() []*ggml.Tensor {
 	var ts []*ggml.Tensor
-	for _, L := range m.Layers {
-		if L.Wqkv != nil {
-			ts = append(ts, L.Wqkv)
-		} else {
-			ts = append(ts, L.Wq, L.Wk, L.Wv)
-		}
-		ts = append(ts, L.Wo)
-		if L.WGateUp != nil {
-			ts = append(ts, L.WGateUp)
-		} else {
-			ts = append(ts, L.WGate, L.WUp)
-		}
-		ts = append(ts, L.WDown)
+	for il := range m.Layers {
+		ts = append(ts, m.layerMatrices(il)...)
 	}
 	return append(ts, m.Output)
+}
+
+// layerMatrices are the matrices of layer il in the order a token reads
+// them (the architecture's list), a fused matrix once in the place of its
+// first part.
+func (m *Model) layerMatrices(il int) []*ggml.Tensor {
+	var ts []*ggml.Tensor
+	L := &m.Layers[il]
+	p := "blk." + strconv.Itoa(il) + "."
+	inFused := map[string]bool{}
+	for _, g := range fuseGroups {
+		if f := m.fused[p+g.name]; f != nil && g.role == roleMatrix {
+			for _, part := range g.parts[1:] {
+				inFused[part] = true
+			}
+		}
+	}
+	for _, s := range m.arch.tensors {
+		if !s.layer || s.role != roleMatrix || inFused[s.name] {
+			continue
+		}
+		t := *s.bind(m, L)
+		for _, g := range fuseGroups {
+			if f := m.fused[p+g.name]; f != nil && g.parts[0] == s.name {
+				t = f
+			}
+		}
+		if t != nil {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
 
 // StreamCeiling times reading the bytes of DecodeMatrices once, in order,

@@ -76,25 +76,13 @@ func buildCRunner() (string, error) {
 		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(strings.TrimPrefix(f, csrc)), len(b))
 		h.Write(b)
 	}
-	scratch := os.Getenv("GGML_SCRATCH")
-	if scratch == "" {
-		scratch = filepath.Join(os.TempDir(), "ggml-llama-test")
-	}
-	dir := filepath.Join(scratch, "llama_run-"+hex.EncodeToString(h.Sum(nil))[:16])
-	exe := filepath.Join(dir, "llama_run")
-	if _, err := os.Stat(exe); err == nil {
-		return exe, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// build in a private directory (another test process may be building
-	// the same sources), then move the program into place
-	work, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(work)
+	return buildCached("llama_run-"+hex.EncodeToString(h.Sum(nil))[:16], "llama_run", func(work string) error {
+		return compileCRunner(cc, csrc, src, files, work)
+	})
+}
+
+// compileCRunner compiles llama_run into work.
+func compileCRunner(cc, csrc, src string, files []string, work string) error {
 	var cfiles []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".c") {
@@ -122,15 +110,51 @@ func buildCRunner() (string, error) {
 	wg.Wait()
 	for _, e := range errs {
 		if e != nil {
-			return "", e
+			return e
 		}
 	}
-	tmp := filepath.Join(work, "llama_run")
-	args := append([]string{"-pthread", "-o", tmp}, objs...)
+	args := append([]string{"-pthread", "-o", filepath.Join(work, "llama_run")}, objs...)
 	if out, err := exec.Command(cc, append(args, "-lm")...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("link: %v\n%s", err, out)
+		return fmt.Errorf("link: %v\n%s", err, out)
 	}
-	return exe, os.Rename(tmp, exe)
+	return nil
+}
+
+// scratchDir is where tests cache what they build: GGML_SCRATCH, else
+// ggml-<checkout's name> in the temporary directory.
+func scratchDir() string {
+	if d := os.Getenv("GGML_SCRATCH"); d != "" {
+		return d
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		root = "llama-test"
+	}
+	return filepath.Join(os.TempDir(), "ggml-"+filepath.Base(root))
+}
+
+// buildCached returns the program name built by build in the scratch
+// directory's folder key, building it once: in a private directory
+// (another test process may be building the same sources), then moved
+// into place.
+func buildCached(key, name string, build func(work string) error) (string, error) {
+	dir := filepath.Join(scratchDir(), key)
+	exe := filepath.Join(dir, name)
+	if _, err := os.Stat(exe); err == nil {
+		return exe, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	work, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	if err := build(work); err != nil {
+		return "", err
+	}
+	return exe, os.Rename(filepath.Join(work, name), exe)
 }
 
 // cRun is what llama_run reports.

@@ -24,7 +24,9 @@ func TestDecodeRankOrder(t *testing.T) {
 	got := append([]string(nil), want...)
 	// file order: alphabetical, as many converters write it
 	sort.Strings(got)
-	sort.SliceStable(got, func(a, b int) bool { return decodeRank(got[a], 2) < decodeRank(got[b], 2) })
+	sort.SliceStable(got, func(a, b int) bool {
+		return archs["llama"].decodeRank(got[a], 2) < archs["llama"].decodeRank(got[b], 2)
+	})
 	require.Equal(t, want[:len(want)-2], got[:len(got)-2])
 	require.ElementsMatch(t, want[len(want)-2:], got[len(got)-2:]) // unknown: file order among themselves
 }

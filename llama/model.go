@@ -1,4 +1,5 @@
-// Package llama runs llama-architecture language models stored in GGUF files
+// Package llama runs language models of the architectures it registers
+// (SupportedArchitectures: llama, qwen2, ...) stored in GGUF files
 // as llama.cpp writes them: it loads the weights (any tensor type with a
 // mul_mat kernel), the tokenizer of the file, and evaluates tokens with a KV
 // cache through the ggml graph engine.
@@ -22,9 +23,10 @@ import (
 	"github.com/ggml-go/ggml/gguf"
 )
 
-// Hparams are a model's hyperparameters (the <arch>.* keys of its file).
+// Hparams are a model's hyperparameters (the <arch>.* keys of its file,
+// read as llama.cpp 1.3.3 reads them; see the architecture's list).
 type Hparams struct {
-	Arch      string // general.architecture ("llama", ...)
+	Arch      string // general.architecture ("llama", "qwen2", ...; see SupportedArchitectures)
 	NVocab    int    // rows of token_embd
 	NEmbd     int    // embedding_length
 	NFF       int    // feed_forward_length
@@ -33,23 +35,48 @@ type Hparams struct {
 	NLayer    int    // block_count
 	NRot      int    // rope.dimension_count (rotated leading dimensions of a head)
 	NCtxTrain int    // context_length
-	HeadDim   int    // NEmbd / NHead
+	HeadDim   int    // attention.key_length: the head size of Q and K (default NEmbd / NHead)
 
 	RMSEps        float32 // attention.layer_norm_rms_epsilon
 	RopeFreqBase  float32 // rope.freq_base
-	RopeFreqScale float32 // 1 / linear rope scaling factor
+	RopeFreqScale float32 // 1 / rope scaling factor (1 with rope.scaling.type none)
+
+	// The following are 0 or "" in values made before they existed, which
+	// means what the comment after the colon says.
+	HeadDimV          int     // attention.value_length: the head size of V: HeadDim
+	NormEps           float32 // attention.layer_norm_epsilon (LayerNorm architectures)
+	RopeType          int     // the architecture's rope, ggml.RopeTypeNorm or ggml.RopeTypeNeox
+	RopeScaling       string  // rope.scaling.type: "none", "linear" or "yarn": linear
+	RopeScalingFactor float32 // rope.scaling.factor (or the older rope.scale_linear): none
+	NCtxOrigYarn      int     // rope.scaling.original_context_length: NCtxTrain
+	RopeAttnFactor    float32 // rope.scaling.attn_factor: 1
+	RopeFinetuned     bool    // rope.scaling.finetuned
+	SlidingWindow     int     // attention.sliding_window: positions a sliding-window layer sees: none
+	AttnSoftCap       float32 // attn_logit_softcapping: none
+	FinalSoftCap      float32 // final_logit_softcapping: none
 }
 
 // NEmbdGQA is the width of the K and V projections.
 func (h Hparams) NEmbdGQA() int { return h.HeadDim * h.NHeadKV }
 
-// Layer holds the weights of one transformer block.
+// NEmbdQ is the width of the Q projection (NEmbd unless attention.key_length
+// says otherwise).
+func (h Hparams) NEmbdQ() int { return h.HeadDim * h.NHead }
+
+// Layer holds the weights of one transformer block. A weight the
+// architecture does not have, or an optional one the file lacks, is nil.
 type Layer struct {
 	AttnNorm, Wq, Wk, Wv, Wo   *ggml.Tensor
 	FFNNorm, WGate, WUp, WDown *ggml.Tensor
 	// Wqkv and WGateUp, when not nil, hold [Wq; Wk; Wv] and [WGate; WUp]
 	// as one matrix each (Wq ... WUp are then views of them).
 	Wqkv, WGateUp *ggml.Tensor
+
+	AttnNormB, FFNNormB       *ggml.Tensor // LayerNorm biases
+	Bq, Bk, Bv, Bo            *ggml.Tensor // attention biases
+	Bqkv                      *ggml.Tensor // [Bq; Bk; Bv] as one vector (Bq, Bk, Bv are then views of it)
+	BGate, BUp, BDown         *ggml.Tensor // feed-forward biases
+	AttnPostNorm, FFNPostNorm *ggml.Tensor // norms of the attention's and the FFN's outputs (gemma2)
 
 	ropeFreqs *ggml.Tensor // the rope factors on the layer's device, if not the model's
 }
@@ -61,8 +88,11 @@ type Model struct {
 	Vocab *Vocab
 
 	TokEmbd, OutNorm, Output *ggml.Tensor // Output == TokEmbd when tied
+	OutNormB                 *ggml.Tensor // the output LayerNorm's bias, or nil
 	RopeFreqs                *ggml.Tensor // optional per-dimension rope divisors
 	Layers                   []Layer
+
+	arch *architecture // general.architecture's description
 
 	file    *gguf.File // the mapped file (Mmap only)
 	weights *ggml.Context
@@ -167,7 +197,9 @@ type SplitOptions struct {
 	OutputRemote bool
 }
 
-// Load reads a llama-architecture GGUF model: its weights, in the type the
+// Load reads a GGUF model of one of the SupportedArchitectures (any other
+// is refused before its tensors are read, as is a file whose tensors are not
+// those of its architecture): its weights, in the type the
 // file stores them in, go into a CPU backend buffer (or stay in the file's
 // mapping, see LoadOptions.Mmap).
 func Load(path string, opts LoadOptions) (*Model, error) {
@@ -199,16 +231,19 @@ func (e withoutPrefix) Unwrap() error { return e.err }
 func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 	m := &Model{file: f}
 	var err error
-	if m.Hparams, err = readHparams(f); err != nil {
+	if m.arch, err = archOf(f); err != nil {
 		return nil, err
 	}
-	if err := checkDeclared(f, m.Hparams); err != nil {
+	if m.Hparams, err = m.arch.readHparams(f); err != nil {
+		return nil, err
+	}
+	if err := m.arch.checkTensors(f, &m.Hparams); err != nil {
 		return nil, err
 	}
 	if m.Vocab, err = LoadVocab(f); err != nil {
 		return nil, err
 	}
-	size := ggml.GGUFContextSize(f, false) + 2*m.NLayer*ggml.TensorOverhead() + 1<<12
+	size := ggml.GGUFContextSize(f, false) + len(fuseGroups)*m.NLayer*ggml.TensorOverhead() + 1<<12
 	if m.weights, err = ggml.NewContext(ggml.ContextOptions{MemSize: size, NoAlloc: true}); err != nil {
 		return nil, err
 	}
@@ -240,167 +275,6 @@ func loadFile(f *gguf.File, opts LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// readHparams reads the <arch>.* keys.
-func readHparams(f *gguf.File) (Hparams, error) {
-	h := Hparams{Arch: "llama", RopeFreqBase: 10000, RopeFreqScale: 1, RMSEps: 1e-5, NCtxTrain: 2048}
-	if a, err := f.String("general.architecture"); err == nil {
-		h.Arch = a
-	}
-	key := func(s string) string { return h.Arch + "." + s }
-	geti := func(s string, dst *int, required bool) error {
-		v, err := f.Int(key(s))
-		if err != nil {
-			if !required && errors.Is(err, gguf.ErrNotFound) {
-				return nil
-			}
-			return fmt.Errorf("hyperparameter %s: %w", key(s), err)
-		}
-		if v <= 0 || v > 1<<30 {
-			return fmt.Errorf("hyperparameter %s = %d out of range", key(s), v)
-		}
-		*dst = int(v)
-		return nil
-	}
-	getf := func(s string, dst *float32) error {
-		v, err := f.Float(key(s))
-		if err != nil {
-			if errors.Is(err, gguf.ErrNotFound) {
-				return nil
-			}
-			return fmt.Errorf("hyperparameter %s: %w", key(s), err)
-		}
-		*dst = float32(v)
-		return nil
-	}
-	for _, k := range []struct {
-		name     string
-		dst      *int
-		required bool
-	}{
-		{"embedding_length", &h.NEmbd, true},
-		{"feed_forward_length", &h.NFF, true},
-		{"attention.head_count", &h.NHead, true},
-		{"block_count", &h.NLayer, true},
-		{"context_length", &h.NCtxTrain, false},
-	} {
-		if err := geti(k.name, k.dst, k.required); err != nil {
-			return h, err
-		}
-	}
-	h.NHeadKV = h.NHead
-	if err := geti("attention.head_count_kv", &h.NHeadKV, false); err != nil {
-		return h, err
-	}
-	if h.NEmbd%h.NHead != 0 {
-		return h, fmt.Errorf("embedding length %d is not a multiple of the head count %d", h.NEmbd, h.NHead)
-	}
-	if h.NHead%h.NHeadKV != 0 {
-		return h, fmt.Errorf("head count %d is not a multiple of the KV head count %d", h.NHead, h.NHeadKV)
-	}
-	h.HeadDim = h.NEmbd / h.NHead
-	h.NRot = h.HeadDim
-	if err := geti("rope.dimension_count", &h.NRot, false); err != nil {
-		return h, err
-	}
-	if h.NRot > h.HeadDim || h.NRot%2 != 0 {
-		return h, fmt.Errorf("rope dimension count %d must be even and at most the head size %d", h.NRot, h.HeadDim)
-	}
-	if err := getf("attention.layer_norm_rms_epsilon", &h.RMSEps); err != nil {
-		return h, err
-	}
-	if err := getf("rope.freq_base", &h.RopeFreqBase); err != nil {
-		return h, err
-	}
-	// linear rope scaling: rope.scaling.factor (type linear) or the older rope.scale_linear
-	factor := float32(0)
-	if t, err := f.String(key("rope.scaling.type")); err == nil && t == "linear" {
-		if err := getf("rope.scaling.factor", &factor); err != nil {
-			return h, err
-		}
-	} else if err := getf("rope.scale_linear", &factor); err != nil {
-		return h, err
-	}
-	if factor > 0 {
-		h.RopeFreqScale = 1 / factor
-	}
-	return h, nil
-}
-
-// bind finds the named weights and checks their shapes.
-func (m *Model) bind() error {
-	h := &m.Hparams
-	var errs []string
-	get := func(name string, shape ...int) *ggml.Tensor {
-		t := m.tensors[name]
-		if t == nil {
-			errs = append(errs, "missing tensor "+name)
-			return nil
-		}
-		ne := t.Ne()
-		for i := range ggml.MaxDims {
-			want := 1
-			if i < len(shape) {
-				want = shape[i]
-			}
-			if ne[i] != want {
-				errs = append(errs, fmt.Sprintf("tensor %s has shape %v, want %v", name, t.Shape(), shape))
-				break
-			}
-		}
-		return t
-	}
-	if te := m.tensors["token_embd.weight"]; te != nil {
-		h.NVocab = te.Ne()[1]
-	}
-	if m.Vocab.Model != TokenizerNone && m.Vocab.Size() > h.NVocab && h.NVocab > 0 {
-		errs = append(errs, fmt.Sprintf("the tokenizer has %d tokens but token_embd only %d rows", m.Vocab.Size(), h.NVocab))
-	}
-	m.TokEmbd = get("token_embd.weight", h.NEmbd, h.NVocab)
-	m.OutNorm = get("output_norm.weight", h.NEmbd)
-	if m.tensors["output.weight"] != nil {
-		m.Output = get("output.weight", h.NEmbd, h.NVocab)
-	} else {
-		m.Output = m.TokEmbd // tied embeddings
-	}
-	if m.tensors["rope_freqs.weight"] != nil {
-		m.RopeFreqs = get("rope_freqs.weight", h.NRot/2)
-	}
-	gqa := h.NEmbdGQA()
-	m.Layers = make([]Layer, h.NLayer)
-	for i := range m.Layers {
-		L := &m.Layers[i]
-		p := fmt.Sprintf("blk.%d.", i)
-		L.AttnNorm = get(p+"attn_norm.weight", h.NEmbd)
-		L.Wq = get(p+"attn_q.weight", h.NEmbd, h.NEmbd)
-		L.Wk = get(p+"attn_k.weight", h.NEmbd, gqa)
-		L.Wv = get(p+"attn_v.weight", h.NEmbd, gqa)
-		L.Wo = get(p+"attn_output.weight", h.NEmbd, h.NEmbd)
-		L.FFNNorm = get(p+"ffn_norm.weight", h.NEmbd)
-		L.WGate = get(p+"ffn_gate.weight", h.NEmbd, h.NFF)
-		L.WUp = get(p+"ffn_up.weight", h.NEmbd, h.NFF)
-		L.WDown = get(p+"ffn_down.weight", h.NFF, h.NEmbd)
-	}
-	if len(errs) > 0 {
-		if len(errs) > 8 {
-			errs = append(errs[:8], fmt.Sprintf("... and %d more", len(errs)-8))
-		}
-		return errors.New(strings.Join(errs, "; "))
-	}
-	for _, t := range []*ggml.Tensor{m.OutNorm, m.RopeFreqs} {
-		if t != nil && t.Type() != ggml.TypeF32 {
-			return fmt.Errorf("tensor %s is %s; norms and rope factors must be f32", t.Name(), t.Type())
-		}
-	}
-	for _, L := range m.Layers {
-		for _, t := range []*ggml.Tensor{L.AttnNorm, L.FFNNorm} {
-			if t.Type() != ggml.TypeF32 {
-				return fmt.Errorf("tensor %s is %s; norms must be f32", t.Name(), t.Type())
-			}
-		}
-	}
-	return nil
 }
 
 // WeightBytes is the size of the weights (0 once the model is closed).

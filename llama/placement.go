@@ -72,7 +72,7 @@ func (m *Model) local(name string) bool { return m.deviceOfTensor(name) == nil }
 // deviceOfTensor is the device holding the weight of this GGUF (or fused)
 // name, or nil for the local CPU.
 func (m *Model) deviceOfTensor(name string) *device {
-	if m.outDev != nil && isOutput(name) {
+	if m.outDev != nil && m.arch.isOutput(name) {
 		return m.outDev
 	}
 	if l := tensorLayer(name, m.NLayer); l >= 0 {
@@ -80,9 +80,6 @@ func (m *Model) deviceOfTensor(name string) *device {
 	}
 	return nil
 }
-
-// isOutput reports whether name is a weight of the output head.
-func isOutput(name string) bool { return name == "output.weight" || name == "output_norm.weight" }
 
 // localLayers is the number of layers the local CPU computes (the first ones).
 func (m *Model) localLayers() int {
@@ -370,7 +367,9 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 			units = append(units, t.Name)
 		}
 	}
-	sort.SliceStable(units, func(a, b int) bool { return decodeRank(units[a], m.NLayer) < decodeRank(units[b], m.NLayer) })
+	sort.SliceStable(units, func(a, b int) bool {
+		return m.arch.decodeRank(units[a], m.NLayer) < m.arch.decodeRank(units[b], m.NLayer)
+	})
 	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: (2*len(info)+8)*ggml.TensorOverhead() + 4096, NoAlloc: true})
 	if err != nil {
 		return err
@@ -397,13 +396,7 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 			tensors[name] = ctx.NewTensor(ggml.Type(t.Type), dims(t.Shape)...).SetName(name)
 			continue
 		}
-		g := groups[i]
-		first := info[g.parts[0]]
-		rows := 0
-		for _, p := range g.parts {
-			rows += int(info[p].Shape[1])
-		}
-		fused[i] = ctx.NewTensor(ggml.Type(first.Type), int(first.Shape[0]), rows).SetName(g.name)
+		fused[i] = newFused(ctx, groups[i], info)
 	}
 	var freqs *ggml.Tensor
 	if t, found := f.Tensor("rope_freqs.weight"); found {
@@ -421,13 +414,7 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 	}()
 	buf.SetUsage(ggml.BufferUsageWeights)
 	for i, g := range groups {
-		nb1 := fused[i].Nb()[1]
-		row := 0
-		for _, p := range g.parts {
-			t := info[p]
-			tensors[p] = ctx.View2D(fused[i], int(t.Shape[0]), int(t.Shape[1]), nb1, row*nb1).SetName(p)
-			row += int(t.Shape[1])
-		}
+		fusedViews(ctx, fused[i], g, info, tensors)
 	}
 	for name := range info {
 		data, err := f.TensorData(name)

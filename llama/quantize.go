@@ -386,7 +386,9 @@ func newMixState(m Mixture, f *gguf.File, hasImatrix bool) *mixState {
 		q.nGQA = heads / kvHeads
 	}
 	// llama.cpp's MODEL_70B: 80 llama layers with grouped K/V heads
-	q.is70B = arch == "llama" && geti("block_count") == 80 && heads != kvHeads
+	if a := archs[arch]; a != nil && a.is70B != nil {
+		q.is70B = a.is70B(&Hparams{NLayer: geti("block_count"), NHead: heads, NHeadKV: kvHeads})
+	}
 	for _, t := range f.Tensors() {
 		switch {
 		case t.Name == "output.weight":

@@ -29,26 +29,8 @@ func (m *Model) Save(path, name string) error {
 		return err
 	}
 	defer w.Abort()
-	h := m.Hparams
-	a := h.Arch + "."
-	set := []keyValue{
-		{"general.architecture", h.Arch},
-		{"general.name", name},
-		{a + "context_length", uint32(h.NCtxTrain)},
-		{a + "embedding_length", uint32(h.NEmbd)},
-		{a + "feed_forward_length", uint32(h.NFF)},
-		{a + "block_count", uint32(h.NLayer)},
-		{a + "attention.head_count", uint32(h.NHead)},
-		{a + "attention.head_count_kv", uint32(h.NHeadKV)},
-		{a + "rope.dimension_count", uint32(h.NRot)},
-		{a + "rope.freq_base", h.RopeFreqBase},
-		{a + "attention.layer_norm_rms_epsilon", h.RMSEps},
-		{a + "vocab_size", uint32(h.NVocab)},
-		{"general.file_type", uint32(m.fileType())},
-	}
-	if h.RopeFreqScale != 1 && h.RopeFreqScale > 0 {
-		set = append(set, keyValue{a + "rope.scaling.type", "linear"}, keyValue{a + "rope.scaling.factor", 1 / h.RopeFreqScale})
-	}
+	set := append([]keyValue{{"general.architecture", m.Arch}, {"general.name", name}}, m.hparamKVs()...)
+	set = append(set, keyValue{m.Arch + ".vocab_size", uint32(m.NVocab)}, keyValue{"general.file_type", uint32(m.fileType())})
 	for _, kv := range set {
 		if err := w.Set(kv.key, kv.v); err != nil {
 			return err
@@ -63,6 +45,58 @@ func (m *Model) Save(path, name string) error {
 		}
 	}
 	return w.Close()
+}
+
+// hparamKVs are the architecture's keys with the model's values: the
+// required ones and those whose value is not the default the loader would
+// take; not the older spellings a loader also reads (hparamKey.legacy).
+func (m *Model) hparamKVs() []keyValue {
+	h := m.Hparams
+	if h.RopeScalingFactor == 0 && h.RopeFreqScale > 0 && h.RopeFreqScale != 1 {
+		h.RopeScalingFactor = 1 / h.RopeFreqScale // a value made by hand (NewModel)
+	}
+	var out []keyValue
+	var d Hparams // what the loader has read so far, defaults included
+	for _, k := range m.arch.hparams {
+		if k.legacy {
+			continue // the loader reads the new spelling after it
+		}
+		if k.def != nil {
+			k.def(&d)
+		}
+		key := m.Arch + "." + k.key
+		var v any
+		switch p := k.field(&h).(type) {
+		case *int:
+			dp := k.field(&d).(*int)
+			if *p != *dp || k.required {
+				v = uint32(*p)
+			}
+			*dp = *p
+		case *float32:
+			dp := k.field(&d).(*float32)
+			if *p != *dp || k.required {
+				v = *p
+			}
+			*dp = *p
+		case *string:
+			dp := k.field(&d).(*string)
+			if *p != *dp || k.required {
+				v = *p
+			}
+			*dp = *p
+		case *bool:
+			dp := k.field(&d).(*bool)
+			if *p != *dp || k.required {
+				v = *p
+			}
+			*dp = *p
+		}
+		if v != nil {
+			out = append(out, keyValue{key, v})
+		}
+	}
+	return out
 }
 
 // tensorOrder lists the weights as llama.cpp orders them: token_embd,

@@ -144,6 +144,11 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	defer done()
+	if m.arch.state != stateKV {
+		// the hook of recurrent and encoder architectures: their state
+		// takes the place of the KV cache here
+		return nil, fmt.Errorf("llama: NewSession: %s models keep a %s, which sessions do not have yet", m.Arch, m.arch.state)
+	}
 	typ := ggml.TypeF16
 	if opts.F32KV {
 		typ = ggml.TypeF32

@@ -32,6 +32,11 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 	if h.Arch == "" {
 		h.Arch = "llama"
 	}
+	a := archs[h.Arch]
+	if a == nil || !a.trainable {
+		return nil, fmt.Errorf("llama: NewModel: architecture %q: only llama models can be made", h.Arch)
+	}
+	h.RopeType = a.ropeType
 	if h.NHeadKV == 0 {
 		h.NHeadKV = h.NHead
 	}
@@ -39,6 +44,7 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 		return nil, fmt.Errorf("llama: NewModel: bad shape %+v", h)
 	}
 	h.HeadDim = h.NEmbd / h.NHead
+	h.HeadDimV = h.HeadDim
 	if h.NRot == 0 {
 		h.NRot = h.HeadDim
 	}
@@ -56,6 +62,19 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 	}
 	if h.NCtxTrain == 0 {
 		h.NCtxTrain = 2048
+	}
+	// the keys a loaded file defaults (see decoderHparams)
+	if h.RopeScaling == "" {
+		h.RopeScaling = "linear"
+	}
+	if h.RopeScalingFactor == 0 && h.RopeFreqScale != 1 {
+		h.RopeScalingFactor = 1 / h.RopeFreqScale
+	}
+	if h.NCtxOrigYarn == 0 {
+		h.NCtxOrigYarn = h.NCtxTrain
+	}
+	if h.RopeAttnFactor == 0 {
+		h.RopeAttnFactor = 1
 	}
 	if h.NVocab <= 0 || h.NRot <= 0 || h.NRot > h.HeadDim || h.NRot%2 != 0 || h.NCtxTrain < 0 {
 		return nil, fmt.Errorf("llama: NewModel: bad shape %+v", h)
@@ -105,7 +124,7 @@ func NewModel(h Hparams, vocab *Vocab, o ModelOptions) (*Model, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x2545f4914f6cdd1d))
-	m := &Model{Hparams: h, Vocab: vocab, weights: ctx, tensors: map[string]*ggml.Tensor{}}
+	m := &Model{Hparams: h, Vocab: vocab, weights: ctx, tensors: map[string]*ggml.Tensor{}, arch: a}
 	for _, s := range specs {
 		t := ctx.NewTensor(ggml.TypeF32, s.shape...).SetName(s.name)
 		v := make([]float32, t.NElements())
@@ -178,7 +197,13 @@ func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err err
 			return errors.New("llama: Train: the weights must be f32 in writable memory (NewModel, or Load without Mmap)")
 		}
 	}
+	if !m.arch.trainable {
+		return fmt.Errorf("llama: Train: %s models cannot be trained", m.Arch)
+	}
 	for _, L := range m.Layers {
+		if L.Bq != nil || L.Bk != nil || L.Bv != nil || L.Bo != nil || L.BGate != nil || L.BUp != nil || L.BDown != nil {
+			return errors.New("llama: Train: the model has biases, which training leaves out")
+		}
 		if L.Wqkv != nil || L.WGateUp != nil {
 			return errors.New("llama: Train: the model's matrices are fused (Load it with NoFuse)")
 		}
