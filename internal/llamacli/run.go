@@ -137,9 +137,6 @@ func Run(name string, args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 
-	if m.Vocab.PreApprox {
-		fmt.Fprintf(stderr, "warning: pre-tokenizer %q is not implemented; the text is split as GPT-2 does\n", m.Vocab.Pre)
-	}
 	var toks []int32
 	if c.ids != "" {
 		for _, f := range strings.Split(c.ids, ",") {
