@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ggml-go/ggml/internal/corpus"
@@ -144,6 +145,32 @@ func BenchmarkTokenize(b *testing.B) {
 				v.Tokenize(text, true, false)
 			}
 		})
+	}
+}
+
+// mixedText is about 1 MB of mixed text: English prose, code, numbers,
+// accented and CJK text, and runs of spaces and newlines.
+func mixedText() string {
+	var b strings.Builder
+	extra := "func f(x int) int {\n\treturn x*31 + 7 // 12345678\n}\n" +
+		"Les élèves ont étudié l'été dernier — 3,14159 ≈ π.\n" +
+		"東京は日本の首都です。서울은 한국의 수도입니다. Привет, мир!\n" +
+		"    indented\n\n\n  'll 've 'RE ...!!! $100.00\n"
+	for b.Len() < 1<<20 {
+		b.WriteString(corpus.Opticks[:min(len(corpus.Opticks), 8192)])
+		b.WriteString(extra)
+	}
+	return b.String()
+}
+
+// BenchmarkTokenizeMixed: Llama 3's byte-level BPE on 1 MB of mixed text.
+func BenchmarkTokenizeMixed(b *testing.B) {
+	text := mixedText()
+	v := loadTestVocab(b, "ggml-vocab-llama-bpe.gguf")
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for range b.N {
+		v.Tokenize(text, false, false)
 	}
 }
 

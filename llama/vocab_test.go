@@ -102,6 +102,22 @@ func TestTokenizerVectors(t *testing.T) {
 					bad++
 					t.Errorf("%q:\n got  %v\n want %v", text, got, want[i])
 				}
+				// the pieces give the text back (byte-level BPE exactly,
+				// SPM but the prefixed space)
+				var pieces strings.Builder
+				for _, id := range got {
+					pieces.WriteString(v.Piece(id, false))
+				}
+				switch back := pieces.String(); v.Model {
+				case TokenizerBPE:
+					if back != text {
+						t.Errorf("pieces of %q: %q", text, back)
+					}
+				case TokenizerSPM:
+					if d := v.Detokenize(got); d != text && d != strings.TrimPrefix(text, " ") {
+						t.Errorf("detokenize %q: %q", text, d)
+					}
+				}
 			}
 			t.Logf("%s: %d/%d vectors match", name, len(texts)-bad, len(texts))
 		})
@@ -123,7 +139,7 @@ func equalIDs(a, b []int32) bool {
 // TestVocabSaveLoad: a model saved with each shared vocabulary tokenizes the
 // test strings as the original file does.
 func TestVocabSaveLoad(t *testing.T) {
-	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"} {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-qwen2.gguf", "ggml-vocab-bert-bge.gguf"} {
 		t.Run(name, func(t *testing.T) {
 			v := loadTestVocab(t, name)
 			m, err := NewModel(Hparams{NEmbd: 16, NLayer: 1, NHead: 2, NFF: 32, NCtxTrain: 64}, v, ModelOptions{Tied: true, Seed: 1})
