@@ -205,6 +205,12 @@ func (v *Vocab) write(w *gguf.Writer) error {
 		}
 		kvs = append(kvs, keyValue{keyTokMerges, merges})
 	}
+	if v.ugm != nil {
+		if len(v.ugm.charsmap) > 0 {
+			kvs = append(kvs, keyValue{keyTokCharsmap, v.ugm.charsmap})
+		}
+		kvs = append(kvs, keyValue{keyTokRemoveExtraWS, v.ugm.removeExtraSpaces})
+	}
 	for _, id := range []struct {
 		key string
 		id  int32

@@ -251,3 +251,64 @@ func FuzzRWKV(f *testing.F) {
 		}
 	})
 }
+
+// ugmTestVocab is a small unigram vocabulary without a character map.
+func ugmTestVocab(t testing.TB) *Vocab {
+	v := &Vocab{Model: TokenizerUGM, BOS: -1, EOS: 1, UNK: 2, SEP: -1, PAD: 0, CLS: -1, EOT: -1, AddEOS: true, AddSpacePrefix: true}
+	add := func(text string, typ TokenType, score float32) {
+		v.Tokens = append(v.Tokens, text)
+		v.Types = append(v.Types, typ)
+		v.Scores = append(v.Scores, score)
+	}
+	add("<pad>", TokenControl, 0)
+	add("</s>", TokenControl, 0)
+	add("<unk>", TokenUnknown, 0)
+	add("▁", TokenNormal, -2)        // 3
+	add("▁hello", TokenNormal, -3)   // 4
+	add("▁he", TokenNormal, -2)      // 5
+	add("llo", TokenNormal, -2)      // 6
+	add("h", TokenNormal, -5)        // 7
+	add("e", TokenNormal, -5)        // 8
+	add("l", TokenNormal, -5)        // 9
+	add("o", TokenNormal, -5)        // 10
+	add("<x>", TokenUserDefined, -9) // 11
+	v.index(-1, -1, -1, -1, "")
+	if err := v.newUGM(nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestUnigram: the best-scoring segmentation wins, unknown code points
+// merge into one unknown token, user-defined tokens score 0, EOS is added.
+func TestUnigram(t *testing.T) {
+	v := ugmTestVocab(t)
+	for _, c := range []struct {
+		text string
+		want []int32
+	}{
+		{"hello", []int32{4, 1}},              // ▁hello (-3) beats ▁he llo (-4)
+		{"hello ééh", []int32{4, 3, 2, 7, 1}}, // é é unknown once
+		{"<x>hello", []int32{11, 4, 1}},       // a user-defined token is a fragment of its own
+	} {
+		if got := v.Tokenize(c.text, true, false); !equalIDs(got, c.want) {
+			t.Errorf("%q: got %v want %v", c.text, got, c.want)
+		}
+	}
+	if d := v.Detokenize([]int32{4, 3, 7, 1}); d != "hello h" {
+		t.Errorf("detokenize: %q", d)
+	}
+}
+
+// FuzzUnigram: the unigram tokenizer never panics and gives valid ids.
+func FuzzUnigram(f *testing.F) {
+	f.Add("hello <x> ééh\xff")
+	v := ugmTestVocab(f)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, id := range v.Tokenize(text, true, true) {
+			if id < 0 || int(id) >= v.Size() {
+				t.Fatalf("%q: id %d", text, id)
+			}
+		}
+	})
+}

@@ -29,6 +29,7 @@ const (
 	TokenizerBPE  = "gpt2"  // byte-level BPE with ranked merges and a pre-tokenizer
 	TokenizerWPM  = "bert"  // WordPiece: lower-cased, accents stripped, greedy longest match
 	TokenizerRWKV = "rwkv"  // RWKV World: greedy longest match over the bytes
+	TokenizerUGM  = "t5"    // Unigram: best sum of token scores, precompiled character map
 	TokenizerNone = "none"
 )
 
@@ -38,7 +39,7 @@ const (
 // llama_token_to_piece and llama_detokenize. It is immutable after loading
 // and safe for concurrent use.
 type Vocab struct {
-	Model string // TokenizerSPM, TokenizerBPE, TokenizerWPM, TokenizerRWKV or TokenizerNone
+	Model string // TokenizerSPM, TokenizerBPE, TokenizerWPM, TokenizerRWKV, TokenizerUGM or TokenizerNone
 	Pre   string // pre-tokenizer name of BPE vocabularies (tokenizer.ggml.pre)
 	// Deprecated: every pre-tokenizer llama.cpp knows is implemented and an
 	// unknown one is refused when loading, so PreApprox is always false.
@@ -68,6 +69,7 @@ type Vocab struct {
 	maxTokenLen int              // WPM
 	rwkv        map[string]int32 // RWKV: the tokens' bytes
 	rwkvMax     int
+	ugm         *ugmState
 }
 
 type bpePair struct{ left, right string }
@@ -100,7 +102,9 @@ const (
 	keyTokSEP       = "tokenizer.ggml.seperator_token_id" // sic, as llama.cpp writes it
 	keyTokPAD       = "tokenizer.ggml.padding_token_id"
 	keyTokCLS       = "tokenizer.ggml.cls_token_id"
-	keyTokMASK      = "tokenizer.ggml.mask_token_id"
+
+	keyTokCharsmap      = "tokenizer.ggml.precompiled_charsmap"
+	keyTokRemoveExtraWS = "tokenizer.ggml.remove_extra_whitespaces"
 )
 
 // LoadVocab reads the tokenizer of a GGUF file. Files without
@@ -167,6 +171,12 @@ func LoadVocab(f *gguf.File) (*Vocab, error) {
 		v.UNK, v.SEP, v.PAD, v.CLS = 100, 102, 0, 101
 		v.AddBOS, v.CleanSpaces = true, true
 	case TokenizerRWKV:
+	case TokenizerUGM:
+		v.EOS, v.UNK, v.PAD = 1, 2, 0
+		v.AddEOS = true
+		if v.Scores == nil {
+			v.Scores = make([]float32, n)
+		}
 	case TokenizerBPE:
 		v.BOS, v.EOS = 11, 11
 		if v.pre, err = lookupPre(v.Pre); err != nil {
@@ -195,7 +205,7 @@ func LoadVocab(f *gguf.File) (*Vocab, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("llama: tokenizer model %q is not supported (llama, gpt2, bert and rwkv are)", v.Model)
+		return nil, fmt.Errorf("llama: tokenizer model %q is not supported (llama, gpt2, bert, rwkv and t5 are)", v.Model)
 	}
 	if f.Has(keyTokAddPrefix) {
 		if v.AddSpacePrefix, err = f.Bool(keyTokAddPrefix); err != nil {
@@ -242,6 +252,30 @@ func LoadVocab(f *gguf.File) (*Vocab, error) {
 	}
 	name, _ := f.String("general.name")
 	v.index(eom, fimPad, fimRep, fimSep, name)
+	if v.Model == TokenizerUGM {
+		var charsmap []byte
+		if f.Has(keyTokCharsmap) {
+			if charsmap, err = f.Uint8s(keyTokCharsmap); err != nil {
+				i8, err2 := f.Int8s(keyTokCharsmap)
+				if err2 != nil {
+					return nil, fmt.Errorf("llama: vocabulary: %w", err)
+				}
+				charsmap = make([]byte, len(i8))
+				for i, b := range i8 {
+					charsmap[i] = byte(b)
+				}
+			}
+		}
+		removeExtra := false
+		if f.Has(keyTokRemoveExtraWS) {
+			if removeExtra, err = f.Bool(keyTokRemoveExtraWS); err != nil {
+				return nil, fmt.Errorf("llama: vocabulary: %w", err)
+			}
+		}
+		if err := v.newUGM(charsmap, removeExtra); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
@@ -542,6 +576,8 @@ func (v *Vocab) Tokenize(text string, addSpecial, parseSpecial bool) []int32 {
 			out = v.wpm(fr.text, out)
 		case TokenizerRWKV:
 			out = v.rwkvTokenize(fr.text, out)
+		case TokenizerUGM:
+			out = v.ugmTokenize(fr.text, out)
 		}
 		prevSpecial = false
 	}
@@ -568,7 +604,7 @@ func (v *Vocab) Piece(id int32, special bool) string {
 	switch v.Model {
 	case TokenizerRWKV:
 		return string(rwkvUnescape(t))
-	case TokenizerSPM, TokenizerWPM:
+	case TokenizerSPM, TokenizerWPM, TokenizerUGM:
 		switch typ {
 		case TokenControl, TokenUnknown, TokenUserDefined:
 			return t
