@@ -320,93 +320,122 @@ func reSplit(re reNode, in []int32, base int, out []int) []int {
 	return out
 }
 
+// chunk is a scanner's view of code points a..b: outside, no code point
+// (-1) and no flags; add ends a word.
+type chunk struct {
+	s          *splitText
+	a, b, prev int
+	out        []int
+}
+
+func (c *chunk) cpt(i int) rune {
+	if i >= c.a && i < c.b {
+		return c.s.cps[i]
+	}
+	return -1
+}
+
+func (c *chunk) fl(i int) cpFlags {
+	if i >= c.a && i < c.b {
+		return c.s.flags[i]
+	}
+	return 0
+}
+
+// add ends a word at end (nothing when it would be empty) and returns its
+// length.
+func (c *chunk) add(end int) int {
+	n := end - c.prev
+	if n > 0 {
+		c.out = append(c.out, end)
+	}
+	c.prev = end
+	return n
+}
+
+// contraction ends a word after 's 't 'm 'd 're 've 'll at pos (lower
+// maps the letters) and returns its length, or 0.
+func (c *chunk) contraction(pos int, lower func(rune) rune) int {
+	if c.cpt(pos) != '\'' || pos+1 >= c.b {
+		return 0
+	}
+	n := lower(c.cpt(pos + 1))
+	if n == 's' || n == 't' || n == 'm' || n == 'd' {
+		return c.add(pos + 2)
+	}
+	if pos+2 < c.b {
+		nn := lower(c.cpt(pos + 2))
+		if (n == 'r' && nn == 'e') || (n == 'v' && nn == 'e') || (n == 'l' && nn == 'l') {
+			return c.add(pos + 3)
+		}
+	}
+	return 0
+}
+
+// spaces ends the word of the whitespace at pos as both scanners do
+// (\s+(?!\S), else \s+, else the code point alone) and returns the next
+// position.
+func (c *chunk) spaces(pos int) int {
+	nws := 0
+	for c.fl(pos+nws)&cpWhitespace != 0 {
+		nws++
+	}
+	switch {
+	case nws > 1 && c.cpt(pos+nws) >= 0:
+		pos += nws - 1
+	case nws > 0:
+		pos += nws
+	default:
+		pos++
+	}
+	c.add(pos)
+	return pos
+}
+
+func identity(r rune) rune { return r }
+
 // scanGPT2 is llama.cpp's hand-written scanner for the GPT-2 pattern
 //
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
 //
 // over code points a..b, appending word ends to out.
 func scanGPT2(s *splitText, a, b int, out []int) []int {
-	cpt := func(i int) rune {
-		if i >= a && i < b {
-			return s.cps[i]
-		}
-		return -1
-	}
-	fl := func(i int) cpFlags {
-		if i >= a && i < b {
-			return s.flags[i]
-		}
-		return 0
-	}
-	prev := a
-	add := func(end int) int {
-		n := end - prev
-		if n > 0 {
-			out = append(out, end)
-		}
-		prev = end
-		return n
-	}
+	c := &chunk{s: s, a: a, b: b, prev: a, out: out}
 	other := func(f cpFlags) bool { return f&(cpWhitespace|cpLetter|cpNumber) == 0 && f != 0 }
 	for pos := a; pos < b; {
-		c, f := cpt(pos), fl(pos)
-		if c == '\'' && pos+1 < b {
-			n := cpt(pos + 1)
-			if n == 's' || n == 't' || n == 'm' || n == 'd' {
-				pos += add(pos + 2)
-				continue
-			}
-			if pos+2 < b {
-				nn := cpt(pos + 2)
-				if (n == 'r' && nn == 'e') || (n == 'v' && nn == 'e') || (n == 'l' && nn == 'l') {
-					pos += add(pos + 3)
-					continue
-				}
-			}
+		if n := c.contraction(pos, identity); n > 0 {
+			pos += n
+			continue
 		}
+		r, f := c.cpt(pos), c.fl(pos)
 		f2 := f
-		if c == ' ' {
-			f2 = fl(pos + 1)
+		if r == ' ' {
+			f2 = c.fl(pos + 1)
 		}
 		if f2&cpLetter != 0 || f2&cpNumber != 0 || other(f2) {
-			if c == ' ' {
+			if r == ' ' {
 				pos++
 			}
 			switch {
 			case f2&cpLetter != 0:
-				for fl(pos)&cpLetter != 0 {
+				for c.fl(pos)&cpLetter != 0 {
 					pos++
 				}
 			case f2&cpNumber != 0:
-				for fl(pos)&cpNumber != 0 {
+				for c.fl(pos)&cpNumber != 0 {
 					pos++
 				}
 			default:
-				for other(fl(pos)) {
+				for other(c.fl(pos)) {
 					pos++
 				}
 			}
-			add(pos)
+			c.add(pos)
 			continue
 		}
-		nws := 0
-		for fl(pos+nws)&cpWhitespace != 0 {
-			nws++
-		}
-		if nws > 1 && cpt(pos+nws) >= 0 { // \s+(?!\S)
-			pos += nws - 1
-			add(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			add(pos)
-			continue
-		}
-		pos++
-		add(pos)
+		pos = c.spaces(pos)
 	}
-	return out
+	return c.out
 }
 
 // scanLlama3 is llama.cpp's hand-written scanner for the Llama 3 pattern
@@ -415,111 +444,70 @@ func scanGPT2(s *splitText, a, b int, out []int) []int {
 //
 // over code points a..b, appending word ends to out.
 func scanLlama3(s *splitText, a, b int, out []int) []int {
-	cpt := func(i int) rune {
-		if i >= a && i < b {
-			return s.cps[i]
-		}
-		return -1
-	}
-	fl := func(i int) cpFlags {
-		if i >= a && i < b {
-			return s.flags[i]
-		}
-		return 0
-	}
-	prev := a
-	add := func(end int) int {
-		n := end - prev
-		if n > 0 {
-			out = append(out, end)
-		}
-		prev = end
-		return n
-	}
+	c := &chunk{s: s, a: a, b: b, prev: a, out: out}
 	for pos := a; pos < b; {
-		c, f := cpt(pos), fl(pos)
-		if c == '\'' && pos+1 < b {
-			n := cpLower(cpt(pos + 1))
-			if n == 's' || n == 't' || n == 'm' || n == 'd' {
-				pos += add(pos + 2)
-				continue
-			}
-			if pos+2 < b {
-				nn := cpLower(cpt(pos + 2))
-				if (n == 'r' && nn == 'e') || (n == 'v' && nn == 'e') || (n == 'l' && nn == 'l') {
-					pos += add(pos + 3)
-					continue
-				}
-			}
+		if n := c.contraction(pos, cpLower); n > 0 {
+			pos += n
+			continue
 		}
+		r, f := c.cpt(pos), c.fl(pos)
 		// [^\r\n\p{L}\p{N}]?\p{L}+
-		if !(c == '\r' || c == '\n' || f&cpNumber != 0) {
-			if f&cpLetter != 0 || fl(pos+1)&cpLetter != 0 {
+		if !(r == '\r' || r == '\n' || f&cpNumber != 0) {
+			if f&cpLetter != 0 || c.fl(pos+1)&cpLetter != 0 {
 				pos++
-				for fl(pos)&cpLetter != 0 {
+				for c.fl(pos)&cpLetter != 0 {
 					pos++
 				}
-				add(pos)
+				c.add(pos)
 				continue
 			}
 		}
 		// \p{N}{1,3}
 		if f&cpNumber != 0 {
 			ini := pos
-			for fl(pos)&cpNumber != 0 {
+			for c.fl(pos)&cpNumber != 0 {
 				pos++
 				if pos-ini >= 3 {
-					add(pos)
+					c.add(pos)
 					ini = pos
 				}
 			}
-			add(pos)
+			c.add(pos)
 			continue
 		}
 		// <space>?[^\s\p{L}\p{N}]+[\r\n]*  (the reference tests the flags
 		// of the first code point, not of the one after the space)
 		f2 := f
-		if c == ' ' {
-			f2 = fl(pos + 1)
+		if r == ' ' {
+			f2 = c.fl(pos + 1)
 		}
 		if f2&(cpWhitespace|cpLetter|cpNumber) == 0 && f != 0 {
-			if c == ' ' {
+			if r == ' ' {
 				pos++
 			}
 			for f2&(cpWhitespace|cpLetter|cpNumber) == 0 && f2 != 0 {
 				pos++
-				f2 = fl(pos)
+				f2 = c.fl(pos)
 			}
-			for c2 := cpt(pos); c2 == '\r' || c2 == '\n'; c2 = cpt(pos) {
+			for r2 := c.cpt(pos); r2 == '\r' || r2 == '\n'; r2 = c.cpt(pos) {
 				pos++
 			}
-			add(pos)
+			c.add(pos)
 			continue
 		}
-		nws, lastNL := 0, 0
-		for fl(pos+nws)&cpWhitespace != 0 {
-			if c2 := cpt(pos + nws); c2 == '\r' || c2 == '\n' {
-				lastNL = pos + nws + 1
+		// \s*[\r\n]+: up to the last newline of the whitespace
+		lastNL := 0
+		for k := pos; c.fl(k)&cpWhitespace != 0; k++ {
+			if r2 := c.cpt(k); r2 == '\r' || r2 == '\n' {
+				lastNL = k + 1
 			}
-			nws++
 		}
-		if lastNL > 0 { // \s*[\r\n]+
+		if lastNL > 0 {
 			pos = lastNL
-			add(pos)
+			c.add(pos)
 			continue
 		}
-		if nws > 1 && cpt(pos+nws) >= 0 { // \s+(?!\S)
-			pos += nws - 1
-			add(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			add(pos)
-			continue
-		}
-		pos++
-		add(pos)
+		pos = c.spaces(pos)
 	}
-	return out
+	return c.out
 }
