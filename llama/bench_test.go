@@ -163,14 +163,21 @@ func mixedText() string {
 	return b.String()
 }
 
-// BenchmarkTokenizeMixed: Llama 3's byte-level BPE on 1 MB of mixed text.
+// BenchmarkTokenizeMixed: byte-level BPE on 1 MB of mixed text, with Llama
+// 3's pre-tokenizer (a hand-written scanner) and Qwen2's (the regex
+// matcher).
 func BenchmarkTokenizeMixed(b *testing.B) {
 	text := mixedText()
-	v := loadTestVocab(b, "ggml-vocab-llama-bpe.gguf")
-	b.SetBytes(int64(len(text)))
-	b.ResetTimer()
-	for range b.N {
-		v.Tokenize(text, false, false)
+	for _, name := range []string{"ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf"} {
+		b.Run(name, func(b *testing.B) {
+			v := loadTestVocab(b, name)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				v.Tokenize(text, false, false)
+			}
+		})
 	}
 }
 

@@ -154,7 +154,7 @@ var (
 	preLlama3  = &preTokenizer{cleanSpaces: true, ignoreMerges: true, addBOS: true, splits: []preSplit{splitLlama3}}
 	preGPT2    = &preTokenizer{cleanSpaces: true, splits: []preSplit{splitGPT2}}
 	preDigits  = []preSplit{collapsed(reDigit), splitGPT2} // starcoder and kin
-	preQwen2   = []preSplit{collapsed(reQwen2)}
+	preQwen2   = []preSplit{{scan: scanQwen2}}
 	prePoro    = []preSplit{wide(rePoro)}
 
 	preTokenizers = map[string]*preTokenizer{
@@ -233,7 +233,8 @@ type splitText struct {
 }
 
 func newSplitText(text string) *splitText {
-	s := &splitText{text: text}
+	n := len(text) // an upper bound of the code points
+	s := &splitText{text: text, cps: make([]rune, 0, n), flags: make([]cpFlags, 0, n), offs: make([]int, 0, n+1)}
 	for i := 0; i < len(text); {
 		c, n, _ := decodeCp(text, i)
 		s.cps = append(s.cps, c)
@@ -510,4 +511,72 @@ func scanLlama3(s *splitText, a, b int, out []int) []int {
 		pos = c.spaces(pos)
 	}
 	return c.out
+}
+
+// scanQwen2 splits code points a..b as reQwen2 does (the fuzz test
+// FuzzQwen2Scanner checks it against the matcher), without backtracking:
+// each alternative's first success is decided by the runs at pos.
+func scanQwen2(s *splitText, a, b int, out []int) []int {
+	in := s.units(true)[a:b]
+	n := len(in)
+	run := func(p int, c reClass) int {
+		for p < n && c(in[p]) {
+			p++
+		}
+		return p
+	}
+	isQ := func(u int32) bool { return !reSpace(u) && !cL(u) && !cN(u) }
+	for p := 0; p < n; {
+		e := qwen2Contraction(in, p)
+		switch {
+		case e > 0:
+		case cL(in[p]):
+			e = run(p, cL)
+		case p+1 < n && cL(in[p+1]) && !reCRLF(in[p]) && !cN(in[p]):
+			e = run(p+1, cL)
+		case cN(in[p]):
+			e = p + 1
+		case isQ(in[p]) || (in[p] == ' ' && p+1 < n && isQ(in[p+1])):
+			e = run(run(p+1, isQ), reCRLF)
+		default: // whitespace
+			ws := run(p, reSpace)
+			lastNL := -1
+			for k := p; k < ws; k++ {
+				if reCRLF(in[k]) {
+					lastNL = k
+				}
+			}
+			switch {
+			case lastNL >= 0:
+				e = lastNL + 1
+			case ws == n || ws-p < 2:
+				e = ws
+			default:
+				e = ws - 1
+			}
+		}
+		out = append(out, a+e)
+		p = e
+	}
+	return out
+}
+
+// qwen2Contraction is the end of (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]) at p, or 0.
+func qwen2Contraction(in []int32, p int) int {
+	if in[p] != '\'' || p+1 >= len(in) {
+		return 0
+	}
+	lower := func(u int32) int32 {
+		if u >= 'A' && u <= 'Z' {
+			return u + 'a' - 'A'
+		}
+		return u
+	}
+	switch c := lower(in[p+1]); {
+	case c == 's' || c == 't' || c == 'm' || c == 'd':
+		return p + 2
+	case p+2 < len(in) && ((c == 'r' || c == 'v') && lower(in[p+2]) == 'e' || c == 'l' && lower(in[p+2]) == 'l'):
+		return p + 3
+	}
+	return 0
 }

@@ -133,9 +133,10 @@ func reNot(c reClass) reClass { return func(u int32) bool { return !c(u) } }
 // reFind returns the leftmost match at or after pos, as std::regex_search:
 // [start, end), or ok false.
 func reFind(n reNode, in []int32, pos int) (start, end int, ok bool) {
+	e := -1
+	accept := func(p int) bool { e = p; return true }
 	for ; pos < len(in); pos++ {
-		e := -1
-		if n.match(in, pos, func(p int) bool { e = p; return true }) {
+		if n.match(in, pos, accept) {
 			return pos, e, true
 		}
 	}

@@ -312,3 +312,21 @@ func FuzzUnigram(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQwen2Scanner: the hand-written Qwen2 scanner splits as the matcher
+// running Qwen2's pattern does.
+func FuzzQwen2Scanner(f *testing.F) {
+	for _, s := range []string{"Hello  world's 123\n\n x", "a \t\r\n b", "'RE 'Ll !!\n\n", " \u00e9t\u00e9 \u3000x", "x  ", "\xff 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if text == "" {
+			return
+		}
+		s := newSplitText(text)
+		want := reSplit(reQwen2, s.units(true), 0, nil)
+		if got := scanQwen2(s, 0, len(s.cps), nil); !slices.Equal(got, want) {
+			t.Fatalf("%q: scanner %v, matcher %v", text, got, want)
+		}
+	})
+}
