@@ -30,6 +30,7 @@ func TestPreTokenizerSplits(t *testing.T) {
 	}{
 		{"gpt-2", "Hello  world's 123", []string{"Hello", " ", " world", "'s", " 123"}},
 		{"gpt-2", "a   ", []string{"a", "   "}},
+		{"", "Hello 1234", []string{"Hello", " ", "123", "4"}}, // no pre key: llama.cpp's default rules
 		{"llama-bpe", "12345 ab\n\n c", []string{"123", "45", " ab", "\n\n", " c"}},
 		{"llama-bpe", "I'VE", []string{"I", "'VE"}},
 		{"qwen2", "12345 ab\n\n c", []string{"1", "2", "3", "4", "5", " ab", "\n\n", " c"}},
