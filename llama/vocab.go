@@ -281,7 +281,10 @@ func LoadVocab(f *gguf.File) (*Vocab, error) {
 
 // NewVocab builds a vocabulary from its parts (as a training program does
 // before saving it); scores may be nil for BPE, merges nil for SPM. A BPE
-// vocabulary gets the GPT-2 pre-tokenizer.
+// vocabulary gets the GPT-2 pre-tokenizer. The slices are kept, not copied:
+// as when loading, an empty token is renamed "[EMPTY_n]" and tokens
+// llama.cpp recognises by their text as end-of-generation or FIM markers
+// become TokenControl.
 func NewVocab(model string, tokens []string, scores []float32, types []TokenType, merges []string) (*Vocab, error) {
 	v := &Vocab{Model: model, Tokens: tokens, Scores: scores, Types: types, BOS: -1, EOS: -1, UNK: -1, SEP: -1, PAD: -1, CLS: -1, EOT: -1}
 	if len(types) != len(tokens) || (scores != nil && len(scores) != len(tokens)) {
