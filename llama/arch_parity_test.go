@@ -41,14 +41,6 @@ type archCase struct {
 	GenMargins  []float64 `json:"gen_margins"`
 }
 
-// tokenizerDiffers names the vocabularies whose tokenization is known to
-// differ from llama.cpp's today (the tokenizer issue): their id check is
-// skipped, the model is still checked from the file's ids.
-var tokenizerDiffers = map[string]string{
-	"llama-bpe": "the llama-bpe (Llama 3) pre-tokenizer is not llama.cpp's yet",
-	"qwen2":     "the qwen2 pre-tokenizer is not llama.cpp's yet",
-}
-
 // archParityDir is ../shared/parity/archs (GGML_PARITY_DIR/archs).
 func archParityDir() string {
 	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
@@ -251,13 +243,9 @@ func testArchCase(t *testing.T, dir string, c *archCase) {
 	}
 	t.Run("prompt_ids", func(t *testing.T) {
 		got := m.Tokenize(c.Prompt, true)
-		if equalIDs(got, c.PromptIDs) {
-			return
+		if !equalIDs(got, c.PromptIDs) {
+			t.Errorf("prompt ids\n got %v\nwant %v", got, c.PromptIDs)
 		}
-		if why, ok := tokenizerDiffers[strings.TrimSuffix(strings.TrimPrefix(c.VocabFile, "ggml-vocab-"), ".gguf")]; ok {
-			t.Skipf("tokenizer known to differ (%s): got %v", why, got)
-		}
-		t.Errorf("prompt ids\n got %v\nwant %v", got, c.PromptIDs)
 	})
 	for _, threads := range []int{1, 2} {
 		t.Run(fmt.Sprintf("f16/threads=%d", threads), func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ggml-go/ggml/internal/corpus"
@@ -142,6 +143,39 @@ func BenchmarkTokenize(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for range b.N {
 				v.Tokenize(text, true, false)
+			}
+		})
+	}
+}
+
+// mixedText is about 1 MB of mixed text: English prose, code, numbers,
+// accented and CJK text, and runs of spaces and newlines.
+func mixedText() string {
+	var b strings.Builder
+	extra := "func f(x int) int {\n\treturn x*31 + 7 // 12345678\n}\n" +
+		"Les élèves ont étudié l'été dernier — 3,14159 ≈ π.\n" +
+		"東京は日本の首都です。서울은 한국의 수도입니다. Привет, мир!\n" +
+		"    indented\n\n\n  'll 've 'RE ...!!! $100.00\n"
+	for b.Len() < 1<<20 {
+		b.WriteString(corpus.Opticks[:min(len(corpus.Opticks), 8192)])
+		b.WriteString(extra)
+	}
+	return b.String()
+}
+
+// BenchmarkTokenizeMixed: byte-level BPE on 1 MB of mixed text, with Llama
+// 3's pre-tokenizer (a hand-written scanner) and Qwen2's (the regex
+// matcher).
+func BenchmarkTokenizeMixed(b *testing.B) {
+	text := mixedText()
+	for _, name := range []string{"ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf"} {
+		b.Run(name, func(b *testing.B) {
+			v := loadTestVocab(b, name)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				v.Tokenize(text, false, false)
 			}
 		})
 	}

@@ -230,7 +230,7 @@ func (v *Vocab) write(w *gguf.Writer) error {
 	if v.ChatTemplate != "" {
 		kvs = append(kvs, keyValue{keyChatTemplate, v.ChatTemplate})
 	}
-	if v.Model == TokenizerSPM {
+	if v.Scores != nil {
 		kvs = append(kvs, keyValue{keyTokScores, v.Scores})
 	}
 	if v.Model == TokenizerBPE {
@@ -242,15 +242,23 @@ func (v *Vocab) write(w *gguf.Writer) error {
 		}
 		kvs = append(kvs, keyValue{keyTokMerges, merges})
 	}
+	if v.ugm != nil {
+		if len(v.ugm.charsmap) > 0 {
+			kvs = append(kvs, keyValue{keyTokCharsmap, v.ugm.charsmap})
+		}
+		kvs = append(kvs, keyValue{keyTokRemoveExtraWS, v.ugm.removeExtraSpaces})
+	}
 	for _, id := range []struct {
 		key string
 		id  int32
-	}{{keyTokBOS, v.BOS}, {keyTokEOS, v.EOS}, {keyTokUNK, v.UNK}} {
+	}{{keyTokBOS, v.BOS}, {keyTokEOS, v.EOS}, {keyTokUNK, v.UNK}, {keyTokEOT, v.EOT},
+		{keyTokSEP, v.SEP}, {keyTokPAD, v.PAD}, {keyTokCLS, v.CLS}} {
 		if id.id >= 0 {
 			kvs = append(kvs, keyValue{id.key, uint32(id.id)})
 		}
 	}
-	kvs = append(kvs, keyValue{keyTokAddBOS, v.AddBOS}, keyValue{keyTokAddEOS, v.AddEOS})
+	kvs = append(kvs, keyValue{keyTokAddBOS, v.AddBOS}, keyValue{keyTokAddEOS, v.AddEOS},
+		keyValue{keyTokAddPrefix, v.AddSpacePrefix})
 	for _, kv := range kvs {
 		if err := w.Set(kv.key, kv.v); err != nil {
 			return err

@@ -1,8 +1,8 @@
 package llama
 
 import (
+	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -40,16 +40,19 @@ func bpeEncode(s string) string {
 	return b.String()
 }
 
-// bpeDecode is the inverse of bpeEncode; characters outside the alphabet are
-// kept as they are.
+// bpeDecode is the inverse of bpeEncode, as llama.cpp's llama_decode_text:
+// a character outside the alphabet is written as "[UNK_BYTE_0x" + its
+// UTF-8 bytes in hex + the whole token text + "]".
 func bpeDecode(s string) string {
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, n, _ := decodeCp(s, i)
+		i += n
 		if c, ok := runeByte[r]; ok {
 			b.WriteByte(c)
-		} else {
-			b.WriteRune(r)
+			continue
 		}
+		fmt.Fprintf(&b, "[UNK_BYTE_0x%x%s]", string(utf8.AppendRune(nil, r)), s)
 	}
 	return b.String()
 }
@@ -60,7 +63,9 @@ type bpeBigram struct {
 	ln, rn      int // the sizes of both sides when queued: a merge since makes it stale
 }
 
-// bpe tokenizes text (one fragment) and appends to out.
+// bpe tokenizes text (one fragment) and appends to out, as llama.cpp's
+// llm_tokenizer_bpe_session: each word of the pre-tokenizer is merged apart
+// from the others.
 func (v *Vocab) bpe(text string, out []int32) []int32 {
 	var q heap[bpeBigram]
 	q.less = func(a, b bpeBigram) bool {
@@ -70,8 +75,16 @@ func (v *Vocab) bpe(text string, out []int32) []int32 {
 		return a.left < b.left
 	}
 	var syms []symbol
-	for _, w := range splitGPT2(text) {
-		word := bpeEncode(w)
+	start := 0
+	for _, end := range v.pre.split(text) {
+		word := bpeEncode(text[start:end])
+		start = end
+		if v.pre.ignoreMerges {
+			if id, ok := v.ids[word]; ok {
+				out = append(out, id)
+				continue
+			}
+		}
 		syms = splitChars(word, syms[:0])
 		piece := func(i int) string { return word[syms[i].start : syms[i].start+syms[i].n] }
 		pair := func(l, r int) {
@@ -117,90 +130,4 @@ func (v *Vocab) bpe(text string, out []int32) []int32 {
 		}
 	}
 	return out
-}
-
-// Character classes of the GPT-2 pre-tokenizer pattern
-//
-//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//
-// (Go's regexp has no lookahead, so it is matched by hand below.)
-func isL(r rune) bool     { return unicode.IsLetter(r) }
-func isN(r rune) bool     { return unicode.IsNumber(r) }
-func isSpace(r rune) bool { return unicode.IsSpace(r) }
-func isOther(r rune) bool { return !isSpace(r) && !isL(r) && !isN(r) }
-
-// splitGPT2 cuts text into the words of the GPT-2 pattern. It works on byte
-// offsets so that invalid UTF-8 passes through unchanged (an invalid byte is
-// a character of class "other").
-func splitGPT2(text string) []string {
-	var words []string
-	at := func(i int) (rune, int) {
-		if i >= len(text) {
-			return -1, 0
-		}
-		return utf8.DecodeRuneInString(text[i:])
-	}
-	// run returns the end of the run of characters of class cls from i.
-	run := func(i int, cls func(rune) bool) int {
-		for {
-			r, n := at(i)
-			if n == 0 || !cls(r) {
-				return i
-			}
-			i += n
-		}
-	}
-	for i := 0; i < len(text); {
-		r, n := at(i)
-		// contractions
-		if r == '\'' {
-			rest := text[i+1:]
-			if len(rest) >= 2 && (rest[:2] == "re" || rest[:2] == "ve" || rest[:2] == "ll") {
-				words = append(words, text[i:i+3])
-				i += 3
-				continue
-			}
-			if len(rest) >= 1 && strings.IndexByte("stmd", rest[0]) >= 0 {
-				words = append(words, text[i:i+2])
-				i += 2
-				continue
-			}
-		}
-		// an optional space, then a run of letters, numbers or others
-		j, c := i, r
-		if r == ' ' {
-			if r2, n2 := at(i + n); n2 > 0 {
-				j, c = i+n, r2
-			}
-		}
-		var end int
-		switch {
-		case c >= 0 && isL(c):
-			end = run(j, isL)
-		case c >= 0 && isN(c):
-			end = run(j, isN)
-		case c >= 0 && isOther(c):
-			end = run(j, isOther)
-		}
-		if end > j {
-			words = append(words, text[i:end])
-			i = end
-			continue
-		}
-		// whitespace: \s+(?!\S) keeps the last space for the next word
-		// when a non-space follows; a single space then matches \s+
-		end = run(i, isSpace)
-		if end < len(text) && end-i > 0 {
-			_, ln := utf8.DecodeLastRuneInString(text[i:end])
-			if end-ln > i {
-				end -= ln
-			}
-		}
-		if end == i {
-			end = i + n // cannot happen: every character has a class
-		}
-		words = append(words, text[i:end])
-		i = end
-	}
-	return words
 }

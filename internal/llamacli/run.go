@@ -238,9 +238,6 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 	}
 	defer m.Close()
 
-	if m.Vocab.PreApprox {
-		fmt.Fprintf(stderr, "warning: pre-tokenizer %q is not implemented; the text is split as GPT-2 does\n", m.Vocab.Pre)
-	}
 	if c.chat.on {
 		if toks, err = c.chat.start(m, c, stderr); err != nil {
 			return err
