@@ -16,8 +16,18 @@
 // mat-vec and a GEMM shape per type) instead of the default rows;
 // BENCH_IQ_TYPES=iq2_xxs,tq1_0 narrows them to those types.
 //
+// -k 768,2048 (row lengths): the mul_mat rows of a K sweep only, for each K a
+// mat-vec (M = 4096, N = 1) and a GEMM (M = 1024, N = 64) of each type of
+// -y (type names, default f16,bf16,q8_0,q4_0,q4_K,iq4_xs).
+//
+// -raw 1: after each row, one line per library with every round's rate in
+// the order run: "raw<TAB>row<TAB>library index<TAB>rate rate ..." (what
+// ./build.sh perfguard reads).
+//
 // Per row: the median over ROUNDS (rate: GB/s or GFLOPS, higher is better)
 // and its quartiles, per library, then the speed of A over each other one.
+// A round runs the libraries in turn, in reverse order every other round,
+// so that neither always runs first.
 #include "ggml.h"
 
 #include <dlfcn.h>
@@ -99,13 +109,18 @@ static void open_lib(struct lib * l, const char * path) {
     *(void **) &l->requires_imatrix = dlsym(l->h, "lm_ggml_quantize_requires_imatrix");
 }
 
-static int g_nl, g_rounds = 15, g_nth = 1, g_iq;
+static int g_nl, g_rounds = 15, g_nth = 1, g_iq, g_raw;
 static struct lib g_libs[MAX_LIBS];
 static double g_t[MAX_LIBS][MAX_ROUNDS]; // seconds per call, per library and round
 
 // work / time of each library's median, its quartiles, and A's speed over the others
 static void report(const char * name, const char * unit, double work) {
     double med[MAX_LIBS];
+    for (int l = 0; g_raw && l < g_nl; l++) {
+        printf("raw\t%s\t%d\t", name, l);
+        for (int r = 0; r < g_rounds; r++) printf("%s%.6g", r ? " " : "", work / g_t[l][r]);
+        printf("\n");
+    }
     printf("%-34s", name);
     for (int l = 0; l < g_nl; l++) {
         double * t = g_t[l];
@@ -183,7 +198,8 @@ static void row_mul_mat(enum lm_ggml_type type, int K, int M, int N, int reps) {
         L->compute(ctx[l], g[l], g_nth); // the work buffer and the pool, before timing
     }
     for (int r = 0; r < g_rounds; r++) {
-        for (int l = 0; l < g_nl; l++) {
+        for (int j = 0; j < g_nl; j++) {
+            const int l = r % 2 ? g_nl - 1 - j : j;
             const double t0 = now();
             for (int i = 0; i < reps; i++) g_libs[l].compute(ctx[l], g[l], g_nth);
             g_t[l][r] = (now() - t0) / reps;
@@ -222,24 +238,67 @@ static void row_graph(void) {
     for (int l = 0; l < g_nl; l++) g_libs[l].free_ctx(ctx[l]);
 }
 
+// The type named name in library A, or LM_GGML_TYPE_COUNT.
+static enum lm_ggml_type type_named(const char * name) {
+    for (int t = 0; t < LM_GGML_TYPE_COUNT; t++) {
+        const struct lm_ggml_type_traits * tt = g_libs[0].traits((enum lm_ggml_type) t);
+        if (tt != NULL && tt->type_name != NULL && tt->blck_size > 0 && strcmp(tt->type_name, name) == 0) return (enum lm_ggml_type) t;
+    }
+    return LM_GGML_TYPE_COUNT;
+}
+
+// The K sweep: a mat-vec and a GEMM per type and row length, each timed
+// over enough calls to be a few tens of millions of weights.
+static int sweep(const char * ks, const char * types) {
+    char tbuf[256];
+    snprintf(tbuf, sizeof tbuf, "%s", types);
+    for (char * tn = tbuf, * next; tn != NULL && *tn != '\0'; tn = next) {
+        next = strchr(tn, ',');
+        if (next != NULL) *next++ = '\0';
+        const enum lm_ggml_type type = type_named(tn);
+        if (type == LM_GGML_TYPE_COUNT) {
+            fprintf(stderr, "bench-ab: -y: no type %s in %s\n", tn, g_libs[0].path);
+            return 2;
+        }
+        for (const char * p = ks; *p != '\0';) {
+            char * end;
+            const long K = strtol(p, &end, 10);
+            const int64_t bs = g_libs[0].traits(type)->blck_size;
+            if (end == p || K <= 0 || K > (1 << 20) || K % bs != 0) {
+                fprintf(stderr, "bench-ab: -k: %s is not a row length of %s (a multiple of %lld)\n", p, tn, (long long) bs);
+                return 2;
+            }
+            row_mul_mat(type, (int) K, 4096, 1, (int) (1 + (64l << 20) / (K * 4096)));
+            row_mul_mat(type, (int) K, 1024, 64, (int) (1 + (8l << 20) / (K * 1024)));
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char ** argv) {
+    const char * ks = NULL, * types = "f16,bf16,q8_0,q4_0,q4_K,iq4_xs";
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i += 2) {
         if (i + 1 >= argc) break;
         if (strcmp(argv[i], "-r") == 0) g_rounds = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "-t") == 0) g_nth = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "-i") == 0) g_iq = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-k") == 0) ks = argv[i + 1];
+        else if (strcmp(argv[i], "-y") == 0) types = argv[i + 1];
+        else if (strcmp(argv[i], "-raw") == 0) g_raw = atoi(argv[i + 1]);
         else break;
     }
     g_nl = argc - i;
     if (g_nl < 1 || g_nl > MAX_LIBS || g_rounds < 1 || g_rounds > MAX_ROUNDS || g_nth < 1) {
-        fprintf(stderr, "usage: bench-ab [-r ROUNDS (1-%d)] [-t THREADS] A.so [B.so ...] (up to %d)\n", MAX_ROUNDS, MAX_LIBS);
+        fprintf(stderr, "usage: bench-ab [-r ROUNDS (1-%d)] [-t THREADS] [-i 1] [-k K,K... [-y TYPE,TYPE...]] [-raw 1] A.so [B.so ...] (up to %d)\n", MAX_ROUNDS, MAX_LIBS);
         return 2;
     }
     for (int l = 0; l < g_nl; l++) open_lib(&g_libs[l], argv[i + l]);
     printf("%d rounds, %d thread(s); per library: median [quartiles]", g_rounds, g_nth);
     for (int l = 0; l < g_nl; l++) printf("; %c = %s", 'A' + l, g_libs[l].path);
     printf("\n");
+    if (ks != NULL) return sweep(ks, types);
     if (getenv("BENCH_IQ") != NULL && atoi(getenv("BENCH_IQ")) != 0) g_iq = 1;
     if (g_iq) {
         const enum lm_ggml_type iq[] = {
