@@ -12,6 +12,16 @@
 #   ./build.sh so       this C core as a shared library ($SCRATCH/libggml-go.so)
 #   ./build.sh benchab [OTHER.so ...]  bench.c's kernel rows, this core and OTHER
 #                       interleaved in one process (tests/c/bench-ab.c; ROUNDS, THREADS)
+#   ./build.sh perfguard [REV]  this working tree against REV (default: where the branch
+#                       left main, or HEAD~1 on main), alternated, ROUNDS rounds (5):
+#                       decode tokens/s of synthetic llamas and the mat-vec/GEMM rows
+#                       of a K sweep (bench-ab); prints new/old per case and fails when
+#                       a median ratio is below 0.97 with the two sides' ranges apart.
+#                       Narrow it with PERFGUARD_PARTS=decode,kernels
+#                       PERFGUARD_SIZES=10M,110M,1B PERFGUARD_TYPES=f16,bf16,q8_0,q4_0,q4_K,iq4_xs
+#                       PERFGUARD_THREADS=1,N (default 1 and all CPUs) PERFGUARD_K=768,...,11008
+#                       PERFGUARD_TOKENS (generated per run; default by size);
+#                       models in PERFGUARD_CACHE (default ~/.cache/ggml-perfguard)
 #   ./build.sh fuzz     short runs of every fuzz target (FUZZTIME=100000x executions each)
 #   ./build.sh cwarn    compile the C core with -std=c11 -Wall -Wextra -Werror, link a C program
 #   ./build.sh arm64    cross-compile for linux/arm64, run Go + C tests under qemu-aarch64
@@ -65,14 +75,69 @@ lint() {
 
 # The core as one shared object (-O3, as cgo's flags): what bench-ab loads.
 shared_lib() {
-  local out="$SCRATCH/so" f
-  rm -rf "$out" && mkdir -p "$out"
-  for f in $CSRC_SRC; do
-    "$CC" -std=gnu11 -O3 -fPIC -fno-strict-aliasing -pthread -Icsrc/include -c "$f" -o "$out/$(basename "$f" .c).o" &
+  build_so . "$SCRATCH"
+  echo "$SCRATCH/libggml-go.so"
+}
+
+# build_so SRC OUT: SRC's C core (csrc/) as OUT/libggml-go.so. Both include
+# folders are given, csrc/include (now) and csrc (before the core had layers),
+# so that an older checkout builds too.
+build_so() {
+  local src=$1 out=$2 f
+  rm -rf "$out/so" && mkdir -p "$out/so"
+  for f in $(find "$src/csrc" -name '*.c' | LC_ALL=C sort); do
+    "$CC" -std=gnu11 -O3 -fPIC -fno-strict-aliasing -pthread -I"$src/csrc/include" -I"$src/csrc" -c "$f" -o "$out/so/$(basename "$f" .c).o" &
   done
   wait
-  "$CC" -shared -o "$SCRATCH/libggml-go.so" "$out"/*.o -pthread -lm
-  echo "$SCRATCH/libggml-go.so"
+  "$CC" -shared -o "$out/libggml-go.so" "$out/so"/*.o -pthread -lm
+}
+
+# perfguard [REV]: builds REV and the working tree (uncommitted changes
+# included) each as cmd/ggml and the C core's shared object, outside the
+# checkout, and runs internal/perfguard on the two (its package comment says
+# what it times and how it judges). A revision's build is kept (it does not
+# change); the working tree's is redone (cached by go build; the shared
+# object by the contents of csrc/).
+perfguard() {
+  local rev=${1:-} head base dir src new key
+  head=$(git rev-parse HEAD)
+  if [ -z "$rev" ]; then
+    base=$(git merge-base HEAD main 2>/dev/null || true)
+    if [ -n "$base" ] && [ "$base" != "$head" ]; then rev=$base; else rev=HEAD~1; fi
+  fi
+  rev=$(git rev-parse --verify "$rev^{commit}")
+  dir="$SCRATCH/perfguard/rev-$rev"
+  src="$dir/src"
+  if [ ! -x "$dir/ggml" ] || [ ! -f "$dir/libggml-go.so" ]; then
+    echo "perfguard: building $rev in $dir" >&2
+    rm -rf "$dir" && mkdir -p "$src"
+    git archive "$rev" | tar -x -C "$src"
+    (cd "$src" && go build -o "$dir/ggml" ./cmd/ggml)
+    build_so "$src" "$dir"
+    rm -rf "$dir/so" "$src"
+  fi
+  new="$SCRATCH/perfguard/new"
+  mkdir -p "$new"
+  echo "perfguard: building the working tree in $new" >&2
+  go build -o "$new/ggml" ./cmd/ggml
+  key=$(find csrc -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+  if [ ! -f "$new/libggml-go-$key.so" ]; then
+    rm -f "$new"/libggml-go*.so
+    build_so . "$new"
+    mv "$new/libggml-go.so" "$new/libggml-go-$key.so"
+    rm -rf "$new/so"
+  fi
+  "$CC" -O2 $CSRC_INC tests/c/bench-ab.c -ldl -lm -o "$new/bench-ab"
+  go run ./internal/perfguard \
+    -old-name "$(git log -1 --format='%h %s' "$rev" | cut -c1-60)" \
+    -old-ggml "$dir/ggml" -old-so "$dir/libggml-go.so" \
+    -new-ggml "$new/ggml" -new-so "$new/libggml-go-$key.so" -bench-ab "$new/bench-ab" \
+    -shared "$(dirname "$PARITY")" -work "$SCRATCH/perfguard" \
+    -cache "${PERFGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ggml-perfguard}" \
+    -rounds "${ROUNDS:-5}" -parts "${PERFGUARD_PARTS:-decode,kernels}" \
+    -sizes "${PERFGUARD_SIZES:-10M,110M,1B}" -types "${PERFGUARD_TYPES:-f16,bf16,q8_0,q4_0,q4_K,iq4_xs}" \
+    -threads "${PERFGUARD_THREADS:-1,$(nproc 2>/dev/null || echo 2)}" -k "${PERFGUARD_K:-768,2048,4096,5632,11008}" \
+    -tokens "${PERFGUARD_TOKENS:-0}"
 }
 
 # Strict C11: every csrc file that needs POSIX names asks for them itself
@@ -617,6 +682,10 @@ case "${1:-test}" in
   so)
     shared_lib
     ;;
+  perfguard)
+    shift
+    perfguard "$@"
+    ;;
   benchab)
     shift
     lib="$(shared_lib)"
@@ -643,7 +712,7 @@ case "${1:-test}" in
     tools
     ;;
   *)
-    sed -n '2,25p' "$0"
+    sed -n '/^set -euo/q;2,$p' "$0"
     exit 2
     ;;
 esac
