@@ -16,7 +16,8 @@
 #                       left main, or HEAD~1 on main), alternated, ROUNDS rounds (5):
 #                       decode tokens/s of synthetic llamas and the mat-vec/GEMM rows
 #                       of a K sweep (bench-ab); prints new/old per case and fails when
-#                       a median ratio is below 0.97 with the two sides' ranges apart.
+#                       a median ratio is below 0.97 with the two sides' ranges apart
+#                       (judged from 3 rounds up).
 #                       Narrow it with PERFGUARD_PARTS=decode,kernels
 #                       PERFGUARD_SIZES=10M,110M,1B PERFGUARD_TYPES=f16,bf16,q8_0,q4_0,q4_K,iq4_xs
 #                       PERFGUARD_THREADS=1,N (default 1 and all CPUs) PERFGUARD_K=768,...,11008

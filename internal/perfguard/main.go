@@ -18,8 +18,9 @@
 //
 // Each case prints the median and range of each side, and the median and
 // range of the per-round new/old ratios. A case is SLOWER when that median
-// is below 0.97 and the two sides' ranges do not overlap; the command then
-// exits with status 1 (also when the new side fails). On a loaded machine
+// is below 0.97 and the two sides' ranges do not overlap, judged from 3
+// rounds up; the command then exits with status 1 (also when the new side
+// fails). On a loaded machine
 // the ranges widen and fewer cases are judged: more rounds (ROUNDS) narrow
 // them.
 package main

@@ -11,9 +11,15 @@ import (
 // overlap (the new side's best round is below the old side's worst).
 const minRatio = 0.97
 
+// minRounds is the fewest rounds a verdict is given on: with two, the
+// ranges of two identical builds fall apart one time in six by chance
+// alone (with three one in twenty, with five one in 252).
+const minRounds = 3
+
 // verdicts of a case.
 const (
 	verdictSame   = ""
+	verdictFew    = "not judged (fewer than 3 rounds)"
 	verdictSlower = "SLOWER"
 	verdictFaster = "faster"
 )
@@ -65,6 +71,8 @@ func summarize(old, new []float64) (summary, error) {
 	s.newMed = median(new)
 	s.newLo, s.newHi = span(new)
 	switch {
+	case len(old) < minRounds:
+		s.verdict = verdictFew
 	case s.ratio < minRatio && s.newHi < s.oldLo:
 		s.verdict = verdictSlower
 	case s.ratio > 1/minRatio && s.newLo > s.oldHi:

@@ -58,6 +58,13 @@ func TestSummarizeFasterIsTheMirror(t *testing.T) {
 	assert.Equal(t, verdictFaster, s.verdict)
 }
 
+func TestSummarizeJudgesNothingOnFewRounds(t *testing.T) {
+	s, err := summarize([]float64{100, 101}, []float64{50, 51})
+	require.NoError(t, err)
+	assert.Equal(t, verdictFew, s.verdict)
+	assert.InDelta(t, 0.5, s.ratio, 0.01) // the figures are still shown
+}
+
 func TestSummarizeRefusesUnpairedOrEmptyRounds(t *testing.T) {
 	_, err := summarize([]float64{1, 2}, []float64{1})
 	assert.Error(t, err)
