@@ -139,7 +139,7 @@ func TestSamplerPenalties(t *testing.T) {
 	}
 	s = NewSampler(SamplerOptions{FrequencyPenalty: 0.5, PresencePenalty: 0.25})
 	s.Accept(0, 0, 3)
-	if got, want := fmt.Sprint(s.penalize(l)), fmt.Sprint([]float32{2 - 1 - 0.25, -1, 1.9, 0.5 - 0.5 - 0.25}); got != want {
+	if got, want := fmt.Sprint(s.penalize(l)), fmt.Sprint([]float32{0.75, -1, 1.9, -0.25}); got != want {
 		t.Errorf("frequency and presence: %s, want %s", got, want)
 	}
 	// greedy decoding with a penalty leaves the token it just chose when
