@@ -137,8 +137,6 @@ static bool gg_data_is_local(const gg_t * t, bool repacked) {
            (repacked && lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_get_type(b)));
 }
 
-static void gg_clear_data(gg_t * t) { t->data = NULL; t->buffer = NULL; }
-
 static void * gg_buffer_base(struct lm_ggml_backend_buffer * b) { return lm_ggml_backend_buffer_get_base(b); }
 */
 import "C"
@@ -157,6 +155,7 @@ import (
 
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/cmem"
+	"github.com/ggml-go/ggml/internal/link"
 )
 
 // ---------------------------------------------------------------- backends
@@ -1137,39 +1136,41 @@ var ErrNothingToAllocate = errors.New("ggml: AllocTensors: every tensor already 
 
 // LoadGGUFInto creates in c (which must be NoAlloc) one tensor per tensor of
 // f, named and shaped as in the file, allocates them in target (a *Backend
-// or *BufferType, as AllocTensors) and copies their data from f. f may be
-// closed afterwards.
-func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (map[string]*Tensor, *Buffer, error) {
+// or *BufferType, as AllocTensors) and copies their data from f, however f
+// was opened (Open, OpenBytes or OpenReader). f may be closed afterwards.
+// A file of no tensors gives an empty map and a nil Buffer.
+func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (tensors map[string]*Tensor, buf *Buffer, err error) {
 	if f == nil {
 		return nil, nil, &OpError{Op: "LoadGGUFInto", Msg: "nil *gguf.File"}
 	}
 	if !c.NoAlloc() {
 		return nil, nil, errors.New("ggml: LoadGGUFInto needs a NoAlloc context")
 	}
-	tensors, err := c.LoadGGUF(f, false)
-	if err != nil {
-		return nil, nil, err
+	defer recoverGGUF("LoadGGUFInto", &tensors, &err)
+	infos := f.Tensors()
+	tensors = make(map[string]*Tensor, len(infos))
+	for _, info := range infos {
+		tensors[info.Name] = c.newGGUFTensor(info)
 	}
 	if len(tensors) == 0 {
 		return tensors, nil, nil
 	}
-	// LoadGGUF without copy pointed the tensors at the file's memory: start over from no data
-	for _, t := range tensors {
-		C.gg_clear_data(t.ptr())
-	}
-	buf, err := c.AllocTensors(target)
+	buf, err = c.AllocTensors(target)
 	if err != nil {
 		return nil, nil, err
 	}
+	fail := func(err error) (map[string]*Tensor, *Buffer, error) {
+		_ = buf.Close()
+		return nil, nil, err
+	}
 	for name, t := range tensors {
-		data, err := f.TensorData(name)
+		// a view of the mapping or a fresh copy (OpenReader), copied at once
+		data, err := link.GGUFTensorView(f, name)
 		if err != nil {
-			_ = buf.Close()
-			return nil, nil, err
+			return fail(fmt.Errorf("ggml: LoadGGUFInto: %w", err))
 		}
 		if len(data) != t.NBytes() {
-			_ = buf.Close()
-			return nil, nil, fmt.Errorf("ggml: LoadGGUFInto: tensor %q has %d bytes in the file, %d in memory", name, len(data), t.NBytes())
+			return fail(fmt.Errorf("ggml: LoadGGUFInto: tensor %q has %d bytes in the file, %d in memory", name, len(data), t.NBytes()))
 		}
 		if len(data) == 0 {
 			continue
@@ -1178,8 +1179,7 @@ func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (map[string]*T
 		C.gg_backend_tensor_set(&e, t.ptr(), unsafe.Pointer(unsafe.SliceData(data)), 0, C.size_t(len(data)))
 		runtime.KeepAlive(f)
 		if err := cError("LoadGGUFInto", &e); err != nil {
-			_ = buf.Close()
-			return nil, nil, err
+			return fail(err)
 		}
 	}
 	return tensors, buf, nil
