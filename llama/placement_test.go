@@ -31,7 +31,7 @@ func TestTensorSplitWeightsAreProportions(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]float64{
-		{math.NaN(), 1}, {1, math.Inf(1)}, {math.Inf(-1), 1}, {-1, 2}, {0, -0.0}, {0, 0, 0}, {0, 0},
+		{math.NaN(), 1}, {1, math.Inf(1)}, {math.Inf(-1), 1}, {-1, 2}, {0, math.Copysign(0, -1)}, {0, 0, 0}, {0, 0},
 		{1}, {1, 1, 1, 1},
 	} {
 		_, err := m.layerCounts(bad, nil, 0)
