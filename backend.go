@@ -233,7 +233,7 @@ func freeBackend(h backendHandle) {
 // ErrClosedBackend is the panic value when a closed Backend is used.
 var ErrClosedBackend = errors.New("ggml: use of closed backend")
 
-// NewCPUBackend creates a CPU backend. It computes with runtime.NumCPU()
+// NewCPUBackend creates a CPU backend. It computes with DefaultThreads()
 // threads (see SetThreads) of a pool of its own, kept between computations.
 func NewCPUBackend() (*Backend, error) {
 	initOnce()
@@ -258,7 +258,7 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 		h.held.Collected()
 	}, backendHandle{b, abort, be.poolRef, be.drv, be.held})
 	if C.lm_ggml_backend_is_cpu(b) {
-		n := min(runtime.NumCPU(), MaxThreads)
+		n := DefaultThreads()
 		var e C.gg_err
 		C.gg_backend_cpu_set_n_threads(&e, b, C.int(n))
 		be.cpu = true
@@ -379,7 +379,8 @@ func (b *Backend) IsCPU() bool {
 	return bool(C.lm_ggml_backend_is_cpu(p))
 }
 
-// SetThreads sets the number of threads a CPU backend computes with.
+// SetThreads sets the number of threads a CPU backend computes with (0:
+// DefaultThreads(); see ResolveThreads).
 func (b *Backend) SetThreads(n int) error {
 	if b == nil {
 		return nilBackend("SetThreads")
@@ -392,7 +393,8 @@ func (b *Backend) SetThreads(n int) error {
 	if !C.lm_ggml_backend_is_cpu(p) {
 		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", C.GoString(C.lm_ggml_backend_name(p)))
 	}
-	if err := checkThreads("SetThreads", n); err != nil {
+	n, err := resolveThreads("SetThreads", n)
+	if err != nil {
 		return err
 	}
 	var e C.gg_err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 )
 
@@ -178,7 +177,7 @@ type TrainerOptions struct {
 	// AdamWParams{Alpha: 0.05} changes only the learning rate. For a zero
 	// Beta1, Beta2 or Eps, set Trainer.Opt.Params after NewTrainer.
 	AdamW     AdamWParams
-	Threads   int // compute threads; 0: min(NumCPU, 4)
+	Threads   int // compute threads; 0: DefaultThreads() (negative: an error, see ResolveThreads)
 	GraphSize int // node capacity of the graphs; 0: DefaultGraphSize
 	// Outputs are extra tensors (e.g. logits) that Eval computes with the loss.
 	Outputs []*Tensor
@@ -213,8 +212,8 @@ type Trainer struct {
 func NewTrainer(compute *Context, loss *Tensor, opts TrainerOptions) (tr *Trainer, err error) {
 	defer recoverOpError(&err)
 	opts.AdamW = opts.AdamW.withDefaults()
-	if opts.Threads <= 0 {
-		opts.Threads = min(runtime.NumCPU(), 4)
+	if opts.Threads, err = resolveThreads("NewTrainer", opts.Threads); err != nil {
+		return nil, err
 	}
 	if opts.GraphSize <= 0 {
 		opts.GraphSize = DefaultGraphSize

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -15,7 +14,7 @@ import (
 // SessionOptions configure NewSession. Zero values pick the defaults;
 // negative values, and sizes the machine cannot hold, are errors.
 type SessionOptions struct {
-	Threads int  // compute threads (at most ggml.MaxThreads); 0: runtime.NumCPU()
+	Threads int  // compute threads; 0: ggml.DefaultThreads() (the rule of ggml.ResolveThreads)
 	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
 	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
 	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
@@ -64,16 +63,16 @@ func errClosedSession(op string) error { return &closedError{op, "session"} }
 // overflow and must fit in the memory the process may use.
 func (o SessionOptions) resolve(h Hparams, typ ggml.Type) (SessionOptions, error) {
 	switch {
-	case o.Threads < 0 || o.Threads > ggml.MaxThreads:
-		return o, fmt.Errorf("llama: NewSession: %d threads: 0 (all CPUs) to %d", o.Threads, ggml.MaxThreads)
 	case o.Context < 0 || o.Context > MaxContext:
 		return o, fmt.Errorf("llama: NewSession: context of %d positions: 0 (the default) to %d", o.Context, MaxContext)
 	case o.Batch < 0 || o.Batch > MaxContext:
 		return o, fmt.Errorf("llama: NewSession: batch of %d tokens: 0 (the default) to %d", o.Batch, MaxContext)
 	}
-	if o.Threads == 0 {
-		o.Threads = min(runtime.NumCPU(), ggml.MaxThreads)
+	threads, err := ggml.ResolveThreads(o.Threads)
+	if err != nil {
+		return o, fmt.Errorf("llama: NewSession: %w", err)
 	}
+	o.Threads = threads
 	if o.Context == 0 {
 		o.Context = max(min(h.NCtxTrain, 2048), 1)
 	}
