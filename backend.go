@@ -137,8 +137,6 @@ static bool gg_data_is_local(const gg_t * t, bool repacked) {
            (repacked && lm_ggml_backend_cpu_buft_is_aarch64(lm_ggml_backend_buffer_get_type(b)));
 }
 
-static void gg_clear_data(gg_t * t) { t->data = NULL; t->buffer = NULL; }
-
 static void * gg_buffer_base(struct lm_ggml_backend_buffer * b) { return lm_ggml_backend_buffer_get_base(b); }
 */
 import "C"
@@ -157,6 +155,7 @@ import (
 
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/cmem"
+	"github.com/ggml-go/ggml/internal/link"
 )
 
 // ---------------------------------------------------------------- backends
@@ -234,7 +233,7 @@ func freeBackend(h backendHandle) {
 // ErrClosedBackend is the panic value when a closed Backend is used.
 var ErrClosedBackend = errors.New("ggml: use of closed backend")
 
-// NewCPUBackend creates a CPU backend. It computes with runtime.NumCPU()
+// NewCPUBackend creates a CPU backend. It computes with DefaultThreads()
 // threads (see SetThreads) of a pool of its own, kept between computations.
 func NewCPUBackend() (*Backend, error) {
 	initOnce()
@@ -259,7 +258,7 @@ func newBackend(b *C.struct_lm_ggml_backend) (*Backend, error) {
 		h.held.Collected()
 	}, backendHandle{b, abort, be.poolRef, be.drv, be.held})
 	if C.lm_ggml_backend_is_cpu(b) {
-		n := min(runtime.NumCPU(), MaxThreads)
+		n := DefaultThreads()
 		var e C.gg_err
 		C.gg_backend_cpu_set_n_threads(&e, b, C.int(n))
 		be.cpu = true
@@ -380,7 +379,8 @@ func (b *Backend) IsCPU() bool {
 	return bool(C.lm_ggml_backend_is_cpu(p))
 }
 
-// SetThreads sets the number of threads a CPU backend computes with.
+// SetThreads sets the number of threads a CPU backend computes with (0:
+// DefaultThreads(); see ResolveThreads).
 func (b *Backend) SetThreads(n int) error {
 	if b == nil {
 		return nilBackend("SetThreads")
@@ -393,7 +393,8 @@ func (b *Backend) SetThreads(n int) error {
 	if !C.lm_ggml_backend_is_cpu(p) {
 		return fmt.Errorf("ggml: SetThreads: %s is not a CPU backend", C.GoString(C.lm_ggml_backend_name(p)))
 	}
-	if err := checkThreads("SetThreads", n); err != nil {
+	n, err := resolveThreads("SetThreads", n)
+	if err != nil {
 		return err
 	}
 	var e C.gg_err
@@ -1137,39 +1138,41 @@ var ErrNothingToAllocate = errors.New("ggml: AllocTensors: every tensor already 
 
 // LoadGGUFInto creates in c (which must be NoAlloc) one tensor per tensor of
 // f, named and shaped as in the file, allocates them in target (a *Backend
-// or *BufferType, as AllocTensors) and copies their data from f. f may be
-// closed afterwards.
-func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (map[string]*Tensor, *Buffer, error) {
+// or *BufferType, as AllocTensors) and copies their data from f, however f
+// was opened (Open, OpenBytes or OpenReader). f may be closed afterwards.
+// A file of no tensors gives an empty map and a nil Buffer.
+func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (tensors map[string]*Tensor, buf *Buffer, err error) {
 	if f == nil {
 		return nil, nil, &OpError{Op: "LoadGGUFInto", Msg: "nil *gguf.File"}
 	}
 	if !c.NoAlloc() {
 		return nil, nil, errors.New("ggml: LoadGGUFInto needs a NoAlloc context")
 	}
-	tensors, err := c.LoadGGUF(f, false)
-	if err != nil {
-		return nil, nil, err
+	defer recoverGGUF("LoadGGUFInto", &tensors, &err)
+	infos := f.Tensors()
+	tensors = make(map[string]*Tensor, len(infos))
+	for _, info := range infos {
+		tensors[info.Name] = c.newGGUFTensor(info)
 	}
 	if len(tensors) == 0 {
 		return tensors, nil, nil
 	}
-	// LoadGGUF without copy pointed the tensors at the file's memory: start over from no data
-	for _, t := range tensors {
-		C.gg_clear_data(t.ptr())
-	}
-	buf, err := c.AllocTensors(target)
+	buf, err = c.AllocTensors(target)
 	if err != nil {
 		return nil, nil, err
 	}
+	fail := func(err error) (map[string]*Tensor, *Buffer, error) {
+		_ = buf.Close()
+		return nil, nil, err
+	}
 	for name, t := range tensors {
-		data, err := f.TensorData(name)
+		// a view of the mapping or a fresh copy (OpenReader), copied at once
+		data, err := link.GGUFTensorView(f, name)
 		if err != nil {
-			_ = buf.Close()
-			return nil, nil, err
+			return fail(fmt.Errorf("ggml: LoadGGUFInto: %w", err))
 		}
 		if len(data) != t.NBytes() {
-			_ = buf.Close()
-			return nil, nil, fmt.Errorf("ggml: LoadGGUFInto: tensor %q has %d bytes in the file, %d in memory", name, len(data), t.NBytes())
+			return fail(fmt.Errorf("ggml: LoadGGUFInto: tensor %q has %d bytes in the file, %d in memory", name, len(data), t.NBytes()))
 		}
 		if len(data) == 0 {
 			continue
@@ -1178,8 +1181,7 @@ func (c *Context) LoadGGUFInto(f *gguf.File, target BufferTarget) (map[string]*T
 		C.gg_backend_tensor_set(&e, t.ptr(), unsafe.Pointer(unsafe.SliceData(data)), 0, C.size_t(len(data)))
 		runtime.KeepAlive(f)
 		if err := cError("LoadGGUFInto", &e); err != nil {
-			_ = buf.Close()
-			return nil, nil, err
+			return fail(err)
 		}
 	}
 	return tensors, buf, nil

@@ -146,7 +146,7 @@ func TestBackendThreadpool(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosedThreadpool, "a closed pool makes computations fail, not crash")
 	require.NoError(t, be.SetThreadpool(nil))
 	require.NoError(t, be.Compute(context.Background(), g))
-	require.Error(t, be.SetThreads(0))
+	require.Error(t, be.SetThreads(-1))
 	require.Error(t, be.SetThreads(MaxThreads+1))
 }
 

@@ -400,7 +400,7 @@ func TestContractDataProblemsReturnErrors(t *testing.T) {
 	_, err = Dequantize(TypeQ4_0, make([]byte, 3), 32)
 	require.Error(t, err)
 	require.Error(t, ValidateRowData(TypeF32, []byte{0, 0, 0xc0, 0x7f}), "a NaN")
-	require.Error(t, ctx.NewGraph().BuildForward(ctx.Sqr(x)).Compute(0))
+	require.Error(t, ctx.NewGraph().BuildForward(ctx.Sqr(x)).Compute(-1))
 
 	y := ctx.MapCustom1(x, func(dst, a *Tensor, ith, nth int) { panic("callback failed") }, 1)
 	err = ctx.NewGraph().BuildForward(y).Compute(2)
@@ -1141,4 +1141,66 @@ func deprecatedWithoutReplacement(t *testing.T, src map[string]string) []string 
 		}
 	}
 	return bad
+}
+
+// A count of threads is checked by one rule wherever it is given: 0 is
+// DefaultThreads(), 1 to MaxThreads itself, anything else an error (not
+// clamped, not a panic). Compute(0) used to be an error while
+// ComputeOptions{Threads: 0} meant all CPUs, and TrainerOptions' 0 meant
+// at most 4.
+func TestContractThreadCountsOneRule(t *testing.T) {
+	ctx, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer ctx.Close()
+	a := ctx.NewTensor1D(TypeF32, 4).Fill(1)
+	y := ctx.Add(a, a)
+	g := ctx.NewGraph().BuildForward(y)
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	trainer := func(threads int) (*Trainer, error) {
+		c, err := NewContext(ContextOptions{MemSize: 1 << 20})
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		w := c.SetParam(c.NewTensor1D(TypeF32, 2).Fill(1))
+		return NewTrainer(c, c.Sum(c.Sqr(w)), TrainerOptions{Threads: threads})
+	}
+	for _, n := range []int{-1, -1 << 40, MaxThreads + 1, 1 << 20} {
+		require.ErrorContains(t, g.Compute(n), "out of range", "Compute(%d)", n)
+		require.ErrorContains(t, g.Run(context.Background(), ComputeOptions{Threads: n}), "out of range", "Run(%d)", n)
+		require.ErrorContains(t, be.SetThreads(n), "out of range", "SetThreads(%d)", n)
+		_, err := NewThreadpool(ThreadpoolParams{NThreads: n})
+		require.ErrorContains(t, err, "out of range", "NewThreadpool(%d)", n)
+		_, err = trainer(n)
+		require.ErrorContains(t, err, "out of range", "NewTrainer(%d)", n)
+		_, err = ResolveThreads(n)
+		require.ErrorContains(t, err, "out of range", "ResolveThreads(%d)", n)
+	}
+	require.Equal(t, min(runtime.NumCPU(), MaxThreads), DefaultThreads())
+	for _, n := range []int{0, 1, 3, MaxThreads} {
+		want := n
+		if n == 0 {
+			want = DefaultThreads()
+		}
+		got, err := ResolveThreads(n)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		if n == MaxThreads {
+			continue // not started here
+		}
+		require.NoError(t, g.Compute(n), "Compute(%d)", n)
+		require.Equal(t, float32(2), y.F32(0))
+		require.NoError(t, g.Run(context.Background(), ComputeOptions{Threads: n}))
+		require.NoError(t, be.SetThreads(n))
+		tp, err := NewThreadpool(ThreadpoolParams{NThreads: n})
+		require.NoError(t, err)
+		require.Equal(t, want, tp.NThreads())
+		require.NoError(t, tp.Close())
+		tr, err := trainer(n)
+		require.NoError(t, err)
+		require.Equal(t, want, tr.tp.NThreads())
+		_, err = tr.Step()
+		require.NoError(t, err)
+		require.NoError(t, tr.Close())
+	}
 }

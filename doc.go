@@ -109,6 +109,14 @@
 //   - A Threadpool is safe for concurrent use; its computations run one after
 //     the other. A backend likewise serializes its computations, and a
 //     scheduler the graphs it runs.
+//   - A count of threads, wherever one is given (Graph.Compute,
+//     ComputeOptions.Threads, Backend.SetThreads, ThreadpoolParams.NThreads,
+//     TrainerOptions.Threads; in package llama SessionOptions, QuantizeOptions
+//     and TrainOptions), follows one rule, ResolveThreads: 0 is
+//     DefaultThreads(), which is runtime.NumCPU() at most MaxThreads (the
+//     CPUs the process may run on: llama.cpp's -t default counts physical
+//     cores, which needs each platform's topology); 1 to MaxThreads is
+//     itself; a negative count, or one above MaxThreads, is an error.
 //   - Compute without a Threadpool runs on a pool the process keeps between
 //     computations (one at most, its threads asleep while idle;
 //     ReleaseCachedThreadpool frees it); computations running at the same

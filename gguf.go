@@ -60,18 +60,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 	if copy && c.NoAlloc() {
 		return nil, errors.New("ggml: LoadGGUF with copy needs a context that allocates data")
 	}
-	defer func() {
-		// NewTensor reports a full arena or a bad shape by panicking, a
-		// closed file's methods panic with gguf.ErrClosed
-		if r := recover(); r != nil {
-			var oe *OpError
-			if e, ok := r.(error); ok && (errors.As(e, &oe) || errors.Is(e, gguf.ErrClosed)) {
-				tensors, err = nil, fmt.Errorf("ggml: LoadGGUF: %w", e)
-				return
-			}
-			panic(r)
-		}
-	}()
+	defer recoverGGUF("LoadGGUF", &tensors, &err)
 	c.ptr()
 	var mem []byte // the file's mapping, kept alive by the context
 	if !copy {
@@ -92,12 +81,7 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 	base := f.DataOffset()
 	tensors = make(map[string]*Tensor, len(infos))
 	for _, info := range infos {
-		shape := make([]int, len(info.Shape))
-		for i, d := range info.Shape {
-			shape[i] = int(d)
-		}
-		t := c.NewTensor(TypeFromGGUF(info.Type), shape...)
-		t.SetName(info.Name)
+		t := c.newGGUFTensor(info)
 		if copy {
 			data, err := link.GGUFTensorView(f, info.Name) // copied at once: not a view lent out
 			if err != nil {
@@ -116,6 +100,30 @@ func (c *Context) LoadGGUF(f *gguf.File, copy bool) (tensors map[string]*Tensor,
 		tensors[info.Name] = t
 	}
 	return tensors, nil
+}
+
+// newGGUFTensor creates in c the tensor info describes, named and shaped
+// as in the file.
+func (c *Context) newGGUFTensor(info gguf.TensorInfo) *Tensor {
+	shape := make([]int, len(info.Shape))
+	for i, d := range info.Shape {
+		shape[i] = int(d)
+	}
+	return c.NewTensor(TypeFromGGUF(info.Type), shape...).SetName(info.Name)
+}
+
+// recoverGGUF, deferred, turns the panics of loading a gguf.File into an
+// error of op: NewTensor's *OpError for a full arena or a bad shape, and
+// gguf.ErrClosed from a closed file's methods. Other panics go on.
+func recoverGGUF(op string, tensors *map[string]*Tensor, err *error) {
+	if r := recover(); r != nil {
+		var oe *OpError
+		if e, ok := r.(error); ok && (errors.As(e, &oe) || errors.Is(e, gguf.ErrClosed)) {
+			*tensors, *err = nil, fmt.Errorf("ggml: %s: %w", op, e)
+			return
+		}
+		panic(r)
+	}
 }
 
 // AddTensorToGGUF adds t (its name, type, shape and a packed copy of its

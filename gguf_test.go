@@ -218,3 +218,71 @@ func TestLoadGGUFInto(t *testing.T) {
 	require.Error(t, err, "needs a NoAlloc context")
 	_ = os.Remove(path)
 }
+
+// LoadGGUFInto copies the data of a file however it was opened: from
+// OpenBytes and OpenReader as from Open (it used to want a mapped file).
+// A closed file, a context too small and a file of no tensors give errors
+// or an empty map, never a panic.
+func TestLoadGGUFIntoAnyFile(t *testing.T) {
+	src, err := NewContext(ContextOptions{MemSize: 1 << 20})
+	require.NoError(t, err)
+	defer src.Close()
+	w1 := src.NewTensor2D(TypeF32, 8, 3).SetName("w1")
+	require.NoError(t, w1.SetFloat32s(ramp(24, 5)))
+	q := src.NewTensor1D(TypeQ4_0, 64).SetName("q")
+	require.NoError(t, q.SetFloat32s(ramp(64, 6)))
+	var file bytes.Buffer
+	wr := gguf.NewWriter(&file)
+	require.NoError(t, AddTensorToGGUF(wr, w1))
+	require.NoError(t, AddTensorToGGUF(wr, q))
+	require.NoError(t, wr.Close())
+	raw := file.Bytes()
+
+	be, err := NewCPUBackend()
+	require.NoError(t, err)
+	defer be.Close()
+	newCtx := func(n int) *Context {
+		ctx, err := NewContext(ContextOptions{MemSize: n * TensorOverhead(), NoAlloc: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { ctx.Close() })
+		return ctx
+	}
+	for name, open := range map[string]func() (*gguf.File, error){
+		"OpenBytes": func() (*gguf.File, error) { return gguf.OpenBytes(raw, gguf.Options{}) },
+		"OpenReader": func() (*gguf.File, error) {
+			return gguf.OpenReader(bytes.NewReader(raw), int64(len(raw)), gguf.Options{})
+		},
+	} {
+		f, err := open()
+		require.NoError(t, err, name)
+		ts, buf, err := newCtx(4).LoadGGUFInto(f, be)
+		require.NoError(t, err, name)
+		require.NoError(t, f.Close())
+		require.Len(t, ts, 2, name)
+		require.Equal(t, w1.Bytes(), ts["w1"].Bytes(), name)
+		require.Equal(t, q.Bytes(), ts["q"].Bytes(), name)
+		require.Same(t, buf, ts["w1"].Buffer(), name)
+		require.False(t, ts["q"].ReadOnly(), name)
+
+		// a closed file, a context with room for one tensor of the two
+		_, _, err = newCtx(4).LoadGGUFInto(f, be)
+		require.ErrorIs(t, err, gguf.ErrClosed, name)
+		f, err = open()
+		require.NoError(t, err, name)
+		_, _, err = newCtx(1).LoadGGUFInto(f, be)
+		require.Error(t, err, name)
+		require.NoError(t, f.Close())
+	}
+
+	var empty bytes.Buffer
+	wr = gguf.NewWriter(&empty)
+	require.NoError(t, wr.SetString("general.name", "none"))
+	require.NoError(t, wr.Close())
+	f, err := gguf.OpenBytes(empty.Bytes(), gguf.Options{})
+	require.NoError(t, err)
+	defer f.Close()
+	ts, buf, err := newCtx(1).LoadGGUFInto(f, be)
+	require.NoError(t, err)
+	require.Empty(t, ts)
+	require.Nil(t, buf)
+}

@@ -76,7 +76,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,8 +264,8 @@ var ErrInCallback = errors.New("ggml: cannot compute a graph from inside a custo
 
 // ComputeOptions say how Graph.Run computes a graph on the CPU.
 type ComputeOptions struct {
-	// Threads is the number of threads; 0: runtime.NumCPU() (at most
-	// MaxThreads). Without Threadpool, they are those of a pool the process
+	// Threads is the number of threads; 0: DefaultThreads() (see
+	// ResolveThreads). Without Threadpool, they are those of a pool the process
 	// keeps between computations (see ReleaseCachedThreadpool).
 	Threads int
 	// Threadpool, if not nil, computes the graph on its threads;
@@ -286,8 +285,9 @@ type ComputeOptions struct {
 // tensor of LoadGGUF without copy) or if a kernel found bad data: an index
 // out of range in GetRows, GetRowsBack or MulMatID fails the computation
 // after that node (the other rows are computed, the bad ones are zero). A
-// thread count outside [1, MaxThreads] is an error, as everywhere a count
-// of threads is given (SetThreads, NewThreadpool).
+// thread count follows the rule of every count of threads the library
+// takes (ResolveThreads): 0 is DefaultThreads(), a negative count or one
+// above MaxThreads is an error.
 //
 // Computations of one graph are serialized (see Graph). If the graph has
 // gradients that BuildBackward could not initialize, the first computation
@@ -314,23 +314,17 @@ func (g *Graph) Run(ctx context.Context, opts ComputeOptions) error {
 		}
 		return g.compute(ctx, tp.n, p)
 	}
-	n := opts.Threads
-	if n == 0 {
-		n = min(runtime.NumCPU(), MaxThreads)
-	}
-	if err := checkThreads("Compute", n); err != nil {
+	n, err := resolveThreads("Compute", opts.Threads)
+	if err != nil {
 		return err
 	}
 	return g.compute(ctx, n, nil)
 }
 
-// Compute runs the graph with nThreads threads: the short form of
-// g.Run(context.Background(), ComputeOptions{Threads: nThreads}), where
-// nThreads must be in [1, MaxThreads]. See Run.
+// Compute runs the graph with nThreads threads (0: DefaultThreads()): the
+// short form of g.Run(context.Background(), ComputeOptions{Threads:
+// nThreads}). See Run.
 func (g *Graph) Compute(nThreads int) error {
-	if nThreads == 0 {
-		return checkThreads("Compute", 0)
-	}
 	return g.Run(context.Background(), ComputeOptions{Threads: nThreads})
 }
 
@@ -338,9 +332,6 @@ func (g *Graph) Compute(nThreads int) error {
 //
 // Deprecated: use g.Run(cctx, ComputeOptions{Threads: nThreads}).
 func (g *Graph) ComputeContext(cctx context.Context, nThreads int) error {
-	if nThreads == 0 {
-		return checkThreads("Compute", 0)
-	}
 	return g.Run(cctx, ComputeOptions{Threads: nThreads})
 }
 

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 )
 
-// AdamWParams are the hyper-parameters of AdamW.
+// AdamWParams are the hyper-parameters of AdamW. A zero field means its
+// default, the same for NewAdamW and TrainerOptions.AdamW: those of
+// DefaultAdamWParams, so AdamWParams{Alpha: 0.05} changes only the
+// learning rate (WeightDecay's default is 0). AdamW.Params, set after
+// NewAdamW or NewTrainer, is used as it is: the way to a zero Beta1, Beta2
+// or Eps.
 type AdamWParams struct {
 	Alpha       float32 // learning rate
 	Beta1       float32 // decay of the first moment
@@ -56,10 +60,9 @@ func (p AdamWParams) withDefaults() AdamWParams {
 	return p
 }
 
-// NewAdamW returns an optimizer with the given hyper-parameters (as given:
-// zero fields stay zero); Build
-// attaches it to a graph.
-func NewAdamW(p AdamWParams) *AdamW { return &AdamW{Params: p} }
+// NewAdamW returns an optimizer with the given hyper-parameters, each zero
+// field taking its default (see AdamWParams); Build attaches it to a graph.
+func NewAdamW(p AdamWParams) *AdamW { return &AdamW{Params: p.withDefaults()} }
 
 // recoverOpError turns a panic with an *OpError into *err; other panics go on.
 func recoverOpError(err *error) {
@@ -173,12 +176,11 @@ func (o *AdamW) Reset() {
 
 // TrainerOptions configure NewTrainer.
 type TrainerOptions struct {
-	// AdamW are the optimizer's hyper-parameters; each zero field takes its
-	// value from DefaultAdamWParams (WeightDecay's default is 0), so
-	// AdamWParams{Alpha: 0.05} changes only the learning rate. For a zero
-	// Beta1, Beta2 or Eps, set Trainer.Opt.Params after NewTrainer.
+	// AdamW are the optimizer's hyper-parameters, a zero field taking its
+	// default as in NewAdamW (see AdamWParams). For a zero Beta1, Beta2 or
+	// Eps, set Trainer.Opt.Params after NewTrainer.
 	AdamW     AdamWParams
-	Threads   int // compute threads; 0: min(NumCPU, 4)
+	Threads   int // compute threads; 0: DefaultThreads() (negative: an error, see ResolveThreads)
 	GraphSize int // node capacity of the graphs; 0: DefaultGraphSize
 	// Outputs are extra tensors (e.g. logits) that Eval computes with the loss.
 	Outputs []*Tensor
@@ -212,9 +214,8 @@ type Trainer struct {
 // data. The parameters must have been marked with SetParam.
 func NewTrainer(compute *Context, loss *Tensor, opts TrainerOptions) (tr *Trainer, err error) {
 	defer recoverOpError(&err)
-	opts.AdamW = opts.AdamW.withDefaults()
-	if opts.Threads <= 0 {
-		opts.Threads = min(runtime.NumCPU(), 4)
+	if opts.Threads, err = resolveThreads("NewTrainer", opts.Threads); err != nil {
+		return nil, err
 	}
 	if opts.GraphSize <= 0 {
 		opts.GraphSize = DefaultGraphSize

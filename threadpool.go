@@ -29,14 +29,31 @@ import (
 // MaxThreads is the largest number of threads of a pool.
 const MaxThreads = 512
 
-// checkThreads is the one rule for a count of threads given to the
-// library: at least one, at most MaxThreads; anything else is an error
+// DefaultThreads is the count of threads a 0 stands for wherever the
+// library takes one: runtime.NumCPU() (the CPUs the process may run on),
+// at most MaxThreads. llama.cpp's -t default counts physical cores
+// instead, which needs each platform's topology; NumCPU is what the Go
+// runtime knows everywhere.
+func DefaultThreads() int { return min(runtime.NumCPU(), MaxThreads) }
+
+// ResolveThreads is the one rule for a count of threads given to the
+// library (and package llama): 0 is DefaultThreads(), 1 to MaxThreads is
+// itself, and anything else, negative or above MaxThreads, is an error
 // (never silently clamped).
-func checkThreads(op string, n int) error {
-	if n < 1 || n > MaxThreads {
-		return fmt.Errorf("ggml: %s: thread count %d out of range [1, %d]", op, n, MaxThreads)
+func ResolveThreads(n int) (int, error) { return resolveThreads("", n) }
+
+// resolveThreads is ResolveThreads with op named in the error.
+func resolveThreads(op string, n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultThreads(), nil
+	case n < 0 || n > MaxThreads:
+		if op != "" {
+			op += ": "
+		}
+		return 0, fmt.Errorf("ggml: %sthread count %d out of range: 0 (the default, %d here) or 1 to %d", op, n, DefaultThreads(), MaxThreads)
 	}
-	return nil
+	return n, nil
 }
 
 // SchedPriority is the scheduling priority of a pool's threads.
@@ -52,7 +69,7 @@ const (
 
 // ThreadpoolParams configure a Threadpool (lm_ggml_threadpool_params).
 type ThreadpoolParams struct {
-	NThreads  int
+	NThreads  int // 0: DefaultThreads()
 	Prio      SchedPriority
 	Poll      uint32 // 0: sleep between graphs .. 100: spin aggressively
 	StrictCPU bool   // one CPU of CPUMask per thread
@@ -100,9 +117,11 @@ type Threadpool struct {
 // NewThreadpool starts a pool.
 func NewThreadpool(p ThreadpoolParams) (*Threadpool, error) {
 	initOnce()
-	if err := checkThreads("NewThreadpool", p.NThreads); err != nil {
+	n, err := resolveThreads("NewThreadpool", p.NThreads)
+	if err != nil {
 		return nil, err
 	}
+	p.NThreads = n
 	if len(p.CPUMask) > MaxThreads {
 		return nil, fmt.Errorf("ggml: NewThreadpool: CPU mask longer than %d", MaxThreads)
 	}

@@ -26,7 +26,7 @@ func TestThreadpool(t *testing.T) {
 	require.NoError(t, tp.Close())
 	require.NoError(t, tp.Close())
 	require.PanicsWithValue(t, ErrClosedThreadpool, func() { tp.NThreads() })
-	_, err = NewThreadpool(DefaultThreadpoolParams(0))
+	_, err = NewThreadpool(DefaultThreadpoolParams(-1))
 	require.Error(t, err)
 }
 

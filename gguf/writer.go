@@ -168,16 +168,34 @@ func (w *Writer) cleanup() {
 	}
 }
 
-// writerClosed is the error of op on a closed (or aborted, or nil) Writer.
-type writerClosed struct{ op string }
+// writerClosed is the error of op on a closed (or aborted, or nil) Writer;
+// cause is the error that ended it, if one did (a failed write or Close,
+// Abort).
+type writerClosed struct {
+	op    string
+	cause error
+}
 
-func (e *writerClosed) Error() string        { return "gguf: " + e.op + ": writer is closed" }
+func (e *writerClosed) Error() string {
+	if e.cause != nil {
+		return "gguf: " + e.op + ": writer is closed (" + e.cause.Error() + ")"
+	}
+	return "gguf: " + e.op + ": writer is closed"
+}
 func (e *writerClosed) Is(target error) bool { return target == ErrClosed }
+func (e *writerClosed) Unwrap() error        { return e.cause }
+
+// closedAgain is what Close returns after a first Close that failed: that
+// first error again, which is now also ErrClosed.
+type closedAgain struct{ first error }
+
+func (e *closedAgain) Error() string   { return e.first.Error() }
+func (e *closedAgain) Unwrap() []error { return []error{e.first, ErrClosed} }
 
 // lock locks w for op, failing with ErrClosed for a nil Writer.
 func (w *Writer) lock(op string) error {
 	if w == nil {
-		return &writerClosed{op}
+		return &writerClosed{op: op}
 	}
 	w.mu.Lock()
 	return nil
@@ -185,7 +203,7 @@ func (w *Writer) lock(op string) error {
 
 func (w *Writer) usable(op string) error {
 	if w.closed {
-		return &writerClosed{op}
+		return &writerClosed{op, w.err}
 	}
 	return w.err
 }
@@ -759,8 +777,10 @@ func (w *Writer) WriteTensorFrom(name string, r io.Reader) error {
 
 // Close writes whatever remains and, for Create, syncs the file and renames
 // it into place. Every declared tensor must have been written. Close is
-// idempotent (it returns the first error again); afterwards the other
-// methods return ErrClosed.
+// idempotent: it returns its first result again (an error then also wraps
+// ErrClosed); afterwards, whether Close succeeded or failed, the other
+// methods return an error wrapping ErrClosed (and the error that ended the
+// writer, if one did).
 func (w *Writer) Close() error {
 	if w == nil {
 		return nil
@@ -768,10 +788,13 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return w.err
+		if w.err != nil {
+			return &closedAgain{w.err}
+		}
+		return nil
 	}
+	defer func() { w.closed = true }()
 	if w.err != nil {
-		w.closed = true
 		return w.err
 	}
 	if err := w.start(); err != nil {
@@ -783,7 +806,6 @@ func (w *Writer) Close() error {
 	if err := w.bw.Flush(); err != nil {
 		return w.fail(fmt.Errorf("gguf: writing: %w", err))
 	}
-	w.closed = true
 	if w.file == nil {
 		return nil
 	}

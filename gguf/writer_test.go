@@ -6,6 +6,8 @@ package gguf
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -144,4 +146,80 @@ func TestCreateErrorsNameThePathGiven(t *testing.T) {
 	}
 	_, err := Create(filepath.Join(dir, "none", "out.gguf"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// failingWriter accepts limit bytes, then fails.
+type failingWriter struct{ limit int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n := f.limit
+		f.limit = 0
+		return n, errFull
+	}
+	f.limit -= len(p)
+	return len(p), nil
+}
+
+var errFull = errors.New("disk full")
+
+// A Writer whose Close failed is closed all the same: its other methods
+// then return an error wrapping ErrClosed and the error that ended it, and
+// Close returns that first error again, now also ErrClosed (the other
+// methods used to return the first error alone, and some went on).
+func TestWriterAfterFailedCloseGivesErrClosed(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]func() (*Writer, error){
+		// the output fails when Close flushes
+		"flush": func() (*Writer, error) {
+			w := NewWriter(&failingWriter{limit: 10})
+			require.NoError(t, w.SetString("general.name", "x"))
+			return w, errFull
+		},
+		// a declared tensor was never written
+		"missing data": func() (*Writer, error) {
+			w := NewWriter(io.Discard)
+			require.NoError(t, w.DeclareTensor("t", TensorI8, []int64{4}))
+			return w, nil
+		},
+		// Create's rename fails: the final name became a directory
+		// after Create (which refuses one given at the start)
+		"rename": func() (*Writer, error) {
+			path := filepath.Join(dir, "is-a-dir")
+			w, err := Create(path)
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(filepath.Join(path, "x"), 0o755))
+			return w, nil
+		},
+	}
+	for name, mk := range cases {
+		w, cause := mk()
+		first := w.Close()
+		require.Error(t, first, name)
+		if cause != nil {
+			require.ErrorIs(t, first, cause, name)
+		}
+		for op, err := range map[string]error{
+			"Set":             w.Set("k", uint32(1)),
+			"SetString":       w.SetString("s", "v"),
+			"Remove":          w.Remove("k"),
+			"SetAlignment":    w.SetAlignment(64),
+			"AddTensor":       w.AddTensor("x", TensorI8, []int64{4}, []byte{1, 2, 3, 4}),
+			"DeclareTensor":   w.DeclareTensor("y", TensorI8, []int64{4}),
+			"WriteTensorData": w.WriteTensorData("t", []byte{1, 2, 3, 4}),
+			"WriteTensorFrom": w.WriteTensorFrom("t", strings.NewReader("abcd")),
+		} {
+			require.ErrorIs(t, err, ErrClosed, "%s: %s", name, op)
+			require.ErrorIs(t, err, first, "%s: %s", name, op)
+		}
+		for range 2 {
+			again := w.Close()
+			require.ErrorIs(t, again, ErrClosed, name)
+			require.ErrorIs(t, again, first, name)
+			require.Equal(t, first.Error(), again.Error(), name)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "a temporary file is left: %v", entries)
 }

@@ -204,17 +204,11 @@ func (m *Model) layerCounts(split []float64, layerBytes []uint64, kvLayer uint64
 		if len(split) != nd && len(split) != nd+1 {
 			return nil, fmt.Errorf("TensorSplit has %d weights for %d devices (one per device, and optionally one more for the local CPU)", len(split), nd)
 		}
-		sum := 0.0
-		for i, v := range split {
-			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("TensorSplit weight %d is %g: weights are finite and not negative", i+1, v)
-			}
-			sum += v
+		norm, err := splitShares(split)
+		if err != nil {
+			return nil, err
 		}
-		if sum == 0 {
-			return nil, errors.New("TensorSplit weights are all 0")
-		}
-		copy(w, split)
+		copy(w, norm)
 	default:
 		capped = true
 		known := true
@@ -276,6 +270,33 @@ func (m *Model) layerCounts(split []float64, layerBytes []uint64, kvLayer uint64
 		}
 	}
 	return counts[:nd], nil
+}
+
+// splitShares turns TensorSplit weights into shares that sum to 1. The
+// weights are proportions of any size: they are divided by the largest
+// first, so that their sum cannot overflow (1e308 twice is two halves).
+// NaN, infinite, negative and all-zero weights are errors.
+func splitShares(split []float64) ([]float64, error) {
+	top := 0.0
+	for i, v := range split {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("TensorSplit weight %d is %g: weights are finite and not negative", i+1, v)
+		}
+		top = max(top, v)
+	}
+	if top == 0 {
+		return nil, errors.New("TensorSplit weights are all 0: at least one must be positive")
+	}
+	out := make([]float64, len(split))
+	sum := 0.0
+	for i, v := range split {
+		out[i] = v / top
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out, nil
 }
 
 // computeEstimate is about the most a device's compute buffer takes at the

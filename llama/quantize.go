@@ -3,7 +3,6 @@ package llama
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +31,7 @@ type QuantizeOptions struct {
 	// ne0 values (or ne0 per matrix of a 3-D tensor). Types that need one
 	// (iq2_xxs, iq2_xs, iq1_s, ...) fail without it.
 	Imatrix map[string][]float32
-	Threads int // 0: all CPUs
+	Threads int // 0: ggml.DefaultThreads() (the rule of ggml.ResolveThreads)
 	// Progress, if not nil, is called before each tensor is converted.
 	Progress func(i, n int, name string)
 }
@@ -136,9 +135,11 @@ func QuantizeFile(in, out string, o QuantizeOptions) (QuantizeStats, error) {
 			return st, err
 		}
 	}
-	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
+	threads, err := ggml.ResolveThreads(o.Threads)
+	if err != nil {
+		return st, fmt.Errorf("llama: QuantizeFile: %w", err)
 	}
+	o.Threads = threads
 	f, err := gguf.Open(in)
 	if err != nil {
 		return st, err

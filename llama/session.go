@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -15,7 +14,7 @@ import (
 // SessionOptions configure NewSession. Zero values pick the defaults;
 // negative values, and sizes the machine cannot hold, are errors.
 type SessionOptions struct {
-	Threads int  // compute threads (at most ggml.MaxThreads); 0: runtime.NumCPU()
+	Threads int  // compute threads; 0: ggml.DefaultThreads() (the rule of ggml.ResolveThreads)
 	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
 	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
 	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
@@ -44,9 +43,16 @@ type Session struct {
 	kv     *kvCache
 	eng    engine
 	nPast  int
-	logits []float32   // what Eval returns
-	dec    *batchGraph // the one-token graph (in the engine's decode context)
-	dirty  int         // cache positions from here on hold zeros (Rewind clears them)
+	tokens []int32   // the tokens in the KV cache (nPast of them)
+	logits []float32 // what Eval returns
+	// pending is the token Generate chose last and did not evaluate (-1:
+	// none); an empty prompt evaluates it first
+	pending int32
+	// logitsAt is nPast when logits are those after the last token held
+	// (-1 when a rewind or a failed evaluation left them stale)
+	logitsAt int
+	dec      *batchGraph // the one-token graph (in the engine's decode context)
+	dirty    int         // cache positions from here on hold zeros (Rewind clears them)
 }
 
 // errClosedSession is the error of op on a closed (or nil) Session.
@@ -57,16 +63,16 @@ func errClosedSession(op string) error { return &closedError{op, "session"} }
 // overflow and must fit in the memory the process may use.
 func (o SessionOptions) resolve(h Hparams, typ ggml.Type) (SessionOptions, error) {
 	switch {
-	case o.Threads < 0 || o.Threads > ggml.MaxThreads:
-		return o, fmt.Errorf("llama: NewSession: %d threads: 0 (all CPUs) to %d", o.Threads, ggml.MaxThreads)
 	case o.Context < 0 || o.Context > MaxContext:
 		return o, fmt.Errorf("llama: NewSession: context of %d positions: 0 (the default) to %d", o.Context, MaxContext)
 	case o.Batch < 0 || o.Batch > MaxContext:
 		return o, fmt.Errorf("llama: NewSession: batch of %d tokens: 0 (the default) to %d", o.Batch, MaxContext)
 	}
-	if o.Threads == 0 {
-		o.Threads = min(runtime.NumCPU(), ggml.MaxThreads)
+	threads, err := ggml.ResolveThreads(o.Threads)
+	if err != nil {
+		return o, fmt.Errorf("llama: NewSession: %w", err)
 	}
+	o.Threads = threads
 	if o.Context == 0 {
 		o.Context = max(min(h.NCtxTrain, 2048), 1)
 	}
@@ -156,7 +162,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if opts, err = opts.resolve(m.Hparams, typ); err != nil {
 		return nil, err
 	}
-	s := &Session{m: m, opts: opts, logits: make([]float32, m.NVocab)}
+	s := &Session{m: m, opts: opts, logits: make([]float32, m.NVocab), logitsAt: -1, pending: -1}
 	if err := m.restoreDevices(); err != nil {
 		return nil, err
 	}
@@ -214,6 +220,51 @@ func (s *Session) Pos() int {
 	return s.nPast
 }
 
+// Tokens returns a copy of the tokens the session holds, in order (Pos of
+// them).
+func (s *Session) Tokens() []int32 {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int32(nil), s.tokens...)
+}
+
+// lastLogits returns the logits after the last token held (evaluating that
+// token again when a rewind left them stale) and how many tokens it
+// evaluated; an error if the session holds none.
+func (s *Session) lastLogits(ctx context.Context) ([]float32, int, error) {
+	done, err := s.use("Generate")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer done()
+	if p := s.pending; p >= 0 {
+		l, err := s.eval(ctx, []int32{p})
+		return l, 1, err
+	}
+	switch {
+	case s.nPast == 0:
+		return nil, 0, errors.New("llama: Generate: an empty prompt continues the session, which holds no tokens")
+	case s.logitsAt == s.nPast:
+		return s.logits, 0, nil
+	}
+	last := s.tokens[s.nPast-1]
+	if err := s.rewind(s.nPast - 1); err != nil {
+		return nil, 0, err
+	}
+	l, err := s.eval(ctx, []int32{last})
+	return l, 1, err
+}
+
+// setPending records id as chosen by Generate and not evaluated.
+func (s *Session) setPending(id int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = id
+}
+
 // Memory reports the bytes the session holds: the KV cache and the compute
 // buffer (reserved once, for the largest graph), on every device together
 // (Devices tells them apart); nothing once closed.
@@ -265,7 +316,12 @@ func (s *Session) rewind(pos int) error {
 	if err := s.kv.clear(pos, s.dirty); err != nil {
 		return err
 	}
+	if pos != s.nPast {
+		s.logitsAt = -1
+	}
+	s.pending = -1
 	s.nPast, s.dirty = pos, pos
+	s.tokens = s.tokens[:pos]
 	return nil
 }
 
@@ -289,6 +345,7 @@ func (s *Session) Warmup(ctx context.Context) error {
 	if b := s.m.Vocab.BOS; b > 0 && int(b) < s.m.NVocab {
 		tok = b
 	}
+	defer func(p int32) { s.pending = p }(s.pending)
 	if _, err := s.eval(ctx, []int32{tok}); err != nil {
 		_ = s.rewind(pos)
 		return err
@@ -330,6 +387,7 @@ func (s *Session) eval(ctx context.Context, tokens []int32) ([]float32, error) {
 			return nil, err
 		}
 	}
+	s.logitsAt = s.nPast
 	return s.logits, nil
 }
 
@@ -355,6 +413,7 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 		}
 	}
 	copy(s.logits, out[len(out)-s.m.NVocab:])
+	s.logitsAt = s.nPast
 	return out, nil
 }
 
@@ -391,10 +450,12 @@ func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out [
 		b = s.m.build(gctx, s.kv, len(tokens), s.nPast, max(nOut, 1))
 	}
 	s.dirty = max(s.dirty, s.nPast+len(tokens)) // written even if the computation fails
+	s.logitsAt, s.pending = -1, -1
 	if err := s.eng.run(ctx, b, tokens); err != nil {
 		return err
 	}
 	s.nPast += len(tokens)
+	s.tokens = append(s.tokens[:s.nPast-len(tokens)], tokens...)
 	if nOut == 0 {
 		return nil
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -66,6 +68,43 @@ func TestNewSessionRejectsOptionsItCannotHonour(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Eval(context.Background(), []int32{1, 2, 3}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The thread counts of the package follow ggml.ResolveThreads: 0 is
+// ggml.DefaultThreads(), negative or above ggml.MaxThreads an error
+// (QuantizeOptions and TrainOptions took a negative count for all CPUs).
+func TestThreadCountsFollowTheOneRule(t *testing.T) {
+	m := tinyModel(t)
+	s, err := m.NewSession(SessionOptions{Context: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Threads() != ggml.DefaultThreads() {
+		t.Errorf("Threads 0: %d threads, want %d", s.Threads(), ggml.DefaultThreads())
+	}
+	s.Close()
+	path := smallModel(t, Hparams{NEmbd: 32, NLayer: 1, NHead: 2, NFF: 40, NCtxTrain: 32}, false)
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	for _, n := range []int{-1, ggml.MaxThreads + 1} {
+		if _, err := m.NewSession(SessionOptions{Threads: n, Context: 16}); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("NewSession, %d threads: %v", n, err)
+		}
+		if _, err := QuantizeFile(path, out, QuantizeOptions{Type: ggml.TypeQ8_0, Threads: n}); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("QuantizeFile, %d threads: %v", n, err)
+		}
+		nm, err := NewModel(m.Hparams, m.Vocab, ModelOptions{Seed: 1, Std: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Train(context.Background(), nm, make([]int32, 40), TrainOptions{Seq: 8, Batch: 1, Steps: 1, Threads: n})
+		nm.Close()
+		if err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("Train, %d threads: %v", n, err)
+		}
+	}
+	if _, err := QuantizeFile(path, out, QuantizeOptions{Type: ggml.TypeQ8_0}); err != nil {
+		t.Errorf("QuantizeFile, 0 threads: %v", err)
 	}
 }
 

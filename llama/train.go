@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 
 	"github.com/ggml-go/ggml"
 )
@@ -156,7 +155,7 @@ type TrainOptions struct {
 	LR      float32 // peak learning rate: linear warmup over the first 5% of steps, cosine decay to LR/10
 	Decay   float32 // AdamW weight decay
 	Seed    uint64  // picks the training windows
-	Threads int     // 0: all CPUs
+	Threads int     // 0: ggml.DefaultThreads() (the rule of ggml.ResolveThreads)
 	// OnStep, if not nil, is called after each step with its training loss;
 	// an error stops training and is returned.
 	OnStep func(step int, loss float32) error
@@ -211,8 +210,8 @@ func Train(ctx context.Context, m *Model, text []int32, o TrainOptions) (err err
 	if o.LR == 0 {
 		o.LR = 1e-3
 	}
-	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
+	if o.Threads, err = ggml.ResolveThreads(o.Threads); err != nil {
+		return fmt.Errorf("llama: Train: %w", err)
 	}
 	for _, t := range m.tensors {
 		m.weights.SetParam(t)

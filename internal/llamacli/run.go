@@ -425,20 +425,12 @@ func (c *config) samplerOptions(stderr io.Writer) llama.SamplerOptions {
 	if c.seed.v == 0 {
 		smp.Seed = uint64(os.Getpid())<<32 ^ uint64(len(c.prompt))
 	}
-	// TODO(sampler): wire --min-p, --repeat-penalty and --repeat-last-n
-	// (-1: the context size) into SamplerOptions once llama's sampler has
-	// them, and drop these warnings.
-	for _, f := range []struct {
-		name, value string
-		active      bool
-	}{
-		{"min-p", fmt.Sprint(c.minP), c.minP != 0},
-		{"repeat-penalty", fmt.Sprint(c.repeatPenalty), c.repeatPenalty != 1},
-		{"repeat-last-n", fmt.Sprint(c.repeatLastN), c.repeatPenalty != 1},
-	} {
-		if c.given[f.name] && f.active {
-			fmt.Fprintf(stderr, "warning: --%s %s is not applied: the sampler does not have it yet\n", f.name, f.value)
-		}
+	smp.MinP = float32(c.minP)
+	// llama.cpp's --repeat-last-n: 0 turns the penalty off, -1 is the
+	// context (every token the session holds: the sampler's -1)
+	if c.repeatLastN != 0 {
+		smp.RepeatPenalty = float32(c.repeatPenalty)
+		smp.RepeatLastN = c.repeatLastN
 	}
 	return smp
 }
