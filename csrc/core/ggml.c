@@ -465,9 +465,12 @@ struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * tensor, cons
 void lm_ggml_set_input (struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT; }
 void lm_ggml_set_output(struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
 
+// Any tensor may be a parameter, as in ggml: for a computed one (ggml's
+// test-opt marks its model's output) the backward pass gives its gradient,
+// and an optimizer step updates the computed values, which the next forward
+// pass recomputes.
 void lm_ggml_set_param(struct lm_ggml_context * ctx, struct lm_ggml_tensor * tensor) {
     LM_GGML_UNUSED(ctx);
-    LM_GGML_ASSERT(tensor->op == LM_GGML_OP_NONE && "only leaf tensors can be parameters");
     tensor->flags |= LM_GGML_TENSOR_FLAG_PARAM;
 }
 
