@@ -97,6 +97,12 @@
 // SIGSEGV, SIGABRT, SIGBUS or a Go fatal error. (A C program using the core
 // directly gets ggml's behaviour: a failed assertion aborts.)
 //
+// Logging: the package is quiet until the program asks. By default only
+// the core's WARN and ERROR messages are logged, to slog.Default(); DEBUG
+// and INFO ones (an RPC server's connections, ...) are dropped. SetLogger(l)
+// sends every message to l, whose handler chooses the levels;
+// SetLogger(nil) returns to the default.
+//
 // Threads:
 //
 //   - Functions without a receiver (Quantize, Dequantize, TypeTraits,
