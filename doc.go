@@ -158,15 +158,23 @@
 // until the context is closed (or collected). Operations build a graph lazily;
 // Graph.Compute runs it on a thread pool.
 //
-//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
+//	// the arena holds each tensor's header (TensorOverhead) and data, and the
+//	// graph (GraphOverhead: about 66 KB for NewGraph's DefaultGraphSize nodes)
+//	size := 3*ggml.TensorOverhead() + (8+12+6)*4 + 3*16 +
+//		ggml.GraphOverhead(ggml.DefaultGraphSize, false)
+//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: size})
 //	defer ctx.Close()
-//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2)
+//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2) // data not zeroed: set it
 //	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
+//	_ = a.SetFloat32s([]float32{1, 2, 3, 4, 5, 6, 7, 8})
+//	b.Fill(1)
 //	c := ctx.MulMat(a, b) // [2, 3]
 //	g := ctx.NewGraph()
 //	g.BuildForward(c)
 //	err := g.Compute(4)
 //
+// A tensor's data is not zeroed when it is created (as in ggml): it holds
+// whatever the arena held until the program sets it.
 // The examples show contexts and tensors, graphs on threads, training with
 // BuildBackward and AdamW, quantization, GGUF files and custom operations.
 package ggml

@@ -294,7 +294,12 @@ func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
 	return len(shape), ne
 }
 
-// NewTensor creates a tensor of the given type and shape (ne0 first).
+// NewTensor creates a tensor of the given type and shape (ne0 first). It
+// takes TensorOverhead() bytes of the context's arena plus, unless the
+// context is NoAlloc, its data (NBytes, rounded up to 16). The data is not
+// zeroed, as in ggml: it holds whatever the arena's memory held (a fresh
+// allocation's leftovers, or the previous contents of a caller's Buffer), so
+// set it (SetFloat32s, Fill, Zero) before anything reads it.
 func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
 	n, ne := shapeArgs("NewTensor", shape)
 	e := ctx.errBuf()
