@@ -83,6 +83,11 @@
 //	panic(ErrClosed)  a closed Context (or a Tensor or Graph of one) is used;
 //	                  ErrClosedThreadpool for a closed Threadpool
 //
+// An op's *OpError names the op, its operands' types and shapes and the
+// rule they break, in words ("MulMat: a is f32 [4, 3], b is f32 [5, 2]: rows
+// of a and b must have the same length (4 ≠ 5)"); its Detail keeps the
+// core's failed check and its place.
+//
 // A panic value is an error that recover can inspect:
 //
 //	defer func() {
