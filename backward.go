@@ -2,11 +2,22 @@ package ggml
 
 /*
 #include "glue.h"
+#include "ggml-backend-impl.h"
+#include <stdio.h>
 
 GG_DEFV(set_param, (gg_c * ctx, gg_t * a), (ctx, a))
 GG_DEFV(set_loss, (gg_t * a), (a))
 GG_DEFV(build_backward_expand, (gg_c * s, gg_c * c, gg_g * g, bool acc), (s, c, g, acc))
 GG_DEFV(graph_reset, (gg_g * g), (g))
+
+// graph_reset, failing also when it skipped an accumulator with no memory.
+static void gg_graph_reset_checked(gg_err * e, gg_g * g) {
+    gg_graph_reset(e, g);
+    if (!e->failed && lm_backend_last_error()[0] != '\0') {
+        e->failed = 1;
+        snprintf(e->msg, sizeof(e->msg), "%s", lm_backend_last_error());
+    }
+}
 
 static int gg_graph_has_grads(const gg_g * g) { return g->grads != NULL; }
 */
@@ -26,7 +37,10 @@ import "C"
 
 // SetParam marks t as a trainable parameter: Graph.BuildBackward computes the
 // gradient of the loss with respect to it. Call it before the graph is built
-// (BuildForward), so that t is a node of the graph. It returns t.
+// (BuildForward), so that t is a node of the graph. t may also be a computed
+// tensor, as in ggml: it then gets its gradient (and an accumulator), and an
+// optimizer step would update values that the next computation replaces.
+// It returns t.
 func (ctx *Context) SetParam(t *Tensor) *Tensor {
 	needTensors("SetParam", t)
 	var e C.gg_err
@@ -131,7 +145,7 @@ func (g *Graph) Reset() {
 // reset is Reset with g.mu held and the contexts checked.
 func (g *Graph) reset() error {
 	var e C.gg_err
-	C.gg_graph_reset(&e, g.g)
+	C.gg_graph_reset_checked(&e, g.g)
 	if e.failed != 0 {
 		return &OpError{Op: "Reset", Msg: C.GoString(&e.msg[0])}
 	}

@@ -169,6 +169,54 @@ func TestBackwardGradLookup(t *testing.T) {
 	}
 }
 
+// A computed tensor may be a parameter, as in ggml (its test-opt marks the
+// model's output f = x*a + b): f gets the loss's gradient, and when
+// accumulating, each computation passes its own gradient of f on to a and b.
+func TestBackwardComputedParam(t *testing.T) {
+	xs := [][]float32{{1, 2, 3, 4, 5}, {-1, 0.5, 2, -3, 1.5}}
+	ts := [][]float32{{2, 1, 0, 3, 4}, {1, 1, -2, 0, 2}}
+	const a0, b0 = 0.75, -0.5
+	for _, accumulate := range []bool{false, true} {
+		static := bwCtx(t, 1<<20)
+		compute := bwCtx(t, 1<<20)
+		x, tg := static.NewTensor1D(TypeF32, 5), static.NewTensor1D(TypeF32, 5)
+		a := static.SetParam(static.NewTensor1D(TypeF32, 1))
+		b := static.SetParam(static.NewTensor1D(TypeF32, 1))
+		f := static.SetParam(compute.Add(compute.Mul(x, a), b))
+		loss := compute.Sum(compute.Sqr(compute.Sub(f, tg))).SetLoss()
+		g := compute.NewGraphCustom(64, true).BuildForward(loss)
+		require.NoError(t, g.BuildBackward(static, compute, accumulate))
+		require.NoError(t, a.SetFloat32s([]float32{a0}))
+		require.NoError(t, b.SetFloat32s([]float32{b0}))
+		g.Reset()
+		rounds := 1
+		if accumulate {
+			rounds = 2
+		}
+		wantF := make([]float64, 5)
+		var wantA, wantB float64
+		for m := range rounds {
+			require.NoError(t, x.SetFloat32s(xs[m]))
+			require.NoError(t, tg.SetFloat32s(ts[m]))
+			require.NoError(t, g.Compute(1))
+			for i := range 5 {
+				d := 2 * (float64(xs[m][i])*a0 + b0 - float64(ts[m][i]))
+				wantF[i] += d
+				wantA += d * float64(xs[m][i])
+				wantB += d
+			}
+		}
+		gf, ga, gb := g.Grad(f), g.Grad(a), g.Grad(b)
+		require.NotNil(t, gf)
+		require.Equal(t, accumulate, g.GradAcc(f) != nil)
+		for i, v := range bwFloats(t, gf) {
+			require.InDelta(t, wantF[i], v, 1e-4, "accumulate=%v: df[%d]", accumulate, i)
+		}
+		require.InDelta(t, wantA, bwFloats(t, ga)[0], 1e-4, "accumulate=%v: da", accumulate)
+		require.InDelta(t, wantB, bwFloats(t, gb)[0], 1e-4, "accumulate=%v: db", accumulate)
+	}
+}
+
 // linear classifier pieces shared by the accumulation and training tests
 func bwLinearLoss(ctx *Context, w, b, x, y *Tensor) *Tensor {
 	return ctx.CrossEntropyLoss(ctx.Add(ctx.MulMat(w, x), b), y)
@@ -363,6 +411,23 @@ func TestBackwardMisuse(t *testing.T) {
 			require.Contains(t, opErr(e).Msg, "scalar")
 		}()
 		bwRand(ctx, rng, 0, 1, 3).SetLoss()
+	}()
+
+	// Reset of a graph whose accumulators have no memory (built in NoAlloc
+	// contexts, never allocated): an *OpError naming the accumulator
+	func() {
+		na, err := NewContext(ContextOptions{MemSize: 1 << 20, NoAlloc: true})
+		require.NoError(t, err)
+		defer na.Close()
+		w := na.SetParam(na.NewTensor1D(TypeF32, 3))
+		g := na.NewGraphCustom(64, true).BuildForward(na.Sum(na.Sqr(w)).SetLoss())
+		require.NoError(t, g.BuildBackward(na, na, true))
+		defer func() {
+			e, ok := recover().(error)
+			require.True(t, ok)
+			require.Contains(t, opErr(e).Msg, "has no memory")
+		}()
+		g.Reset()
 	}()
 
 	// the optimizer needs gradients

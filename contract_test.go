@@ -13,6 +13,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -455,6 +456,48 @@ func TestContractNothingEndsTheProcess(t *testing.T) {
 		v := panicValue(func() { err = f() })
 		require.True(t, err != nil || typed(v), "misuse %d gave neither an error nor a typed panic (panic %v)", i, v)
 	}
+}
+
+// Logging: quiet by default (WARN and ERROR to slog.Default(), an RPC
+// server's INFO lines dropped); SetLogger(l) gets every level.
+func TestContractLoggingQuietByDefault(t *testing.T) {
+	def := &recordHandler{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(def))
+	defer slog.SetDefault(old)
+	SetLogger(nil)
+
+	s := startRPCServer(t, 16<<20)
+	b, err := DialRPC(context.Background(), s.endpoint)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	s.stop() // waits for the client's session to end: its lines are written
+	coreLog(3, "a warning of the core\n")
+	coreLog(2, "an info line of the core\n")
+	def.mu.Lock()
+	var warned bool
+	for _, r := range def.recs {
+		require.GreaterOrEqual(t, r.Level, slog.LevelWarn, "logged by default: %s %q", r.Level, r.Message)
+		warned = warned || r.Message == "a warning of the core"
+	}
+	def.mu.Unlock()
+	require.True(t, warned, "a WARN message reaches slog.Default()")
+
+	asked := &recordHandler{}
+	SetLogger(slog.New(asked))
+	defer SetLogger(nil)
+	s = startRPCServer(t, 16<<20)
+	b, err = DialRPC(context.Background(), s.endpoint)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	s.stop()
+	asked.mu.Lock()
+	defer asked.mu.Unlock()
+	var connected bool
+	for _, r := range asked.recs {
+		connected = connected || (r.Level == slog.LevelInfo && strings.Contains(r.Message, "connected"))
+	}
+	require.True(t, connected, "with SetLogger, the server's INFO lines are logged")
 }
 
 // Nil operands are programmer errors like any other: an *OpError, never a

@@ -83,6 +83,11 @@
 //	panic(ErrClosed)  a closed Context (or a Tensor or Graph of one) is used;
 //	                  ErrClosedThreadpool for a closed Threadpool
 //
+// An op's *OpError names the op, its operands' types and shapes and the
+// rule they break, in words ("MulMat: a is f32 [4, 3], b is f32 [5, 2]: rows
+// of a and b must have the same length (4 ≠ 5)"); its Detail keeps the
+// core's failed check and its place.
+//
 // A panic value is an error that recover can inspect:
 //
 //	defer func() {
@@ -96,6 +101,12 @@
 // these panics and errors; no sequence of calls, however wrong, leads to
 // SIGSEGV, SIGABRT, SIGBUS or a Go fatal error. (A C program using the core
 // directly gets ggml's behaviour: a failed assertion aborts.)
+//
+// Logging: the package is quiet until the program asks. By default only
+// the core's WARN and ERROR messages are logged, to slog.Default(); DEBUG
+// and INFO ones (an RPC server's connections, ...) are dropped. SetLogger(l)
+// sends every message to l, whose handler chooses the levels;
+// SetLogger(nil) returns to the default.
 //
 // Threads:
 //
@@ -160,15 +171,23 @@
 // until the context is closed (or collected). Operations build a graph lazily;
 // Graph.Compute runs it on a thread pool.
 //
-//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: 16 << 20})
+//	// the arena holds each tensor's header (TensorOverhead) and data, and the
+//	// graph (GraphOverhead: about 66 KB for NewGraph's DefaultGraphSize nodes)
+//	size := 3*ggml.TensorOverhead() + (8+12+6)*4 + 3*16 +
+//		ggml.GraphOverhead(ggml.DefaultGraphSize, false)
+//	ctx, _ := ggml.NewContext(ggml.ContextOptions{MemSize: size})
 //	defer ctx.Close()
-//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2)
+//	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2) // data not zeroed: set it
 //	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
+//	_ = a.SetFloat32s([]float32{1, 2, 3, 4, 5, 6, 7, 8})
+//	b.Fill(1)
 //	c := ctx.MulMat(a, b) // [2, 3]
 //	g := ctx.NewGraph()
 //	g.BuildForward(c)
 //	err := g.Compute(4)
 //
+// A tensor's data is not zeroed when it is created (as in ggml): it holds
+// whatever the arena held until the program sets it.
 // The examples show contexts and tensors, graphs on threads, training with
 // BuildBackward and AdamW, quantization, GGUF files and custom operations.
 package ggml

@@ -261,3 +261,32 @@ func ExampleContext_LoadGGUF() {
 	// w f32 [2 2] (NONE)
 	// [10.000 20.000 30.000 40.000]
 }
+
+// An arena sized from its parts: each tensor's header (TensorOverhead) and
+// data (rounded up to 16 bytes), and the graph (GraphOverhead: about 66 KB
+// for NewGraph's DefaultGraphSize nodes). New tensors are not zeroed.
+func ExampleGraphOverhead() {
+	size := 3*ggml.TensorOverhead() + (8+12+6)*4 + 3*16 +
+		ggml.GraphOverhead(ggml.DefaultGraphSize, false)
+	ctx, err := ggml.NewContext(ggml.ContextOptions{MemSize: size})
+	if err != nil {
+		panic(err)
+	}
+	defer ctx.Close()
+	a := ctx.NewTensor2D(ggml.TypeF32, 4, 2) // data not zeroed: set it
+	b := ctx.NewTensor2D(ggml.TypeF32, 4, 3)
+	_ = a.SetFloat32s([]float32{1, 2, 3, 4, 5, 6, 7, 8})
+	b.Fill(1)
+	c := ctx.MulMat(a, b) // [2, 3]
+	g := ctx.NewGraph()
+	g.BuildForward(c)
+	if err := g.Compute(4); err != nil {
+		panic(err)
+	}
+	v, _ := c.Float32s()
+	fmt.Println(v)
+	fmt.Println("graph KB:", ggml.GraphOverhead(ggml.DefaultGraphSize, false)/1000, "fits:", ctx.UsedMem() <= ctx.MemSize())
+	// Output:
+	// [10 26 10 26 10 26]
+	// graph KB: 66 fits: true
+}

@@ -54,10 +54,22 @@ var ErrClosed = errors.New("ggml: use of closed context")
 // Recover it with errors.As.
 type OpError struct {
 	Op  string // Go method name
-	Msg string // the core's description of the violated condition
+	Msg string // what is wrong: for an op, its operands' shapes and the rule they break
+	// Detail is the core's check that failed and where, e.g.
+	// "a->ne[0] == b->ne[0] && ... does not hold (ctor-matmul.c:13)"; empty
+	// when the error did not come from the core.
+	Detail string
+	at     string // the place of Detail, "ctor-matmul.c:13"
 }
 
-func (e *OpError) Error() string { return "ggml: " + e.Op + ": " + e.Msg }
+// Error is "ggml: Op: Msg", followed by the core's place of the check when
+// there is one.
+func (e *OpError) Error() string {
+	if e.at != "" {
+		return "ggml: " + e.Op + ": " + e.Msg + " (" + e.at + ")"
+	}
+	return "ggml: " + e.Op + ": " + e.Msg
+}
 
 // check panics with an *OpError if the C call reported an assertion.
 func check(op string, e *C.gg_err) {
@@ -294,7 +306,12 @@ func shapeArgs(op string, shape []int) (int, [MaxDims]C.int64_t) {
 	return len(shape), ne
 }
 
-// NewTensor creates a tensor of the given type and shape (ne0 first).
+// NewTensor creates a tensor of the given type and shape (ne0 first). It
+// takes TensorOverhead() bytes of the context's arena plus, unless the
+// context is NoAlloc, its data (NBytes, rounded up to 16). The data is not
+// zeroed, as in ggml: it holds whatever the arena's memory held (a fresh
+// allocation's leftovers, or the previous contents of a caller's Buffer), so
+// set it (SetFloat32s, Fill, Zero) before anything reads it.
 func (ctx *Context) NewTensor(typ Type, shape ...int) *Tensor {
 	n, ne := shapeArgs("NewTensor", shape)
 	e := ctx.errBuf()

@@ -108,7 +108,10 @@ func GraphOverhead(size int, grads bool) int {
 	return int(C.lm_ggml_graph_overhead_custom(C.size_t(size), C.bool(grads)))
 }
 
-// NewGraph creates a graph with room for DefaultGraphSize nodes and no gradients.
+// NewGraph creates a graph with room for DefaultGraphSize nodes and no
+// gradients. It takes GraphOverhead(DefaultGraphSize, false) bytes of the
+// context's arena (about 66 KB on 64-bit systems), which MemSize must
+// leave room for; NewGraphCustom with a smaller size takes less.
 func (ctx *Context) NewGraph() *Graph { return ctx.NewGraphCustom(DefaultGraphSize, false) }
 
 // NewGraphCustom creates a graph with room for size nodes (and as many leafs);

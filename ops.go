@@ -709,9 +709,9 @@ func (ctx *Context) SoftMaxInplace(a *Tensor) *Tensor {
 // (f16 or f32 [ne0, >=ne1], broadcast over dims 2 and 3) may be nil; maxBias >
 // 0 enables ALiBi slopes per head (dimension 2), else slope is 1.
 func (ctx *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
-	return ctx.build("SoftMaxExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+	return ctx.buildOpt("SoftMaxExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
 		return C.gg_soft_max_ext(ce, ctx.ptr(), a.use(ctx), mask.use(ctx), C.float(scale), C.float(maxBias))
-	}, a)
+	}, []*Tensor{a}, mask)
 }
 
 // SoftMaxBack returns the gradient of SoftMax given the output

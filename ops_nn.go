@@ -105,9 +105,9 @@ func (ctx *Context) TimestepEmbedding(timesteps *Tensor, dim, maxPeriod int) *Te
 // logitSoftcap > 0 applies softcap*tanh(s/softcap). Result f32 [Dv, nHead, nQ,
 // nBatch] (heads and queries swapped). See Tensor.SetPrec.
 func (ctx *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSoftcap float32) *Tensor {
-	return ctx.build("FlashAttnExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+	return ctx.buildOpt("FlashAttnExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
 		return C.gg_flash_attn_ext(ce, ctx.ptr(), q.use(ctx), k.use(ctx), v.use(ctx), mask.use(ctx), C.float(scale), C.float(maxBias), C.float(logitSoftcap))
-	}, q, k, v)
+	}, []*Tensor{q, k, v}, mask)
 }
 
 // FlashAttnBack is the gradient of the old flash attention op.

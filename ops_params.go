@@ -51,6 +51,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -72,10 +73,18 @@ func needTensors(op string, ts ...*Tensor) {
 // returns the result as a Tensor of ctx. Optional operands, which may be
 // nil, are passed to the C function but not listed in required.
 func (ctx *Context) build(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_tensor, required ...*Tensor) *Tensor {
+	return ctx.buildOpt(op, call, required)
+}
+
+// buildOpt is build for an op with optional operands after the required
+// ones (nil when not given): its *OpError describes those given too.
+func (ctx *Context) buildOpt(op string, call func(ce *C.gg_err) *C.struct_lm_ggml_tensor, required []*Tensor, optional ...*Tensor) *Tensor {
 	needTensors(op, required...)
 	ce := ctx.errBuf()
 	res := call(ce)
-	checkOperands(op, ce, required...)
+	if ce.failed != 0 {
+		panic(operandError(op, C.GoString(&ce.msg[0]), append(slices.Clone(required), optional...)))
+	}
 	return ctx.wrap(res)
 }
 
@@ -88,25 +97,41 @@ func checkOperands(op string, e *C.gg_err, operands ...*Tensor) {
 }
 
 // operandError is the *OpError of op for the core's message msg: the
-// operands' types and shapes, named a, b, c... as in the core's checks,
-// then the condition that failed, e.g.
+// operands' types and shapes (named as the op's parameters, see
+// operandNames), then the rule that failed in words where opRules has it,
+// else the core's condition, e.g.
 //
-//	Add: a is f32 [3, 4], b is f32 [5, 2]: lm_ggml_can_repeat(b, a) does not hold (ctor-elementwise.c:14)
+//	MulMat: a is f32 [4, 3], b is f32 [5, 2]: rows of a and b must have the same length (4 ≠ 5)
+//
+// with the core's condition and place in Detail. Optional operands not
+// given are nil in operands and left out.
 func operandError(op, msg string, operands []*Tensor) *OpError {
-	if cond, ok := strings.CutPrefix(msg, "LM_GGML_ASSERT("); ok {
-		if i := strings.LastIndex(cond, ") failed"); i >= 0 {
-			msg = cond[:i] + " does not hold" + cond[i+len(") failed"):]
+	what, file, at, assertion := coreCheck(msg)
+	words := what
+	if assertion {
+		words = what + " does not hold"
+		if r := ruleFor(op, file, what); r != nil {
+			words = sayRule(r, opnds{operandNames(op, len(operands)), operands}, what)
 		}
 	}
-	if len(operands) == 0 {
-		return &OpError{Op: op, Msg: msg}
+	detail := what
+	if assertion {
+		detail = what + " does not hold"
 	}
-	parts := make([]string, len(operands))
+	if at != "" {
+		detail += " (" + at + ")"
+	}
+	names := operandNames(op, len(operands))
+	var parts []string
 	for i, t := range operands {
-		shape := strings.Trim(strings.ReplaceAll(fmt.Sprint(t.Shape()), " ", ", "), "[]")
-		parts[i] = fmt.Sprintf("%c is %s [%s]", 'a'+i, t.Type(), shape)
+		if t != nil {
+			parts = append(parts, fmt.Sprintf("%s is %s [%s]", names[i], t.Type(), shapeText(t)))
+		}
 	}
-	return &OpError{Op: op, Msg: strings.Join(parts, ", ") + ": " + msg}
+	if len(parts) > 0 {
+		words = strings.Join(parts, ", ") + ": " + words
+	}
+	return &OpError{Op: op, Msg: words, Detail: detail, at: at}
 }
 
 // cint converts an int argument for a C int, panicking with an *OpError if
@@ -232,18 +257,18 @@ func (ctx *Context) RopeInplace(a, b *Tensor, nDims, mode int) *Tensor {
 // optional per-dimension frequency divisors freqFactors (f32 [NDims/2], or
 // nil).
 func (ctx *Context) RopeExt(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
-	return ctx.build("RopeExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+	return ctx.buildOpt("RopeExt", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
 		return C.gg_rope_ext(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), cint("RopeExt", p.NDims), cint("RopeExt", p.Mode), cint("RopeExt", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	}, a, b)
+	}, []*Tensor{a, b}, freqFactors)
 }
 
 // RopeExtInplace is RopeExt written into a.
 func (ctx *Context) RopeExtInplace(a, b, freqFactors *Tensor, p RopeParams) *Tensor {
-	return ctx.build("RopeExtInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
+	return ctx.buildOpt("RopeExtInplace", func(ce *C.gg_err) *C.struct_lm_ggml_tensor {
 		return C.gg_rope_ext_inplace(ce, ctx.ptr(), a.use(ctx), b.use(ctx), freqFactors.use(ctx), cint("RopeExtInplace", p.NDims), cint("RopeExtInplace", p.Mode), cint("RopeExtInplace", p.NCtxOrig),
 			C.float(p.FreqBase), C.float(p.FreqScale), C.float(p.ExtFactor), C.float(p.AttnFactor), C.float(p.BetaFast), C.float(p.BetaSlow))
-	}, a, b)
+	}, []*Tensor{a, b}, freqFactors)
 }
 
 // RopeCustom is RopeExt without freq factors (deprecated in the C API).

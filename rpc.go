@@ -247,7 +247,7 @@ func ServeRPC(ctx context.Context, ln net.Listener, b *Backend, memBytes uint64)
 		fd, ferr := connFD(conn)
 		conn.Close()
 		if ferr != nil {
-			currentLogger().Warn("rpc-server: cannot take over a connection", "err", ferr, "source", "ggml")
+			logWarn("rpc-server: cannot take over a connection", "err", ferr)
 			continue
 		}
 		clients.Go(func() { C.lm_rpc_server_serve(srv, C.int(fd)) }) // closes fd

@@ -169,7 +169,9 @@ func freeScheduler(h schedHandle) {
 // most nodes plus leafs of the graphs it will compute. With parallel
 // upstream ggml keeps several copies of the inputs to overlap successive graphs
 // on asynchronous backends; every backend of this package completes its
-// work before returning, so NCopies is 1 either way.
+// work before returning, so NCopies is 1 either way. A backend given twice
+// (as ggml's own tests give the CPU as both main and host backend) counts
+// once: where the scheduler would use the later one, it uses the first.
 func NewScheduler(backends []*Backend, graphSize int, parallel bool) (*Scheduler, error) {
 	initOnce()
 	if len(backends) == 0 || len(backends) > 16 {
@@ -182,9 +184,6 @@ func NewScheduler(backends []*Backend, graphSize int, parallel bool) (*Scheduler
 	for i, b := range backends {
 		if b == nil {
 			return nil, fmt.Errorf("ggml: NewScheduler: backend %d is nil", i)
-		}
-		if slices.Index(backends, b) != i {
-			return nil, fmt.Errorf("ggml: NewScheduler: backend %d is given twice", i)
 		}
 	}
 	bs := slices.Clone(backends)
@@ -242,6 +241,7 @@ func lockBackends(bs []*Backend) (func(), error) {
 	}
 	order := slices.Clone(bs)
 	slices.SortFunc(order, func(a, b *Backend) int { return byAddr(unsafe.Pointer(a), unsafe.Pointer(b)) })
+	order = slices.Compact(order) // a backend given twice is locked once
 	for i, b := range order {
 		if !lockWaits(&b.mu) {
 			for _, l := range order[:i] {

@@ -723,6 +723,7 @@ struct lm_ggml_tensor * lm_ggml_set_zero(struct lm_ggml_tensor * tensor) {
 }
 
 void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph) {
+    lm_backend_clear_error();
     if (cgraph == NULL) {
         return;
     }
@@ -741,10 +742,16 @@ void lm_ggml_graph_reset(struct lm_ggml_cgraph * cgraph) {
         if (acc == NULL) {
             continue;
         }
+        if (acc->data == NULL) {
+            // never placed (an earlier call that would have allocated it
+            // failed): nothing to reset, and computing the graph fails on it
+            lm_backend_fail("graph_reset: the gradient accumulator '%s' has no memory (allocate the graph first)", acc->name);
+            lm_backend_report(__func__);
+            continue;
+        }
         if (node->flags & LM_GGML_TENSOR_FLAG_LOSS) {
             // d loss / d loss = 1 seeds the backward pass
             LM_GGML_ASSERT(acc->type == LM_GGML_TYPE_F32 && lm_ggml_is_scalar(acc) && "graph_reset: the loss must be an f32 scalar");
-            LM_GGML_ASSERT(acc->data != NULL && "graph_reset: the loss gradient has no data");
             const float one = 1.0f;
             if (acc->buffer != NULL) {
                 lm_ggml_backend_tensor_set(acc, &one, 0, sizeof(one)); // backend memory: through the backend

@@ -86,6 +86,7 @@ struct sched_slot {
 
 struct lm_ggml_backend_sched {
     int n_backends;
+    int last; // the last backend's first index (a backend may be given twice, as ggml allows)
     lm_ggml_backend_t backends[SCHED_MAX_BACKENDS];
     lm_ggml_backend_buffer_type_t bufts[SCHED_MAX_BACKENDS];
     lm_ggml_gallocr_t galloc;
@@ -347,7 +348,7 @@ static int anchor(lm_ggml_backend_sched_t s, const struct lm_ggml_tensor * t, bo
     if (t->flags & LM_GGML_TENSOR_FLAG_INPUT) {
         // the user writes inputs from the host: the last backend (the CPU in
         // the usual setup) reads them without a copy
-        return s->n_backends - 1;
+        return s->last;
     }
     if (!is_node) {
         return -1;
@@ -365,7 +366,7 @@ static int anchor(lm_ggml_backend_sched_t s, const struct lm_ggml_tensor * t, bo
             continue;
         }
         const int b = backend_for_buffer(s, memory_of(src), t);
-        if (b == s->n_backends - 1) {
+        if (b == s->last) {
             for (int o = 0; o < b; o++) {
                 if (op_supported(s, o, t) && lm_ggml_backend_offload_op(s->backends[o], t)) {
                     return o;
@@ -435,7 +436,7 @@ static void spread(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g, bool do
         const int slot = s->node_slot[i];
         const int b = s->slots[slot].where;
         if (b >= 0) {
-            cur = skip_last && b == s->n_backends - 1 ? -1 : b;
+            cur = skip_last && b == s->last ? -1 : b;
         } else if (cur >= 0 && op_supported(s, cur, node)) {
             s->slots[slot].where = cur;
         }
@@ -542,7 +543,7 @@ static bool settle_rest(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
         }
         int b = node->view_src != NULL ? where(s, node->view_src) : -1;
         if (b < 0) {
-            b = s->n_backends - 1;
+            b = s->last;
             if (node->view_src != NULL) {
                 set_where(s, node->view_src, b);
             }
@@ -556,7 +557,7 @@ static bool settle_rest(lm_ggml_backend_sched_t s, struct lm_ggml_cgraph * g) {
     }
     for (int i = 0; i < g->n_leafs; i++) {
         if (where(s, g->leafs[i]) < 0) {
-            set_where(s, g->leafs[i], s->n_backends - 1);
+            set_where(s, g->leafs[i], s->last);
         }
     }
     return !s->overflow;
@@ -1000,12 +1001,6 @@ lm_ggml_backend_sched_t lm_ggml_backend_sched_new(lm_ggml_backend_t * backends, 
             sched_error("backend %d is NULL", b);
             return NULL;
         }
-        for (int c = 0; c < b; c++) {
-            if (backends[c] == backends[b]) {
-                sched_error("backend %d is given twice", b);
-                return NULL;
-            }
-        }
         lm_ggml_backend_buffer_type_t buft = bufts && bufts[b] ? bufts[b] : lm_ggml_backend_get_default_buffer_type(backends[b]);
         if (buft == NULL || !lm_ggml_backend_supports_buft(backends[b], buft)) {
             sched_error("backend %s cannot use buffer type %s", lm_ggml_backend_name(backends[b]),
@@ -1022,6 +1017,17 @@ lm_ggml_backend_sched_t lm_ggml_backend_sched_new(lm_ggml_backend_t * backends, 
     for (int b = 0; b < n_backends; b++) {
         s->backends[b] = backends[b];
         s->bufts[b] = bufts && bufts[b] ? bufts[b] : lm_ggml_backend_get_default_buffer_type(backends[b]);
+    }
+    // A backend given twice with the same buffer type (ggml's test-opt passes
+    // the CPU as both the main and the host backend) is one backend: every
+    // pass picks the lowest index, and what goes to "the last backend" goes
+    // to its first index. The graph allocator shares one buffer per buffer type.
+    s->last = n_backends - 1;
+    for (int b = 0; b < n_backends - 1; b++) {
+        if (s->backends[b] == s->backends[n_backends - 1] && s->bufts[b] == s->bufts[n_backends - 1]) {
+            s->last = b;
+            break;
+        }
     }
     const char * dbg = getenv("LM_GGML_SCHED_DEBUG");
     s->debug = dbg ? atoi(dbg) : 0;

@@ -465,9 +465,12 @@ struct lm_ggml_tensor * lm_ggml_format_name(struct lm_ggml_tensor * tensor, cons
 void lm_ggml_set_input (struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_INPUT; }
 void lm_ggml_set_output(struct lm_ggml_tensor * tensor) { tensor->flags |= LM_GGML_TENSOR_FLAG_OUTPUT; }
 
+// Any tensor may be a parameter, as in ggml: for a computed one (ggml's
+// test-opt marks its model's output) the backward pass gives its gradient,
+// and an optimizer step updates the computed values, which the next forward
+// pass recomputes.
 void lm_ggml_set_param(struct lm_ggml_context * ctx, struct lm_ggml_tensor * tensor) {
     LM_GGML_UNUSED(ctx);
-    LM_GGML_ASSERT(tensor->op == LM_GGML_OP_NONE && "only leaf tensors can be parameters");
     tensor->flags |= LM_GGML_TENSOR_FLAG_PARAM;
 }
 
@@ -517,7 +520,9 @@ static struct lm_ggml_tensor * view_impl(struct lm_ggml_context * ctx, struct lm
     size_t offs = offset, span, end;
     LM_GGML_ASSERT((a->view_src == NULL || lm_size_add(offs, a->view_offs, &offs)) && "view offset overflows");
     LM_GGML_ASSERT(lm_span_bytes(a->type, shape, nb, &span) && lm_size_add(offs, span, &end) && "view extent overflows");
-    LM_GGML_ASSERT(end <= lm_ggml_nbytes(root) && "view is out of bounds of its source");
+    if (end > lm_ggml_nbytes(root)) {
+        LM_GGML_ABORT("the view must lie inside its source: it ends at byte %zu, the source has %zu", end, lm_ggml_nbytes(root));
+    }
 
     struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, a->type, n_dims, ne, a, offset);
     for (int i = 1; i < LM_GGML_MAX_DIMS; i++) {
@@ -561,7 +566,10 @@ static struct lm_ggml_tensor * reshape_impl(struct lm_ggml_context * ctx, struct
     for (int i = 0; i < n_dims; i++) {
         LM_GGML_ASSERT(ne[i] >= 0 && !__builtin_mul_overflow(n, ne[i], &n) && "reshape: invalid shape");
     }
-    LM_GGML_ASSERT(lm_ggml_nelements(a) == n && "reshape must keep the number of elements");
+    if (lm_ggml_nelements(a) != n) {
+        LM_GGML_ABORT("a reshape keeps the number of elements: a has %lld, the new shape %lld",
+                      (long long) lm_ggml_nelements(a), (long long) n);
+    }
     struct lm_ggml_tensor * result = lm_ggml_new_tensor_impl(ctx, a->type, n_dims, ne, a, 0);
     lm_ggml_format_name(result, "%s (reshaped)", a->name);
     result->op = LM_GGML_OP_RESHAPE;

@@ -7,8 +7,10 @@
 //
 // Gradient accumulators are persistent tensors (in ctx_static) that the
 // backward nodes add into in place: always for the loss (graph_reset sets it to
-// 1), and for the parameters when accumulating over several computations. All
-// other gradients are ordinary, freshly computed tensors of ctx_compute.
+// 1), and for the parameters when accumulating over several computations (a
+// computed parameter's accumulator is added to after its gradient is complete,
+// so that its sources get this computation's gradient). All other gradients
+// are ordinary, freshly computed tensors of ctx_compute.
 #include "../base/ggml-impl.h"
 
 #include <stdlib.h>
@@ -470,7 +472,7 @@ static void backward_node(struct bw_state * s, struct lm_ggml_tensor * node) {
 // The per-slot scratch of the build in progress on this thread. An assert
 // inside the build may longjmp out (Go arms LM_GGML_TRY), so the next build
 // frees what such an interrupted one left behind.
-static _Thread_local bool * bw_scratch;
+static _Thread_local void * bw_scratch;
 
 void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_static, struct lm_ggml_context * ctx_compute,
         struct lm_ggml_cgraph * cgraph, bool accumulate) {
@@ -491,10 +493,12 @@ void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_static, struct l
 
     const size_t hs = cgraph->visited_hash_set.size;
     free(bw_scratch);
-    bw_scratch = calloc(2*hs, sizeof(bool));
+    bw_scratch = calloc(2*hs*sizeof(bool) + hs*sizeof(struct lm_ggml_tensor *), 1);
     LM_GGML_ASSERT(bw_scratch != NULL && "out of memory");
-    bool * needed = bw_scratch;       // depends on a parameter (or is the loss)
-    bool * reached = bw_scratch + hs; // will receive a gradient
+    // the accumulators of computed parameters, until their gradient is complete
+    struct lm_ggml_tensor ** deferred = bw_scratch;
+    bool * needed = (bool *) (deferred + hs); // depends on a parameter (or is the loss)
+    bool * reached = needed + hs;             // will receive a gradient
 
     // forward pass: which nodes need a gradient
     for (int i = 0; i < n_fwd; i++) {
@@ -567,12 +571,28 @@ void lm_ggml_build_backward_expand(struct lm_ggml_context * ctx_static, struct l
             lm_ggml_format_name(acc, "grad acc for %s", node->name);
             cgraph->grad_accs[k] = acc;
             cgraph->grads[k]     = acc;
+            if (!(node->flags & LM_GGML_TENSOR_FLAG_LOSS) && node->op != LM_GGML_OP_NONE) {
+                // a computed parameter passes on this computation's gradient
+                // to its sources, not the sum over earlier ones: the
+                // accumulator is added to once that gradient is complete
+                cgraph->grad_accs[k] = NULL;
+                cgraph->grads[k]     = NULL;
+                deferred[k] = acc;
+            }
         }
     }
 
     struct bw_state s = { ctx_compute, cgraph, needed };
     for (int i = n_fwd - 1; i >= 0; i--) {
-        backward_node(&s, cgraph->nodes[i]);
+        struct lm_ggml_tensor * node = cgraph->nodes[i];
+        const size_t k = lm_ggml_hash_find(&cgraph->visited_hash_set, node);
+        backward_node(&s, node);
+        if (needed[k] && deferred[k] != NULL) {
+            struct lm_ggml_tensor * fresh = cgraph->grads[k];
+            cgraph->grad_accs[k] = deferred[k];
+            cgraph->grads[k] = fresh != NULL ? lm_ggml_add_inplace(ctx_compute, deferred[k], fresh) : deferred[k];
+            grad_publish(&s, k);
+        }
     }
 
     free(bw_scratch);

@@ -796,6 +796,9 @@ LM_GGML_API struct lm_ggml_cgraph * lm_ggml_new_graph       (LM_C * ctx); // siz
 LM_GGML_API struct lm_ggml_cgraph * lm_ggml_new_graph_custom(LM_C * ctx, size_t size, bool grads);
 LM_GGML_API struct lm_ggml_cgraph * lm_ggml_graph_dup       (LM_C * ctx, struct lm_ggml_cgraph * cgraph);
 LM_GGML_API void                    lm_ggml_graph_cpy       (struct lm_ggml_cgraph * src, struct lm_ggml_cgraph * dst);
+// graph_reset: loss gradient 1, accumulators and AdamW moments 0. An
+// accumulator without memory (the graph was never allocated) is skipped and
+// reported (log, lm_backend_last_error), not an abort.
 LM_GGML_API void                    lm_ggml_graph_reset     (struct lm_ggml_cgraph * cgraph);
 LM_GGML_API void                    lm_ggml_graph_clear     (struct lm_ggml_cgraph * cgraph);
 

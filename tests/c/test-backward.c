@@ -9,6 +9,8 @@
 //     reference's test-backend-ops grad mode by the mean absolute asymmetry
 //     |a-b|/(|a|+|b|) over elements;
 //  3. accumulate=true over micro-batches equals one big batch, graph_reset;
+//     a computed tensor as a parameter (accepted, as ggml does); graph_reset
+//     of a graph never allocated;
 //  4. AdamW against a hand computation, and a small training run;
 //  5. misuse: no params, no loss, an op without a backward rule, no grads.
 //
@@ -20,6 +22,7 @@
 #include "ggml-cpu.h"
 #include "ggml-impl.h"
 #include "ggml-cpu-impl.h"
+#include "ggml-backend-impl.h"
 #include "test-check.h"
 
 #include <math.h>
@@ -716,6 +719,107 @@ static void test_accumulate(void * unused) {
     lm_ggml_free(cs);
 }
 
+// ---------------------------------------------------------------- a computed tensor as a parameter
+//
+// ggml accepts set_param on any tensor (its test-opt marks the model's output
+// f = x*a + b). Its gradient is the loss's gradient with respect to it, and
+// when accumulating, each micro-batch passes its own gradient on to a and b
+// (not the running sum in f's accumulator).
+
+struct lin {
+    struct lm_ggml_tensor * x, * t, * a, * b, * f, * loss;
+    struct lm_ggml_cgraph * g;
+};
+
+static void lin_build(struct lm_ggml_context * cs, struct lm_ggml_context * cc, struct lin * l, int n, bool accumulate) {
+    l->x = lm_ggml_new_tensor_1d(cs, F32, n);
+    l->t = lm_ggml_new_tensor_1d(cs, F32, n);
+    l->a = lm_ggml_new_tensor_1d(cs, F32, 1); lm_ggml_set_name(l->a, "a"); lm_ggml_set_param(cs, l->a);
+    l->b = lm_ggml_new_tensor_1d(cs, F32, 1); lm_ggml_set_name(l->b, "b"); lm_ggml_set_param(cs, l->b);
+    l->f = lm_ggml_add(cc, lm_ggml_mul(cc, l->x, l->a), l->b);
+    lm_ggml_set_name(l->f, "f");
+    lm_ggml_set_param(cs, l->f);
+    l->loss = lm_ggml_sum(cc, lm_ggml_sqr(cc, lm_ggml_sub(cc, l->f, l->t)));
+    lm_ggml_set_loss(l->loss);
+    l->g = lm_ggml_new_graph_custom(cc, 256, true);
+    lm_ggml_build_forward_expand(l->g, l->loss);
+    lm_ggml_build_backward_expand(cs, cc, l->g, accumulate);
+}
+
+static void test_computed_param(void * unused) {
+    (void) unused;
+    enum { N = 5 };
+    const float xs[2][N] = { { 1, 2, 3, 4, 5 }, { -1, 0.5f, 2, -3, 1.5f } };
+    const float ts[2][N] = { { 2, 1, 0, 3, 4 }, { 1, 1, -2, 0, 2 } };
+    const float a0 = 0.75f, b0 = -0.5f;
+    // by hand, per micro-batch: df_i = 2(f_i - t_i), da = sum df_i x_i, db = sum df_i
+    double df[2][N], da[2] = { 0, 0 }, db[2] = { 0, 0 };
+    for (int m = 0; m < 2; m++) {
+        for (int i = 0; i < N; i++) {
+            df[m][i] = 2.0 * ((double) xs[m][i]*a0 + b0 - ts[m][i]);
+            da[m] += df[m][i] * xs[m][i];
+            db[m] += df[m][i];
+        }
+    }
+    for (int accumulate = 0; accumulate <= 1; accumulate++) {
+        struct lm_ggml_context * cs = new_ctx(1), * cc = new_ctx(1);
+        struct lin l;
+        lin_build(cs, cc, &l, N, accumulate);
+        *(float *) l.a->data = a0;
+        *(float *) l.b->data = b0;
+        lm_ggml_graph_reset(l.g);
+        const int rounds = accumulate ? 2 : 1;
+        for (int m = 0; m < rounds; m++) {
+            memcpy(l.x->data, xs[m], sizeof(xs[m]));
+            memcpy(l.t->data, ts[m], sizeof(ts[m]));
+            compute(cc, l.g);
+        }
+        struct lm_ggml_tensor * gf = lm_ggml_graph_get_grad(l.g, l.f);
+        struct lm_ggml_tensor * ga = lm_ggml_graph_get_grad(l.g, l.a);
+        struct lm_ggml_tensor * gb = lm_ggml_graph_get_grad(l.g, l.b);
+        report(gf && ga && gb && (lm_ggml_graph_get_grad_acc(l.g, l.f) != NULL) == (accumulate != 0),
+               "computed param (accumulate=%d): f, a and b have gradients%s", accumulate,
+               accumulate ? " and f an accumulator" : "");
+        if (!gf || !ga || !gb) {
+            lm_ggml_free(cc); lm_ggml_free(cs);
+            continue;
+        }
+        double err = 0;
+        for (int i = 0; i < N; i++) {
+            const double want = df[0][i] + (accumulate ? df[1][i] : 0);
+            err = fmax(err, fabs(((float *) gf->data)[i] - want));
+        }
+        const double want_a = da[0] + (accumulate ? da[1] : 0), want_b = db[0] + (accumulate ? db[1] : 0);
+        err = fmax(err, fabs(*(float *) ga->data - want_a));
+        err = fmax(err, fabs(*(float *) gb->data - want_b));
+        report(err < 1e-4, "computed param (accumulate=%d, %d micro-batches): grads of f, a, b as by hand (max error %.2e; da %.4f want %.4f)",
+               accumulate, rounds, err, *(float *) ga->data, want_a);
+        lm_ggml_free(cc);
+        lm_ggml_free(cs);
+    }
+}
+
+// A graph whose allocation never happened (the allocating call was refused):
+// graph_reset skips the accumulators without memory and says so, without
+// aborting; computing the graph then fails with a status.
+static void test_reset_unallocated(void) {
+    struct lm_ggml_init_params ip = { 1024 * 1024, NULL, true };
+    struct lm_ggml_context * cs = lm_ggml_init(ip), * cc = lm_ggml_init(ip);
+    struct lin l;
+    lin_build(cs, cc, &l, 4, true);
+    lm_ggml_backend_t cpu = lm_ggml_backend_cpu_init();
+    lm_ggml_log_set(quiet_log, NULL);
+    lm_ggml_graph_reset(l.g);
+    const bool said = strstr(lm_backend_last_error(), "has no memory") != NULL;
+    const enum lm_ggml_status st = lm_ggml_backend_graph_compute(cpu, l.g);
+    lm_ggml_log_set(NULL, NULL);
+    report(said, "graph_reset of an unallocated graph returns and says why: \"%s\"", lm_backend_last_error());
+    report(st != LM_GGML_STATUS_SUCCESS, "computing the unallocated graph then fails with a status (%d)", (int) st);
+    lm_ggml_backend_free(cpu);
+    lm_ggml_free(cc);
+    lm_ggml_free(cs);
+}
+
 // ---------------------------------------------------------------- AdamW
 
 static void adamw_ref(float * w, const float * g, float * m, float * v, int64_t n, const float * p) {
@@ -920,6 +1024,9 @@ int main(int argc, char ** argv) {
     }
     printf("== accumulate\n");
     if (!run_try(test_accumulate, NULL, msg, sizeof(msg))) report(false, "accumulate error: %s", msg);
+    printf("== a computed tensor as a parameter\n");
+    if (!run_try(test_computed_param, NULL, msg, sizeof(msg))) report(false, "computed param error: %s", msg);
+    test_reset_unallocated();
     printf("== adamw\n");
     test_adamw_level(LM_CPU_LEVEL_SCALAR);
     test_adamw_level(LM_CPU_LEVEL_AVX2);

@@ -576,6 +576,61 @@ static void test_copies(int kind) {
     lm_ggml_free(d.ctx);
 }
 
+// One backend given twice, as ggml's test-opt does (the CPU as main and as
+// host backend): accepted, one backend in effect (the first index), same
+// bits. Also TA + CPU + CPU: the inputs go to the CPU's first index.
+static void test_same_backend_twice(int kind) {
+    struct direct d;
+    direct_run(&d, kind);
+
+    lm_ggml_backend_t be[2] = { g_cpu, g_cpu };
+    lm_ggml_backend_sched_t s = lm_ggml_backend_sched_new(be, NULL, 2, 512, false);
+    CHECK(s != NULL);
+    CHECK(lm_ggml_backend_sched_get_n_backends(s) == 2);
+    CHECK(lm_ggml_backend_sched_get_backend(s, 1) == g_cpu);
+    struct sched_side side;
+    side_init(&side, kind, lm_ggml_backend_cpu_buffer_type(), lm_ggml_backend_cpu_buffer_type());
+    side_build(&side, 512);
+    CHECK(lm_ggml_backend_sched_alloc_graph(s, side.b.g));
+    CHECK(lm_ggml_backend_sched_get_n_splits(s) == 1);
+    CHECK(lm_ggml_backend_sched_get_tensor_backend(s, side.b.out) == g_cpu);
+    fill_inputs(&side.b);
+    CHECK(lm_ggml_backend_sched_graph_compute(s, side.b.g) == LM_GGML_STATUS_SUCCESS);
+    CHECK(compare_nodes(&side.b, &d.b, false) == 0);
+    CHECK(sources_untouched(&side.b, side.ctx, side.wa, side.wb));
+    CHECK(lm_ggml_backend_sched_get_buffer_size(s, g_cpu) > 0);
+    // a pin names the backend, not an index: still one split
+    lm_ggml_backend_sched_reset(s);
+    side_build(&side, 512);
+    lm_ggml_backend_sched_set_tensor_backend(s, side.b.g->nodes[side.b.second_half], be[1]);
+    CHECK(lm_ggml_backend_sched_alloc_graph(s, side.b.g));
+    CHECK(lm_ggml_backend_sched_get_n_splits(s) == 1);
+    fill_inputs(&side.b);
+    CHECK(lm_ggml_backend_sched_graph_compute(s, side.b.g) == LM_GGML_STATUS_SUCCESS);
+    CHECK(compare_nodes(&side.b, &d.b, false) == 0);
+    lm_ggml_backend_sched_free(s);
+    side_free(&side);
+
+    // TA + CPU + CPU with group A on TA, B on the CPU: as TA + CPU
+    tdevs_reset();
+    lm_ggml_backend_t be3[3] = { &TA->backend, g_cpu, g_cpu };
+    s = lm_ggml_backend_sched_new(be3, NULL, 3, 512, false);
+    CHECK(s != NULL);
+    side_init(&side, kind, &TA->buft, lm_ggml_backend_cpu_buffer_type());
+    side_build(&side, 512);
+    CHECK(lm_ggml_backend_sched_alloc_graph(s, side.b.g));
+    const int n_splits = lm_ggml_backend_sched_get_n_splits(s);
+    fill_inputs(&side.b);
+    CHECK(lm_ggml_backend_sched_graph_compute(s, side.b.g) == LM_GGML_STATUS_SUCCESS);
+    CHECK(compare_nodes(&side.b, &d.b, false) == 0);
+    CHECK(TA->n_compute >= 1);
+    lm_ggml_backend_sched_free(s);
+    side_free(&side);
+    printf("one backend given twice, %s: 1 split (CPU, CPU), %d splits (TA, CPU, CPU), same bits\n",
+           kind == 0 ? "MLP" : "llama block", n_splits);
+    lm_ggml_free(d.ctx);
+}
+
 // ---------------------------------------------------------------- eval callback
 
 struct eval_state {
@@ -895,7 +950,6 @@ static void test_errors(void) {
     CHECK(lm_ggml_backend_sched_new(be, NULL, 0, 64, false) == NULL);
     CHECK(lm_ggml_backend_sched_new(be, NULL, -1, 64, false) == NULL);
     CHECK(lm_ggml_backend_sched_new(be, NULL, 17, 64, false) == NULL);
-    CHECK(lm_ggml_backend_sched_new(be, NULL, 2, 64, false) == NULL); // the same backend twice
     CHECK(lm_ggml_backend_sched_new(be, NULL, 1, 0, false) == NULL);
     lm_ggml_backend_t with_null[2] = { cpu, NULL };
     CHECK(lm_ggml_backend_sched_new(with_null, NULL, 2, 64, false) == NULL);
@@ -997,6 +1051,8 @@ int main(void) {
     test_two_cpu(1);
     test_copies(0);
     test_copies(1);
+    test_same_backend_twice(0);
+    test_same_backend_twice(1);
     test_eval_callback();
     test_reserve_reuse();
     test_replace();
