@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# build.sh - developer and CI tasks for ggml-go.
+# build.sh - developer and CI tasks for ggml-go. Usage: ./build.sh TARGET
+# (alone, or with help, it prints this list; every target is here).
 #
-#   ./build.sh test     lint + C warnings + the full test suite (what CI runs)
+#   ./build.sh test     lint + C warnings + the full test suite (what CI runs);
+#                       ends with a line counting the skipped tests by reason
 #   ./build.sh lint     go vet and staticcheck (the pinned version, installed if missing)
 #   ./build.sh tools    install the pinned Go tools (staticcheck)
 #   ./build.sh levels   the tests again with each SIMD level forced (scalar, avx2, avx512)
@@ -36,9 +38,14 @@
 #   ./build.sh avx512emu  C tests at the AVX-512 level in Bochs (slow; see tests/emu/avx512emu.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
+# The shared parity data (not in a clone). Named to the tests only when it
+# is there, as an absolute path (test binaries run elsewhere): a named
+# folder that is missing fails them (internal/shareddata).
 PARITY="${GGML_PARITY_DIR:-../shared/parity}"
-PARITY="$(cd "$PARITY" 2>/dev/null && pwd || echo "$PARITY")" # absolute: test binaries run elsewhere
-export GGML_PARITY_DIR="$PARITY"
+if [ -d "$PARITY" ]; then
+  PARITY="$(cd "$PARITY" && pwd)"
+  export GGML_PARITY_DIR="$PARITY"
+fi
 CC="${CC:-cc}"
 # Scratch space for built tests and converted parity data, one per checkout
 # (several checkouts of the project may build at once on one machine).
@@ -622,11 +629,31 @@ windows_ctests() {
   return $rc
 }
 
-case "${1:-test}" in
+# The header of this file, without the comment marks.
+usage() {
+  sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$(basename "$0")" # after the cd above
+}
+
+# The whole Go test suite, printed as go test prints it, then one line
+# counting the skipped tests by reason (internal/testreport reads go test's
+# JSON events).
+gotest_all() {
+  go build -o "$SCRATCH/testreport" ./internal/testreport
+  go test -count=1 -json ./... | "$SCRATCH/testreport"
+}
+
+case "${1:-}" in
+  "")
+    usage
+    exit 2
+    ;;
+  help|-h|--help)
+    usage
+    ;;
   test)
     lint
     cwarn
-    go test -count=1 ./...
+    gotest_all
     ;;
   levels)
     # LM_GGML_CPU_LEVEL only lowers the detected level: avx512 on a machine
@@ -713,7 +740,8 @@ case "${1:-test}" in
     tools
     ;;
   *)
-    sed -n '/^set -euo/q;2,$p' "$0"
+    echo "build.sh: no target $1" >&2
+    usage >&2
     exit 2
     ;;
 esac

@@ -11,11 +11,12 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/stretchr/testify/require"
 )
 
 func TestLoadGGUF(t *testing.T) {
-	path := parityDir(t, "gguf", "all-types-align32.gguf")
+	path := shareddata.Dir(t, "parity", "gguf", "all-types-align32.gguf")
 	f, err := gguf.Open(path)
 	require.NoError(t, err)
 	defer f.Close()

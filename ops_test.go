@@ -591,27 +591,3 @@ func TestIntArgumentsNotTruncated(t *testing.T) {
 	requireOpPanic(t, "TopK", func() { ctx.TopK(a, 1<<32+1) })
 	requireOpPanic(t, "MapCustom1", func() { ctx.MapCustom1(a, func(dst, a *Tensor, ith, nth int) {}, 1<<32+1) })
 }
-
-func TestOpNamesParity(t *testing.T) {
-	var want struct {
-		Ops []struct {
-			ID     int    `json:"id"`
-			Name   string `json:"name"`
-			Symbol string `json:"symbol"`
-		} `json:"ops"`
-		Unary []struct {
-			ID   int    `json:"id"`
-			Name string `json:"name"`
-		} `json:"unary_ops"`
-	}
-	readParityJSON(t, &want, "op_names.json")
-	require.Len(t, want.Ops, int(OpCount))
-	require.Len(t, want.Unary, int(UnaryOpCount))
-	for _, o := range want.Ops {
-		require.Equal(t, o.Name, Op(o.ID).String(), "op %d", o.ID)
-		require.Equal(t, o.Symbol, Op(o.ID).Symbol(), "op %d", o.ID)
-	}
-	for _, u := range want.Unary {
-		require.Equal(t, u.Name, UnaryOp(u.ID).String(), "unary op %d", u.ID)
-	}
-}

@@ -3,22 +3,22 @@ package ggml
 import (
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/stretchr/testify/require"
 )
 
 // quantParityFiles lists the quant parity files, to seed the fuzz targets
 // when the data is there (they have seeds of their own otherwise).
 func quantParityFiles() []string {
-	dir := os.Getenv("GGML_PARITY_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "shared", "parity")
+	dir, ok := shareddata.Find("parity", "quant")
+	if !ok {
+		return nil
 	}
-	m, _ := filepath.Glob(filepath.Join(dir, "quant", "*.json"))
+	m, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	sort.Strings(m)
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/stretchr/testify/require"
 )
 
@@ -70,7 +71,7 @@ func bytesToF32(b []byte) []float32 {
 // the same tests are run against other inputs of the same form.
 func loadQuantCases(tb testing.TB) []*quantCase {
 	tb.Helper()
-	dir := parityDir(tb, "quant")
+	dir := shareddata.Dir(tb, "parity", "quant")
 	entries, err := os.ReadDir(dir)
 	require.NoError(tb, err)
 	var names []string

@@ -47,38 +47,3 @@ func TestTypeGGUFConversion(t *testing.T) {
 	require.Equal(t, gguf.TensorQ4_K, TypeQ4_K.GGUFType())
 	require.Equal(t, OpMulMatID, OpMulMatId) // the deprecated alias
 }
-
-func TestTypeTraitsParity(t *testing.T) {
-	var want []struct {
-		ID                 uint32 `json:"id"`
-		Name               string `json:"name"`
-		BlckSize           int    `json:"blck_size"`
-		BlckSizeInterleave int    `json:"blck_size_interleave"`
-		TypeSize           int    `json:"type_size"`
-		IsQuantized        bool   `json:"is_quantized"`
-		HasToFloat         bool   `json:"has_to_float"`
-		HasFromFloatRef    bool   `json:"has_from_float_ref"`
-		RequiresImatrix    bool   `json:"requires_imatrix"`
-	}
-	readParityJSON(t, &want, "type_traits.json")
-	require.NotEmpty(t, want)
-	for _, w := range want {
-		got, err := TypeTraits(Type(w.ID))
-		require.NoError(t, err)
-		require.Equal(t, Traits{
-			Name: w.Name, BlockSize: w.BlckSize, BlockSizeInterleave: w.BlckSizeInterleave,
-			TypeSize: w.TypeSize, IsQuantized: w.IsQuantized, HasToFloat: w.HasToFloat,
-			HasFromFloatRef: w.HasFromFloatRef, RequiresImatrix: w.RequiresImatrix,
-		}, got, "type %d", w.ID)
-		if w.Name != "DEPRECATED" {
-			require.Equal(t, w.Name, Type(w.ID).String())
-			require.Equal(t, w.BlckSize, Type(w.ID).BlockSize())
-			require.Equal(t, w.TypeSize, Type(w.ID).Size())
-			byName, ok := TypeByName(w.Name)
-			require.True(t, ok)
-			require.Equal(t, Type(w.ID), byName)
-		}
-	}
-	_, err := TypeTraits(TypeCount)
-	require.Error(t, err)
-}

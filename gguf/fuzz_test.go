@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ggml-go/ggml/internal/shareddata"
 )
 
 // FuzzOpen feeds arbitrary bytes to the reader. Properties: no crash or
@@ -13,7 +15,7 @@ import (
 // parses growing prefixes) agree; everything an accepted file holds can be
 // read; and an accepted file rewritten by the Writer reads back the same.
 func FuzzOpen(f *testing.F) {
-	if root := findParity(); root != "" {
+	if root, ok := shareddata.Find("parity"); ok {
 		for _, sub := range []string{"gguf", "gguf-malformed", "gguf-corrupted"} {
 			files, _ := filepath.Glob(filepath.Join(root, sub, "*.gguf"))
 			for _, p := range files {
@@ -64,24 +66,6 @@ func FuzzOpen(f *testing.F) {
 			r.Close()
 		}
 	})
-}
-
-func findParity() string {
-	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for dir != filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			d := filepath.Join(dir, "..", "shared", "parity")
-			if _, err := os.Stat(d); err == nil {
-				return d
-			}
-			return ""
-		}
-		dir = filepath.Dir(dir)
-	}
-	return ""
 }
 
 func exercise(t *testing.T, g, r *File) {

@@ -14,38 +14,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// parityDir finds ../shared/parity next to the module root (or
-// $GGML_PARITY_DIR), skipping the test when it is absent.
-func parityDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-		t.Skipf("GGML_PARITY_DIR=%s does not exist: parity data not available", d)
-	}
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found: parity data not available")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "parity")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("parity directory %s not found (set GGML_PARITY_DIR): skipping parity tests", d)
-	}
-	return d
-}
 
 type expKV struct {
 	Key       string          `json:"key"`
@@ -268,7 +240,7 @@ func checkAgainst(t *testing.T, f *File, e expFile, withData bool) {
 }
 
 func TestParityFiles(t *testing.T) {
-	dir := filepath.Join(parityDir(t), "gguf")
+	dir := shareddata.Dir(t, "parity", "gguf")
 	jsons, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, jsons)
@@ -312,7 +284,7 @@ func TestParityFiles(t *testing.T) {
 }
 
 func TestTypedGetters(t *testing.T) {
-	path := filepath.Join(parityDir(t), "gguf", "all-types-align32.gguf")
+	path := shareddata.Dir(t, "parity", "gguf", "all-types-align32.gguf")
 	f, err := Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -382,7 +354,7 @@ func TestTypedGetters(t *testing.T) {
 // rejectable lists the files of a directory that must be rejected, and
 // those (named *_ok.gguf) that must be accepted.
 func TestRejectMalformed(t *testing.T) {
-	root := parityDir(t)
+	root := shareddata.Dir(t, "parity")
 	for _, sub := range []string{"gguf-malformed", "gguf-corrupted"} {
 		files, err := filepath.Glob(filepath.Join(root, sub, "*.gguf"))
 		require.NoError(t, err)
@@ -452,7 +424,7 @@ func writeParity(t *testing.T, w *Writer, e expFile, src *File, stream bool) {
 }
 
 func TestWriterParity(t *testing.T) {
-	dir := filepath.Join(parityDir(t), "gguf")
+	dir := shareddata.Dir(t, "parity", "gguf")
 	e := loadExp(t, filepath.Join(dir, "all-types-align32.json"))
 	want, err := os.ReadFile(filepath.Join(dir, "all-types-align32.gguf"))
 	require.NoError(t, err)
@@ -666,7 +638,7 @@ func TestWriterErrors(t *testing.T) {
 
 // OpenReader reads growing prefixes; start tiny so every step is taken.
 func TestOpenReaderGrowth(t *testing.T) {
-	dir := filepath.Join(parityDir(t), "gguf")
+	dir := shareddata.Dir(t, "parity", "gguf")
 	e := loadExp(t, filepath.Join(dir, "all-types-align32.json"))
 	raw, err := os.ReadFile(filepath.Join(dir, "all-types-align32.gguf"))
 	require.NoError(t, err)
@@ -686,7 +658,7 @@ func TestOpenReaderGrowth(t *testing.T) {
 
 // Version 2 files have the same layout and are read the same.
 func TestVersion2(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(parityDir(t), "gguf", "all-types-align32.gguf"))
+	raw, err := os.ReadFile(shareddata.Dir(t, "parity", "gguf", "all-types-align32.gguf"))
 	require.NoError(t, err)
 	v2 := append([]byte(nil), raw...)
 	v2[4] = 2

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml"
+	"github.com/ggml-go/ggml/internal/shareddata"
 )
 
 // llama.cpp's outputs for synthetic models of several architectures
@@ -41,14 +42,6 @@ type archCase struct {
 	GenMargins  []float64 `json:"gen_margins"`
 }
 
-// archParityDir is ../shared/parity/archs (GGML_PARITY_DIR/archs).
-func archParityDir() string {
-	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
-		return filepath.Join(d, "archs")
-	}
-	return filepath.Join(sharedDir(), "parity", "archs")
-}
-
 var (
 	synthOnce sync.Once
 	synthPath string
@@ -59,15 +52,16 @@ var (
 // in the scratch directory, keyed by its sources and the gguf package's).
 func synthTool(t *testing.T) string {
 	t.Helper()
-	synthOnce.Do(func() { synthPath, synthErr = buildSynth() })
+	src := shareddata.Dir(t, "tools", "synth")
+	synthOnce.Do(func() { synthPath, synthErr = buildSynth(src) })
 	if synthErr != nil {
 		t.Fatalf("building synth: %v", synthErr)
 	}
 	return synthPath
 }
 
-func buildSynth() (string, error) {
-	src, err := filepath.Abs(filepath.Join(sharedDir(), "tools", "synth"))
+func buildSynth(src string) (string, error) {
+	src, err := filepath.Abs(src)
 	if err != nil {
 		return "", err
 	}
@@ -147,7 +141,7 @@ func archModel(t *testing.T, c *archCase) string {
 	}
 	tmp := path + fmt.Sprintf(".%d.tmp", os.Getpid())
 	defer os.Remove(tmp)
-	vocab, err := filepath.Abs(filepath.Join(sharedDir(), "vocab", c.VocabFile))
+	vocab, err := filepath.Abs(shareddata.Dir(t, "vocab", c.VocabFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,10 +198,10 @@ func argmax(xs []float32) int32 {
 
 // TestArchParity compares every architecture of ../shared/parity/archs.
 func TestArchParity(t *testing.T) {
-	dir := archParityDir()
+	dir := shareddata.Dir(t, "parity", "archs")
 	jsons, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(jsons) == 0 {
-		t.Skipf("architecture parity data not available: no %s/*.json (set GGML_PARITY_DIR)", dir)
+		t.Fatalf("no %s/*.json: the architecture parity data is missing", dir)
 	}
 	for _, path := range jsons {
 		var c archCase

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ggml-go/ggml/internal/shareddata"
 )
 
 // The C runner: ../shared/tools/llama_run.c (a llama forward pass written
@@ -22,36 +25,33 @@ import (
 // reference of the Go runner. The build is cached in the scratch directory,
 // keyed by a hash of the sources.
 
-// sharedDir is ../shared (next to GGML_PARITY_DIR when build.sh sets it).
-func sharedDir() string {
-	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
-		return filepath.Dir(d)
-	}
-	return filepath.Join("..", "..", "shared")
-}
-
 var (
 	crunOnce sync.Once
 	crunPath string
 	crunErr  error
 )
 
-// cRunner returns the path of llama_run built against csrc, or skips the test.
+// cRunner returns the path of llama_run built against csrc, or skips the
+// test when the shared tools are absent (see shareddata.Dir) or there is no
+// C compiler.
 func cRunner(t *testing.T) string {
 	t.Helper()
-	crunOnce.Do(func() { crunPath, crunErr = buildCRunner() })
-	if crunErr != nil {
+	src := shareddata.Dir(t, "tools", "llama_run.c")
+	crunOnce.Do(func() { crunPath, crunErr = buildCRunner(src) })
+	if errors.Is(crunErr, errNoCC) {
 		t.Skipf("C runner not available: %v", crunErr)
+	}
+	if crunErr != nil {
+		t.Fatalf("C runner: %v", crunErr)
 	}
 	return crunPath
 }
 
-func buildCRunner() (string, error) {
-	src, err := filepath.Abs(filepath.Join(sharedDir(), "tools", "llama_run.c"))
+var errNoCC = errors.New("no C compiler")
+
+func buildCRunner(src string) (string, error) {
+	src, err := filepath.Abs(src)
 	if err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(src); err != nil {
 		return "", err
 	}
 	cc := os.Getenv("CC")
@@ -59,7 +59,7 @@ func buildCRunner() (string, error) {
 		cc = "cc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		return "", fmt.Errorf("no C compiler: %v", err)
+		return "", fmt.Errorf("%w: %v", errNoCC, err)
 	}
 	csrc, err := filepath.Abs(filepath.Join("..", "csrc"))
 	if err != nil {

@@ -8,38 +8,28 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/shareddata"
 )
 
-// vocabDir is where the tokenizer oracles live ($GGML_VOCAB_DIR, else the
-// vocab directory of the shared data, see sharedDir).
-func vocabDir() string {
-	if d := os.Getenv("GGML_VOCAB_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(sharedDir(), "vocab")
-}
-
-// vocabFile is the path of a shared vocabulary file, or skips the test
-// saying why, as every test reading the shared data does when it is absent.
+// vocabFile is the path of a shared vocabulary file (../shared/vocab, or
+// $GGML_VOCAB_DIR), or skips the test saying why (see shareddata.Dir).
 func vocabFile(t testing.TB, name string) string {
 	t.Helper()
-	path := filepath.Join(vocabDir(), name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared vocabulary not available (set GGML_VOCAB_DIR or GGML_PARITY_DIR): %v", err)
-	}
-	return path
+	return shareddata.Dir(t, "vocab", name)
 }
 
-// readVectors reads the test strings (.inp, separated by
-// "\n__ggml_vocab_test__\n") and the expected ids (.out, a line each).
-func readVectors(t *testing.T, base string) ([]string, [][]int32) {
+// readVectors reads the test strings of the shared vocabulary name (.inp,
+// separated by "\n__ggml_vocab_test__\n") and the expected ids (.out, a
+// line each).
+func readVectors(t *testing.T, name string) ([]string, [][]int32) {
+	base := strings.TrimSuffix(vocabFile(t, name+".inp"), ".inp")
 	inp, err := os.ReadFile(base + ".inp")
 	if err != nil {
-		t.Skipf("tokenizer vectors not available: %v", err)
+		t.Fatal(err)
 	}
-	outb, err := os.ReadFile(base + ".out")
+	outb, err := os.ReadFile(vocabFile(t, name+".out"))
 	if err != nil {
-		t.Skipf("tokenizer vectors not available: %v", err)
+		t.Fatal(err)
 	}
 	texts := strings.Split(string(inp), "\n__ggml_vocab_test__\n")
 	if texts[len(texts)-1] == "" {
@@ -63,10 +53,9 @@ func readVectors(t *testing.T, base string) ([]string, [][]int32) {
 }
 
 func loadTestVocab(t testing.TB, name string) *Vocab {
-	path := filepath.Join(vocabDir(), name)
-	f, err := gguf.Open(path)
+	f, err := gguf.Open(vocabFile(t, name))
 	if err != nil {
-		t.Skipf("vocabulary not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	v, err := LoadVocab(f)
@@ -88,13 +77,11 @@ var vectorVocabs = []string{
 // every test string (no BOS, control tokens not parsed, as llama.cpp's
 // test-tokenizer-0 tokenizes).
 func TestTokenizerVectors(t *testing.T) {
-	if _, err := os.Stat(vocabDir()); err != nil {
-		t.Skipf("tokenizer vectors: directory %s not available (set GGML_VOCAB_DIR): %v", vocabDir(), err)
-	}
+	shareddata.Dir(t, "vocab")
 	for _, name := range vectorVocabs {
 		t.Run(name, func(t *testing.T) {
 			v := loadTestVocab(t, name)
-			texts, want := readVectors(t, filepath.Join(vocabDir(), name))
+			texts, want := readVectors(t, name)
 			bad := 0
 			for i, text := range texts {
 				got := v.Tokenize(text, false, false)
@@ -156,7 +143,7 @@ func TestVocabSaveLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m2.Close()
-			texts, want := readVectors(t, filepath.Join(vocabDir(), name))
+			texts, want := readVectors(t, name)
 			for i, text := range texts {
 				if got := m2.Vocab.Tokenize(text, false, false); !equalIDs(got, want[i]) {
 					t.Errorf("%q: got %v want %v", text, got, want[i])

@@ -91,7 +91,7 @@ lm_ggml_backend_buffer_t lm_backend_buffer_new(lm_ggml_backend_buffer_type_t buf
 // A buffer of size bytes of this process's memory (ctx: its first byte; big
 // ones on huge pages), rounded up to 64 so that a tensor ending it can be
 // read a SIMD register at a time; NULL + lm_backend_fail on failure. The
-// CPU buffer types' alloc (ggml-backend-cpu.c, repack.c).
+// CPU buffer types' alloc (cpu/host-buffer.c).
 lm_ggml_backend_buffer_t lm_backend_host_buffer_alloc(lm_ggml_backend_buffer_type_t buft,
                                                       const struct lm_backend_buffer_ops * ops, size_t size);
 

@@ -23,8 +23,6 @@
 #endif
 #endif
 
-// Host buffers are aligned for the widest SIMD loads (and cache lines).
-#define CPU_BUFFER_ALIGNMENT 64
 // Tensors in CPU buffers are 32-byte aligned, as in ggml (GGUF only
 // guarantees 32 for mapped data); the kernels load unaligned. Same
 // alignment, same offsets: gallocr's buffers are no larger than ggml's on
@@ -86,24 +84,6 @@ static const struct lm_backend_buffer_ops mapped_buffer_ops = {
 static const char * cpu_buft_name(lm_ggml_backend_buffer_type_t buft) { return buft->ctx; }
 static size_t cpu_buft_alignment(lm_ggml_backend_buffer_type_t buft) { (void) buft; return CPU_TENSOR_ALIGNMENT; }
 static bool cpu_buft_is_host(lm_ggml_backend_buffer_type_t buft) { (void) buft; return true; }
-
-lm_ggml_backend_buffer_t lm_backend_host_buffer_alloc(lm_ggml_backend_buffer_type_t buft,
-                                                      const struct lm_backend_buffer_ops * ops, size_t size) {
-    // rounded up so that a tensor ending the buffer can be read a SIMD register at a time
-    const size_t padded = (size + CPU_BUFFER_ALIGNMENT - 1) & ~(size_t)(CPU_BUFFER_ALIGNMENT - 1);
-    void * mem = NULL;
-    // weights and KV caches stream through mat-vec: big buffers get huge pages
-    if (padded < size || lm_big_alloc(&mem, padded) != 0) {
-        lm_backend_fail("cannot allocate a %s buffer of %zu bytes", lm_ggml_backend_buft_name(buft), size);
-        return NULL;
-    }
-    lm_ggml_backend_buffer_t buf = lm_backend_buffer_new(buft, ops, mem, size);
-    if (buf == NULL) {
-        lm_big_free(mem);
-        lm_backend_fail("out of memory");
-    }
-    return buf;
-}
 
 static lm_ggml_backend_buffer_t cpu_buft_alloc(lm_ggml_backend_buffer_type_t buft, size_t size) {
     return lm_backend_host_buffer_alloc(buft, &host_buffer_ops, size);

@@ -130,6 +130,9 @@ bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t);
 bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const struct lm_ggml_tensor * t);
 // whether matrices of this type (at least 8 rows, contiguous) are repacked at this level
 bool lm_cpu_repacks_type(enum lm_ggml_type type);
+// whether buft is the CPU_REPACK buffer type (the engine asks this of
+// buffers that are not host memory; see lm_ggml_backend_cpu_buft_is_aarch64)
+bool lm_cpu_buft_is_repack(lm_ggml_backend_buffer_type_t buft);
 
 // What a CPU backend holds beyond its struct: the worker threads of its own
 // pool (created on first compute with more than one thread) and its work
@@ -137,12 +140,18 @@ bool lm_cpu_repacks_type(enum lm_ggml_type type);
 // CPU backends' own pools alive now.
 void lm_backend_cpu_held(lm_ggml_backend_t backend, int * threads, size_t * work);
 int  lm_backend_cpu_own_workers(void);
-// one group of 8 rows of rowb bytes of a type lm_cpu_repacks_type names at
-// some level (q8_0, q4_0, iq4_nl, q4_K), plain -> repacked and back
+// The layouts (repack-layout.c): groups of LM_CPU_REPACK_ROWS rows; one
+// group of rowb bytes a row of a type lm_cpu_repacks_type names at some
+// level (q8_0, q4_0, iq4_nl, q4_K), plain -> repacked and back
+#define LM_CPU_REPACK_ROWS 8
 void lm_cpu_repack_pack(enum lm_ggml_type type, const char * plain, size_t rowb, char * out);
 void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t rowb, char * plain);
 // the plain bytes of row's block in the group block at packed
 void lm_cpu_repack_block(enum lm_ggml_type type, const char * packed, int row, char * plain);
+// whether the type has a repacked layout (at any level)
+bool lm_cpu_repack_has_layout(enum lm_ggml_type type);
+// whether a group block filled with value is the packing of plain blocks filled with it
+bool lm_cpu_repack_fill_is_packed(enum lm_ggml_type type, uint8_t value);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,11 @@
-// ggml-cpu.c - the CPU compute engine: thread pool, barrier, graph plan and
-// compute, run-time CPU feature detection and the element accessors.
+// ggml-cpu.c - the CPU compute engine: thread pool, graph plan and compute,
+// run-time CPU feature detection and the element accessors. Below it, the
+// kernels (ggml-cpu-kernels.c's table) and what they call back while a job
+// runs (the barrier, counters and errors: ggml-cpu-sync.c).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "ggml-cpu-impl.h"
+#include "ggml-cpu-pool.h"
 #include "../backend/ggml-backend-impl.h"
 
 #include <limits.h>
@@ -19,7 +21,6 @@
 #include <windows.h>
 #endif
 
-#define LM_CACHE_LINE 64
 
 void lm_ggml_numa_init(enum lm_ggml_numa_strategy numa) { LM_GGML_UNUSED(numa); }
 bool lm_ggml_is_numa(void) { return false; }
@@ -62,41 +63,7 @@ bool lm_cpu_node_supported(const struct lm_ggml_tensor * node) {
 
 // ---------------------------------------------------------------- compute errors
 
-// Why a job stops early. A thread that decides to stop the job at node i
-// (thread 0 after the abort callback, a kernel through lm_cpu_error) lowers
-// stop_node to i before the barrier that ends node i; every thread leaves
-// after the barrier of node i if stop_node <= i. A value set during a later
-// node is not <= i, so threads that are still at an earlier barrier do not
-// leave before the others: all leave after the same node.
-#define CPU_ERROR_MSG_SIZE 400
-struct lm_cpu_error_slot {
-    atomic_int state;     // 0: none, 1: being written, 2: set
-    atomic_int stop_node; // INT_MAX: run to the end
-    char msg[CPU_ERROR_MSG_SIZE];
-};
-
-static void stop_job_at(struct lm_cpu_error_slot * e, int node) {
-    int cur = atomic_load(&e->stop_node);
-    while (node < cur && !atomic_compare_exchange_weak(&e->stop_node, &cur, node)) {
-    }
-}
-
-void lm_cpu_error(const struct lm_ggml_compute_params * params, const char * fmt, ...) {
-    struct lm_cpu_error_slot * e = params->error;
-    int expected = 0;
-    if (e == NULL || !atomic_compare_exchange_strong(&e->state, &expected, 1)) {
-        return; // the first error wins
-    }
-    const struct lm_ggml_tensor * node = params->node;
-    int n = snprintf(e->msg, sizeof(e->msg), "%s (node %s): ", node ? lm_ggml_op_desc(node) : "?", node ? node->name : "?");
-    if (n < 0 || (size_t) n >= sizeof(e->msg)) n = 0;
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(e->msg + n, sizeof(e->msg) - (size_t) n, fmt, args);
-    va_end(args);
-    atomic_store(&e->state, 2);
-    stop_job_at(e, params->node_index);
-}
+// (lm_cpu_error and the error slot: ggml-cpu-sync.c, ggml-cpu-pool.h)
 
 // The memory a node writes belongs to this tensor (the node itself or the
 // tensor it is a view of).
@@ -137,7 +104,7 @@ static inline bool tensor_ready(const struct lm_ggml_tensor * node, struct lm_gg
         if (!lm_ggml_backend_buffer_is_host(buf)) {
             // CPU_REPACK: this process's memory; its plain tensors are read as any,
             // a repacked one only by mul_mat as its weights (never cached in *host)
-            if (lm_ggml_backend_cpu_buft_is_aarch64(buf->buft)) {
+            if (lm_cpu_buft_is_repack(buf->buft)) {
                 if (lm_cpu_repacked_read_ok(node, src, t)) return true;
                 snprintf(msg, n, "%s is stored repacked (a CPU_REPACK buffer): only mul_mat reads it, as its weights, "
                          "not through a view", t->name);
@@ -213,54 +180,7 @@ static void job_fail(struct lm_cpu_error_slot * e, int at, const struct lm_ggml_
 
 // ---------------------------------------------------------------- thread pool
 
-// The barrier's tree: groups of 4 threads; for LM_GGML_MAX_N_THREADS threads
-// its levels below the root hold 128 + 32 + 8 + 2 counters.
-#define LM_BARRIER_FANIN 4
-#define LM_BARRIER_NODES 170
-_Static_assert(LM_GGML_MAX_N_THREADS <= 512, "LM_BARRIER_NODES counts the tree of 512 threads");
-
-struct lm_ggml_threadpool {
-    pthread_mutex_t mutex;
-    pthread_cond_t  cond;
-    pthread_mutex_t compute_lock; // one graph at a time per pool
-
-    struct lm_ggml_threadpool_params params;
-    int         n_threads;   // size of the pool (including the caller as thread 0)
-    pthread_t * workers;     // n_threads - 1 of them
-
-    // current job (written by the caller before bumping job_gen)
-    struct lm_ggml_cgraph * cgraph;
-    struct lm_ggml_cplan  * cplan;
-    atomic_int  n_threads_cur;
-    atomic_uint job_gen;
-
-    // barrier: threads arrive up a tree of counters (lm_ggml_barrier); the
-    // root's shares a line with the generation that releases everyone, so a
-    // barrier of up to LM_BARRIER_FANIN threads moves one line
-    char        barrier_pad0[LM_CACHE_LINE];
-    atomic_int  barrier_root;
-    atomic_uint barrier_gen;
-    char        barrier_pad1[LM_CACHE_LINE];
-    struct { atomic_int count; char pad[LM_CACHE_LINE - sizeof(atomic_int)]; } barrier_nodes[LM_BARRIER_NODES];
-    pthread_mutex_t barrier_mutex;
-    pthread_cond_t  barrier_cond;
-    atomic_int  barrier_sleepers; // changed under barrier_mutex, read without it
-    int         n_cpus;           // CPUs we may run on (online_cpus): no spinning when oversubscribed
-
-    // lm_cpu_counter's: zeroed by the last thread into a barrier, and after a
-    // node at one thread; padded so that no two share a cache line
-    struct { char pad0[LM_CACHE_LINE]; atomic_int v; char pad1[LM_CACHE_LINE]; } counters[LM_CPU_COUNTERS];
-
-    atomic_bool stop;
-    atomic_bool pause;
-    atomic_uint abort_gen;   // job_gen of the job an abort callback stopped
-
-    // workers asleep between jobs now, and how often one woke (lm_cpu_threadpool_idle)
-    atomic_int  idle_sleeping;
-    atomic_uint idle_wakeups;
-
-    struct lm_cpu_error_slot error; // of the current job (reset before it starts)
-};
+// (its state: ggml-cpu-pool.h; the barrier and counters: ggml-cpu-sync.c)
 
 // The CPUs this process may run on: those of its affinity mask where the
 // system says (a process started by taskset -c 0 has one, whatever the
@@ -295,116 +215,8 @@ static int online_cpus(void) {
     return n;
 }
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
-// Only the counters in use are written: a store would take the line from
-// the other cores' caches at every barrier, even between nodes that never
-// touch it.
-static void reset_counters(struct lm_ggml_threadpool * tp) {
-    for (int i = 0; i < LM_CPU_COUNTERS; i++) {
-        atomic_int * c = &tp->counters[i].v;
-        if (atomic_load_explicit(c, memory_order_relaxed) != 0) atomic_store_explicit(c, 0, memory_order_relaxed);
-    }
-}
 
-atomic_int * lm_cpu_counter(const struct lm_ggml_compute_params * params, int i) {
-    return &params->threadpool->counters[i].v;
-}
-
-// Polls before a waiter gives up its CPU: a few microseconds when every thread
-// has a core; none when there are more threads than cores, where spinning
-// would only delay the thread being waited for.
-static inline int spin_budget(const struct lm_ggml_threadpool * tp, int n_threads) {
-    return n_threads <= tp->n_cpus ? 4000 : 0;
-}
-
-void lm_cpu_wait_counter(const struct lm_ggml_compute_params * params, atomic_int * c, int target) {
-    const int spins = spin_budget(params->threadpool, params->nth);
-    for (int i = 0; atomic_load_explicit(c, memory_order_acquire) < target; i++) {
-        if (i < spins) cpu_relax();
-        else sched_yield();
-    }
-}
-
-// The index of the calling thread in the job it computes (lm_ggml_barrier's
-// signature has no room for it).
-static _Thread_local int tl_ith;
-
-// Arrival: threads meet in groups of LM_BARRIER_FANIN, each group on a counter
-// of its own cache line; the last of a group goes on up as one thread of the
-// next level's groups, so a barrier of n threads costs O(log n) steps on its
-// critical path and at most LM_BARRIER_FANIN atomic adds on any one line.
-// True for the one thread that arrives last of all. Level l's counters
-// follow those of the levels below it in barrier_nodes; the top level's one
-// group counts on barrier_root.
-static bool barrier_arrive(struct lm_ggml_threadpool * tp, int n, int ith) {
-    int idx = ith, m = n, base = 0;
-    for (;;) {
-        const int groups = (m + LM_BARRIER_FANIN - 1) / LM_BARRIER_FANIN;
-        const int g = idx / LM_BARRIER_FANIN;
-        const int size = LM_GGML_MIN(LM_BARRIER_FANIN, m - g * LM_BARRIER_FANIN);
-        if (size > 1) {
-            atomic_int * c = groups == 1 ? &tp->barrier_root : &tp->barrier_nodes[base + g].count;
-            if (atomic_fetch_add_explicit(c, 1, memory_order_acq_rel) != size - 1) return false;
-            // the group's others are all waiting for the release: nobody adds here before it
-            atomic_store_explicit(c, 0, memory_order_relaxed);
-        }
-        if (groups == 1) return true;
-        base += groups;
-        idx = g;
-        m = groups;
-    }
-}
-
-// Spin a little (cheap when every thread has a core), then sleep on a condition
-// variable: with more threads than cores, spinning or yielding would starve
-// the very thread everyone waits for.
-void lm_ggml_barrier(struct lm_ggml_threadpool * tp) {
-    const int n = atomic_load_explicit(&tp->n_threads_cur, memory_order_relaxed);
-    if (n <= 1) {
-        reset_counters(tp);
-        return;
-    }
-    const unsigned gen = atomic_load_explicit(&tp->barrier_gen, memory_order_acquire);
-    if (barrier_arrive(tp, n, tl_ith)) {
-        reset_counters(tp); // everyone else is in here: nobody is using them
-        // No lock unless someone sleeps. The bump and the look at sleepers
-        // are sequentially consistent, as are a sleeper's count and its look
-        // at gen (under the mutex): either we see the sleeper, and lock and
-        // broadcast (it is then in cond_wait or has not yet checked gen), or
-        // the sleeper sees the new gen and does not wait.
-        atomic_fetch_add(&tp->barrier_gen, 1);
-        if (atomic_load(&tp->barrier_sleepers) > 0) {
-            pthread_mutex_lock(&tp->barrier_mutex);
-            pthread_cond_broadcast(&tp->barrier_cond);
-            pthread_mutex_unlock(&tp->barrier_mutex);
-        }
-        return;
-    }
-    const int spins = spin_budget(tp, n);
-    for (int i = 0; i < spins; i++) {
-        if (atomic_load_explicit(&tp->barrier_gen, memory_order_acquire) != gen) return;
-        cpu_relax();
-        // The thread waited for may share this CPU (another process took
-        // its core): a yield now and then lets it run, where the whole
-        // budget (about 100 us) would pass first. Alone on its CPU, a
-        // yield returns at once, a fraction of a microsecond.
-        if ((i & 255) == 255) sched_yield();
-    }
-    pthread_mutex_lock(&tp->barrier_mutex);
-    atomic_fetch_add(&tp->barrier_sleepers, 1);
-    while (atomic_load(&tp->barrier_gen) == gen) {
-        pthread_cond_wait(&tp->barrier_cond, &tp->barrier_mutex);
-    }
-    atomic_fetch_sub(&tp->barrier_sleepers, 1);
-    pthread_mutex_unlock(&tp->barrier_mutex);
-}
 
 // Small row-wise nodes ("solo" nodes) run on thread 0 alone when several
 // threads compute a graph: split, each share is a fraction of a microsecond,
@@ -462,7 +274,7 @@ static bool next_is_solo(struct lm_ggml_tensor * const * nodes, int n_nodes, int
 static void compute_graph_thread(struct lm_ggml_threadpool * tp, struct lm_ggml_cgraph * cgraph,
                                  struct lm_ggml_cplan * cplan, int ith, unsigned gen) {
     const int nth = atomic_load(&tp->n_threads_cur);
-    tl_ith = ith;
+    lm_cpu_set_thread_index(ith);
     struct lm_ggml_compute_params params = {
         .ith = ith, .nth = nth,
         .wsize = cplan->work_size, .wdata = cplan->work_data,

@@ -34,6 +34,7 @@
 // usual. Reading and writing through the buffer (tensor_get/set/memset)
 // gives and takes the plain bytes, so the layout is invisible except to the
 // kernels: only mul_mat may read a repacked tensor (ggml-cpu.c refuses others).
+// The layouts' code is repack-layout.c; this file is the buffer type.
 #include "../backend/ggml-backend-impl.h"
 #include "ggml-cpu-impl.h"
 #include "mm-kernels.h"
@@ -41,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RP_ROWS 8
+#define RP_ROWS LM_CPU_REPACK_ROWS
 
 // the tag in tensor->extra of a repacked tensor
 static const char g_repack_tag = 'R';
@@ -49,8 +50,7 @@ static const char g_repack_tag = 'R';
 // The tag alone is not enough: a tensor whose buffer was freed and that
 // was allocated again in another kind of buffer keeps its extra field.
 bool lm_cpu_tensor_is_repacked(const struct lm_ggml_tensor * t) {
-    return t != NULL && t->extra == &g_repack_tag && t->buffer != NULL &&
-           lm_ggml_backend_cpu_buft_is_aarch64(t->buffer->buft);
+    return t != NULL && t->extra == &g_repack_tag && t->buffer != NULL && lm_cpu_buft_is_repack(t->buffer->buft);
 }
 
 bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const struct lm_ggml_tensor * t) {
@@ -58,48 +58,9 @@ bool lm_cpu_repacked_read_ok(const struct lm_ggml_tensor * node, int src, const 
     return !lm_cpu_tensor_is_repacked(owner) || (node->op == LM_GGML_OP_MUL_MAT && src == 0 && owner == t);
 }
 
-// A layout is a list of pieces: bytes [plain, plain + len) of each row's
-// block go to packed + len * slot(row) of the group block, where slot is
-// the row (RP_ROW) or its place in the pairs (0,4), (1,5), (2,6), (3,7)
-// (RP_PAIR: two rows per 64 bytes, as the AVX-512 kernels pair them).
-// Every byte of a block is in exactly one piece; the group block is the 8
-// plain blocks' bytes, so sizes and offsets are the plain ones. A piece with
-// nib set is 32 bytes whose nibbles are also reordered (rp_nibbles).
-enum rp_slot { RP_ROW, RP_PAIR };
-struct rp_piece { uint16_t plain, len, packed; uint8_t slot, nib; };
-#define RP_MAX_PIECES 9
-struct rp_layout { uint8_t n; struct rp_piece p[RP_MAX_PIECES]; };
-
-// q8_0, q4_0, iq4_nl: the 8 fp16 scales, then the quants.
-// q4_K: the 8 d, the 8 dmin, then the 12 bytes of 6-bit scales and mins as
-// three 4-byte words, each word of the 8 rows together (one vector op
-// unpacks a field of all 8 rows), then the quants 32 bytes at a time (each
-// 32 bytes are sub-blocks 2j and 2j + 1) in row pairs, nibbles reordered.
-#define RP_BYTES(plain, len, packed, slot) { plain, len, packed, slot, 0 }
-#define RP_NIBS(plain, packed) { plain, 32, packed, RP_PAIR, 1 }
-static const struct rp_layout g_rp_q8_0 = { 2, { RP_BYTES(0, 2, 0, RP_ROW), RP_BYTES(2, 32, 16, RP_PAIR) } };
-static const struct rp_layout g_rp_q4_0 = { 2, { RP_BYTES(0, 2, 0, RP_ROW), RP_BYTES(2, 16, 16, RP_ROW) } };
-// q6_K: the 8 d, then each row's block without its d (ql, qh and scales at
-// their plain offsets: the plain kernel's block reader reads it as a block).
-static const struct rp_layout g_rp_q6_K = { 2, { RP_BYTES(208, 2, 0, RP_ROW), RP_BYTES(0, 208, 16, RP_ROW) } };
-static const struct rp_layout g_rp_q4_K = { 9, { RP_BYTES(0, 2, 0, RP_ROW), RP_BYTES(2, 2, 16, RP_ROW),
-    RP_BYTES(4, 4, 32, RP_ROW), RP_BYTES(8, 4, 64, RP_ROW), RP_BYTES(12, 4, 96, RP_ROW),
-    RP_NIBS(16, 128), RP_NIBS(48, 384), RP_NIBS(80, 640), RP_NIBS(112, 896) } };
-
-static const struct rp_layout * rp_layout(enum lm_ggml_type type) {
-    switch (type) {
-        case LM_GGML_TYPE_Q8_0:   return &g_rp_q8_0;
-        case LM_GGML_TYPE_Q4_0:
-        case LM_GGML_TYPE_IQ4_NL: return &g_rp_q4_0;
-        case LM_GGML_TYPE_Q4_K:   return &g_rp_q4_K;
-        case LM_GGML_TYPE_Q6_K:   return &g_rp_q6_K;
-        default:                  return NULL;
-    }
-}
-
 // where the level has kernels for the repacked layout (mm_qgemm_repacked)
 bool lm_cpu_repacks_type(enum lm_ggml_type type) {
-    return rp_layout(type) != NULL && mm_qgemm_repacked(type) != NULL;
+    return lm_cpu_repack_has_layout(type) && mm_qgemm_repacked(type) != NULL;
 }
 
 static bool repack_wanted(const struct lm_ggml_tensor * t) {
@@ -107,104 +68,11 @@ static bool repack_wanted(const struct lm_ggml_tensor * t) {
            lm_ggml_is_contiguous(t) && lm_cpu_repacks_type(t->type);
 }
 
-static inline size_t rp_slot_of(uint8_t slot, int i) {
-    return slot == RP_PAIR ? (size_t)((i % 4) * 2 + i / 4) : (size_t) i;
-}
-
-// 32 bytes of q4_K quants, sub-blocks A (low nibbles) and B (high) of a
-// plain block, as the AVX2 kernel reads them against the 16-bit interleave
-// of A's and B's activations. Per 16 bytes (128-bit lane) L, packed 16-bit
-// word 2m holds A's quants of activations t and t + 8 (low and high nibble
-// of each byte), word 2m + 1 B's, t = 16 L + 2 m + e for its bytes e = 0,
-// 1: what unpacklo_epi16 (t) and unpackhi_epi16 (t + 8) of A's and B's
-// activations put there. Done in 64-bit words, little-endian as the bytes.
-#define RP_LO4 0x0F0F0F0F0F0F0F0Full
-static uint64_t rp_le64(const uint8_t * p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static void rp_st64(uint8_t * p, uint64_t v) {
-    for (int i = 0; i < 8; i++, v >>= 8) p[i] = (uint8_t) v;
-}
-// 16-bit words 0 and 2 of x side by side, and back
-static uint64_t rp_even_words(uint64_t x) { x &= 0x0000FFFF0000FFFFull; return (x | x >> 16) & 0xFFFFFFFFull; }
-static uint64_t rp_spread_words(uint64_t v) { return (v | v << 16) & 0x0000FFFF0000FFFFull; }
-
-// plain -> packed (pack), or back
-static void rp_nibbles(const uint8_t * src, uint8_t * dst, bool pack) {
-    uint8_t out[32];
-    for (int L = 0; L < 32; L += 16) {
-        const uint64_t x0 = rp_le64(src + L), x1 = rp_le64(src + L + 8);
-        uint64_t lo, hi;
-        if (pack) { // x0: the bytes of t = 16 L + k, x1: of t + 8
-            const uint64_t qa = (x0 & RP_LO4) | (x1 & RP_LO4) << 4, qb = (x0 >> 4 & RP_LO4) | (x1 & ~RP_LO4);
-            lo = rp_spread_words(qa & 0xFFFFFFFFull) | rp_spread_words(qb & 0xFFFFFFFFull) << 16;
-            hi = rp_spread_words(qa >> 32) | rp_spread_words(qb >> 32) << 16;
-        } else { // the packed words: A's even, B's odd
-            const uint64_t qa = rp_even_words(x0) | rp_even_words(x1) << 32;
-            const uint64_t qb = rp_even_words(x0 >> 16) | rp_even_words(x1 >> 16) << 32;
-            lo = (qa & RP_LO4) | (qb & RP_LO4) << 4;
-            hi = (qa >> 4 & RP_LO4) | (qb & ~RP_LO4);
-        }
-        rp_st64(out + L, lo);
-        rp_st64(out + L + 8, hi);
-    }
-    memcpy(dst, out, sizeof(out));
-}
-
-// One block of row i: its plain bytes (src) -> their places in a group
-// block (dst), or (unpacking) from a group block back to plain.
-static void rp_block(const struct rp_layout * l, const char * src, char * dst, int i, bool pack) {
-    for (int k = 0; k < l->n; k++) {
-        const struct rp_piece * p = &l->p[k];
-        const size_t q = p->packed + p->len * rp_slot_of(p->slot, i);
-        const char * from = pack ? src + p->plain : src + q;
-        char * to = pack ? dst + q : dst + p->plain;
-        if (p->nib) rp_nibbles((const uint8_t *) from, (uint8_t *) to, pack);
-        else memcpy(to, from, p->len);
-    }
-}
-
-void lm_cpu_repack_block(enum lm_ggml_type type, const char * packed, int row, char * plain) {
-    rp_block(rp_layout(type), packed, plain, row, false);
-}
-
-// One group of 8 rows of rowb bytes, plain -> repacked (pack) or back.
-static void rp_convert(enum lm_ggml_type type, const char * src, size_t rowb, char * dst, bool pack) {
-    const struct rp_layout * l = rp_layout(type);
-    const size_t bb = lm_ggml_type_size(type), nb = rowb / bb;
-    for (size_t b = 0; b < nb; b++) {
-        for (int i = 0; i < RP_ROWS; i++) {
-            const size_t plain = (size_t) i * rowb + b * bb, packed = b * RP_ROWS * bb;
-            if (pack) rp_block(l, src + plain, dst + packed, i, true);
-            else rp_block(l, src + packed, dst + plain, i, false);
-        }
-    }
-}
-
-void lm_cpu_repack_pack(enum lm_ggml_type type, const char * plain, size_t rowb, char * out) {
-    rp_convert(type, plain, rowb, out, true);
-}
-
-void lm_cpu_repack_unpack(enum lm_ggml_type type, const char * packed, size_t rowb, char * plain) {
-    rp_convert(type, packed, rowb, plain, false);
-}
-
 
 // ---------------------------------------------------------------- byte access in plain terms
 
 enum rp_mode { RP_GET, RP_SET, RP_MEMSET };
 
-// Whether a group block filled with value is the packing of plain blocks
-// filled with it: always, unless nibbles move between the halves of bytes
-// (q4_K) and value's two nibbles differ.
-static bool rp_fill_is_packed(enum lm_ggml_type type, uint8_t value) {
-    const struct rp_layout * l = rp_layout(type);
-    bool nib = false;
-    for (int k = 0; k < l->n; k++) nib = nib || l->p[k].nib;
-    return !nib || (value >> 4) == (value & 0xF);
-}
 
 // What the access needs of a repacked tensor: its memory, type, row size
 // and rows per 2-D slice.
@@ -220,7 +88,7 @@ static bool rp_access(const struct rp_geom * t, size_t off, size_t size, enum rp
     const size_t rowb = t->rowb;
     const size_t rows = t->rows;
     const size_t slice = rowb * rows, gbytes = RP_ROWS * rowb, grouped = rows / RP_ROWS * gbytes;
-    const bool fill_packed = mode == RP_MEMSET && rp_fill_is_packed(type, value);
+    const bool fill_packed = mode == RP_MEMSET && lm_cpu_repack_fill_is_packed(type, value);
     char * base = t->base;
     char * tmp = NULL;
     const size_t end = off + size;
@@ -289,7 +157,7 @@ static bool rp_tensor_access(const struct lm_ggml_tensor * t, size_t off, size_t
 // ---------------------------------------------------------------- the buffer type
 
 // A buffer's memory and where its repacked tensors lie, so that a clear
-// can write each the packing of its filled plain bytes (rp_fill_is_packed).
+// can write each the packing of its filled plain bytes (lm_cpu_repack_fill_is_packed).
 // A tensor placed over a region ends it: the regions describe the tensors
 // last placed.
 struct rp_region { size_t off, size, rowb, rows; enum lm_ggml_type type; };
@@ -361,7 +229,7 @@ static bool rp_clear(lm_ggml_backend_buffer_t buf, uint8_t value) {
     memset(b->mem, value, buf->size);
     for (size_t i = 0; i < b->n; i++) {
         const struct rp_region * r = &b->r[i];
-        if (rp_fill_is_packed(r->type, value)) continue;
+        if (lm_cpu_repack_fill_is_packed(r->type, value)) continue;
         const struct rp_geom g = { b->mem + r->off, r->type, r->rowb, r->rows };
         if (!rp_access(&g, 0, r->size, RP_MEMSET, NULL, NULL, value)) return false;
     }
@@ -398,3 +266,9 @@ static lm_ggml_backend_buffer_t rp_buft_alloc(lm_ggml_backend_buffer_type_t buft
 const struct lm_backend_buft_ops lm_cpu_repack_buft_ops = {
     .name = rp_buft_name, .alloc = rp_buft_alloc, .alignment = rp_buft_alignment, .is_host = rp_buft_is_host,
 };
+
+// The buffer type is the CPU backend's (ggml-backend-cpu.c holds the object,
+// with its device); it is known by these operations.
+bool lm_cpu_buft_is_repack(lm_ggml_backend_buffer_type_t buft) {
+    return buft != NULL && buft->ops == &lm_cpu_repack_buft_ops;
+}

@@ -91,6 +91,9 @@ bool lm_validate_iq_row(enum lm_ggml_type type, const void * data, size_t nbytes
 // or, inside lm_validate_row_data_msg, into the caller's buffer.
 LM_GGML_ATTRIBUTE_FORMAT(1, 2)
 void lm_validate_report(const char * fmt, ...);
+// Sends the reports of the calling thread to msg (size n) instead of the
+// log; NULL: back to the log (validate-report.c).
+void lm_validate_report_into(char * msg, size_t n);
 // lm_ggml_validate_row_data with the reason for a failure in msg (size n)
 // instead of the log.
 bool lm_validate_row_data_msg(enum lm_ggml_type type, const void * data, size_t nbytes, char * msg, size_t n);

@@ -4,7 +4,9 @@
 // each other, so that go build compiles them in parallel.) Check refuses a
 // circle among those lines, compiles every C file of csrc, and reports each
 // symbol a file uses that is defined in a layer it may not use (directly or
-// through another layer), and each private header it includes from one.
+// through another layer), each private header it includes from one, and
+// each circle between files of one layer (a file depends on another when it
+// uses a symbol the other defines; within a layer, too, uses go one way).
 package layercheck
 
 import (
@@ -35,12 +37,17 @@ type Layer struct {
 	Uses    map[string]bool // every layer reachable through Imports
 }
 
-// Violation is one use across layers that the imports do not allow.
+// Violation is one use across layers that the imports do not allow, or a
+// circle between files of one layer (Circle set).
 type Violation struct {
 	File, Layer, Target, What string
+	Circle                    string // "a.c -> b.c (sym) -> a.c (sym)"
 }
 
 func (v Violation) String() string {
+	if v.Circle != "" {
+		return fmt.Sprintf("files of layer %s depend on each other in a circle: %s", v.Layer, v.Circle)
+	}
 	return fmt.Sprintf("%s (layer %s) uses %s of layer %s, which it does not import", v.File, v.Layer, v.What, v.Target)
 }
 
@@ -164,7 +171,9 @@ func symbols(cc, csrc, src, dir string) (defined, undefined []string, err error)
 }
 
 // Check compiles every C file of csrc with cc (an ELF target) and returns
-// the uses across layers that the layers' imports do not allow.
+// the uses across layers that the layers' imports do not allow and the
+// circles between files of one layer (file a depends on file b when a uses
+// a symbol b defines: within a layer too, dependencies go one way).
 func Check(cc, csrc string) ([]Violation, map[string]*Layer, error) {
 	layers, err := Layers(csrc)
 	if err != nil {
@@ -216,7 +225,9 @@ func Check(cc, csrc string) ([]Violation, map[string]*Layer, error) {
 			owner[s] = i
 		}
 	}
+	deps := make([]map[int]string, len(units)) // file -> files of its layer it uses, by one symbol each
 	for i, u := range units {
+		deps[i] = map[int]string{}
 		for _, s := range undefs[i] {
 			j, ok := owner[s]
 			if !ok {
@@ -224,9 +235,130 @@ func Check(cc, csrc string) ([]Violation, map[string]*Layer, error) {
 			}
 			if t := units[j].layer; t != u.layer && !layers[u.layer].Uses[t] {
 				out = append(out, Violation{File: u.src, Layer: u.layer, Target: t, What: s + " (" + filepath.Base(units[j].src) + ")"})
+			} else if t == u.layer && j != i {
+				if prev, ok := deps[i][j]; !ok || s < prev {
+					deps[i][j] = s
+				}
 			}
 		}
 	}
+	names := make([]string, len(units))
+	for i, u := range units {
+		names[i] = filepath.Base(u.src)
+	}
+	for _, c := range circles(names, deps) {
+		out = append(out, Violation{File: units[c[0]].src, Layer: units[c[0]].layer, Circle: describeCircle(names, deps, c)})
+	}
 	sort.Slice(out, func(a, b int) bool { return out[a].String() < out[b].String() })
 	return out, layers, nil
+}
+
+// circles returns the strongly connected components of more than one file
+// of the graph deps (Tarjan's algorithm), each as a list of file indices
+// sorted by name.
+func circles(names []string, deps []map[int]string) [][]int {
+	index := make([]int, len(deps))
+	low := make([]int, len(deps))
+	on := make([]bool, len(deps))
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	var out [][]int
+	next := 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, w := range sortedKeys(deps[v], names) {
+			if index[w] < 0 {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if on[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var c []int
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			on[w] = false
+			c = append(c, w)
+			if w == v {
+				break
+			}
+		}
+		if len(c) > 1 {
+			sort.Slice(c, func(a, b int) bool { return names[c[a]] < names[c[b]] })
+			out = append(out, c)
+		}
+	}
+	for v := range deps {
+		if index[v] < 0 {
+			visit(v)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return names[out[a][0]] < names[out[b][0]] })
+	return out
+}
+
+// describeCircle names the files of the component c and one shortest circle
+// through its first file, each step with a symbol that makes it.
+func describeCircle(names []string, deps []map[int]string, c []int) string {
+	in := map[int]bool{}
+	for _, v := range c {
+		in[v] = true
+	}
+	start := c[0]
+	prev := map[int]int{start: -1}
+	queue := []int{start}
+	end := -1
+	for len(queue) > 0 && end < 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, w := range sortedKeys(deps[v], names) {
+			if w == start {
+				end = v
+				break
+			}
+			if _, seen := prev[w]; !seen && in[w] {
+				prev[w] = v
+				queue = append(queue, w)
+			}
+		}
+	}
+	path := []int{start}
+	for v := end; v != start; v = prev[v] {
+		path = append(path, v)
+	}
+	// path is start, then the circle backwards: turn it around
+	for a, b := 1, len(path)-1; a < b; a, b = a+1, b-1 {
+		path[a], path[b] = path[b], path[a]
+	}
+	path = append(path, start)
+	var b strings.Builder
+	b.WriteString(names[start])
+	for k := 1; k < len(path); k++ {
+		fmt.Fprintf(&b, " -> %s (%s)", names[path[k]], deps[path[k-1]][path[k]])
+	}
+	var all []string
+	for _, v := range c {
+		all = append(all, names[v])
+	}
+	fmt.Fprintf(&b, "; files in the circle: %s", strings.Join(all, " "))
+	return b.String()
+}
+
+func sortedKeys(m map[int]string, names []string) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool { return names[keys[a]] < names[keys[b]] })
+	return keys
 }

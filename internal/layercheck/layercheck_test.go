@@ -11,7 +11,8 @@ import (
 )
 
 // The C core's layers use only the layers their cgo packages import: no
-// symbol and no private header from a layer above.
+// symbol and no private header from a layer above; and no two files of a
+// layer use each other, directly or through others of it.
 func TestCoreLayersUseOnlyWhatTheyImport(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads ELF objects")
@@ -89,5 +90,30 @@ func TestIncludesOfUnimportedLayersAreReported(t *testing.T) {
 	write("low/cgo.go", "//ggml:uses top\npackage low\n")
 	if _, err := Layers(dir); err == nil || !strings.Contains(err.Error(), "circle") {
 		t.Fatalf("a circle of layers gave %v", err)
+	}
+}
+
+// Files of one layer that use each other's symbols in a circle are found,
+// with one circle through them named step by step; files used one way are not.
+func TestCirclesBetweenFilesAreFound(t *testing.T) {
+	names := []string{"a.c", "b.c", "c.c", "d.c", "e.c"}
+	deps := []map[int]string{
+		{1: "b_fn"},         // a -> b
+		{2: "c_fn", 3: "d"}, // b -> c, d
+		{0: "a_fn"},         // c -> a
+		{4: "e_fn"},         // d -> e
+		{},                  // e
+	}
+	got := circles(names, deps)
+	if len(got) != 1 || len(got[0]) != 3 {
+		t.Fatalf("circles %v, want one of a, b, c", got)
+	}
+	want := "a.c -> b.c (b_fn) -> c.c (c_fn) -> a.c (a_fn); files in the circle: a.c b.c c.c"
+	if s := describeCircle(names, deps, got[0]); s != want {
+		t.Fatalf("described as %q, want %q", s, want)
+	}
+	deps[2] = map[int]string{}
+	if got := circles(names, deps); len(got) != 0 {
+		t.Fatalf("one-way uses gave circles %v", got)
 	}
 }

@@ -3,7 +3,6 @@ package llamacli
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/ggml-go/ggml/internal/cli"
 	"github.com/ggml-go/ggml/llama"
 )
@@ -23,14 +23,8 @@ const llama2Template = `{% if messages[0]['role'] == 'system' %}{% set loop_mess
 // (from the shared data; the test is skipped without it) and chat template.
 func chatModel(t *testing.T) (string, *llama.Model) {
 	t.Helper()
-	dir := os.Getenv("GGML_VOCAB_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "vocab")
-	}
-	f, err := gguf.Open(filepath.Join(dir, "ggml-vocab-llama-spm.gguf"))
-	if err != nil {
-		t.Skipf("shared vocabulary not available (set GGML_VOCAB_DIR): %v", err)
-	}
+	f, err := gguf.Open(shareddata.Dir(t, "vocab", "ggml-vocab-llama-spm.gguf"))
+	require.NoError(t, err)
 	defer f.Close()
 	v, err := llama.LoadVocab(f)
 	require.NoError(t, err)

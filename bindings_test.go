@@ -1,3 +1,13 @@
+// bindings_test.go: the parity of the bindings against upstream ggml
+// (cui-llama.rn 1.3.3 / ggml 69d065e7), read from ../shared/parity (see
+// internal/shareddata; a plain clone lacks it, and these tests skip):
+//   - the type traits and the op and unary op names (type_traits.json,
+//     op_names.json) against Type, Op and UnaryOp;
+//   - the op cases of parity/ops, run through the Go API by the interpreter
+//     below, and the fuzz target of that interpreter.
+// The parity of the quantizers, fp16/bf16 rows and GGUF files lives with
+// their subjects (quant_test.go, convert_test.go, gguf_test.go).
+
 package ggml
 
 // The generic op parity runner: every case file in <parity>/ops is a GGUF
@@ -9,6 +19,7 @@ package ggml
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -23,8 +34,90 @@ import (
 	"unicode"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/stretchr/testify/require"
 )
+
+// ---------------------------------------------------------------- the parity data
+
+var badEscape = regexp.MustCompile(`(^|[^\\])\\>`)
+
+// readParityJSON decodes a parity JSON file (path under ../shared/parity;
+// see shareddata.Dir for when it skips). The reference's op symbols
+// contain the graphviz escape `\>`, which is not valid JSON: it is read as a
+// literal backslash.
+func readParityJSON(t testing.TB, v any, path ...string) {
+	t.Helper()
+	b, err := os.ReadFile(shareddata.Dir(t, append([]string{"parity"}, path...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := badEscape.ReplaceAllString(string(b), `$1\\>`)
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("%s: %v", filepath.Join(path...), err)
+	}
+}
+
+// ---------------------------------------------------------------- type traits and op names
+
+func TestTypeTraitsParity(t *testing.T) {
+	var want []struct {
+		ID                 uint32 `json:"id"`
+		Name               string `json:"name"`
+		BlckSize           int    `json:"blck_size"`
+		BlckSizeInterleave int    `json:"blck_size_interleave"`
+		TypeSize           int    `json:"type_size"`
+		IsQuantized        bool   `json:"is_quantized"`
+		HasToFloat         bool   `json:"has_to_float"`
+		HasFromFloatRef    bool   `json:"has_from_float_ref"`
+		RequiresImatrix    bool   `json:"requires_imatrix"`
+	}
+	readParityJSON(t, &want, "type_traits.json")
+	require.NotEmpty(t, want)
+	for _, w := range want {
+		got, err := TypeTraits(Type(w.ID))
+		require.NoError(t, err)
+		require.Equal(t, Traits{
+			Name: w.Name, BlockSize: w.BlckSize, BlockSizeInterleave: w.BlckSizeInterleave,
+			TypeSize: w.TypeSize, IsQuantized: w.IsQuantized, HasToFloat: w.HasToFloat,
+			HasFromFloatRef: w.HasFromFloatRef, RequiresImatrix: w.RequiresImatrix,
+		}, got, "type %d", w.ID)
+		if w.Name != "DEPRECATED" {
+			require.Equal(t, w.Name, Type(w.ID).String())
+			require.Equal(t, w.BlckSize, Type(w.ID).BlockSize())
+			require.Equal(t, w.TypeSize, Type(w.ID).Size())
+			byName, ok := TypeByName(w.Name)
+			require.True(t, ok)
+			require.Equal(t, Type(w.ID), byName)
+		}
+	}
+	_, err := TypeTraits(TypeCount)
+	require.Error(t, err)
+}
+
+func TestOpNamesParity(t *testing.T) {
+	var want struct {
+		Ops []struct {
+			ID     int    `json:"id"`
+			Name   string `json:"name"`
+			Symbol string `json:"symbol"`
+		} `json:"ops"`
+		Unary []struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+		} `json:"unary_ops"`
+	}
+	readParityJSON(t, &want, "op_names.json")
+	require.Len(t, want.Ops, int(OpCount))
+	require.Len(t, want.Unary, int(UnaryOpCount))
+	for _, o := range want.Ops {
+		require.Equal(t, o.Name, Op(o.ID).String(), "op %d", o.ID)
+		require.Equal(t, o.Symbol, Op(o.ID).Symbol(), "op %d", o.ID)
+	}
+	for _, u := range want.Unary {
+		require.Equal(t, u.Name, UnaryOp(u.ID).String(), "unary op %d", u.ID)
+	}
+}
 
 // ---------------------------------------------------------------- s-expressions
 
@@ -959,12 +1052,10 @@ func parityBackend(t *testing.T) *Backend {
 }
 
 func TestOpParity(t *testing.T) {
-	dir := parityDir(t, "ops")
+	dir := shareddata.Dir(t, "parity", "ops")
 	files, err := filepath.Glob(filepath.Join(dir, "*.gguf"))
 	require.NoError(t, err)
-	if len(files) == 0 {
-		t.Skipf("no *.gguf case files in %s", dir)
-	}
+	require.NotEmpty(t, files, "no *.gguf case files in %s", dir)
 	sort.Strings(files)
 	passed, failed := 0, 0
 	var failures []string
@@ -1133,4 +1224,57 @@ func TestParityNMSE(t *testing.T) {
 	e, err = nmse([]float32{0, 0}, []float32{0, 0})
 	require.NoError(t, err)
 	require.Zero(t, e)
+}
+
+// ---------------------------------------------------------------- fuzzing the interpreter
+
+// FuzzParityExpr feeds arbitrary text to the parity s-expression parser and
+// evaluates what parses against small inputs: malformed expressions and
+// invalid op arguments must come back as errors, never crash the process.
+func FuzzParityExpr(f *testing.F) {
+	for _, s := range []string{
+		"(add x0 x1)", "(mul_mat x0 (permute x1 0 2 1 3))", "(set x0 x1 (nb x0 1) (nb x0 2) (nb x0 3) (+ (* 2 (nb x0 1)) 12))",
+		"(rope_ext x0 x2 NULL 4 0 4096 10000 1 0 1 32 1)", "(argsort x0 DESC)", "(pool_2d x0 MAX 2 2 2 2 0 0)",
+		"(im2col x0 x1 1 1 0 0 1 1 true F32)", "((", ")", "(view_1d x0 99999 12)", "(reshape_2d x0 -1 3)",
+	} {
+		f.Add(s)
+	}
+	if p, ok := shareddata.Find("parity", "ops", "INDEX.tsv"); ok {
+		if idx, err := os.ReadFile(p); err == nil {
+			f.Add(string(idx[:min(len(idx), 4096)]))
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := parseSexpr(src)
+		if err != nil {
+			return
+		}
+		ctx, err := NewContext(ContextOptions{MemSize: 8 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ctx.Close()
+		x0 := ctx.NewTensor2D(TypeF32, 4, 3).SetName("x0")
+		x1 := ctx.NewTensor2D(TypeF32, 4, 1).SetName("x1")
+		x2 := ctx.NewTensor1D(TypeI32, 3).SetName("x2")
+		x0.Zero()
+		x1.Zero()
+		x2.Zero()
+		in := &interp{ctx: ctx, inputs: map[string]*Tensor{"x0": x0, "x1": x1, "x2": x2}}
+		v, err := in.eval(e)
+		if err != nil || v.kind != vTensor || v.t == nil {
+			return
+		}
+		// Graphs that were built must also compute (or report an error).
+		g := ctx.NewGraphCustom(256, false)
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(*OpError); !ok {
+					panic(r)
+				}
+			}
+		}()
+		g.BuildForward(v.t)
+		_ = g.Compute(1)
+	})
 }
