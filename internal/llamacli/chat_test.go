@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/gguf"
-	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/ggml-go/ggml/internal/cli"
+	"github.com/ggml-go/ggml/internal/shareddata"
 	"github.com/ggml-go/ggml/llama"
 )
 
