@@ -19,6 +19,7 @@ type archEdit struct {
 	set  map[string]any     // keys set (after the renaming)
 	drop map[string]bool    // tensors left out
 	add  map[string][]int64 // f32 tensors added (random values), by shape
+	fill map[string]float32 // the value of every element of an added tensor named here
 }
 
 // reArch writes a copy of the model at path changed as e says.
@@ -64,6 +65,9 @@ func reArch(t *testing.T, path string, e archEdit) string {
 		v := make([]float32, n)
 		for i := range v {
 			v[i] = float32(rng.NormFloat64() * 0.5)
+			if c, ok := e.fill[name]; ok {
+				v[i] = c
+			}
 		}
 		require.NoError(t, w.AddTensor(name, gguf.TensorF32, shape, v))
 	}
