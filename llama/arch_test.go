@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,6 +73,20 @@ func reArch(t *testing.T, path string, e archEdit) string {
 		require.NoError(t, w.AddTensor(name, gguf.TensorF32, shape, v))
 	}
 	require.NoError(t, w.Close())
+	return out
+}
+
+// synthModel writes a small model of synth's (../shared/tools/synth) with
+// the vocabulary vocab (a file of ../shared/vocab) and synth's arguments
+// args; it skips the test without the shared data.
+func synthModel(t *testing.T, vocab string, args ...string) string {
+	t.Helper()
+	v := vocabFile(t, vocab)
+	out := filepath.Join(t.TempDir(), "synth.gguf")
+	args = append([]string{"-vocab", v, "-o", out}, args...)
+	if b, err := exec.Command(synthTool(t), args...).CombinedOutput(); err != nil {
+		t.Fatalf("synth %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
 	return out
 }
 
