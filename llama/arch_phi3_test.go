@@ -2,6 +2,7 @@ package llama
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -48,6 +49,21 @@ func TestPhi3TensorList(t *testing.T) {
 			require.ErrorContains(t, err, c.want)
 		})
 	}
+}
+
+// A phi3 file computes the same memory-mapped, and saved and loaded
+// again; its fused matrices are bound as Layer.Wqkv and Layer.WGateUp.
+func TestPhi3LoadsAndSaves(t *testing.T) {
+	good := phi3Small(t)
+	tokens := []int32{1, 450, 301, 18919, 1709, 29871, 13, 4013, 338, 263, 1243, 310}
+	eval := func(m *Model) []float32 {
+		s, err := m.NewSession(SessionOptions{Threads: 2, Context: 32})
+		require.NoError(t, err)
+		defer s.Close()
+		out, err := s.EvalAll(context.Background(), tokens)
+		require.NoError(t, err)
+		return out
+	}
 	m, err := Load(good, LoadOptions{})
 	require.NoError(t, err)
 	defer m.Close()
@@ -55,6 +71,20 @@ func TestPhi3TensorList(t *testing.T) {
 	require.NotNil(t, m.Layers[1].WGateUp)
 	require.Equal(t, 8, m.SlidingWindow)
 	require.NotSame(t, m.Output, m.TokEmbd)
+	want := eval(m)
+
+	mm, err := Load(good, LoadOptions{Mmap: true})
+	require.NoError(t, err)
+	require.Equal(t, want, eval(mm))
+	mm.Close()
+
+	saved := filepath.Join(t.TempDir(), "saved.gguf")
+	require.NoError(t, m.Save(saved, "phi3"))
+	m2, err := Load(saved, LoadOptions{})
+	require.NoError(t, err)
+	defer m2.Close()
+	require.Equal(t, m.Hparams, m2.Hparams)
+	require.Equal(t, want, eval(m2))
 }
 
 // Files written before attention.sliding_window existed get llama.cpp's
