@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ type archEdit struct {
 	set  map[string]any     // keys set (after the renaming)
 	drop map[string]bool    // tensors left out
 	add  map[string][]int64 // f32 tensors added (random values), by shape
+	fill map[string]float32 // the value of every element of an added tensor named here
 }
 
 // reArch writes a copy of the model at path changed as e says.
@@ -64,10 +66,27 @@ func reArch(t *testing.T, path string, e archEdit) string {
 		v := make([]float32, n)
 		for i := range v {
 			v[i] = float32(rng.NormFloat64() * 0.5)
+			if c, ok := e.fill[name]; ok {
+				v[i] = c
+			}
 		}
 		require.NoError(t, w.AddTensor(name, gguf.TensorF32, shape, v))
 	}
 	require.NoError(t, w.Close())
+	return out
+}
+
+// synthModel writes a small model of synth's (../shared/tools/synth) with
+// the vocabulary vocab (a file of ../shared/vocab) and synth's arguments
+// args; it skips the test without the shared data.
+func synthModel(t *testing.T, vocab string, args ...string) string {
+	t.Helper()
+	v := vocabFile(t, vocab)
+	out := filepath.Join(t.TempDir(), "synth.gguf")
+	args = append([]string{"-vocab", v, "-o", out}, args...)
+	if b, err := exec.Command(synthTool(t), args...).CombinedOutput(); err != nil {
+		t.Fatalf("synth %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
 	return out
 }
 

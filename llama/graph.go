@@ -27,7 +27,7 @@ type batchGraph struct {
 	g      *ggml.Graph
 	tokens *ggml.Tensor // i32 [n]
 	pos    *ggml.Tensor // i32 [n]
-	mask   *ggml.Tensor // f32 [nKV, n]
+	mask   *ggml.Tensor // f32 [nKV, n] (nil when no layer reads it)
 	// maskSWA is the mask of the sliding-window layers (f32 [nKV, n]; nil
 	// without such layers): it also hides the positions nSWA or more
 	// before the token.
@@ -89,6 +89,9 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	}
 	m.arch.graph.build(m, ctx, kv, b)
 	b.g.BuildForward(b.logits)
+	if b.g.Tensor("inp_mask") == nil {
+		b.mask = nil // no layer reads it (phi3: all attend within the window)
+	}
 	if n == 1 {
 		b.kvBytes = [2]int{kv.k[0].ElementSize() * m.NEmbdGQA(), kv.vStoreBytes()}
 		b.inPos, b.inMask = make([]int32, 1), make([]float32, nkv)
@@ -127,6 +130,9 @@ type decoder struct {
 	embdScale bool
 	// kqScale is the attention's scale; nil: 1/sqrt(HeadDim).
 	kqScale func(h *Hparams) float32
+	// qScale, if not nil, multiplies the rotated queries before the
+	// attention (phi3 scales them so, and the scores by 1).
+	qScale func(h *Hparams) float32
 	// swa reports whether layer il uses the sliding window of
 	// h.SlidingWindow positions (nil: no layer does).
 	swa func(h *Hparams, il int) bool
@@ -180,7 +186,13 @@ func (d *decoder) build(m *Model, ctx *ggml.Context, kv *kvCache, b *batchGraph)
 			b.g.BuildForward(xLast)
 		}
 		cur := d.normed(ctx, h, x, L.AttnNorm, L.AttnNormB)
-		q, k, v := m.projectQKV(ctx, L, cur, b.pos, n, rope)
+		q, k, v := m.projectQKV(ctx, L, cur, b.pos, n, rope, m.ropeFactors(L, kv))
+		if d.qScale != nil {
+			// as rows of all heads: q may be a view of the fused product,
+			// whose heads are contiguous within a token but not across
+			flat := ctx.View2D(q, h.HeadDim*h.NHead, n, q.Nb()[2], 0)
+			q = ctx.Reshape3D(ctx.Scale(flat, d.qScale(h)), h.HeadDim, h.NHead, n)
+		}
 		mask := b.mask
 		if d.swa != nil && b.maskSWA != nil && d.swa(h, il) {
 			mask = b.maskSWA
@@ -285,14 +297,10 @@ func (b *batchGraph) attend(ctx *ggml.Context, h *Hparams, kv *kvCache, il int, 
 // [hd, nHeadKV, n] and the values [NEmbdGQA, n] of the normed input cur:
 // with a fused [Wq; Wk; Wv] (and [Bq; Bk; Bv], or no biases) one mul_mat,
 // and one rope for the queries and keys (adjacent in each row of the
-// product), else three and two.
-func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, n int, rope ggml.RopeParams) (q, k, v *ggml.Tensor) {
+// product), else three and two. freqs are the rope's factors (nil: none).
+func (m *Model) projectQKV(ctx *ggml.Context, L *Layer, cur, pos *ggml.Tensor, n int, rope ggml.RopeParams, freqs *ggml.Tensor) (q, k, v *ggml.Tensor) {
 	h := &m.Hparams
 	hd, wq, gqa := h.HeadDim, h.NEmbdQ(), h.NEmbdGQA()
-	freqs := m.RopeFreqs
-	if L.ropeFreqs != nil {
-		freqs = L.ropeFreqs
-	}
 	const f = 4 // bytes of an f32
 	apart := L.Bqkv == nil && (L.Bq != nil || L.Bk != nil || L.Bv != nil)
 	if L.Wqkv != nil && !apart {
@@ -430,6 +438,9 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 		if err := b.maskSWA.SetFloat32s(b.inMaskSWA); err != nil {
 			return err
 		}
+	}
+	if b.mask == nil {
+		return nil
 	}
 	return b.mask.SetFloat32s(b.inMask)
 }

@@ -78,7 +78,7 @@ type Layer struct {
 	BGate, BUp, BDown         *ggml.Tensor // feed-forward biases
 	AttnPostNorm, FFNPostNorm *ggml.Tensor // norms of the attention's and the FFN's outputs (gemma2)
 
-	ropeFreqs *ggml.Tensor // the rope factors on the layer's device, if not the model's
+	rope *ropeFactorSet // the rope factors on the layer's device, if not the model's
 }
 
 // Model is a loaded model: weights, hyperparameters and tokenizer. It is
@@ -91,6 +91,10 @@ type Model struct {
 	OutNormB                 *ggml.Tensor // the output LayerNorm's bias, or nil
 	RopeFreqs                *ggml.Tensor // optional per-dimension rope divisors
 	Layers                   []Layer
+
+	// LongRoPE's rope divisors for contexts longer than the original one,
+	// and for the others (phi3; optional; see ropefactors.go)
+	RopeFactorsLong, RopeFactorsShort *ggml.Tensor
 
 	arch *architecture // general.architecture's description
 

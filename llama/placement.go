@@ -31,8 +31,8 @@ type device struct {
 	first, end int    // its layers
 	ctx        *ggml.Context
 	buf        *ggml.Buffer
-	ropeFreqs  *ggml.Tensor // its copy of rope_freqs.weight, or nil
-	probe      *ggml.Tensor // a small weight read to see whether the part is still there
+	rope       ropeFactorSet // its copies of the rope factors the file has
+	probe      *ggml.Tensor  // a small weight read to see whether the part is still there
 }
 
 // DeviceUsage says where part of a model lives and how much memory it holds
@@ -419,10 +419,15 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 		}
 		fused[i] = newFused(ctx, groups[i], info)
 	}
-	var freqs *ggml.Tensor
-	if t, found := f.Tensor("rope_freqs.weight"); found {
-		// every layer's rope reads it: a copy here keeps the rope on this device
-		freqs = ctx.NewTensor(ggml.Type(t.Type), dims(t.Shape)...).SetName("rope_freqs.weight")
+	// every layer's rope reads the factors: copies here keep the rope on
+	// this device
+	var rope Model // its factor fields, bound as the architecture binds the model's
+	factors := map[string]*ggml.Tensor{}
+	for _, s := range m.arch.tensors {
+		if t, found := f.Tensor(s.name); found && !s.layer && s.role == roleFactors {
+			factors[s.name] = ctx.NewTensor(ggml.Type(t.Type), dims(t.Shape)...).SetName(s.name)
+			*s.bind(&rope, nil) = factors[s.name]
+		}
 	}
 	buf, err := ctx.AllocTensors(d.be)
 	if err != nil {
@@ -446,12 +451,12 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 			return err
 		}
 	}
-	if freqs != nil {
-		data, err := f.TensorData("rope_freqs.weight")
+	for name, t := range factors {
+		data, err := f.TensorData(name)
 		if err != nil {
 			return err
 		}
-		if err := freqs.SetBytes(data); err != nil {
+		if err := t.SetBytes(data); err != nil {
 			return err
 		}
 	}
@@ -467,7 +472,7 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 	for i, g := range groups {
 		m.fused[g.name] = fused[i]
 	}
-	d.ctx, d.buf, d.ropeFreqs, d.probe = ctx, buf, freqs, probe
+	d.ctx, d.buf, d.rope, d.probe = ctx, buf, rope.ropeFactorTensors(), probe
 	ok = true
 	return nil
 }
@@ -477,7 +482,7 @@ func (m *Model) loadDevice(d *device, f *gguf.File, fuse bool) (err error) {
 func (m *Model) bindDevices() {
 	for _, d := range m.devs {
 		for il := d.first; il < d.end && il < len(m.Layers); il++ {
-			m.Layers[il].ropeFreqs = d.ropeFreqs
+			m.Layers[il].rope = &d.rope
 		}
 	}
 }
@@ -503,7 +508,7 @@ func (d *device) closeWeights() {
 		d.ctx.Close()
 		d.ctx = nil
 	}
-	d.probe, d.ropeFreqs = nil, nil
+	d.probe, d.rope = nil, ropeFactorSet{}
 }
 
 // alive reports whether d still holds its weights (an RPC server that went

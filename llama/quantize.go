@@ -354,7 +354,8 @@ func ParseMixture(name string) (Mixture, bool) {
 }
 
 // mixState is what llama.cpp's per-tensor rules look at: the model's
-// shape and how many attn_v and ffn_down matrices came before.
+// shape and how many attn_v (or attn_qkv) and ffn_down matrices came
+// before.
 type mixState struct {
 	m                  Mixture
 	hasOutput, imatrix bool
@@ -391,11 +392,14 @@ func newMixState(m Mixture, f *gguf.File, hasImatrix bool) *mixState {
 		q.is70B = a.is70B(&Hparams{NLayer: geti("block_count"), NHead: heads, NHeadKV: kvHeads})
 	}
 	for _, t := range f.Tensors() {
+		if !strings.HasSuffix(t.Name, ".weight") {
+			continue // biases: llama.cpp numbers the layers' matrices
+		}
 		switch {
 		case t.Name == "output.weight":
 			q.hasOutput = true
-		case strings.Contains(t.Name, "attn_v.weight"):
-			q.nAttnV++
+		case strings.Contains(t.Name, "attn_v.weight"), strings.Contains(t.Name, "attn_qkv.weight"):
+			q.nAttnV++ // llama.cpp's n_attention_wv counts the fused ones too
 		case strings.Contains(t.Name, "ffn_down"):
 			q.nFFNDown++
 		case strings.Contains(t.Name, "ffn_gate"):
@@ -571,6 +575,15 @@ func (q *mixState) rules(name string, ne0 int) ggml.Type {
 			t = ggml.TypeQ4_K
 		case ft == "Q3_K_L":
 			t = ggml.TypeQ5_K
+		}
+	case has("attn_qkv.weight"): // phi3's fused Q, K and V
+		switch {
+		case is("Q3_K_M", "Q3_K_L", "IQ3_M"):
+			t = ggml.TypeQ4_K
+		case ft == "Q4_K_M":
+			t = ggml.TypeQ5_K
+		case ft == "Q5_K_M":
+			t = ggml.TypeQ6_K
 		}
 	case has("ffn_gate"):
 		if ft == "IQ3_XS" && q.iFFNGate >= q.nFFNGate/8 && q.iFFNGate < 7*q.nFFNGate/8 {

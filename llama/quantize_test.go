@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ggml-go/ggml"
@@ -198,4 +199,110 @@ func TestQuantizeFileMixtureAndRequantize(t *testing.T) {
 	if _, err := QuantizeFile(path, out, QuantizeOptions{Mixture: Mixture{Name: "Q4_K_M", Base: ggml.TypeQ8_0}}); err == nil {
 		t.Error("a made-up mixture: no error")
 	}
+}
+
+// The mixtures on phi3's fused matrices and starcoder2's biased layers, as
+// llama.cpp's quantize gives them: attn_qkv has a rule of its own (and
+// counts as an attn_v matrix), the fused ffn_up is an ffn_up, and the
+// biases are not matrices the layer rules number.
+func TestMixtureFusedAndBiasedLayers(t *testing.T) {
+	const nLayer, row = 4, 256
+	write := func(arch string, layerTensors []string) string {
+		path := filepath.Join(t.TempDir(), arch+".gguf")
+		w, err := gguf.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Abort()
+		for _, kv := range []struct {
+			key string
+			v   uint32
+		}{{"block_count", nLayer}, {"attention.head_count", 4}, {"attention.head_count_kv", 4}} {
+			if err := w.SetUint32(arch+"."+kv.key, kv.v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.SetString("general.architecture", arch); err != nil {
+			t.Fatal(err)
+		}
+		add := func(name string) {
+			shape := []int64{row, 2}
+			if !strings.HasSuffix(name, ".weight") || strings.Contains(name, "norm") {
+				shape = []int64{row}
+			}
+			n := int64(1)
+			for _, d := range shape {
+				n *= d
+			}
+			data := make([]float32, n)
+			for i := range data {
+				data[i] = float32(i%7) - 3
+			}
+			if err := w.AddTensor(name, gguf.TensorF32, shape, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add("token_embd.weight")
+		for i := range nLayer {
+			for _, s := range layerTensors {
+				add(fmt.Sprintf("blk.%d.%s", i, s))
+			}
+		}
+		add("output_norm.weight")
+		add("output.weight")
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	quantize := func(in, mixture string) map[string]ggml.Type {
+		m, ok := ParseMixture(mixture)
+		if !ok {
+			t.Fatalf("mixture %s", mixture)
+		}
+		out := filepath.Join(t.TempDir(), mixture+".gguf")
+		if _, err := QuantizeFile(in, out, QuantizeOptions{Mixture: m, Threads: 1}); err != nil {
+			t.Fatal(err)
+		}
+		types, _ := tensorTypes(t, out)
+		return types
+	}
+	const q4, q5, q6 = ggml.TypeQ4_K, ggml.TypeQ5_K, ggml.TypeQ6_K
+	check := func(label string, got map[string]ggml.Type, want map[string]ggml.Type) {
+		t.Helper()
+		for name, typ := range want {
+			if got[name] != typ {
+				t.Errorf("%s: %s is %s, want %s", label, name, got[name], typ)
+			}
+		}
+	}
+
+	phi3 := write("phi3", []string{"attn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_norm.weight", "ffn_up.weight", "ffn_down.weight"})
+	for _, c := range []struct {
+		mixture string
+		qkv     ggml.Type
+	}{{"Q3_K_M", q4}, {"Q3_K_L", q4}, {"Q4_K_M", q5}, {"Q5_K_M", q6}, {"Q4_K_S", q4}, {"Q6_K", q6}} {
+		got := quantize(phi3, c.mixture)
+		for i := range nLayer {
+			check("phi3 "+c.mixture, got, map[string]ggml.Type{fmt.Sprintf("blk.%d.attn_qkv.weight", i): c.qkv, fmt.Sprintf("blk.%d.attn_norm.weight", i): ggml.TypeF32})
+		}
+	}
+	// use_more_bits of 4 layers: 0 (the first eighth is none), 2 and 3 (the last eighth, every third)
+	got := quantize(phi3, "Q4_K_M")
+	check("phi3 Q4_K_M", got, map[string]ggml.Type{"blk.0.ffn_up.weight": q4, "blk.3.ffn_up.weight": q4,
+		"blk.0.ffn_down.weight": q4, "blk.1.ffn_down.weight": q4, "blk.2.ffn_down.weight": q6, "blk.3.ffn_down.weight": q6,
+		"output.weight": q6, "token_embd.weight": q4})
+
+	// starcoder2: with its biases the layers still number 4
+	sc := write("starcoder2", []string{"attn_norm.weight", "attn_norm.bias", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
+		"attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "ffn_norm.weight", "ffn_norm.bias",
+		"ffn_up.weight", "ffn_up.bias", "ffn_down.weight", "ffn_down.bias"})
+	got = quantize(sc, "Q4_K_M")
+	want := map[string]ggml.Type{}
+	for i, typ := range []ggml.Type{q4, q4, q6, q6} {
+		want[fmt.Sprintf("blk.%d.ffn_down.weight", i)] = typ
+		want[fmt.Sprintf("blk.%d.attn_v.weight", i)] = typ
+		want[fmt.Sprintf("blk.%d.ffn_down.bias", i)] = ggml.TypeF32
+	}
+	check("starcoder2 Q4_K_M", got, want)
 }

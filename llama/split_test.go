@@ -487,7 +487,7 @@ func TestSplitRopeFreqs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Layers[3].ropeFreqs == nil || m.Layers[0].ropeFreqs != nil {
+	if m.Layers[3].rope == nil || m.Layers[3].rope.freqs == nil || m.Layers[0].rope != nil {
 		t.Error("the servers' layers do not read their own rope factors")
 	}
 	gotToks, gotLogits := greedyTrace(t, m, prompt, 16) // checks the splits too
