@@ -49,6 +49,13 @@ var tokenizerDiffers = map[string]string{
 	"qwen2":     "the qwen2 pre-tokenizer is not llama.cpp's yet",
 }
 
+// q8Tolerance is the nmse allowed to the q8_0 variant's logits (against
+// llama.cpp's f16 run) where the default 2e-3 is out of reach of llama.cpp
+// itself: gemma2's 26 layers with -weights decisive amplify q8_0's rounding
+// (llama.cpp 1.3.3's own q8_0 run of the same q8_0 file is at nmse 0.039
+// from its f16 logits).
+var q8Tolerance = map[string]float64{"gemma2": 0.1}
+
 // archParityDir is ../shared/parity/archs (GGML_PARITY_DIR/archs).
 func archParityDir() string {
 	if d := os.Getenv("GGML_PARITY_DIR"); d != "" {
@@ -277,7 +284,11 @@ func testArchCase(t *testing.T, dir string, c *archCase) {
 		// q8_0 rounds the weights: the logits move a little (against
 		// llama.cpp's f16 run), and the greedy run may part from llama.cpp's
 		// where its margin is small, so only the first token is compared
-		checkArchRun(t, mq, c, want, 2, 2e-3, 1)
+		tol, ok := q8Tolerance[c.Arch]
+		if !ok {
+			tol = 2e-3
+		}
+		checkArchRun(t, mq, c, want, 2, tol, 1)
 	})
 }
 
