@@ -27,7 +27,7 @@ func init() {
 			tFFNNorm, tWGate, tWUp, tWDown,
 			tOutNorm, tOutputTied,
 		},
-		graph: &decoder{norm: normRMS, ffn: ffnGeGLU, embdScale: true, scaleQ: true, kqScale: gemmaKQScale},
+		graph: &decoder{norm: normRMS, ffn: ffnGeGLU, embdScale: true, scaleQ: true, kqScale: gemmaKQScale, nodes: 56},
 	})
 }
 
