@@ -115,6 +115,9 @@ type tensorSpec struct {
 	// in for a missing one instead (output.weight: token_embd.weight).
 	optional bool
 	tie      string
+	// tiedOnly: the file must not hold it; it is always the tie
+	// (gemma's output).
+	tiedOnly bool
 	role     tensorRole
 	// output: a weight of the output head (after the layers; placed with
 	// the output when it goes to another device).
@@ -266,6 +269,9 @@ func (a *architecture) checkTensors(f *gguf.File, h *Hparams) error {
 	check := func(s tensorSpec, name string) error {
 		known[name] = true
 		t, ok := f.Tensor(name)
+		if ok && s.tiedOnly {
+			return fmt.Errorf("unexpected tensor %s: architecture %s always uses %s in its place", name, a.name, s.tie)
+		}
 		if !ok {
 			if s.optional {
 				return nil

@@ -184,6 +184,9 @@ var (
 
 func outputOf(s tensorSpec) tensorSpec { s.output = true; return s }
 
+// alwaysTied is a tied tensor the file must not hold.
+func alwaysTied(s tensorSpec) tensorSpec { s.tiedOnly = true; return s }
+
 func tiedOutput(s tensorSpec) tensorSpec {
 	s.output, s.optional, s.tie = true, true, "token_embd.weight"
 	return s

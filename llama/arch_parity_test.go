@@ -42,6 +42,13 @@ type archCase struct {
 	GenMargins  []float64 `json:"gen_margins"`
 }
 
+// q8Tolerance is the nmse allowed to the q8_0 variant's logits (against
+// llama.cpp's f16 run) where the default 2e-3 is out of reach of llama.cpp
+// itself: gemma2's 26 layers with -weights decisive amplify q8_0's rounding
+// (llama.cpp 1.3.3's own q8_0 run of the same q8_0 file is at nmse 0.039
+// from its f16 logits).
+var q8Tolerance = map[string]float64{"gemma2": 0.1}
+
 var (
 	synthOnce sync.Once
 	synthPath string
@@ -259,7 +266,11 @@ func testArchCase(t *testing.T, dir string, c *archCase) {
 		// q8_0 rounds the weights: the logits move a little (against
 		// llama.cpp's f16 run), and the greedy run may part from llama.cpp's
 		// where its margin is small, so only the first token is compared
-		checkArchRun(t, mq, c, want, 2, 2e-3, 1)
+		tol, ok := q8Tolerance[c.Arch]
+		if !ok {
+			tol = 2e-3
+		}
+		checkArchRun(t, mq, c, want, 2, tol, 1)
 	})
 }
 

@@ -2,7 +2,6 @@ package llama
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ggml-go/ggml"
 )
@@ -27,9 +26,8 @@ func init() {
 			tOutNorm, tOutputPhi3,
 		},
 		graph: &decoder{norm: normRMS, ffn: ffnSwiGLU,
-			qScale:  func(h *Hparams) float32 { return float32(1 / math.Sqrt(float64(h.HeadDim))) },
-			kqScale: func(*Hparams) float32 { return 1 },
-			swa:     func(*Hparams, int) bool { return true }},
+			scaleQ: true,
+			swa:    func(*Hparams, int) bool { return true }},
 	})
 }
 

@@ -130,9 +130,10 @@ type decoder struct {
 	embdScale bool
 	// kqScale is the attention's scale; nil: 1/sqrt(HeadDim).
 	kqScale func(h *Hparams) float32
-	// qScale, if not nil, multiplies the rotated queries before the
-	// attention (phi3 scales them so, and the scores by 1).
-	qScale func(h *Hparams) float32
+	// scaleQ: the scale multiplies the rotated queries before attention,
+	// which then scales by 1 (gemma's and phi3's graphs; the scores'
+	// rounding, and what a soft-cap sees, are then llama.cpp's).
+	scaleQ bool
 	// swa reports whether layer il uses the sliding window of
 	// h.SlidingWindow positions (nil: no layer does).
 	swa func(h *Hparams, il int) bool
@@ -187,17 +188,18 @@ func (d *decoder) build(m *Model, ctx *ggml.Context, kv *kvCache, b *batchGraph)
 		}
 		cur := d.normed(ctx, h, x, L.AttnNorm, L.AttnNormB)
 		q, k, v := m.projectQKV(ctx, L, cur, b.pos, n, rope, m.ropeFactors(L, kv))
-		if d.qScale != nil {
+		kqScale := scale
+		if d.scaleQ {
 			// as rows of all heads: q may be a view of the fused product,
 			// whose heads are contiguous within a token but not across
-			flat := ctx.View2D(q, h.HeadDim*h.NHead, n, q.Nb()[2], 0)
-			q = ctx.Reshape3D(ctx.Scale(flat, d.qScale(h)), h.HeadDim, h.NHead, n)
+			q = ctx.View2D(q, h.HeadDim*h.NHead, n, q.Nb()[2], 0)
+			q, kqScale = ctx.Reshape3D(ctx.Scale(q, scale), h.HeadDim, h.NHead, n), 1
 		}
 		mask := b.mask
 		if d.swa != nil && b.maskSWA != nil && d.swa(h, il) {
 			mask = b.maskSWA
 		}
-		cur = b.attend(ctx, h, kv, il, q, k, v, mask, scale)
+		cur = b.attend(ctx, h, kv, il, q, k, v, mask, kqScale)
 		cur = addBias(ctx, ctx.MulMat(L.Wo, cur), L.Bo)
 		if L.AttnPostNorm != nil {
 			cur = d.normed(ctx, h, cur, L.AttnPostNorm, nil)
@@ -248,7 +250,8 @@ func addBias(ctx *ggml.Context, x, bias *ggml.Tensor) *ggml.Tensor {
 // attend stores this batch's K and V of layer il in the cache and computes
 // the attention of the queries q [hd, nHead, n] over the cache's first
 // b.nKV positions, with mask: the heads' outputs [hd*nHead, n] (before the
-// output projection). h.AttnSoftCap, if not 0, caps the scores.
+// output projection). h.AttnSoftCap, if not 0, caps the scaled scores
+// (c*tanh(scale*s/c), as flash attention does).
 func (b *batchGraph) attend(ctx *ggml.Context, h *Hparams, kv *kvCache, il int, q, k, v, mask *ggml.Tensor, scale float32) *ggml.Tensor {
 	n, nPast, nkv := b.n, b.nPast, b.nKV
 	hd, gqa, es := h.HeadDim, h.NEmbdGQA(), kv.k[il].ElementSize()
@@ -282,7 +285,8 @@ func (b *batchGraph) attend(ctx *ggml.Context, h *Hparams, kv *kvCache, il int, 
 	}
 	kq := ctx.MulMat(kAll, ctx.Permute(q, 0, 2, 1, 3)) // [nkv, n, nHead]
 	if c := h.AttnSoftCap; c != 0 {
-		kq = ctx.Scale(ctx.Tanh(ctx.Scale(kq, 1/c)), c)
+		kq = ctx.Scale(ctx.Tanh(ctx.Scale(kq, scale/c)), c)
+		scale = 1
 	}
 	kq = ctx.SoftMaxExt(kq, mask, scale, 0)                                  // causal
 	vAll := ctx.View3D(vc, nkv, hd, h.NHeadKV, es*kv.nCtx, es*kv.nCtx*hd, 0) // [nkv, hd, nHeadKV]
