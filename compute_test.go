@@ -340,7 +340,7 @@ func TestComputeWithoutDataIsAnError(t *testing.T) {
 		g := ctx.NewGraphCustom(DefaultGraphSize, true).BuildForward(loss)
 		require.NoError(t, g.BuildBackward(na, ctx, true))
 		err = g.Compute(2)
-		require.ErrorContains(t, err, "no data")
+		require.ErrorContains(t, err, "has no memory")
 		requireOpPanic(t, "Reset", func() { g.Reset() })
 	})
 }
