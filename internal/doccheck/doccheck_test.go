@@ -125,9 +125,9 @@ func buildTargets(t *testing.T) map[string]bool {
 	re := regexp.MustCompile(`^  ([a-z0-9|-]+)\)$`)
 	for _, line := range strings.Split(readFile(t, filepath.Join(root, "build.sh")), "\n") {
 		if m := re.FindStringSubmatch(line); m != nil {
-			for _, name := range strings.Split(m[1], "|") {
-				targets[name] = true
-			}
+			// a label's other names (help|-h|--help) are its aliases
+			name, _, _ := strings.Cut(m[1], "|")
+			targets[name] = true
 		}
 	}
 	if len(targets) == 0 {
