@@ -502,7 +502,6 @@ func TestLoadRejectsCountsTheTensorsDoNotBackFast(t *testing.T) {
 		{"llama.vocab_size", uint32(1 << 24), "vocab_size"},
 		{"llama.context_length", uint64(1 << 62), "context_length"},
 		{"tokenizer.ggml.scores", []float32{1, 2}, "scores"},
-		{"tokenizer.ggml.bos_token_id", uint32(1 << 30), "bos_token_id"},
 	} {
 		what := fmt.Sprintf("%s = %v", c.key, c.v)
 		err := loadFails(t, rewriteModel(t, good, map[string]any{c.key: c.v}), what)
@@ -510,6 +509,16 @@ func TestLoadRejectsCountsTheTensorsDoNotBackFast(t *testing.T) {
 			t.Errorf("%s: error %q does not name %q", what, err, c.want)
 		}
 	}
+	// a special token id past the vocabulary keeps the default, as in
+	// llama.cpp (which warns): no size follows from it
+	mb, err := Load(rewriteModel(t, good, map[string]any{"tokenizer.ggml.bos_token_id": uint32(1 << 30)}), LoadOptions{})
+	if err != nil {
+		t.Fatalf("bos_token_id past the vocabulary: %v", err)
+	}
+	if bos := mb.Vocab.BOS; bos < 0 || int(bos) >= mb.NVocab {
+		t.Errorf("bos_token_id past the vocabulary: BOS %d, want the default", bos)
+	}
+	mb.Close()
 	// a training context far beyond the tensors is no size the loader
 	// allocates: the model loads, and sessions default to 2048 positions
 	m, err := Load(rewriteModel(t, good, map[string]any{"llama.context_length": uint32(1 << 30)}), LoadOptions{})

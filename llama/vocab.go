@@ -463,10 +463,9 @@ func (v *Vocab) IsEOG(id int32) bool {
 	if id < 0 || int(id) >= len(v.Tokens) {
 		return false
 	}
-	if v.eog == nil { // a Vocab built by hand
-		return id == v.EOS
-	}
-	return v.eog[id]
+	// EOS is in llama.cpp's set; asked apart, a program that sets the
+	// field after loading is followed too
+	return id == v.EOS || v.eog[id]
 }
 
 // fragment is a piece of the input: raw text to tokenize, or a special token.
