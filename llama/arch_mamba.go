@@ -122,7 +122,7 @@ func mambaBlock(ctx *ggml.Context, h *Hparams, S *SSMLayer, cur, convState, scan
 	if h.SSMDtBCRMS {
 		dt, bb, cc = ctx.RMSNorm(dt, h.RMSEps), ctx.RMSNorm(bb, h.RMSEps), ctx.RMSNorm(cc, h.RMSEps)
 	}
-	dt = ctx.Add(ctx.MulMat(S.Dt, dt), S.DtB)                                // [inner, n]
+	dt = ctx.Add(ctx.MulMat(S.Dt, dt), S.DtB)                               // [inner, n]
 	ys := ctx.SSMScan(ctx.Reshape2D(scanState, st, in), x, dt, S.A, bb, cc) // y, then the new state
 	b.g.BuildForward(ctx.Cpy(ctx.View1D(ys, st*in, in*n*f), ctx.View1D(scanState, st*in, 0)))
 	y := ctx.View2D(ys, in, n, in*f, 0)

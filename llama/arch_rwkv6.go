@@ -158,7 +158,7 @@ func rwkvTimeMix(ctx *ggml.Context, h *Hparams, R *RWKVLayer, cur, prev, state *
 	}
 	// the five data-dependent parts: tanh(x W1) split in five of mix,
 	// each times its [mix, E] slice of W2 -> [E, n, 5]
-	xxx := ctx.Tanh(ctx.MulMat(R.MixW1, lerp(R.LerpX, nil)))                 // [5 mix, n]
+	xxx := ctx.Tanh(ctx.MulMat(R.MixW1, lerp(R.LerpX, nil)))               // [5 mix, n]
 	xxx = ctx.Cont(ctx.Permute(ctx.Reshape3D(xxx, mix, 5, n), 0, 2, 1, 3)) // [mix, n, 5]
 	parts := ctx.MulMat(R.MixW2, xxx)                                      // [E, n, 5]
 	part := func(i int) *ggml.Tensor { return ctx.View2D(parts, e, n, e*f, i*e*n*f) }
