@@ -55,7 +55,7 @@ func init() {
 			rwkv("time_mix_decay_w1.weight", roleParam, shape(func(h *Hparams) []int { return []int{h.NEmbd, h.TimeDecayExtraDim} }), func(R *RWKVLayer) **ggml.Tensor { return &R.DecayW1 }),
 			rwkv("time_mix_decay_w2.weight", roleParam, shape(func(h *Hparams) []int { return []int{h.TimeDecayExtraDim, h.NEmbd} }), func(R *RWKVLayer) **ggml.Tensor { return &R.DecayW2 }),
 			rwkv("time_mix_decay.weight", roleParam, embd, func(R *RWKVLayer) **ggml.Tensor { return &R.Decay }),
-			rwkv("time_mix_first.weight", roleParam, shape(func(h *Hparams) []int { return []int{h.WKVHeadSize, h.NEmbd / h.WKVHeadSize} }), func(R *RWKVLayer) **ggml.Tensor { return &R.First }),
+			rwkv("time_mix_first.weight", roleParam, shape(func(h *Hparams) []int { return []int{h.WKVHeadSize, rwkvHeads(h)} }), func(R *RWKVLayer) **ggml.Tensor { return &R.First }),
 			rwkv("time_mix_ln.weight", roleNorm, embd, func(R *RWKVLayer) **ggml.Tensor { return &R.LN }),
 			rwkv("time_mix_ln.bias", roleBias, embd, func(R *RWKVLayer) **ggml.Tensor { return &R.LNB }),
 			rwkv("time_mix_output.weight", roleMatrix, embdSq, func(R *RWKVLayer) **ggml.Tensor { return &R.Output }),
@@ -91,6 +91,14 @@ type RWKVLayer struct {
 	AttnNorm2, AttnNorm2B              *ggml.Tensor
 	ChanLerpK, ChanLerpR               *ggml.Tensor
 	ChanReceptance, ChanKey, ChanValue *ggml.Tensor
+}
+
+// rwkvHeads is the number of WKV heads (0 before wkv.head_size is known).
+func rwkvHeads(h *Hparams) int {
+	if h.WKVHeadSize <= 0 {
+		return 0
+	}
+	return h.NEmbd / h.WKVHeadSize
 }
 
 var embdSq = shape(func(h *Hparams) []int { return []int{h.NEmbd, h.NEmbd} })
@@ -147,7 +155,7 @@ func (rwkv6Graph) build(m *Model, ctx *ggml.Context, kv *kvCache, b *batchGraph)
 // shift is prev [E, n]; it reads the WKV state and stores the new one.
 func rwkvTimeMix(ctx *ggml.Context, h *Hparams, R *RWKVLayer, cur, prev, state *ggml.Tensor, b *batchGraph, n int) *ggml.Tensor {
 	e, hs := h.NEmbd, h.WKVHeadSize
-	heads, mix := e/hs, h.TimeMixExtraDim
+	heads, mix := rwkvHeads(h), h.TimeMixExtraDim
 	const f = 4
 	sx := ctx.Sub(prev, cur)
 	lerp := func(mu, extra *ggml.Tensor) *ggml.Tensor { // cur + sx*(mu + extra)
