@@ -98,3 +98,8 @@ func tokenShift(ctx *ggml.Context, prev, x *ggml.Tensor, n int) *ggml.Tensor {
 	}
 	return ctx.Concat(prev, ctx.View2D(x, e, n-1, x.Nb()[1], 0), 1)
 }
+
+// Recurrent reports whether the model's sessions keep a fixed-size
+// recurrent state (rwkv6, mamba) rather than a KV cache: Session.Memory's
+// first value is then that state, and Rewind goes only to 0.
+func (m *Model) Recurrent() bool { return m != nil && m.arch != nil && m.arch.state == stateRecurrent }

@@ -324,3 +324,28 @@ func TestRecurrentFilesRefused(t *testing.T) {
 	require.ErrorContains(t, err, "mamba.ssm.conv_kernel")
 	require.False(t, errors.Is(err, ErrUnsupportedArchitecture))
 }
+
+// Save writes the recurrent architectures' keys and tensors: the file
+// loads with the same Hparams and gives the same logits.
+func TestRecurrentSave(t *testing.T) {
+	for _, arch := range recurrentArchs {
+		t.Run(arch, func(t *testing.T) {
+			m, c, _ := recurrentModel(t, arch, LoadOptions{})
+			out := filepath.Join(t.TempDir(), "saved.gguf")
+			require.NoError(t, m.Save(out, "saved"))
+			m2, err := Load(out, LoadOptions{})
+			require.NoError(t, err)
+			defer m2.Close()
+			require.Equal(t, m.Hparams, m2.Hparams)
+			logits := func(m *Model) []float32 {
+				s, err := m.NewSession(SessionOptions{Threads: 2, Context: 64})
+				require.NoError(t, err)
+				defer s.Close()
+				l, err := s.Eval(context.Background(), c.PromptIDs)
+				require.NoError(t, err)
+				return slices.Clone(l)
+			}
+			require.Equal(t, logits(m), logits(m2))
+		})
+	}
+}
