@@ -18,13 +18,14 @@ type SessionOptions struct {
 	Threads int  // compute threads (at most ggml.MaxThreads); 0: runtime.NumCPU()
 	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
 	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
-	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
+	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp); a recurrent state is always f32
 	// FlashAttn computes attention with FlashAttnExt (llama.cpp's
 	// flash_attn, -fa) over a V cache laid out as K, a row per position:
 	// a token's V store is then one contiguous row instead of an element
 	// in every row of a transposed cache, and decoding reads K and V a
 	// position at a time. The logits agree with the default path's to
-	// rounding (the softmax is computed online).
+	// rounding (the softmax is computed online). Recurrent models (rwkv6,
+	// mamba) have no attention: it changes nothing there.
 	FlashAttn bool
 }
 
