@@ -2,9 +2,11 @@ package llama
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -346,6 +348,49 @@ func TestRecurrentSave(t *testing.T) {
 				return slices.Clone(l)
 			}
 			require.Equal(t, logits(m), logits(m2))
+		})
+	}
+}
+
+// A parameter in a type its op does not take (an f16 where the scan, the
+// convolution or the WKV op read f32) is an error, not a crash.
+func TestRecurrentParamTypeRefused(t *testing.T) {
+	for _, c := range []struct{ arch, name string }{{"mamba", "blk.1.ssm_a"}, {"mamba", "blk.0.ssm_conv1d.weight"}, {"rwkv6", "blk.2.time_mix_first.weight"}} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, path := recurrentModel(t, c.arch, LoadOptions{})
+			f, err := gguf.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			out := filepath.Join(t.TempDir(), "f16.gguf")
+			w, err := gguf.Create(out)
+			require.NoError(t, err)
+			defer w.Abort()
+			require.NoError(t, w.CopyKVs(f))
+			for _, info := range f.Tensors() {
+				data, err := f.TensorData(info.Name)
+				require.NoError(t, err)
+				if info.Name == c.name {
+					half := make([]uint16, len(data)/4)
+					for i := range half {
+						half[i] = ggml.FP32ToFP16(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
+					}
+					require.NoError(t, w.AddTensor(info.Name, gguf.TensorF16, info.Shape, half))
+					continue
+				}
+				require.NoError(t, w.AddTensor(info.Name, info.Type, info.Shape, data))
+			}
+			require.NoError(t, w.Close())
+			m, err := Load(out, LoadOptions{})
+			if err == nil {
+				defer m.Close()
+				var s *Session
+				if s, err = m.NewSession(SessionOptions{Threads: 1, Context: 16}); err == nil {
+					_, err = s.Eval(context.Background(), []int32{1, 2})
+					s.Close()
+				}
+			}
+			require.Error(t, err)
+			t.Log(err)
 		})
 	}
 }
