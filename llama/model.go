@@ -2,7 +2,8 @@
 // (SupportedArchitectures: llama, qwen2, ...) stored in GGUF files
 // as llama.cpp writes them: it loads the weights (any tensor type with a
 // mul_mat kernel), the tokenizer of the file, and evaluates tokens with a KV
-// cache through the ggml graph engine.
+// cache (for the recurrent rwkv6 and mamba, a state of fixed size) through
+// the ggml graph engine.
 //
 //	m, err := llama.Load("model.gguf", llama.LoadOptions{})
 //	defer m.Close()

@@ -394,3 +394,26 @@ func TestRecurrentParamTypeRefused(t *testing.T) {
 		})
 	}
 }
+
+// ssm.dt_b_c_rms (FalconMamba) RMS-norms the time step, B and C: the
+// file runs, and its logits are finite and not those without the norms.
+func TestMambaDtBCRMS(t *testing.T) {
+	m, c, path := recurrentModel(t, "mamba", LoadOptions{})
+	m2, err := Load(reArch(t, path, archEdit{set: map[string]any{"mamba.ssm.dt_b_c_rms": true}}), LoadOptions{})
+	require.NoError(t, err)
+	defer m2.Close()
+	require.True(t, m2.SSMDtBCRMS)
+	logits := func(m *Model) []float32 {
+		s, err := m.NewSession(SessionOptions{Threads: 2, Context: 64})
+		require.NoError(t, err)
+		defer s.Close()
+		l, err := s.Eval(context.Background(), c.PromptIDs)
+		require.NoError(t, err)
+		return slices.Clone(l)
+	}
+	plain, normed := logits(m), logits(m2)
+	for _, x := range normed {
+		require.False(t, math.IsNaN(float64(x)) || math.IsInf(float64(x), 0))
+	}
+	require.Greater(t, nmse(normed, plain), 1e-3)
+}
