@@ -54,9 +54,8 @@ const (
 	// layers use the same cache with a mask hiding the positions out of
 	// their window (decoder.swa).
 	stateKV stateKind = iota
-	// stateRecurrent: a fixed-size state per layer (rwkv6, mamba), to be
-	// added with the first recurrent architecture: NewSession refuses it
-	// until then.
+	// stateRecurrent: a fixed-size state per layer (rwkv6, mamba; see
+	// recurrent.go): the graph builder is a recurrentGraph.
 	stateRecurrent
 	// stateNone: nothing (encoders such as bert: every evaluation is a
 	// whole sequence); to be added with the first encoder.
@@ -138,6 +137,11 @@ const (
 	roleNorm                      // a norm's weight (f32)
 	roleBias                      // a bias, added (f32)
 	roleFactors                   // rope frequency factors (f32)
+	// roleParam: a weight element-wise ops read, or mul_mat through a
+	// reshape (rwkv6's mixes and decays, mamba's convolution, A and D):
+	// never repacked, and kept in its type by QuantizeFile (as llama.cpp's
+	// quantize keeps them).
+	roleParam
 )
 
 // archs are the registered architectures by name.

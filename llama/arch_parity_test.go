@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -248,8 +249,14 @@ func testArchCase(t *testing.T, dir string, c *archCase) {
 			t.Errorf("prompt ids\n got %v\nwant %v", got, c.PromptIDs)
 		}
 	})
+	// the weights' type synth wrote (-type; f16 by default): mamba's
+	// model is f32
+	typ := "f16"
+	if i := slices.Index(c.SynthArgs, "-type"); i >= 0 && i+1 < len(c.SynthArgs) {
+		typ = c.SynthArgs[i+1]
+	}
 	for _, threads := range []int{1, 2} {
-		t.Run(fmt.Sprintf("f16/threads=%d", threads), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/threads=%d", typ, threads), func(t *testing.T) {
 			checkArchRun(t, m, c, want, threads, 1e-4, len(c.GenIDs))
 		})
 	}
@@ -264,7 +271,7 @@ func testArchCase(t *testing.T, dir string, c *archCase) {
 		}
 		defer mq.Close()
 		// q8_0 rounds the weights: the logits move a little (against
-		// llama.cpp's f16 run), and the greedy run may part from llama.cpp's
+		// llama.cpp's f16 or f32 run), and the greedy run may part from llama.cpp's
 		// where its margin is small, so only the first token is compared
 		tol, ok := q8Tolerance[c.Arch]
 		if !ok {

@@ -81,6 +81,11 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	b := &batchGraph{n: n, nPast: nPast, nOut: nOut, nKV: nkv}
 	b.g = ctx.NewGraphCustom(m.graphSize(), false)
 	b.tokens = ctx.NewTensor1D(ggml.TypeI32, n).SetName("inp_tokens").SetInput()
+	if m.arch.state == stateRecurrent { // no positions: the state carries the order
+		m.arch.graph.build(m, ctx, kv, b)
+		b.g.BuildForward(b.logits)
+		return b
+	}
 	b.pos = ctx.NewTensor1D(ggml.TypeI32, n).SetName("inp_pos").SetInput()
 	b.mask = ctx.NewTensor2D(ggml.TypeF32, nkv, n).SetName("inp_mask").SetInput()
 	if m.arch.graph.swaLayers(&m.Hparams) {
@@ -397,10 +402,14 @@ func (b *batchGraph) moveTo(nPast int) error {
 }
 
 // setInputs writes the token ids, their positions and the causal mask
-// (token i sees the cache up to position nPast+i). A one-token graph keeps
+// (token i sees the cache up to position nPast+i); a recurrent graph has
+// only the token ids. A one-token graph keeps
 // its input slices (made once by build) across tokens; a batch graph is
 // evaluated once and gets them here.
 func (b *batchGraph) setInputs(tokens []int32) error {
+	if b.mask == nil { // a recurrent graph: the tokens only
+		return b.tokens.SetInt32s(tokens)
+	}
 	if b.inPos == nil {
 		b.inPos, b.inMask = make([]int32, b.n), make([]float32, b.nKV*b.n)
 	}

@@ -33,14 +33,29 @@ func newKVCache(h Hparams, nCtx int, typ ggml.Type, flash bool, devs ...*device)
 	if typ != ggml.TypeF16 && typ != ggml.TypeF32 {
 		return nil, fmt.Errorf("llama: KV cache type %s: f16 or f32 expected", typ)
 	}
+	n := h.NEmbdGQA() * nCtx
+	kv, err := newLayerTensors(h.NLayer, n, n, typ, fmt.Sprintf("the KV cache (%d positions)", nCtx), devs)
+	if err != nil {
+		return nil, err
+	}
+	kv.nCtx, kv.flash = nCtx, flash
+	return kv, nil
+}
+
+// newLayerTensors makes, for each of nLayer layers, a K tensor of kn and a
+// V tensor of vn elements of type typ, zeroed: the KV cache's, or the
+// recurrent state's (recurrent.go); what names them in errors. The layers of each device in devs go
+// in a buffer of that device's backend, the others in a CPU buffer. nCtx
+// is 1 (the caller sets it otherwise).
+func newLayerTensors(nLayer, kn, vn int, typ ggml.Type, what string, devs []*device) (*kvCache, error) {
 	newCtx := func() (*ggml.Context, error) {
-		return ggml.NewContext(ggml.ContextOptions{MemSize: 2*h.NLayer*ggml.TensorOverhead() + 1024, NoAlloc: true})
+		return ggml.NewContext(ggml.ContextOptions{MemSize: 2*nLayer*ggml.TensorOverhead() + 1024, NoAlloc: true})
 	}
 	ctx, err := newCtx()
 	if err != nil {
 		return nil, err
 	}
-	kv := &kvCache{ctx: ctx, nCtx: nCtx, typ: typ, flash: flash}
+	kv := &kvCache{ctx: ctx, nCtx: 1, typ: typ}
 	for range devs {
 		c, err := newCtx()
 		if err != nil {
@@ -49,16 +64,15 @@ func newKVCache(h Hparams, nCtx int, typ ggml.Type, flash bool, devs ...*device)
 		}
 		kv.devCtx = append(kv.devCtx, c)
 	}
-	n := h.NEmbdGQA() * nCtx
-	for il := range h.NLayer {
+	for il := range nLayer {
 		c := ctx
 		for i, d := range devs {
 			if il >= d.first && il < d.end {
 				c = kv.devCtx[i]
 			}
 		}
-		kv.k = append(kv.k, c.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_k_l%d", il)))
-		kv.v = append(kv.v, c.NewTensor1D(typ, n).SetName(fmt.Sprintf("cache_v_l%d", il)))
+		kv.k = append(kv.k, c.NewTensor1D(typ, kn).SetName(fmt.Sprintf("cache_k_l%d", il)))
+		kv.v = append(kv.v, c.NewTensor1D(typ, vn).SetName(fmt.Sprintf("cache_v_l%d", il)))
 	}
 	if kv.buf, err = ctx.AllocTensors(ggml.CPUBufferType()); err != nil && !errors.Is(err, ggml.ErrNothingToAllocate) {
 		kv.close()
@@ -68,11 +82,11 @@ func newKVCache(h Hparams, nCtx int, typ ggml.Type, flash bool, devs ...*device)
 		b, err := kv.devCtx[i].AllocTensors(d.be)
 		if err != nil {
 			kv.close()
-			return nil, fmt.Errorf("llama: the KV cache of layers %s (%d positions) on %s: %w", layerRange(d.first, d.end), nCtx, d.name, err)
+			return nil, fmt.Errorf("llama: %s of layers %s on %s: %w", what, layerRange(d.first, d.end), d.name, err)
 		}
 		kv.devBuf = append(kv.devBuf, b)
 	}
-	if err := kv.clear(0, nCtx); err != nil {
+	if err := kv.clearAll(); err != nil {
 		kv.close()
 		return nil, err
 	}
@@ -114,15 +128,7 @@ func (kv *kvCache) clear(from, to int) (err error) {
 		return nil
 	}
 	if from == 0 && to >= kv.nCtx {
-		for _, b := range append([]*ggml.Buffer{kv.buf}, kv.devBuf...) {
-			if b == nil {
-				continue
-			}
-			if err := b.Clear(0); err != nil {
-				return err
-			}
-		}
-		return nil
+		return kv.clearAll()
 	}
 	defer recoverOp(&err)
 	n := len(kv.k)
@@ -138,6 +144,19 @@ func (kv *kvCache) clear(from, to int) (err error) {
 			return err
 		}
 		if err := v.SetBytes(zeros); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clearAll zeroes every layer's tensors.
+func (kv *kvCache) clearAll() error {
+	for _, b := range append([]*ggml.Buffer{kv.buf}, kv.devBuf...) {
+		if b == nil {
+			continue
+		}
+		if err := b.Clear(0); err != nil {
 			return err
 		}
 	}

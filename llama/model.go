@@ -2,7 +2,8 @@
 // (SupportedArchitectures: llama, qwen2, ...) stored in GGUF files
 // as llama.cpp writes them: it loads the weights (any tensor type with a
 // mul_mat kernel), the tokenizer of the file, and evaluates tokens with a KV
-// cache through the ggml graph engine.
+// cache (for the recurrent rwkv6 and mamba, a state of fixed size) through
+// the ggml graph engine.
 //
 //	m, err := llama.Load("model.gguf", llama.LoadOptions{})
 //	defer m.Close()
@@ -54,6 +55,17 @@ type Hparams struct {
 	SlidingWindow     int     // attention.sliding_window: positions a sliding-window layer sees: none
 	AttnSoftCap       float32 // attn_logit_softcapping: none
 	FinalSoftCap      float32 // final_logit_softcapping: none
+
+	// The recurrent architectures' keys (0 in the others).
+	WKVHeadSize         int  // wkv.head_size (rwkv6)
+	TimeMixExtraDim     int  // time_mix_extra_dim: the rank of rwkv6's data-dependent mixes
+	TimeDecayExtraDim   int  // time_decay_extra_dim: the rank of rwkv6's data-dependent decay
+	RescaleEveryNLayers int  // rescale_every_n_layers: rwkv6 halves the residual after every such layer: never
+	SSMConvKernel       int  // ssm.conv_kernel (mamba)
+	SSMInnerSize        int  // ssm.inner_size
+	SSMStateSize        int  // ssm.state_size
+	SSMTimeStepRank     int  // ssm.time_step_rank
+	SSMDtBCRMS          bool // ssm.dt_b_c_rms: RMS norms on the time step, B and C (FalconMamba)
 }
 
 // NEmbdGQA is the width of the K and V projections.
@@ -78,6 +90,9 @@ type Layer struct {
 	BGate, BUp, BDown         *ggml.Tensor // feed-forward biases
 	AttnPostNorm, FFNPostNorm *ggml.Tensor // norms of the attention's and the FFN's outputs (gemma2)
 
+	RWKV RWKVLayer // the weights of an rwkv6 layer (arch_rwkv6.go)
+	SSM  SSMLayer  // the weights of a mamba layer (arch_mamba.go)
+
 	rope *ropeFactorSet // the rope factors on the layer's device, if not the model's
 }
 
@@ -90,6 +105,7 @@ type Model struct {
 	TokEmbd, OutNorm, Output *ggml.Tensor // Output == TokEmbd when tied
 	OutNormB                 *ggml.Tensor // the output LayerNorm's bias, or nil
 	RopeFreqs                *ggml.Tensor // optional per-dimension rope divisors
+	TokNorm, TokNormB        *ggml.Tensor // the LayerNorm of the token embeddings (rwkv6), or nil
 	Layers                   []Layer
 
 	// LongRoPE's rope divisors for contexts longer than the original one,

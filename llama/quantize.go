@@ -117,8 +117,26 @@ func (o *QuantizeOptions) targetType(info gguf.TensorInfo, mix *mixState) (ggml.
 	return f, f != t
 }
 
+// keptWeights reports which weights of f QuantizeFile leaves in their type
+// whatever their shape: those its architecture reads other than as
+// matrices (roleParam: rwkv6's mixes and decays, mamba's convolution and
+// A), which llama.cpp's quantize leaves too. Nothing for an architecture
+// this package does not know.
+func keptWeights(f *gguf.File) func(name string) bool {
+	a, err := archOf(f)
+	if err != nil {
+		return func(string) bool { return false }
+	}
+	nLayer, _ := f.Int(a.name + ".block_count")
+	return func(name string) bool {
+		s, ok := a.spec(name, int(nLayer))
+		return ok && s.role == roleParam
+	}
+}
+
 // QuantizeFile converts the weight matrices of the GGUF file in (tensors of
-// two or more dimensions named *.weight) to o.Type and writes the result to
+// two or more dimensions named *.weight, but for the parameters of rwkv6
+// and mamba that are not matrices) to o.Type and writes the result to
 // out, atomically; every other tensor and every metadata entry is copied
 // (general.file_type and general.quantization_version are updated). Rows
 // that are not a whole number of blocks get a wider type (see fallback).
@@ -152,7 +170,12 @@ func QuantizeFile(in, out string, o QuantizeOptions) (QuantizeStats, error) {
 	}
 	types := make([]ggml.Type, len(infos))
 	fellBack := make([]bool, len(infos))
+	kept := keptWeights(f)
 	for i, info := range infos {
+		if kept(info.Name) {
+			types[i] = ggml.Type(info.Type)
+			continue
+		}
 		types[i], fellBack[i] = o.targetType(info, mix)
 		if types[i] != ggml.Type(info.Type) {
 			tr, err := ggml.TypeTraits(ggml.Type(info.Type))

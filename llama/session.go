@@ -17,13 +17,14 @@ type SessionOptions struct {
 	Threads int  // compute threads; 0: ggml.DefaultThreads() (the rule of ggml.ResolveThreads)
 	Context int  // positions the KV cache holds (at most MaxContext); 0: min(the training context, 2048)
 	Batch   int  // prompt tokens evaluated per graph (at most MaxContext; more than Context means Context); 0: 512
-	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp)
+	F32KV   bool // keep the KV cache in f32 (default f16, as llama.cpp); a recurrent state is always f32
 	// FlashAttn computes attention with FlashAttnExt (llama.cpp's
 	// flash_attn, -fa) over a V cache laid out as K, a row per position:
 	// a token's V store is then one contiguous row instead of an element
 	// in every row of a transposed cache, and decoding reads K and V a
 	// position at a time. The logits agree with the default path's to
-	// rounding (the softmax is computed online).
+	// rounding (the softmax is computed online). Recurrent models (rwkv6,
+	// mamba) have no attention: it changes nothing there.
 	FlashAttn bool
 }
 
@@ -53,6 +54,9 @@ type Session struct {
 	logitsAt int
 	dec      *batchGraph // the one-token graph (in the engine's decode context)
 	dirty    int         // cache positions from here on hold zeros (Rewind clears them)
+	// recurrent: kv is the recurrent state of the layers (recurrent.go)
+	// rather than a KV cache; dirty > nPast then means the state is lost
+	recurrent bool
 }
 
 // errClosedSession is the error of op on a closed (or nil) Session.
@@ -150,9 +154,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	defer done()
-	if m.arch.state != stateKV {
-		// the hook of recurrent and encoder architectures: their state
-		// takes the place of the KV cache here
+	if m.arch.state != stateKV && m.arch.state != stateRecurrent {
+		// the hook of encoder architectures: their state takes the place
+		// of the KV cache here
 		return nil, fmt.Errorf("llama: NewSession: %s models keep a %s, which sessions do not have yet", m.Arch, m.arch.state)
 	}
 	typ := ggml.TypeF16
@@ -166,7 +170,13 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if err := m.restoreDevices(); err != nil {
 		return nil, err
 	}
-	if s.kv, err = newKVCache(m.Hparams, opts.Context, typ, opts.FlashAttn, m.devs...); err != nil {
+	if m.arch.state == stateRecurrent {
+		s.recurrent = true
+		s.kv, err = newStateCache(m)
+	} else {
+		s.kv, err = newKVCache(m.Hparams, opts.Context, typ, opts.FlashAttn, m.devs...)
+	}
+	if err != nil {
 		return nil, err
 	}
 	var eng engine
@@ -265,9 +275,10 @@ func (s *Session) setPending(id int32) {
 	s.pending = id
 }
 
-// Memory reports the bytes the session holds: the KV cache and the compute
-// buffer (reserved once, for the largest graph), on every device together
-// (Devices tells them apart); nothing once closed.
+// Memory reports the bytes the session holds: the KV cache (for rwkv6 and
+// mamba, the recurrent state, whose size does not depend on the context)
+// and the compute buffer (reserved once, for the largest graph), on every
+// device together (Devices tells them apart); nothing once closed.
 func (s *Session) Memory() (kvCache, compute int) {
 	if s == nil {
 		return 0, 0
@@ -300,6 +311,9 @@ func (s *Session) ContextSize() int {
 }
 
 // Rewind forgets the tokens from position pos on (0 clears the session).
+// A session of a recurrent model (rwkv6, mamba) keeps only the state after
+// its last token: it rewinds to 0 or to Pos (nothing to forget), and any
+// other position is an error wrapping ErrRecurrentRewind.
 func (s *Session) Rewind(pos int) error {
 	done, err := s.use("Rewind")
 	if err != nil {
@@ -312,6 +326,15 @@ func (s *Session) Rewind(pos int) error {
 func (s *Session) rewind(pos int) error {
 	if pos < 0 || pos > s.nPast {
 		return fmt.Errorf("llama: Rewind(%d): the session holds %d tokens", pos, s.nPast)
+	}
+	if s.recurrent && pos != 0 {
+		if pos != s.nPast {
+			return fmt.Errorf("%w: Rewind(%d) with %d tokens held (the %s state of an earlier position is not kept)", ErrRecurrentRewind, pos, s.nPast, s.m.Arch)
+		}
+		if s.dirty > s.nPast {
+			return fmt.Errorf("llama: Rewind(%d): %w", pos, errStateLost)
+		}
+		return nil
 	}
 	if err := s.kv.clear(pos, s.dirty); err != nil {
 		return err
@@ -346,6 +369,22 @@ func (s *Session) Warmup(ctx context.Context) error {
 		tok = b
 	}
 	defer func(p int32) { s.pending = p }(s.pending)
+	if s.recurrent && pos > 0 {
+		// the state before the token comes back from a copy
+		snap, err := s.kv.snapshot()
+		if err != nil {
+			return err
+		}
+		// and the logits after it, which no rewind could compute again
+		logits, at := append([]float32(nil), s.logits...), s.logitsAt
+		_, err = s.eval(ctx, []int32{tok})
+		if rerr := s.kv.restore(snap); rerr != nil {
+			return rerr
+		}
+		s.nPast, s.dirty = pos, pos
+		s.tokens, s.logits, s.logitsAt = s.tokens[:pos], logits, at
+		return err
+	}
 	if _, err := s.eval(ctx, []int32{tok}); err != nil {
 		_ = s.rewind(pos)
 		return err
@@ -422,6 +461,9 @@ func (s *Session) check(tokens []int32) error {
 	if len(tokens) == 0 {
 		return errors.New("llama: Eval: no tokens")
 	}
+	if s.recurrent && s.dirty > s.nPast {
+		return errStateLost
+	}
 	if s.nPast+len(tokens) > s.opts.Context {
 		return fmt.Errorf("%w: %d tokens held, %d more do not fit in %d", ErrContextFull, s.nPast, len(tokens), s.opts.Context)
 	}
@@ -465,6 +507,17 @@ func (s *Session) evalBatch(ctx context.Context, tokens []int32, nOut int, out [
 // decodeGraph is the one-token graph at position nPast: the session's,
 // moved there, or a new one when nPast is in another kvPad bucket.
 func (s *Session) decodeGraph() (*batchGraph, error) {
+	if s.recurrent { // one graph serves every position
+		if s.dec == nil {
+			gctx, err := s.eng.decodeContext()
+			if err != nil {
+				return nil, err
+			}
+			s.dec = s.m.build(gctx, s.kv, 1, s.nPast, 1)
+		}
+		s.dec.nPast = s.nPast
+		return s.dec, nil
+	}
 	if s.dec == nil || s.dec.nKV != decodeKV(s.nPast, s.kv.nCtx) {
 		s.dec = nil
 		gctx, err := s.eng.decodeContext()

@@ -271,8 +271,12 @@ func RunWithInput(name string, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	kvBytes, computeBytes := s.Memory()
-	fmt.Fprintf(stderr, "memory: weights %.1f MiB, KV cache %.1f MiB (%d positions), compute buffer %.1f MiB\n",
-		mib(m.WeightBytes()), mib(kvBytes), ctxSize, mib(computeBytes))
+	state := "KV cache"
+	if m.Recurrent() {
+		state = "recurrent state" // its size does not depend on the positions
+	}
+	fmt.Fprintf(stderr, "memory: weights %.1f MiB, %s %.1f MiB (%d positions), compute buffer %.1f MiB\n",
+		mib(m.WeightBytes()), state, mib(kvBytes), ctxSize, mib(computeBytes))
 	if split != nil {
 		printDevices(stderr, s)
 	}
