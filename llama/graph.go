@@ -407,7 +407,7 @@ func (b *batchGraph) moveTo(nPast int) error {
 // its input slices (made once by build) across tokens; a batch graph is
 // evaluated once and gets them here.
 func (b *batchGraph) setInputs(tokens []int32) error {
-	if b.mask == nil { // a recurrent graph: the tokens only
+	if b.pos == nil { // a recurrent graph: the tokens only
 		return b.tokens.SetInt32s(tokens)
 	}
 	if b.inPos == nil {
