@@ -39,6 +39,10 @@ type archCase struct {
 	Logits      string    `json:"logits"`
 	GenIDs      []int32   `json:"gen_ids"`
 	GenMargins  []float64 `json:"gen_margins"`
+	// encoders: the pooled embedding of the prompt instead of logits
+	NEmbd     int    `json:"n_embd"`
+	Pooling   string `json:"pooling"`
+	Embedding string `json:"embedding"`
 }
 
 // archParityDir is ../shared/parity/archs (GGML_PARITY_DIR/archs).
@@ -231,6 +235,10 @@ func TestArchParity(t *testing.T) {
 }
 
 func testArchCase(t *testing.T, dir string, c *archCase) {
+	if c.Embedding != "" {
+		testEncoderCase(t, dir, c)
+		return
+	}
 	path := archModel(t, c)
 	want := readF32(t, filepath.Join(dir, c.Logits))
 	m, err := Load(path, LoadOptions{})
@@ -297,5 +305,47 @@ func checkArchRun(t *testing.T, m *Model, c *archCase, want []float32, threads i
 	}
 	if !equalIDs(gen, c.GenIDs[:nGen]) {
 		t.Errorf("greedy ids\n got %v\nwant %v", gen, c.GenIDs[:nGen])
+	}
+}
+
+// testEncoderCase checks an encoder's case: the prompt ids and the pooled
+// embedding of the prompt ids (cosine >= 0.9999) at 1 and 2 threads.
+func testEncoderCase(t *testing.T, dir string, c *archCase) {
+	path := archModel(t, c)
+	want := readF32(t, filepath.Join(dir, c.Embedding))
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.NEmbd != c.NEmbd || len(want) != c.NEmbd {
+		t.Fatalf("n_embd %d, embedding %d values, want %d", m.NEmbd, len(want), c.NEmbd)
+	}
+	if p, err := ParsePooling(c.Pooling); err != nil || p != m.PoolingType {
+		t.Fatalf("pooling %s, the case's %q (%v)", m.PoolingType, c.Pooling, err)
+	}
+	t.Run("prompt_ids", func(t *testing.T) {
+		got := m.Tokenize(c.Prompt, true)
+		if !equalIDs(got, c.PromptIDs) {
+			t.Errorf("prompt ids\n got %v\nwant %v", got, c.PromptIDs)
+		}
+	})
+	for _, threads := range []int{1, 2} {
+		t.Run(fmt.Sprintf("f16/threads=%d", threads), func(t *testing.T) {
+			s, err := m.NewSession(SessionOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got, err := s.Embeddings(context.Background(), c.PromptIDs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cos := CosineSimilarity(got, want); cos < 0.9999 || math.IsNaN(cos) {
+				t.Errorf("embedding cosine %.6f < 0.9999 (nmse %.3g)", cos, nmse(got, want))
+			} else {
+				t.Logf("embedding cosine %.8f, nmse %.3g", cos, nmse(got, want))
+			}
+		})
 	}
 }

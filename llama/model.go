@@ -54,6 +54,13 @@ type Hparams struct {
 	SlidingWindow     int     // attention.sliding_window: positions a sliding-window layer sees: none
 	AttnSoftCap       float32 // attn_logit_softcapping: none
 	FinalSoftCap      float32 // final_logit_softcapping: none
+
+	// Encoders (bert): attention.causal (default true; bert's files say
+	// false), tokenizer.ggml.token_type_count, and pooling_type, the
+	// pooling Session.Embeddings applies (see Pooling).
+	Causal      bool
+	NVocabType  int
+	PoolingType Pooling
 }
 
 // NEmbdGQA is the width of the K and V projections.
@@ -77,6 +84,9 @@ type Layer struct {
 	Bqkv                      *ggml.Tensor // [Bq; Bk; Bv] as one vector (Bq, Bk, Bv are then views of it)
 	BGate, BUp, BDown         *ggml.Tensor // feed-forward biases
 	AttnPostNorm, FFNPostNorm *ggml.Tensor // norms of the attention's and the FFN's outputs (gemma2)
+	// the post-norms of the encoders (bert): after the attention's
+	// residual and after the feed-forward's, with their biases
+	AttnOutNorm, AttnOutNormB, LayerOutNorm, LayerOutNormB *ggml.Tensor
 
 	ropeFreqs *ggml.Tensor // the rope factors on the layer's device, if not the model's
 }
@@ -90,7 +100,10 @@ type Model struct {
 	TokEmbd, OutNorm, Output *ggml.Tensor // Output == TokEmbd when tied
 	OutNormB                 *ggml.Tensor // the output LayerNorm's bias, or nil
 	RopeFreqs                *ggml.Tensor // optional per-dimension rope divisors
-	Layers                   []Layer
+	// encoders (bert): token type and position embeddings, the norm of
+	// the input embeddings and its bias
+	TypeEmbd, PosEmbd, TokNorm, TokNormB *ggml.Tensor
+	Layers                               []Layer
 
 	arch *architecture // general.architecture's description
 
