@@ -16,19 +16,25 @@ import (
 // 48, 2 layers, 16 positions, 40 tokens, no tokenizer) with the given
 // pooling type.
 func tinyBERT(t *testing.T, pooling Pooling) string {
+	return tinyEncoder(t, "bert", pooling)
+}
+
+// tinyEncoder is tinyBERT for the architecture arch (bert, nomic-bert or
+// jina-bert-v2, with every optional tensor).
+func tinyEncoder(t *testing.T, arch string, pooling Pooling) string {
 	t.Helper()
 	const e, ff, layers, ctx, vocab = 32, 48, 2, 16, 40
-	path := filepath.Join(t.TempDir(), "bert.gguf")
+	path := filepath.Join(t.TempDir(), arch+".gguf")
 	w, err := gguf.Create(path)
 	require.NoError(t, err)
 	defer w.Abort()
-	require.NoError(t, w.SetString("general.architecture", "bert"))
+	require.NoError(t, w.SetString("general.architecture", arch))
 	for k, v := range map[string]uint32{"context_length": ctx, "embedding_length": e, "block_count": layers,
 		"feed_forward_length": ff, "attention.head_count": 2, "pooling_type": uint32(pooling)} {
-		require.NoError(t, w.SetUint32("bert."+k, v))
+		require.NoError(t, w.SetUint32(arch+"."+k, v))
 	}
-	require.NoError(t, w.Set("bert.attention.layer_norm_epsilon", float32(1e-12)))
-	require.NoError(t, w.Set("bert.attention.causal", false))
+	require.NoError(t, w.Set(arch+".attention.layer_norm_epsilon", float32(1e-12)))
+	require.NoError(t, w.Set(arch+".attention.causal", false))
 	require.NoError(t, w.SetUint32("tokenizer.ggml.token_type_count", 2))
 	rng := rand.New(rand.NewPCG(7, 8))
 	add := func(name string, mean, std float64, shape ...int64) {
@@ -42,28 +48,77 @@ func tinyBERT(t *testing.T, pooling Pooling) string {
 		}
 		require.NoError(t, w.AddTensor(name, gguf.TensorF32, shape, v))
 	}
+	norm := func(name string) {
+		add(name+".weight", 1, 0.1, e)
+		add(name+".bias", 0, 0.1, e)
+	}
 	add("token_embd.weight", 0, 0.5, e, vocab)
 	add("token_types.weight", 0, 0.5, e, 2)
-	add("position_embd.weight", 0, 0.5, e, ctx)
-	add("token_embd_norm.weight", 1, 0.1, e)
-	add("token_embd_norm.bias", 0, 0.1, e)
+	if arch == "bert" {
+		add("position_embd.weight", 0, 0.5, e, ctx)
+	}
+	if arch == "jina-bert-v2" {
+		add("cls.weight", 0, 0.2, e, 1)
+		add("cls.bias", 0, 0.1, 1)
+	}
+	norm("token_embd_norm")
 	for l := range layers {
 		p := "blk." + string(rune('0'+l)) + "."
-		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
-			add(p+m+".weight", 0, 0.2, e, e)
-			add(p+m+".bias", 0, 0.1, e)
+		if arch == "nomic-bert" {
+			add(p+"attn_qkv.weight", 0, 0.2, e, 3*e)
+			add(p+"attn_output.weight", 0, 0.2, e, e)
+		} else {
+			for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
+				add(p+m+".weight", 0, 0.2, e, e)
+				add(p+m+".bias", 0, 0.1, e)
+			}
 		}
-		add(p+"attn_output_norm.weight", 1, 0.1, e)
-		add(p+"attn_output_norm.bias", 0, 0.1, e)
+		if arch == "jina-bert-v2" {
+			norm(p + "attn_q_norm")
+			norm(p + "attn_k_norm")
+			norm(p + "attn_norm_2")
+		}
+		norm(p + "attn_output_norm")
 		add(p+"ffn_up.weight", 0, 0.2, e, ff)
-		add(p+"ffn_up.bias", 0, 0.1, ff)
+		if arch == "bert" {
+			add(p+"ffn_up.bias", 0, 0.1, ff)
+		} else {
+			add(p+"ffn_gate.weight", 0, 0.2, e, ff)
+		}
 		add(p+"ffn_down.weight", 0, 0.2, ff, e)
-		add(p+"ffn_down.bias", 0, 0.1, e)
-		add(p+"layer_output_norm.weight", 1, 0.1, e)
-		add(p+"layer_output_norm.bias", 0, 0.1, e)
+		if arch != "nomic-bert" {
+			add(p+"ffn_down.bias", 0, 0.1, e)
+		}
+		norm(p + "layer_output_norm")
 	}
 	require.NoError(t, w.Close())
 	return path
+}
+
+// nomic-bert and jina-bert-v2 have no position embeddings: their
+// positions come from rope and from ALiBi, so that the mean over a
+// sequence changes when its tokens are reordered (it would not without
+// positions); their vectors are finite and the mapped load agrees.
+func TestEncoderPositions(t *testing.T) {
+	ctx := context.Background()
+	for _, arch := range []string{"nomic-bert", "jina-bert-v2"} {
+		t.Run(arch, func(t *testing.T) {
+			path := tinyEncoder(t, arch, PoolingMean)
+			_, s := bertSession(t, path, LoadOptions{})
+			a, err := s.Embeddings(ctx, []int32{1, 5, 9, 13, 2})
+			require.NoError(t, err)
+			b, err := s.Embeddings(ctx, []int32{1, 13, 9, 5, 2})
+			require.NoError(t, err)
+			require.Less(t, CosineSimilarity(a, b), 0.99999)
+			for _, v := range a {
+				require.False(t, math.IsNaN(float64(v)) || math.IsInf(float64(v), 0))
+			}
+			_, sm := bertSession(t, path, LoadOptions{Mmap: true})
+			c, err := sm.Embeddings(ctx, []int32{1, 5, 9, 13, 2})
+			require.NoError(t, err)
+			require.InDeltaSlice(t, a, c, 1e-5)
+		})
+	}
 }
 
 func bertSession(t *testing.T, path string, opts LoadOptions) (*Model, *Session) {

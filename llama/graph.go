@@ -40,6 +40,11 @@ type batchGraph struct {
 	embd *ggml.Tensor
 	// nonCausal: every token sees the whole batch (encoders; nPast is 0)
 	nonCausal bool
+	// alibi: the mask holds minus the distance between the positions
+	// where it holds 0 (SoftMaxExt scales it by each head's slope)
+	alibi bool
+	// noPos: the graph does not read pos (jina-bert-v2: ALiBi only)
+	noPos bool
 	n         int
 	nPast     int
 	nOut      int
@@ -408,7 +413,9 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 		b.inPos[i] = int32(p)
 		row := b.inMask[i*b.nKV : (i+1)*b.nKV]
 		for j := range row {
-			if j <= p || b.nonCausal {
+			if (j <= p || b.nonCausal) && b.alibi {
+				row[j] = -float32(max(p-j, j-p))
+			} else if j <= p || b.nonCausal {
 				row[j] = 0
 			} else {
 				row[j] = inf
@@ -430,8 +437,10 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 	if err := b.tokens.SetInt32s(tokens); err != nil {
 		return err
 	}
-	if err := b.pos.SetInt32s(b.inPos); err != nil {
-		return err
+	if !b.noPos {
+		if err := b.pos.SetInt32s(b.inPos); err != nil {
+			return err
+		}
 	}
 	if b.maskSWA != nil {
 		if err := b.maskSWA.SetFloat32s(b.inMaskSWA); err != nil {

@@ -87,6 +87,9 @@ type Layer struct {
 	// the post-norms of the encoders (bert): after the attention's
 	// residual and after the feed-forward's, with their biases
 	AttnOutNorm, AttnOutNormB, LayerOutNorm, LayerOutNormB *ggml.Tensor
+	// jina-bert-v2's optional LayerNorms of Q and K, and its second norm
+	// after the attention
+	QNorm, QNormB, KNorm, KNormB, AttnNorm2, AttnNorm2B *ggml.Tensor
 
 	ropeFreqs *ggml.Tensor // the rope factors on the layer's device, if not the model's
 }
@@ -103,6 +106,7 @@ type Model struct {
 	// encoders (bert): token type and position embeddings, the norm of
 	// the input embeddings and its bias
 	TypeEmbd, PosEmbd, TokNorm, TokNormB *ggml.Tensor
+	Cls, ClsB                            *ggml.Tensor // a reranker's head (jina-bert-v2; unused: rank pooling is refused)
 	Layers                               []Layer
 
 	arch *architecture // general.architecture's description
