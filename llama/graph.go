@@ -45,10 +45,10 @@ type batchGraph struct {
 	alibi bool
 	// noPos: the graph does not read pos (jina-bert-v2: ALiBi only)
 	noPos bool
-	n         int
-	nPast     int
-	nOut      int
-	nKV       int // cache positions attention reads (padded to kvPad when n == 1)
+	n     int
+	nPast int
+	nOut  int
+	nKV   int // cache positions attention reads (padded to kvPad when n == 1)
 
 	// One-token graphs only: the tensors that place this token's K and V in
 	// the cache (per layer: the destination views and the Cpy results, views
