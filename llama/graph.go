@@ -34,6 +34,11 @@ type batchGraph struct {
 	maskSWA *ggml.Tensor
 	nSWA    int
 	logits  *ggml.Tensor // f32 [n_vocab, nOut] (an encoder's: its output, [NEmbd, n])
+	n       int
+	nPast   int
+	nOut    int
+	nKV     int // cache positions attention reads (padded to kvPad when n == 1)
+
 	// embd is the hidden states of the nOut rows after the output norm
 	// ([NEmbd, nOut], kept as an output: Session.Embeddings reads it), or
 	// nil where the architecture's graph does not give them.
@@ -45,10 +50,6 @@ type batchGraph struct {
 	alibi bool
 	// noPos: the graph does not read pos (jina-bert-v2: ALiBi only)
 	noPos bool
-	n     int
-	nPast int
-	nOut  int
-	nKV   int // cache positions attention reads (padded to kvPad when n == 1)
 
 	// One-token graphs only: the tensors that place this token's K and V in
 	// the cache (per layer: the destination views and the Cpy results, views
@@ -413,12 +414,13 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 		b.inPos[i] = int32(p)
 		row := b.inMask[i*b.nKV : (i+1)*b.nKV]
 		for j := range row {
-			if (j <= p || b.nonCausal) && b.alibi {
-				row[j] = -float32(max(p-j, j-p))
-			} else if j <= p || b.nonCausal {
-				row[j] = 0
-			} else {
+			switch {
+			case j > p && !b.nonCausal:
 				row[j] = inf
+			case b.alibi:
+				row[j] = -float32(max(p-j, j-p))
+			default:
+				row[j] = 0
 			}
 		}
 		if b.maskSWA != nil {
