@@ -348,4 +348,26 @@ func testEncoderCase(t *testing.T, dir string, c *archCase) {
 			}
 		})
 	}
+	// the command line's: the prompt (one text: its newline is not the
+	// separator here) tokenized and embedded, printed unnormalized
+	t.Run("ggml embed", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "ggml")
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/ggml").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		out, err := exec.Command(bin, "embed", "-m", path, "-t", "2", "-p", c.Prompt, "--embd-separator", "\x1e",
+			"--embd-normalize", "-1", "--embd-output-format", "array").Output()
+		if err != nil {
+			t.Fatalf("ggml embed: %v", err)
+		}
+		var got [][]float32
+		if err := json.Unmarshal(out, &got); err != nil || len(got) != 1 {
+			t.Fatalf("ggml embed printed %d vectors (%v):\n%s", len(got), err, out)
+		}
+		if cos := CosineSimilarity(got[0], want); cos < 0.9999 || math.IsNaN(cos) {
+			t.Errorf("ggml embed: cosine %.6f < 0.9999", cos)
+		} else {
+			t.Logf("ggml embed: cosine %.8f", cos)
+		}
+	})
 }
