@@ -306,3 +306,18 @@ func TestBertFileErrors(t *testing.T) {
 		require.True(t, errors.Is(err, gguf.ErrNotFound), "%v", err)
 	}
 }
+
+// Save writes an encoder's keys (token_type_count outside the bert.*
+// ones) and tensors: the copy gives the same embedding.
+func TestBertSaveRoundTrip(t *testing.T) {
+	m, s := bertSession(t, tinyBERT(t, PoolingMean), LoadOptions{})
+	ctx := context.Background()
+	want, err := s.Embeddings(ctx, []int32{1, 2, 3})
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "copy.gguf")
+	require.NoError(t, m.Save(out, "copy"))
+	_, s2 := bertSession(t, out, LoadOptions{})
+	got, err := s2.Embeddings(ctx, []int32{1, 2, 3})
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}

@@ -66,6 +66,11 @@ func (s *Session) Embeddings(ctx context.Context, tokens []int32) ([]float32, er
 
 // PooledEmbeddings is Embeddings with the pooling p instead of the
 // model's (llama.cpp's --pooling): mean, cls or last.
+//
+// Every call embeds tokens as a sequence of its own, as llama-embedding
+// does: an encoder's session holds nothing between calls; a decoder's is
+// cleared before and after (Pos is 0 then), and its hidden states are
+// those after the output norm.
 func (s *Session) PooledEmbeddings(ctx context.Context, tokens []int32, p Pooling) ([]float32, error) {
 	if p != PoolingMean && p != PoolingCLS && p != PoolingLast {
 		if p == PoolingNone {
@@ -108,7 +113,7 @@ func (s *Session) PooledEmbeddings(ctx context.Context, tokens []int32, p Poolin
 
 // TokenEmbeddings is the hidden state of every token of the sequence
 // tokens (llama.cpp's output with pooling none): len(tokens) rows of NEmbd
-// values.
+// values. A decoder's session is cleared as by PooledEmbeddings.
 func (s *Session) TokenEmbeddings(ctx context.Context, tokens []int32) ([][]float32, error) {
 	done, err := s.use("TokenEmbeddings")
 	if err != nil {
