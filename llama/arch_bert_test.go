@@ -2,9 +2,11 @@ package llama
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -36,6 +38,8 @@ func tinyEncoder(t *testing.T, arch string, pooling Pooling) string {
 	require.NoError(t, w.Set(arch+".attention.layer_norm_epsilon", float32(1e-12)))
 	require.NoError(t, w.Set(arch+".attention.causal", false))
 	require.NoError(t, w.SetUint32("tokenizer.ggml.token_type_count", 2))
+	require.NoError(t, w.SetString("tokenizer.ggml.model", "no_vocab"))
+	require.NoError(t, w.SetUint32(arch+".vocab_size", vocab))
 	rng := rand.New(rand.NewPCG(7, 8))
 	add := func(name string, mean, std float64, shape ...int64) {
 		n := int64(1)
@@ -93,6 +97,42 @@ func tinyEncoder(t *testing.T, arch string, pooling Pooling) string {
 	}
 	require.NoError(t, w.Close())
 	return path
+}
+
+// The three encoders' mean-pooled embedding of a few tokens is llama.cpp
+// 1.3.3's for the same files (testdata/encoders-llamacpp.json: the files
+// tinyEncoder writes are made the same way every time), with the fused
+// (default) and the mapped load, at 1 and 2 threads.
+func TestEncodersMatchLlamaCpp(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "encoders-llamacpp.json"))
+	require.NoError(t, err)
+	var ref map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &ref))
+	var toks []int32
+	require.NoError(t, json.Unmarshal(ref["tokens"], &toks))
+	for _, arch := range []string{"bert", "nomic-bert", "jina-bert-v2"} {
+		t.Run(arch, func(t *testing.T) {
+			var want []float32
+			require.NoError(t, json.Unmarshal(ref[arch], &want))
+			path := tinyEncoder(t, arch, PoolingMean)
+			for _, opts := range []LoadOptions{{}, {Mmap: true}} {
+				m, err := Load(path, opts)
+				require.NoError(t, err)
+				defer m.Close()
+				for _, threads := range []int{1, 2} {
+					s, err := m.NewSession(SessionOptions{Threads: threads})
+					require.NoError(t, err)
+					got, err := s.Embeddings(context.Background(), toks)
+					s.Close()
+					require.NoError(t, err)
+					cos := CosineSimilarity(got, want)
+					t.Logf("mmap %v, %d threads: cosine %.9f, nmse %.3g", opts.Mmap, threads, cos, nmse(got, want))
+					require.GreaterOrEqual(t, cos, 0.9999, "mmap %v, %d threads", opts.Mmap, threads)
+					require.Less(t, nmse(got, want), 1e-8, "mmap %v, %d threads", opts.Mmap, threads)
+				}
+			}
+		})
+	}
 }
 
 // nomic-bert and jina-bert-v2 have no position embeddings: their
