@@ -58,7 +58,7 @@ const (
 	// recurrent.go): the graph builder is a recurrentGraph.
 	stateRecurrent
 	// stateNone: nothing (encoders such as bert: every evaluation is a
-	// whole sequence); to be added with the first encoder.
+	// whole sequence, see Session.Embeddings).
 	stateNone
 )
 
@@ -100,6 +100,17 @@ type hparamKey struct {
 	min int
 	// legacy: an older spelling, read but not written by Save.
 	legacy bool
+	// global: key is the whole key, not prefixed with "<arch>."
+	// (tokenizer.ggml.token_type_count).
+	global bool
+}
+
+// name is the GGUF key of k in a file of architecture arch.
+func (k hparamKey) name(arch string) string {
+	if k.global {
+		return k.key
+	}
+	return arch + "." + k.key
 }
 
 // tensorSpec is one weight of an architecture.
@@ -197,7 +208,7 @@ func (a *architecture) readHparams(f *gguf.File) (Hparams, error) {
 		if k.def != nil {
 			k.def(&h)
 		}
-		key := a.name + "." + k.key
+		key := k.name(a.name)
 		if !f.Has(key) {
 			if k.required {
 				return h, fmt.Errorf("hyperparameter %s: %w", key, gguf.ErrNotFound)
@@ -216,6 +227,12 @@ func (a *architecture) readHparams(f *gguf.File) (Hparams, error) {
 			var v float64
 			v, err = f.Float(key)
 			*p = float32(v)
+		case *Pooling:
+			var v int64
+			if v, err = f.Int(key); err == nil && (v < int64(PoolingNone) || v > int64(PoolingRank)) {
+				err = fmt.Errorf("%d is not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)", v)
+			}
+			*p = Pooling(v)
 		case *string:
 			*p, err = f.String(key)
 		case *bool:

@@ -41,6 +41,10 @@ type archCase struct {
 	Logits      string    `json:"logits"`
 	GenIDs      []int32   `json:"gen_ids"`
 	GenMargins  []float64 `json:"gen_margins"`
+	// encoders: the pooled embedding of the prompt instead of logits
+	NEmbd     int    `json:"n_embd"`
+	Pooling   string `json:"pooling"`
+	Embedding string `json:"embedding"`
 }
 
 // q8Tolerance is the nmse allowed to the q8_0 variant's logits (against
@@ -233,6 +237,10 @@ func TestArchParity(t *testing.T) {
 }
 
 func testArchCase(t *testing.T, dir string, c *archCase) {
+	if c.Embedding != "" {
+		testEncoderCase(t, dir, c)
+		return
+	}
 	path := archModel(t, c)
 	want := readF32(t, filepath.Join(dir, c.Logits))
 	m, err := Load(path, LoadOptions{})
@@ -310,4 +318,68 @@ func checkArchRun(t *testing.T, m *Model, c *archCase, want []float32, threads i
 	if !equalIDs(gen, c.GenIDs[:nGen]) {
 		t.Errorf("greedy ids\n got %v\nwant %v", gen, c.GenIDs[:nGen])
 	}
+}
+
+// testEncoderCase checks an encoder's case: the prompt ids and the pooled
+// embedding of the prompt ids (cosine >= 0.9999) at 1 and 2 threads.
+func testEncoderCase(t *testing.T, dir string, c *archCase) {
+	path := archModel(t, c)
+	want := readF32(t, filepath.Join(dir, c.Embedding))
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.NEmbd != c.NEmbd || len(want) != c.NEmbd {
+		t.Fatalf("n_embd %d, embedding %d values, want %d", m.NEmbd, len(want), c.NEmbd)
+	}
+	if p, err := ParsePooling(c.Pooling); err != nil || p != m.PoolingType {
+		t.Fatalf("pooling %s, the case's %q (%v)", m.PoolingType, c.Pooling, err)
+	}
+	t.Run("prompt_ids", func(t *testing.T) {
+		got := m.Tokenize(c.Prompt, true)
+		if !equalIDs(got, c.PromptIDs) {
+			t.Errorf("prompt ids\n got %v\nwant %v", got, c.PromptIDs)
+		}
+	})
+	for _, threads := range []int{1, 2} {
+		t.Run(fmt.Sprintf("f16/threads=%d", threads), func(t *testing.T) {
+			s, err := m.NewSession(SessionOptions{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got, err := s.Embeddings(context.Background(), c.PromptIDs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cos := CosineSimilarity(got, want); cos < 0.9999 || math.IsNaN(cos) {
+				t.Errorf("embedding cosine %.6f < 0.9999 (nmse %.3g)", cos, nmse(got, want))
+			} else {
+				t.Logf("embedding cosine %.8f, nmse %.3g", cos, nmse(got, want))
+			}
+		})
+	}
+	// the command line's: the prompt (one text: its newline is not the
+	// separator here) tokenized and embedded, printed unnormalized
+	t.Run("ggml embed", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "ggml")
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/ggml").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		out, err := exec.Command(bin, "embed", "-m", path, "-t", "2", "-p", c.Prompt, "--embd-separator", "\x1e",
+			"--embd-normalize", "-1", "--embd-output-format", "array").Output()
+		if err != nil {
+			t.Fatalf("ggml embed: %v", err)
+		}
+		var got [][]float32
+		if err := json.Unmarshal(out, &got); err != nil || len(got) != 1 {
+			t.Fatalf("ggml embed printed %d vectors (%v):\n%s", len(got), err, out)
+		}
+		if cos := CosineSimilarity(got[0], want); cos < 0.9999 || math.IsNaN(cos) {
+			t.Errorf("ggml embed: cosine %.6f < 0.9999", cos)
+		} else {
+			t.Logf("ggml embed: cosine %.8f", cos)
+		}
+	})
 }

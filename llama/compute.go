@@ -65,7 +65,11 @@ func newBackendEngine(m *Model, kv *kvCache, maxBatch, threads int) (e *backendE
 	// logits of its last token (EvalAll's graphs grow the buffer once)
 	ctx, err := e.context()
 	if err == nil {
-		err = ga.Reserve(m.build(ctx, kv, maxBatch, kv.nCtx-maxBatch, 1).g)
+		nPast := 0 // an encoder's (no cache): a whole sequence
+		if kv != nil {
+			nPast = kv.nCtx - maxBatch
+		}
+		err = ga.Reserve(m.build(ctx, kv, maxBatch, nPast, 1).g)
 		e.last = nil // reserving placed nothing
 	}
 	if err != nil {

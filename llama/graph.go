@@ -33,11 +33,23 @@ type batchGraph struct {
 	// before the token.
 	maskSWA *ggml.Tensor
 	nSWA    int
-	logits  *ggml.Tensor // f32 [n_vocab, nOut]
+	logits  *ggml.Tensor // f32 [n_vocab, nOut] (an encoder's: its output, [NEmbd, n])
 	n       int
 	nPast   int
 	nOut    int
 	nKV     int // cache positions attention reads (padded to kvPad when n == 1)
+
+	// embd is the hidden states of the nOut rows after the output norm
+	// ([NEmbd, nOut], kept as an output: Session.Embeddings reads it), or
+	// nil where the architecture's graph does not give them.
+	embd *ggml.Tensor
+	// nonCausal: every token sees the whole batch (encoders; nPast is 0)
+	nonCausal bool
+	// alibi: the mask holds minus the distance between the positions
+	// where it holds 0 (SoftMaxExt scales it by each head's slope)
+	alibi bool
+	// noPos: the graph does not read pos (jina-bert-v2: ALiBi only)
+	noPos bool
 
 	// One-token graphs only: the tensors that place this token's K and V in
 	// the cache (per layer: the destination views and the Cpy results, views
@@ -75,7 +87,7 @@ func (m *Model) graphSize() int { return m.arch.graph.nodesPerLayer()*m.NLayer +
 // K and V into kv; nOut is 1 (logits of the last token) or n (of every token).
 func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batchGraph {
 	nkv := nPast + n
-	if n == 1 {
+	if n == 1 && kv != nil {
 		nkv = decodeKV(nPast, kv.nCtx)
 	}
 	b := &batchGraph{n: n, nPast: nPast, nOut: nOut, nKV: nkv}
@@ -97,7 +109,7 @@ func (m *Model) build(ctx *ggml.Context, kv *kvCache, n, nPast, nOut int) *batch
 	if b.g.Tensor("inp_mask") == nil {
 		b.mask = nil // no layer reads it (phi3: all attend within the window)
 	}
-	if n == 1 {
+	if n == 1 && kv != nil {
 		b.kvBytes = [2]int{kv.k[0].ElementSize() * m.NEmbdGQA(), kv.vStoreBytes()}
 		b.inPos, b.inMask = make([]int32, 1), make([]float32, nkv)
 		if b.maskSWA != nil {
@@ -223,6 +235,7 @@ func (d *decoder) build(m *Model, ctx *ggml.Context, kv *kvCache, b *batchGraph)
 		x = lastRows(ctx, x, nOut)
 	}
 	x = d.normed(ctx, h, x, m.OutNorm, m.OutNormB)
+	b.embd = x.SetOutput()
 	logits := ctx.MulMat(m.Output, x)
 	if c := h.FinalSoftCap; c != 0 {
 		logits = ctx.Scale(ctx.Tanh(ctx.Scale(logits, 1/c)), c)
@@ -422,10 +435,13 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 		b.inPos[i] = int32(p)
 		row := b.inMask[i*b.nKV : (i+1)*b.nKV]
 		for j := range row {
-			if j <= p {
-				row[j] = 0
-			} else {
+			switch {
+			case j > p && !b.nonCausal:
 				row[j] = inf
+			case b.alibi:
+				row[j] = -float32(max(p-j, j-p))
+			default:
+				row[j] = 0
 			}
 		}
 		if b.maskSWA != nil {
@@ -444,8 +460,10 @@ func (b *batchGraph) setInputs(tokens []int32) error {
 	if err := b.tokens.SetInt32s(tokens); err != nil {
 		return err
 	}
-	if err := b.pos.SetInt32s(b.inPos); err != nil {
-		return err
+	if !b.noPos {
+		if err := b.pos.SetInt32s(b.inPos); err != nil {
+			return err
+		}
 	}
 	if b.maskSWA != nil {
 		if err := b.maskSWA.SetFloat32s(b.inMaskSWA); err != nil {

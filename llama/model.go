@@ -66,6 +66,13 @@ type Hparams struct {
 	SSMStateSize        int  // ssm.state_size
 	SSMTimeStepRank     int  // ssm.time_step_rank
 	SSMDtBCRMS          bool // ssm.dt_b_c_rms: RMS norms on the time step, B and C (FalconMamba)
+
+	// Encoders (bert): attention.causal (default true; bert's files say
+	// false), tokenizer.ggml.token_type_count, and pooling_type, the
+	// pooling Session.Embeddings applies (see Pooling).
+	Causal      bool
+	NVocabType  int
+	PoolingType Pooling
 }
 
 // NEmbdGQA is the width of the K and V projections.
@@ -89,6 +96,12 @@ type Layer struct {
 	Bqkv                      *ggml.Tensor // [Bq; Bk; Bv] as one vector (Bq, Bk, Bv are then views of it)
 	BGate, BUp, BDown         *ggml.Tensor // feed-forward biases
 	AttnPostNorm, FFNPostNorm *ggml.Tensor // norms of the attention's and the FFN's outputs (gemma2)
+	// the post-norms of the encoders (bert): after the attention's
+	// residual and after the feed-forward's, with their biases
+	AttnOutNorm, AttnOutNormB, LayerOutNorm, LayerOutNormB *ggml.Tensor
+	// jina-bert-v2's optional LayerNorms of Q and K, and its second norm
+	// after the attention
+	QNorm, QNormB, KNorm, KNormB, AttnNorm2, AttnNorm2B *ggml.Tensor
 
 	RWKV RWKVLayer // the weights of an rwkv6 layer (arch_rwkv6.go)
 	SSM  SSMLayer  // the weights of a mamba layer (arch_mamba.go)
@@ -105,8 +118,11 @@ type Model struct {
 	TokEmbd, OutNorm, Output *ggml.Tensor // Output == TokEmbd when tied
 	OutNormB                 *ggml.Tensor // the output LayerNorm's bias, or nil
 	RopeFreqs                *ggml.Tensor // optional per-dimension rope divisors
-	TokNorm, TokNormB        *ggml.Tensor // the LayerNorm of the token embeddings (rwkv6), or nil
-	Layers                   []Layer
+	// encoders (bert): token type and position embeddings; the norm of
+	// the input embeddings and its bias (bert, rwkv6)
+	TypeEmbd, PosEmbd, TokNorm, TokNormB *ggml.Tensor
+	Cls, ClsB                            *ggml.Tensor // a reranker's head (jina-bert-v2; unused: rank pooling is refused)
+	Layers                               []Layer
 
 	// LongRoPE's rope divisors for contexts longer than the original one,
 	// and for the others (phi3; optional; see ropefactors.go)

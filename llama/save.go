@@ -64,7 +64,7 @@ func (m *Model) hparamKVs() []keyValue {
 		if k.def != nil {
 			k.def(&d)
 		}
-		key := m.Arch + "." + k.key
+		key := k.name(m.Arch)
 		var v any
 		switch p := k.field(&h).(type) {
 		case *int:
@@ -77,6 +77,12 @@ func (m *Model) hparamKVs() []keyValue {
 			dp := k.field(&d).(*float32)
 			if *p != *dp || k.required {
 				v = *p
+			}
+			*dp = *p
+		case *Pooling:
+			dp := k.field(&d).(*Pooling)
+			if *p != *dp || k.required {
+				v = uint32(*p)
 			}
 			*dp = *p
 		case *string:

@@ -154,10 +154,8 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	defer done()
-	if m.arch.state != stateKV && m.arch.state != stateRecurrent {
-		// the hook of encoder architectures: their state takes the place
-		// of the KV cache here
-		return nil, fmt.Errorf("llama: NewSession: %s models keep a %s, which sessions do not have yet", m.Arch, m.arch.state)
+	if m.arch.state == stateNone && len(m.devs) > 0 {
+		return nil, fmt.Errorf("llama: NewSession: %s is an encoder, which runs on the local CPU only", m.Arch)
 	}
 	typ := ggml.TypeF16
 	if opts.F32KV {
@@ -170,10 +168,14 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if err := m.restoreDevices(); err != nil {
 		return nil, err
 	}
-	if m.arch.state == stateRecurrent {
+	switch m.arch.state {
+	case stateNone: // an encoder: each call evaluates a whole sequence
+		opts.Batch = opts.Context
+		s.opts = opts
+	case stateRecurrent:
 		s.recurrent = true
 		s.kv, err = newStateCache(m)
-	} else {
+	default:
 		s.kv, err = newKVCache(m.Hparams, opts.Context, typ, opts.FlashAttn, m.devs...)
 	}
 	if err != nil {
@@ -186,7 +188,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		eng, err = newBackendEngine(m, s.kv, opts.Batch, opts.Threads)
 	}
 	if err != nil {
-		s.kv.close()
+		if s.kv != nil {
+			s.kv.close()
+		}
 		return nil, err
 	}
 	s.eng = eng
@@ -288,8 +292,10 @@ func (s *Session) Memory() (kvCache, compute int) {
 	if s.eng == nil {
 		return 0, 0
 	}
-	for _, n := range s.kv.bytes() {
-		kvCache += n
+	if s.kv != nil {
+		for _, n := range s.kv.bytes() {
+			kvCache += n
+		}
 	}
 	return kvCache, s.eng.computeBytes()
 }
@@ -326,6 +332,9 @@ func (s *Session) Rewind(pos int) error {
 func (s *Session) rewind(pos int) error {
 	if pos < 0 || pos > s.nPast {
 		return fmt.Errorf("llama: Rewind(%d): the session holds %d tokens", pos, s.nPast)
+	}
+	if s.kv == nil {
+		return nil // an encoder holds no tokens
 	}
 	if s.recurrent && pos != 0 {
 		if pos != s.nPast {
@@ -458,6 +467,9 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 
 // check validates tokens before an evaluation (of a session in use).
 func (s *Session) check(tokens []int32) error {
+	if s.kv == nil {
+		return fmt.Errorf("llama: %s is an encoder: it gives embeddings (Session.Embeddings), not logits to generate with", s.m.Arch)
+	}
 	if len(tokens) == 0 {
 		return errors.New("llama: Eval: no tokens")
 	}

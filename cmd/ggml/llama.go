@@ -27,6 +27,11 @@ func runCmd(args []string) error {
 	return llamacli.Run("ggml run", args, os.Stdout, os.Stderr)
 }
 
+// embedCmd prints the embeddings of texts (as llama.cpp's llama-embedding).
+func embedCmd(args []string) error {
+	return llamacli.Embed("ggml embed", args, os.Stdout, os.Stderr)
+}
+
 // parseQuantType accepts a ggml type QuantizeFile can write (q4_K, q8_0,
 // iq4_nl, f16, ...) in any case.
 func parseQuantType(s string) (ggml.Type, error) {

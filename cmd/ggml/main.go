@@ -9,6 +9,7 @@
 //	ggml rpc-server --host 127.0.0.1 --port 50052 --mem MiB
 //	ggml run -m MODEL.gguf -p PROMPT -n N   run a llama-architecture model (llama.cpp's flags)
 //	ggml quantize IN.gguf OUT.gguf TYPE     convert a model's weight matrices
+//	ggml embed -m MODEL.gguf -p TEXT [-p TEXT ...]  embeddings of texts (as llama-embedding)
 //	ggml train-llama [-o OUT.gguf]          train a small llama model on a shipped text
 //	ggml help [COMMAND]                     this list, or a command's flags
 //
@@ -46,6 +47,7 @@ func init() {
 		"rpc-server":  {"serve this machine's CPU to RPC clients (ggml.DialRPC, llama.cpp --rpc)", rpcServerCmd},
 		"bench":       {"time the kernels, a llama-shaped model and graph overhead; with -m a model, as llama-bench", benchCmd},
 		"run":         {"run a llama-architecture GGUF model: -m MODEL -p PROMPT -n N (-cnv: chat on stdin)", runCmd},
+		"embed":       {"print the embeddings of texts and their cosine similarities: -m MODEL -p TEXT [-p TEXT ...]", embedCmd},
 		"quantize":    {"convert the weight matrices of a GGUF model: IN OUT TYPE", quantizeCmd},
 		"train-llama": {"train a small llama model on a shipped public-domain text", trainLlamaCmd},
 		"help":        {"print this list, or with a command's name its usage and flags", helpCmd},
