@@ -1,0 +1,578 @@
+// ops-recurrent.c - CPU kernels of the recurrent models' ops: Mamba's
+// ssm_conv and ssm_scan, RWKV v6's rwkv_wkv6. The constructors are in
+// graph/ctor-nn.c; see ggml-cpu-impl.h for the kernel contract.
+//
+// Each op splits its result into units (rows, or a head's block of value
+// columns) that one thread computes whole, with no barrier: a thread with no
+// unit simply has nothing to do, and a unit's bits do not depend on the
+// thread count. ssm_conv and rwkv_wkv6 round every step as the scalar code
+// does (a multiply, then an add, lane by lane), so every SIMD level gives the
+// scalar bits; ssm_scan's exponentials and sums are vectorised, so its bits
+// are those of its level (AVX-512 gives AVX2's).
+#include "fp-nocontract.h"
+#include "ops-vec.h"
+#include "ggml-cpu-impl.h"
+
+enum rec_level { REC_SCALAR, REC_AVX2, REC_AVX512, REC_NEON };
+
+static enum rec_level rec_level(void) {
+    const enum lm_cpu_level l = lm_cpu_level();
+#if defined(LM_X86)
+    if (l == LM_CPU_LEVEL_AVX512) return REC_AVX512;
+    if (l == LM_CPU_LEVEL_AVX2) return REC_AVX2;
+#elif defined(__aarch64__)
+    if (lm_cpu_level_is_neon(l)) return REC_NEON;
+#endif
+    (void) l;
+    return REC_SCALAR;
+}
+
+// ================================================================ ssm_conv
+//
+// y[t][r] = sum over k < nc of sx[r][t + k] * w[r][k], accumulated from 0 in
+// order of k. Units: blocks of CONV_ROWS rows of one sequence; within a block
+// the SIMD levels take 8 (AVX2), 16 (AVX-512) or 4 (NEON) rows a step, the
+// taps of a step's rows transposed into one vector per k.
+
+#define CONV_ROWS 16
+
+struct conv_args {
+    const char * s;  // sx of the sequence
+    const char * w;  // conv weights
+    char * y;        // dst of the sequence
+    size_t snb1, wnb1, ynb1;
+    int64_t nc, n_t;
+};
+
+static void conv_rows_s(const struct conv_args * a, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r++) {
+        const float * s = (const float *)(a->s + r*a->snb1);
+        const float * w = (const float *)(a->w + r*a->wnb1);
+        for (int64_t t = 0; t < a->n_t; t++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < a->nc; k++) acc += s[t + k] * w[k];
+            ((float *)(a->y + t*a->ynb1))[r] = acc;
+        }
+    }
+}
+
+#if defined(LM_X86)
+// 8 rows starting at r: the AVX2 step. With four taps (Mamba's d_conv) the
+// rows' taps are transposed from 128-bit loads; otherwise gathered.
+LM_TARGET_AVX2 static void conv_rows8_avx2(const struct conv_args * a, int64_t r) {
+    const float * s = (const float *)(a->s + r*a->snb1);
+    const float * w = (const float *)(a->w + r*a->wnb1);
+    const int64_t sst = (int64_t)(a->snb1 / sizeof(float)), wst = (int64_t)(a->wnb1 / sizeof(float));
+    if (a->nc == 4) {
+        // rows r and r+4 in the two halves of p[r], then a 4x4 transpose per half
+#define CONV_T4(base, st, off, c0, c1, c2, c3) do {                                                            \
+            __m256 p_[4];                                                                                      \
+            for (int q_ = 0; q_ < 4; q_++)                                                                     \
+                p_[q_] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps((base) + q_*(st) + (off))), \
+                                              _mm_loadu_ps((base) + (q_ + 4)*(st) + (off)), 1);                \
+            const __m256 l01 = _mm256_unpacklo_ps(p_[0], p_[1]), l23 = _mm256_unpacklo_ps(p_[2], p_[3]);       \
+            const __m256 h01 = _mm256_unpackhi_ps(p_[0], p_[1]), h23 = _mm256_unpackhi_ps(p_[2], p_[3]);       \
+            c0 = _mm256_shuffle_ps(l01, l23, 0x44); c1 = _mm256_shuffle_ps(l01, l23, 0xEE);                    \
+            c2 = _mm256_shuffle_ps(h01, h23, 0x44); c3 = _mm256_shuffle_ps(h01, h23, 0xEE);                    \
+        } while (0)
+        __m256 w0, w1, w2, w3;
+        CONV_T4(w, wst, 0, w0, w1, w2, w3);
+        for (int64_t t = 0; t < a->n_t; t++) {
+            __m256 s0, s1, s2, s3;
+            CONV_T4(s, sst, t, s0, s1, s2, s3);
+            __m256 acc = _mm256_setzero_ps();
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(s0, w0));
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(s1, w1));
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(s2, w2));
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(s3, w3));
+            _mm256_storeu_ps((float *)(a->y + t*a->ynb1) + r, acc);
+        }
+#undef CONV_T4
+        return;
+    }
+    const __m256i si = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int) sst));
+    const __m256i wi = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int) wst));
+    for (int64_t t = 0; t < a->n_t; t++) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t k = 0; k < a->nc; k++) {
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_i32gather_ps(s + t + k, si, 4), _mm256_i32gather_ps(w + k, wi, 4)));
+        }
+        _mm256_storeu_ps((float *)(a->y + t*a->ynb1) + r, acc);
+    }
+}
+
+// 16 rows starting at r: rows r+q, r+q+4, r+q+8, r+q+12 in the four lanes of
+// p[q], transposed per lane as in the AVX2 step.
+LM_TARGET_AVX512 static void conv_rows16_avx512(const struct conv_args * a, int64_t r) {
+    const float * s = (const float *)(a->s + r*a->snb1);
+    const float * w = (const float *)(a->w + r*a->wnb1);
+    const int64_t sst = (int64_t)(a->snb1 / sizeof(float)), wst = (int64_t)(a->wnb1 / sizeof(float));
+    if (a->nc == 4) {
+#define CONV_T4(base, st, off, c0, c1, c2, c3) do {                                                            \
+            __m512 p_[4];                                                                                      \
+            for (int q_ = 0; q_ < 4; q_++) {                                                                   \
+                __m512 v_ = _mm512_castps128_ps512(_mm_loadu_ps((base) + q_*(st) + (off)));                   \
+                v_ = _mm512_insertf32x4(v_, _mm_loadu_ps((base) + (q_ + 4)*(st) + (off)), 1);                 \
+                v_ = _mm512_insertf32x4(v_, _mm_loadu_ps((base) + (q_ + 8)*(st) + (off)), 2);                 \
+                p_[q_] = _mm512_insertf32x4(v_, _mm_loadu_ps((base) + (q_ + 12)*(st) + (off)), 3);            \
+            }                                                                                                  \
+            const __m512 l01 = _mm512_unpacklo_ps(p_[0], p_[1]), l23 = _mm512_unpacklo_ps(p_[2], p_[3]);       \
+            const __m512 h01 = _mm512_unpackhi_ps(p_[0], p_[1]), h23 = _mm512_unpackhi_ps(p_[2], p_[3]);       \
+            c0 = _mm512_shuffle_ps(l01, l23, 0x44); c1 = _mm512_shuffle_ps(l01, l23, 0xEE);                    \
+            c2 = _mm512_shuffle_ps(h01, h23, 0x44); c3 = _mm512_shuffle_ps(h01, h23, 0xEE);                    \
+        } while (0)
+        __m512 w0, w1, w2, w3;
+        CONV_T4(w, wst, 0, w0, w1, w2, w3);
+        for (int64_t t = 0; t < a->n_t; t++) {
+            __m512 s0, s1, s2, s3;
+            CONV_T4(s, sst, t, s0, s1, s2, s3);
+            __m512 acc = _mm512_setzero_ps();
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(s0, w0));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(s1, w1));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(s2, w2));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(s3, w3));
+            _mm512_storeu_ps((float *)(a->y + t*a->ynb1) + r, acc);
+        }
+#undef CONV_T4
+        return;
+    }
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i si = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int) sst));
+    const __m512i wi = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int) wst));
+    for (int64_t t = 0; t < a->n_t; t++) {
+        __m512 acc = _mm512_setzero_ps();
+        for (int64_t k = 0; k < a->nc; k++) {
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_i32gather_ps(si, s + t + k, 4), _mm512_i32gather_ps(wi, w + k, 4)));
+        }
+        _mm512_storeu_ps((float *)(a->y + t*a->ynb1) + r, acc);
+    }
+}
+#endif
+
+#if defined(__aarch64__)
+// 4 rows starting at r: the taps of the 4 rows as one vector per k.
+static inline float32x4_t conv_col_neon(const float * p, int64_t st) {
+    float32x4_t v = vdupq_n_f32(p[0]);
+    v = vsetq_lane_f32(p[st], v, 1);
+    v = vsetq_lane_f32(p[2*st], v, 2);
+    v = vsetq_lane_f32(p[3*st], v, 3);
+    return v;
+}
+
+static void conv_rows4_neon(const struct conv_args * a, int64_t r) {
+    const float * s = (const float *)(a->s + r*a->snb1);
+    const float * w = (const float *)(a->w + r*a->wnb1);
+    const int64_t sst = (int64_t)(a->snb1 / sizeof(float)), wst = (int64_t)(a->wnb1 / sizeof(float));
+    if (a->nc == 4) {
+        float32x4_t wc[4];
+        {
+            const float32x4x2_t t01 = vtrnq_f32(vld1q_f32(w), vld1q_f32(w + wst));
+            const float32x4x2_t t23 = vtrnq_f32(vld1q_f32(w + 2*wst), vld1q_f32(w + 3*wst));
+            wc[0] = vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0]));
+            wc[1] = vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1]));
+            wc[2] = vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0]));
+            wc[3] = vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1]));
+        }
+        for (int64_t t = 0; t < a->n_t; t++) {
+            const float32x4x2_t t01 = vtrnq_f32(vld1q_f32(s + t), vld1q_f32(s + sst + t));
+            const float32x4x2_t t23 = vtrnq_f32(vld1q_f32(s + 2*sst + t), vld1q_f32(s + 3*sst + t));
+            float32x4_t acc = vdupq_n_f32(0.0f);
+            acc = vaddq_f32(acc, vmulq_f32(vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])), wc[0]));
+            acc = vaddq_f32(acc, vmulq_f32(vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])), wc[1]));
+            acc = vaddq_f32(acc, vmulq_f32(vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])), wc[2]));
+            acc = vaddq_f32(acc, vmulq_f32(vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])), wc[3]));
+            vst1q_f32((float *)(a->y + t*a->ynb1) + r, acc);
+        }
+        return;
+    }
+    for (int64_t t = 0; t < a->n_t; t++) {
+        float32x4_t acc = vdupq_n_f32(0.0f);
+        for (int64_t k = 0; k < a->nc; k++) acc = vaddq_f32(acc, vmulq_f32(conv_col_neon(s + t + k, sst), conv_col_neon(w + k, wst)));
+        vst1q_f32((float *)(a->y + t*a->ynb1) + r, acc);
+    }
+}
+#endif
+
+static void lm_compute_ssm_conv(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * sx = dst->src[0];
+    const struct lm_ggml_tensor * cw = dst->src[1];
+    const int64_t nr = sx->ne[1], n_s = dst->ne[2];
+    struct conv_args a = {
+        .w = (const char *) cw->data, .snb1 = sx->nb[1], .wnb1 = cw->nb[1], .ynb1 = dst->nb[1],
+        .nc = cw->ne[0], .n_t = dst->ne[1],
+    };
+    enum rec_level lvl = rec_level();
+    // the gathers index rows with 32-bit element offsets
+    if (a.nc != 4 && (a.snb1 > (size_t) INT32_MAX / 64 || a.wnb1 > (size_t) INT32_MAX / 64)) lvl = REC_SCALAR;
+    const int64_t nblk = (nr + CONV_ROWS - 1) / CONV_ROWS;
+    int64_t u0, u1;
+    lm_ggml_thread_range(nblk * n_s, params->ith, params->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t is = u / nblk, b = u % nblk;
+        a.s = (const char *) sx->data + is*sx->nb[2];
+        a.y = (char *) dst->data + is*dst->nb[2];
+        int64_t r = b*CONV_ROWS;
+        const int64_t r1 = LM_GGML_MIN(r + CONV_ROWS, nr);
+        switch (lvl) {
+#if defined(LM_X86)
+            case REC_AVX512: for (; r + 16 <= r1; r += 16) conv_rows16_avx512(&a, r); break;
+            case REC_AVX2:   for (; r + 8 <= r1; r += 8) conv_rows8_avx2(&a, r); break;
+#endif
+#if defined(__aarch64__)
+            case REC_NEON:   for (; r + 4 <= r1; r += 4) conv_rows4_neon(&a, r); break;
+#endif
+            default: break;
+        }
+        conv_rows_s(&a, r, r1);
+    }
+}
+
+// ================================================================ ssm_scan
+//
+// Per row r of d_inner and token t, with d = softplus(dt[t][r]):
+//   state[r][i] = state[r][i] * exp(d * A[r][i]) + B[t][i] * (x[t][r] * d)
+//   y[t][r]     = sum over i of state[r][i] * C[t][i]
+// Units: rows of one sequence, each taking all the sequence's tokens in
+// order (the state row stays in cache). The SIMD levels vectorise over i:
+// 8 lanes a step (AVX2; AVX-512 takes two steps at once with the same bits),
+// 4 (NEON), summed lane-wise in order of the steps, then across the lanes;
+// the d_state % step tail as the scalar code.
+
+struct scan_args {
+    const struct lm_ggml_tensor * x, * dt, * B, * C;
+    const float * A;     // [nr][nc]
+    int64_t nc, n_t;
+};
+
+static inline float scan_softplus(float d) {
+    return d <= 20.0f ? log1pf(expf(d)) : d;
+}
+
+// the scalar steps of lanes [i0, nc): updates so, returns the sum over them
+static inline float scan_tail(int64_t i0, int64_t nc, float * so, const float * sp, const float * A, const float * B,
+                              const float * C, float dsp, float xdt) {
+    float acc = 0.0f;
+    for (int64_t i = i0; i < nc; i++) {
+        const float st = sp[i] * expf(dsp * A[i]) + B[i] * xdt;
+        acc += st * C[i];
+        so[i] = st;
+    }
+    return acc;
+}
+
+// Row r of sequence is: s0 its state before the first token, so after each.
+static void scan_row_s(const struct scan_args * a, int64_t is, int64_t r, const float * s0, float * so, float * y, size_t ynb1) {
+    const float * A = a->A + r*a->nc;
+    const float * sp = s0;
+    for (int64_t t = 0; t < a->n_t; t++) {
+        const float d = *(const float *)((const char *) a->dt->data + r*sizeof(float) + t*a->dt->nb[1] + is*a->dt->nb[2]);
+        const float xv = *(const float *)((const char *) a->x->data + r*sizeof(float) + t*a->x->nb[1] + is*a->x->nb[2]);
+        const float * B = (const float *)((const char *) a->B->data + t*a->B->nb[1] + is*a->B->nb[2]);
+        const float * C = (const float *)((const char *) a->C->data + t*a->C->nb[1] + is*a->C->nb[2]);
+        const float dsp = scan_softplus(d);
+        *(float *)((char *) y + t*ynb1) = scan_tail(0, a->nc, so, sp, A, B, C, dsp, xv * dsp);
+        sp = so; // later tokens continue from the state just written
+    }
+}
+
+#if defined(LM_X86)
+// One 8-lane step at i: the new state into so, state * C returned.
+LM_TARGET_AVX2 static inline __m256 scan_step_avx2(int64_t i, float * so, const float * sp, const float * A, const float * B,
+                                                   const float * C, __m256 vd, __m256 vx) {
+    const __m256 e = lm_v_expf_avx2(_mm256_mul_ps(vd, _mm256_loadu_ps(A + i)));
+    const __m256 st = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(sp + i), e), _mm256_mul_ps(_mm256_loadu_ps(B + i), vx));
+    _mm256_storeu_ps(so + i, st);
+    return _mm256_mul_ps(st, _mm256_loadu_ps(C + i));
+}
+
+// wide: AVX-512 steps of 16 lanes first, giving the AVX2 steps' bits
+LM_TARGET_AVX512 static inline int64_t scan_steps_avx512(int64_t nc, float * so, const float * sp, const float * A, const float * B,
+                                                         const float * C, float dsp, float xdt, __m256 * acc) {
+    const __m512 vd = _mm512_set1_ps(dsp), vx = _mm512_set1_ps(xdt);
+    int64_t i = 0;
+    for (; i + 16 <= nc; i += 16) {
+        const __m512 e = lm_v_expf_avx512_as2(_mm512_mul_ps(vd, _mm512_loadu_ps(A + i)));
+        const __m512 st = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(sp + i), e), _mm512_mul_ps(_mm512_loadu_ps(B + i), vx));
+        _mm512_storeu_ps(so + i, st);
+        const __m512 p = _mm512_mul_ps(st, _mm512_loadu_ps(C + i));
+        const __m256 lo = _mm512_castps512_ps256(p), hi = _mm512_extractf32x8_ps(p, 1);
+        *acc = i == 0 ? lo : _mm256_add_ps(*acc, lo);
+        *acc = _mm256_add_ps(*acc, hi);
+    }
+    return i;
+}
+
+LM_TARGET_AVX2 static void scan_row_avx2(bool wide, const struct scan_args * a, int64_t is, int64_t r, const float * s0, float * so,
+                                         float * y, size_t ynb1) {
+    const int64_t nc = a->nc;
+    const float * A = a->A + r*nc;
+    const float * sp = s0;
+    for (int64_t t = 0; t < a->n_t; t++) {
+        const float d = *(const float *)((const char *) a->dt->data + r*sizeof(float) + t*a->dt->nb[1] + is*a->dt->nb[2]);
+        const float xv = *(const float *)((const char *) a->x->data + r*sizeof(float) + t*a->x->nb[1] + is*a->x->nb[2]);
+        const float * B = (const float *)((const char *) a->B->data + t*a->B->nb[1] + is*a->B->nb[2]);
+        const float * C = (const float *)((const char *) a->C->data + t*a->C->nb[1] + is*a->C->nb[2]);
+        const float dsp = scan_softplus(d);
+        const float xdt = xv * dsp;
+        __m256 acc = _mm256_setzero_ps();
+        int64_t i = wide ? scan_steps_avx512(nc, so, sp, A, B, C, dsp, xdt, &acc) : 0;
+        const __m256 vd = _mm256_set1_ps(dsp), vx = _mm256_set1_ps(xdt);
+        for (; i + 8 <= nc; i += 8) {
+            const __m256 p = scan_step_avx2(i, so, sp, A, B, C, vd, vx);
+            acc = i == 0 ? p : _mm256_add_ps(acc, p);
+        }
+        float sum = i >= 8 ? lm_hsum_avx2(acc) : 0.0f;
+        sum += scan_tail(i, nc, so, sp, A, B, C, dsp, xdt);
+        *(float *)((char *) y + t*ynb1) = sum;
+        sp = so;
+    }
+}
+#endif
+
+#if defined(__aarch64__)
+// exp(x) for 4 lanes by lm_v_expf_avx2's steps: x = k ln2 + r, e^r by its
+// Taylor series to degree 7, times 2^k built in the exponent bits; +inf
+// above LM_EXPF_HI, 0 below LM_EXPF_LO, NaN stays NaN.
+static inline float32x4_t scan_expf_neon(float32x4_t x) {
+    const float32x4_t xc = vmaxq_f32(vminq_f32(x, vdupq_n_f32(88.7228390f)), vdupq_n_f32(-87.3365448f));
+    const float32x4_t k = vrndnq_f32(vmulq_f32(xc, vdupq_n_f32(1.44269504088896341f)));
+    float32x4_t r = vfmsq_f32(xc, k, vdupq_n_f32(0.693359375f));
+    r = vfmsq_f32(r, k, vdupq_n_f32(-2.12194440e-4f));
+    static const float taylor[8] = { 1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f };
+    float32x4_t p = vdupq_n_f32(taylor[0]);
+    for (int i = 1; i < 8; i++) p = vfmaq_f32(vdupq_n_f32(taylor[i]), p, r);
+    const int32x4_t ki = vcvtq_s32_f32(k);
+    const int32x4_t k1 = vshrq_n_s32(ki, 1);
+    const int32x4_t k2 = vsubq_s32(ki, k1);
+    const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(k1, vdupq_n_s32(127)), 23));
+    const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(k2, vdupq_n_s32(127)), 23));
+    float32x4_t res = vmulq_f32(vmulq_f32(p, s1), s2);
+    res = vbslq_f32(vcgtq_f32(x, vdupq_n_f32(88.7228390f)), vdupq_n_f32(INFINITY), res);
+    res = vbslq_f32(vcltq_f32(x, vdupq_n_f32(-87.3365448f)), vdupq_n_f32(0.0f), res);
+    return vbslq_f32(vceqq_f32(x, x), res, x);
+}
+
+static void scan_row_neon(const struct scan_args * a, int64_t is, int64_t r, const float * s0, float * so, float * y, size_t ynb1) {
+    const int64_t nc = a->nc;
+    const float * A = a->A + r*nc;
+    const float * sp = s0;
+    for (int64_t t = 0; t < a->n_t; t++) {
+        const float d = *(const float *)((const char *) a->dt->data + r*sizeof(float) + t*a->dt->nb[1] + is*a->dt->nb[2]);
+        const float xv = *(const float *)((const char *) a->x->data + r*sizeof(float) + t*a->x->nb[1] + is*a->x->nb[2]);
+        const float * B = (const float *)((const char *) a->B->data + t*a->B->nb[1] + is*a->B->nb[2]);
+        const float * C = (const float *)((const char *) a->C->data + t*a->C->nb[1] + is*a->C->nb[2]);
+        const float dsp = scan_softplus(d);
+        const float xdt = xv * dsp;
+        const float32x4_t vd = vdupq_n_f32(dsp), vx = vdupq_n_f32(xdt);
+        float32x4_t acc = vdupq_n_f32(0.0f);
+        int64_t i = 0;
+        for (; i + 4 <= nc; i += 4) {
+            const float32x4_t e = scan_expf_neon(vmulq_f32(vd, vld1q_f32(A + i)));
+            const float32x4_t st = vaddq_f32(vmulq_f32(vld1q_f32(sp + i), e), vmulq_f32(vld1q_f32(B + i), vx));
+            vst1q_f32(so + i, st);
+            const float32x4_t p = vmulq_f32(st, vld1q_f32(C + i));
+            acc = i == 0 ? p : vaddq_f32(acc, p);
+        }
+        float sum = i >= 4 ? vaddvq_f32(acc) : 0.0f;
+        sum += scan_tail(i, nc, so, sp, A, B, C, dsp, xdt);
+        *(float *)((char *) y + t*ynb1) = sum;
+        sp = so;
+    }
+}
+#endif
+
+static void lm_compute_ssm_scan(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const struct lm_ggml_tensor * s_in = dst->src[0];
+    const struct scan_args a = {
+        .x = dst->src[1], .dt = dst->src[2], .B = dst->src[4], .C = dst->src[5],
+        .A = (const float *) dst->src[3]->data, .nc = s_in->ne[0], .n_t = dst->src[1]->ne[1],
+    };
+    const int64_t nr = s_in->ne[1], n_s = s_in->ne[2];
+    float * y_all = (float *) dst->data;
+    float * s_all = y_all + lm_ggml_nelements(dst->src[1]);
+    const size_t ynb1 = (size_t) nr * sizeof(float);
+    const enum rec_level lvl = rec_level();
+
+    int64_t u0, u1;
+    lm_ggml_thread_range(nr * n_s, params->ith, params->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t is = u / nr, r = u % nr;
+        const float * s0 = (const float *)((const char *) s_in->data + is*s_in->nb[2]) + r*a.nc;
+        float * so = s_all + (is*nr + r)*a.nc;
+        float * y = y_all + is*a.n_t*nr + r;
+        switch (lvl) {
+#if defined(LM_X86)
+            case REC_AVX512: scan_row_avx2(true, &a, is, r, s0, so, y, ynb1); break;
+            case REC_AVX2:   scan_row_avx2(false, &a, is, r, s0, so, y, ynb1); break;
+#endif
+#if defined(__aarch64__)
+            case REC_NEON:   scan_row_neon(&a, is, r, s0, so, y, ynb1); break;
+#endif
+            default:         scan_row_s(&a, is, r, s0, so, y, ynb1); break;
+        }
+    }
+}
+
+// ================================================================ RWKV v6
+//
+// Per head h, token t (state St is S x S, i = key index, j = value index):
+//   out[j] = sum_i r[i] * (k[i]*v[j]*tf[i] + St-1[i][j]);  St[i][j] = St-1[i][j]*td[i] + k[i]*v[j]
+// Value columns j are independent, so units are blocks of WKV_COLS columns
+// of one head of one sequence, each taking the sequence's tokens in order
+// (its state columns stay in cache). Every level computes a column as the
+// scalar code does, a lane per column.
+
+#define WKV_COLS 16
+
+struct wkv_args {
+    const float * k, * v, * r, * tf, * td;
+    int64_t S, Cn;
+};
+
+// Columns [j0, j1) of head h for tokens [t0, t1): sp the state before t0,
+// sc the state written (head h's S x S matrix of each).
+static void wkv_cols_s(const struct wkv_args * a, int64_t h, int64_t j0, int64_t j1, int64_t t0, int64_t t1, const float * sp,
+                       float * sc, float * out) {
+    const int64_t S = a->S;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t base = t*a->Cn + h*S;
+        float * o = out + base;
+        for (int64_t j = j0; j < j1; j++) o[j] = 0.0f;
+        for (int64_t i = 0; i < S; i++) {
+            const float kk = a->k[base + i], rr = a->r[base + i], tf = a->tf[h*S + i], td = a->td[base + i];
+            const float * p = sp + i*S;
+            float * c = sc + i*S;
+            for (int64_t j = j0; j < j1; j++) {
+                const float kv = a->v[base + j] * kk;
+                const float prev = p[j];
+                o[j] += (kv * tf + prev) * rr;
+                c[j] = prev * td + kv;
+            }
+        }
+        sp = sc;
+    }
+}
+
+#if defined(LM_X86)
+LM_TARGET_AVX2 static void wkv_cols16_avx2(const struct wkv_args * a, int64_t h, int64_t j0, int64_t t0, int64_t t1, const float * sp,
+                                           float * sc, float * out) {
+    const int64_t S = a->S;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t base = t*a->Cn + h*S;
+        const __m256 v0 = _mm256_loadu_ps(a->v + base + j0), v1 = _mm256_loadu_ps(a->v + base + j0 + 8);
+        __m256 o0 = _mm256_setzero_ps(), o1 = _mm256_setzero_ps();
+        for (int64_t i = 0; i < S; i++) {
+            const __m256 kk = _mm256_set1_ps(a->k[base + i]), rr = _mm256_set1_ps(a->r[base + i]);
+            const __m256 tf = _mm256_set1_ps(a->tf[h*S + i]), td = _mm256_set1_ps(a->td[base + i]);
+            const float * p = sp + i*S + j0;
+            float * c = sc + i*S + j0;
+            const __m256 kv0 = _mm256_mul_ps(v0, kk), kv1 = _mm256_mul_ps(v1, kk);
+            const __m256 p0 = _mm256_loadu_ps(p), p1 = _mm256_loadu_ps(p + 8);
+            o0 = _mm256_add_ps(o0, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(kv0, tf), p0), rr));
+            o1 = _mm256_add_ps(o1, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(kv1, tf), p1), rr));
+            _mm256_storeu_ps(c, _mm256_add_ps(_mm256_mul_ps(p0, td), kv0));
+            _mm256_storeu_ps(c + 8, _mm256_add_ps(_mm256_mul_ps(p1, td), kv1));
+        }
+        _mm256_storeu_ps(out + base + j0, o0);
+        _mm256_storeu_ps(out + base + j0 + 8, o1);
+        sp = sc;
+    }
+}
+
+LM_TARGET_AVX512 static void wkv_cols16_avx512(const struct wkv_args * a, int64_t h, int64_t j0, int64_t t0, int64_t t1, const float * sp,
+                                               float * sc, float * out) {
+    const int64_t S = a->S;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t base = t*a->Cn + h*S;
+        const __m512 v = _mm512_loadu_ps(a->v + base + j0);
+        __m512 o = _mm512_setzero_ps();
+        for (int64_t i = 0; i < S; i++) {
+            const __m512 kv = _mm512_mul_ps(v, _mm512_set1_ps(a->k[base + i]));
+            const __m512 p = _mm512_loadu_ps(sp + i*S + j0);
+            o = _mm512_add_ps(o, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(kv, _mm512_set1_ps(a->tf[h*S + i])), p),
+                                               _mm512_set1_ps(a->r[base + i])));
+            _mm512_storeu_ps(sc + i*S + j0, _mm512_add_ps(_mm512_mul_ps(p, _mm512_set1_ps(a->td[base + i])), kv));
+        }
+        _mm512_storeu_ps(out + base + j0, o);
+        sp = sc;
+    }
+}
+#endif
+
+#if defined(__aarch64__)
+static void wkv_cols16_neon(const struct wkv_args * a, int64_t h, int64_t j0, int64_t t0, int64_t t1, const float * sp,
+                            float * sc, float * out) {
+    const int64_t S = a->S;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t base = t*a->Cn + h*S;
+        float32x4_t v[4], o[4];
+        for (int q = 0; q < 4; q++) { v[q] = vld1q_f32(a->v + base + j0 + 4*q); o[q] = vdupq_n_f32(0.0f); }
+        for (int64_t i = 0; i < S; i++) {
+            const float kk = a->k[base + i], rr = a->r[base + i], tf = a->tf[h*S + i], td = a->td[base + i];
+            const float * p = sp + i*S + j0;
+            float * c = sc + i*S + j0;
+            for (int q = 0; q < 4; q++) {
+                const float32x4_t kv = vmulq_n_f32(v[q], kk);
+                const float32x4_t pv = vld1q_f32(p + 4*q);
+                o[q] = vaddq_f32(o[q], vmulq_n_f32(vaddq_f32(vmulq_n_f32(kv, tf), pv), rr));
+                vst1q_f32(c + 4*q, vaddq_f32(vmulq_n_f32(pv, td), kv));
+            }
+        }
+        for (int q = 0; q < 4; q++) vst1q_f32(out + base + j0 + 4*q, o[q]);
+        sp = sc;
+    }
+}
+#endif
+
+static void lm_compute_rwkv_wkv6(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
+    const int64_t T = dst->src[1]->ne[3];
+    const int64_t Cn = dst->ne[0];
+    const int64_t H = dst->src[1]->ne[2];
+    const int64_t n_seqs = dst->src[5]->ne[1];
+    const int64_t S = Cn / H;
+    const int64_t t_per_seq = T / n_seqs;
+    const struct wkv_args a = {
+        .k = (const float *) dst->src[0]->data, .v = (const float *) dst->src[1]->data, .r = (const float *) dst->src[2]->data,
+        .tf = (const float *) dst->src[3]->data, .td = (const float *) dst->src[4]->data, .S = S, .Cn = Cn,
+    };
+    const float * s_init = (const float *) dst->src[5]->data;
+    float * out   = (float *) dst->data;
+    float * s_all = out + Cn * T;
+    const enum rec_level lvl = rec_level();
+
+    const int64_t nblk = (S + WKV_COLS - 1) / WKV_COLS;
+    int64_t u0, u1;
+    lm_ggml_thread_range(n_seqs * H * nblk, params->ith, params->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t seq = u / (H * nblk), h = (u / nblk) % H, j0 = (u % nblk) * WKV_COLS;
+        const int64_t j1 = LM_GGML_MIN(j0 + WKV_COLS, S);
+        const int64_t t0 = seq * t_per_seq, t1 = t0 + t_per_seq;
+        const float * sp = s_init + seq*S*Cn + h*S*S;
+        float * sc = s_all + seq*S*Cn + h*S*S;
+        if (t0 == t1) {
+            // no tokens: the state passes through
+            for (int64_t i = 0; i < S; i++) memcpy(sc + i*S + j0, sp + i*S + j0, (size_t)(j1 - j0) * sizeof(float));
+            continue;
+        }
+        if (j1 - j0 == WKV_COLS) {
+            switch (lvl) {
+#if defined(LM_X86)
+                case REC_AVX512: wkv_cols16_avx512(&a, h, j0, t0, t1, sp, sc, out); continue;
+                case REC_AVX2:   wkv_cols16_avx2(&a, h, j0, t0, t1, sp, sc, out); continue;
+#endif
+#if defined(__aarch64__)
+                case REC_NEON:   wkv_cols16_neon(&a, h, j0, t0, t1, sp, sc, out); continue;
+#endif
+                default: break;
+            }
+        }
+        wkv_cols_s(&a, h, j0, j1, t0, t1, sp, sc, out);
+    }
+}
+
+// ================================================================ descriptors
+
+// The ops this file computes (the enum lines in ggml.h marked cpu name them).
+const struct lm_cpu_op lm_cpu_op_ssm_conv  = { .compute = lm_compute_ssm_conv };
+const struct lm_cpu_op lm_cpu_op_ssm_scan  = { .compute = lm_compute_ssm_scan };
+const struct lm_cpu_op lm_cpu_op_rwkv_wkv6 = { .compute = lm_compute_rwkv_wkv6 };
