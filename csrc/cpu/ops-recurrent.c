@@ -232,25 +232,23 @@ static void lm_compute_ssm_conv(const struct lm_ggml_compute_params * params, st
 // Per row r of d_inner and token t, with d = softplus(dt[t][r]):
 //   state[r][i] = state[r][i] * exp(d * A[r][i]) + B[t][i] * (x[t][r] * d)
 //   y[t][r]     = sum over i of state[r][i] * C[t][i]
-// Units: rows of one sequence, each taking all the sequence's tokens in
-// order (the state row stays in cache). The SIMD levels vectorise over i:
-// 8 lanes a step (AVX2; AVX-512 takes two steps at once with the same bits),
+// Units: blocks of SCAN_ROWS rows of one sequence, taking the tokens in
+// order and the block's rows for each (their states, and a token's x, dt
+// and y, stay in a few cache lines). A row's step vectorises over i: 8
+// lanes a step (AVX2; AVX-512 takes two steps at once with the same bits),
 // 4 (NEON), summed lane-wise in order of the steps, then across the lanes;
 // the d_state % step tail as the scalar code.
 
-struct scan_args {
-    const struct lm_ggml_tensor * x, * dt, * B, * C;
-    const float * A;     // [nr][nc]
-    int64_t nc, n_t;
-};
+#define SCAN_ROWS 16
 
 static inline float scan_softplus(float d) {
     return d <= 20.0f ? log1pf(expf(d)) : d;
 }
 
-// the scalar steps of lanes [i0, nc): updates so, returns the sum over them
-static inline float scan_tail(int64_t i0, int64_t nc, float * so, const float * sp, const float * A, const float * B,
-                              const float * C, float dsp, float xdt) {
+// One row's step for one token, lanes [i0, nc) one by one: the new state
+// into so (sp the state before), the sum of state * C returned.
+static float scan_tail(int64_t i0, int64_t nc, float * so, const float * sp, const float * A, const float * B, const float * C,
+                       float dsp, float xdt) {
     float acc = 0.0f;
     for (int64_t i = i0; i < nc; i++) {
         const float st = sp[i] * expf(dsp * A[i]) + B[i] * xdt;
@@ -260,34 +258,10 @@ static inline float scan_tail(int64_t i0, int64_t nc, float * so, const float * 
     return acc;
 }
 
-// Row r of sequence is: s0 its state before the first token, so after each.
-static void scan_row_s(const struct scan_args * a, int64_t is, int64_t r, const float * s0, float * so, float * y, size_t ynb1) {
-    const float * A = a->A + r*a->nc;
-    const float * sp = s0;
-    for (int64_t t = 0; t < a->n_t; t++) {
-        const float d = *(const float *)((const char *) a->dt->data + r*sizeof(float) + t*a->dt->nb[1] + is*a->dt->nb[2]);
-        const float xv = *(const float *)((const char *) a->x->data + r*sizeof(float) + t*a->x->nb[1] + is*a->x->nb[2]);
-        const float * B = (const float *)((const char *) a->B->data + t*a->B->nb[1] + is*a->B->nb[2]);
-        const float * C = (const float *)((const char *) a->C->data + t*a->C->nb[1] + is*a->C->nb[2]);
-        const float dsp = scan_softplus(d);
-        *(float *)((char *) y + t*ynb1) = scan_tail(0, a->nc, so, sp, A, B, C, dsp, xv * dsp);
-        sp = so; // later tokens continue from the state just written
-    }
-}
-
 #if defined(LM_X86)
-// One 8-lane step at i: the new state into so, state * C returned.
-LM_TARGET_AVX2 static inline __m256 scan_step_avx2(int64_t i, float * so, const float * sp, const float * A, const float * B,
-                                                   const float * C, __m256 vd, __m256 vx) {
-    const __m256 e = lm_v_expf_avx2(_mm256_mul_ps(vd, _mm256_loadu_ps(A + i)));
-    const __m256 st = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(sp + i), e), _mm256_mul_ps(_mm256_loadu_ps(B + i), vx));
-    _mm256_storeu_ps(so + i, st);
-    return _mm256_mul_ps(st, _mm256_loadu_ps(C + i));
-}
-
 // wide: AVX-512 steps of 16 lanes first, giving the AVX2 steps' bits
-LM_TARGET_AVX512 static inline int64_t scan_steps_avx512(int64_t nc, float * so, const float * sp, const float * A, const float * B,
-                                                         const float * C, float dsp, float xdt, __m256 * acc) {
+LM_TARGET_AVX512 static int64_t scan_steps_avx512(int64_t nc, float * so, const float * sp, const float * A, const float * B,
+                                                  const float * C, float dsp, float xdt, __m256 * acc) {
     const __m512 vd = _mm512_set1_ps(dsp), vx = _mm512_set1_ps(xdt);
     int64_t i = 0;
     for (; i + 16 <= nc; i += 16) {
@@ -302,30 +276,20 @@ LM_TARGET_AVX512 static inline int64_t scan_steps_avx512(int64_t nc, float * so,
     return i;
 }
 
-LM_TARGET_AVX2 static void scan_row_avx2(bool wide, const struct scan_args * a, int64_t is, int64_t r, const float * s0, float * so,
-                                         float * y, size_t ynb1) {
-    const int64_t nc = a->nc;
-    const float * A = a->A + r*nc;
-    const float * sp = s0;
-    for (int64_t t = 0; t < a->n_t; t++) {
-        const float d = *(const float *)((const char *) a->dt->data + r*sizeof(float) + t*a->dt->nb[1] + is*a->dt->nb[2]);
-        const float xv = *(const float *)((const char *) a->x->data + r*sizeof(float) + t*a->x->nb[1] + is*a->x->nb[2]);
-        const float * B = (const float *)((const char *) a->B->data + t*a->B->nb[1] + is*a->B->nb[2]);
-        const float * C = (const float *)((const char *) a->C->data + t*a->C->nb[1] + is*a->C->nb[2]);
-        const float dsp = scan_softplus(d);
-        const float xdt = xv * dsp;
-        __m256 acc = _mm256_setzero_ps();
-        int64_t i = wide ? scan_steps_avx512(nc, so, sp, A, B, C, dsp, xdt, &acc) : 0;
-        const __m256 vd = _mm256_set1_ps(dsp), vx = _mm256_set1_ps(xdt);
-        for (; i + 8 <= nc; i += 8) {
-            const __m256 p = scan_step_avx2(i, so, sp, A, B, C, vd, vx);
-            acc = i == 0 ? p : _mm256_add_ps(acc, p);
-        }
-        float sum = i >= 8 ? lm_hsum_avx2(acc) : 0.0f;
-        sum += scan_tail(i, nc, so, sp, A, B, C, dsp, xdt);
-        *(float *)((char *) y + t*ynb1) = sum;
-        sp = so;
+LM_TARGET_AVX2 static float scan_step_avx2(bool wide, int64_t nc, float * so, const float * sp, const float * A, const float * B,
+                                           const float * C, float dsp, float xdt) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = wide ? scan_steps_avx512(nc, so, sp, A, B, C, dsp, xdt, &acc) : 0;
+    const __m256 vd = _mm256_set1_ps(dsp), vx = _mm256_set1_ps(xdt);
+    for (; i + 8 <= nc; i += 8) {
+        const __m256 e = lm_v_expf_avx2(_mm256_mul_ps(vd, _mm256_loadu_ps(A + i)));
+        const __m256 st = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(sp + i), e), _mm256_mul_ps(_mm256_loadu_ps(B + i), vx));
+        _mm256_storeu_ps(so + i, st);
+        const __m256 p = _mm256_mul_ps(st, _mm256_loadu_ps(C + i));
+        acc = i == 0 ? p : _mm256_add_ps(acc, p);
     }
+    const float sum = i >= 8 ? lm_hsum_avx2(acc) : 0.0f;
+    return sum + scan_tail(i, nc, so, sp, A, B, C, dsp, xdt);
 }
 #endif
 
@@ -352,63 +316,65 @@ static inline float32x4_t scan_expf_neon(float32x4_t x) {
     return vbslq_f32(vceqq_f32(x, x), res, x);
 }
 
-static void scan_row_neon(const struct scan_args * a, int64_t is, int64_t r, const float * s0, float * so, float * y, size_t ynb1) {
-    const int64_t nc = a->nc;
-    const float * A = a->A + r*nc;
-    const float * sp = s0;
-    for (int64_t t = 0; t < a->n_t; t++) {
-        const float d = *(const float *)((const char *) a->dt->data + r*sizeof(float) + t*a->dt->nb[1] + is*a->dt->nb[2]);
-        const float xv = *(const float *)((const char *) a->x->data + r*sizeof(float) + t*a->x->nb[1] + is*a->x->nb[2]);
-        const float * B = (const float *)((const char *) a->B->data + t*a->B->nb[1] + is*a->B->nb[2]);
-        const float * C = (const float *)((const char *) a->C->data + t*a->C->nb[1] + is*a->C->nb[2]);
-        const float dsp = scan_softplus(d);
-        const float xdt = xv * dsp;
-        const float32x4_t vd = vdupq_n_f32(dsp), vx = vdupq_n_f32(xdt);
-        float32x4_t acc = vdupq_n_f32(0.0f);
-        int64_t i = 0;
-        for (; i + 4 <= nc; i += 4) {
-            const float32x4_t e = scan_expf_neon(vmulq_f32(vd, vld1q_f32(A + i)));
-            const float32x4_t st = vaddq_f32(vmulq_f32(vld1q_f32(sp + i), e), vmulq_f32(vld1q_f32(B + i), vx));
-            vst1q_f32(so + i, st);
-            const float32x4_t p = vmulq_f32(st, vld1q_f32(C + i));
-            acc = i == 0 ? p : vaddq_f32(acc, p);
-        }
-        float sum = i >= 4 ? vaddvq_f32(acc) : 0.0f;
-        sum += scan_tail(i, nc, so, sp, A, B, C, dsp, xdt);
-        *(float *)((char *) y + t*ynb1) = sum;
-        sp = so;
+static float scan_step_neon(int64_t nc, float * so, const float * sp, const float * A, const float * B, const float * C, float dsp,
+                            float xdt) {
+    const float32x4_t vd = vdupq_n_f32(dsp), vx = vdupq_n_f32(xdt);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    int64_t i = 0;
+    for (; i + 4 <= nc; i += 4) {
+        const float32x4_t e = scan_expf_neon(vmulq_f32(vd, vld1q_f32(A + i)));
+        const float32x4_t st = vaddq_f32(vmulq_f32(vld1q_f32(sp + i), e), vmulq_f32(vld1q_f32(B + i), vx));
+        vst1q_f32(so + i, st);
+        const float32x4_t p = vmulq_f32(st, vld1q_f32(C + i));
+        acc = i == 0 ? p : vaddq_f32(acc, p);
     }
+    const float sum = i >= 4 ? vaddvq_f32(acc) : 0.0f;
+    return sum + scan_tail(i, nc, so, sp, A, B, C, dsp, xdt);
 }
 #endif
 
 static void lm_compute_ssm_scan(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * s_in = dst->src[0];
-    const struct scan_args a = {
-        .x = dst->src[1], .dt = dst->src[2], .B = dst->src[4], .C = dst->src[5],
-        .A = (const float *) dst->src[3]->data, .nc = s_in->ne[0], .n_t = dst->src[1]->ne[1],
-    };
-    const int64_t nr = s_in->ne[1], n_s = s_in->ne[2];
+    const struct lm_ggml_tensor * x    = dst->src[1];
+    const struct lm_ggml_tensor * dt   = dst->src[2];
+    const struct lm_ggml_tensor * B    = dst->src[4];
+    const struct lm_ggml_tensor * C    = dst->src[5];
+    const float * A_all = (const float *) dst->src[3]->data;
+    const int64_t nc = s_in->ne[0], nr = s_in->ne[1], n_s = s_in->ne[2], n_t = x->ne[1];
     float * y_all = (float *) dst->data;
-    float * s_all = y_all + lm_ggml_nelements(dst->src[1]);
-    const size_t ynb1 = (size_t) nr * sizeof(float);
+    float * s_all = y_all + lm_ggml_nelements(x);
     const enum rec_level lvl = rec_level();
 
+    const int64_t nblk = (nr + SCAN_ROWS - 1) / SCAN_ROWS;
     int64_t u0, u1;
-    lm_ggml_thread_range(nr * n_s, params->ith, params->nth, &u0, &u1);
+    lm_ggml_thread_range(nblk * n_s, params->ith, params->nth, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t is = u / nr, r = u % nr;
-        const float * s0 = (const float *)((const char *) s_in->data + is*s_in->nb[2]) + r*a.nc;
-        float * so = s_all + (is*nr + r)*a.nc;
-        float * y = y_all + is*a.n_t*nr + r;
-        switch (lvl) {
+        const int64_t is = u / nblk, r0 = (u % nblk) * SCAN_ROWS, r1 = LM_GGML_MIN(r0 + SCAN_ROWS, nr);
+        const float * s0 = (const float *)((const char *) s_in->data + is*s_in->nb[2]);
+        float * so = s_all + is*nr*nc;
+        for (int64_t t = 0; t < n_t; t++) {
+            const float * dtr = (const float *)((const char *) dt->data + t*dt->nb[1] + is*dt->nb[2]);
+            const float * xr  = (const float *)((const char *) x->data  + t*x->nb[1]  + is*x->nb[2]);
+            const float * Bt  = (const float *)((const char *) B->data  + t*B->nb[1]  + is*B->nb[2]);
+            const float * Ct  = (const float *)((const char *) C->data  + t*C->nb[1]  + is*C->nb[2]);
+            float * y = y_all + (is*n_t + t)*nr;
+            // the first token starts from the input state, later ones from the state just written
+            const float * sp = t == 0 ? s0 : so;
+            for (int64_t r = r0; r < r1; r++) {
+                const float dsp = scan_softplus(dtr[r]);
+                const float xdt = xr[r] * dsp;
+                const float * A = A_all + r*nc;
+                switch (lvl) {
 #if defined(LM_X86)
-            case REC_AVX512: scan_row_avx2(true, &a, is, r, s0, so, y, ynb1); break;
-            case REC_AVX2:   scan_row_avx2(false, &a, is, r, s0, so, y, ynb1); break;
+                    case REC_AVX512: y[r] = scan_step_avx2(true, nc, so + r*nc, sp + r*nc, A, Bt, Ct, dsp, xdt); break;
+                    case REC_AVX2:   y[r] = scan_step_avx2(false, nc, so + r*nc, sp + r*nc, A, Bt, Ct, dsp, xdt); break;
 #endif
 #if defined(__aarch64__)
-            case REC_NEON:   scan_row_neon(&a, is, r, s0, so, y, ynb1); break;
+                    case REC_NEON:   y[r] = scan_step_neon(nc, so + r*nc, sp + r*nc, A, Bt, Ct, dsp, xdt); break;
 #endif
-            default:         scan_row_s(&a, is, r, s0, so, y, ynb1); break;
+                    default:         y[r] = scan_tail(0, nc, so + r*nc, sp + r*nc, A, Bt, Ct, dsp, xdt); break;
+                }
+            }
         }
     }
 }
