@@ -383,10 +383,15 @@ static void lm_compute_ssm_scan(const struct lm_ggml_compute_params * params, st
 //
 // Per head h, token t (state St is S x S, i = key index, j = value index):
 //   out[j] = sum_i r[i] * (k[i]*v[j]*tf[i] + St-1[i][j]);  St[i][j] = St-1[i][j]*td[i] + k[i]*v[j]
-// Value columns j are independent, so units are blocks of WKV_COLS columns
-// of one head of one sequence, each taking the sequence's tokens in order
-// (its state columns stay in cache). Every level computes a column as the
-// scalar code does, a lane per column.
+// computed as out[j] = v[j]*c + sum_i r[i]*St-1[i][j] with c = sum_i r[i]*k[i]*tf[i]
+// (one value per token and head): three multiplies a state element, not
+// five. Value columns j are independent, so units are blocks of WKV_COLS
+// columns of one head of one sequence, each taking the sequence's tokens in
+// order (its state columns stay in cache). The order of every rounding is
+// fixed, the same at each level (which is why the multiply-adds are fused
+// everywhere, fmaf in the scalar code): sum_i r[i]*St-1[i][j] in four
+// partial sums by i mod 4, added as (q0 + q1) + (q2 + q3); c in eight by
+// i mod 8, added as lm_hsum_avx2 adds its lanes.
 
 #define WKV_COLS 16
 
@@ -395,6 +400,17 @@ struct wkv_args {
     int64_t S, Cn;
 };
 
+// c of head h at token offset base, from the eight partial sums p
+static float wkv_bonus_sum(const float p[8]) {
+    return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
+}
+
+static float wkv_bonus_s(const struct wkv_args * a, int64_t h, int64_t base) {
+    float p[8] = { 0 };
+    for (int64_t i = 0; i < a->S; i++) p[i & 7] = fmaf(a->r[base + i] * a->k[base + i], a->tf[h*a->S + i], p[i & 7]);
+    return wkv_bonus_sum(p);
+}
+
 // Columns [j0, j1) of head h for tokens [t0, t1): sp the state before t0,
 // sc the state written (head h's S x S matrix of each).
 static void wkv_cols_s(const struct wkv_args * a, int64_t h, int64_t j0, int64_t j1, int64_t t0, int64_t t1, const float * sp,
@@ -402,89 +418,145 @@ static void wkv_cols_s(const struct wkv_args * a, int64_t h, int64_t j0, int64_t
     const int64_t S = a->S;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t base = t*a->Cn + h*S;
-        float * o = out + base;
-        for (int64_t j = j0; j < j1; j++) o[j] = 0.0f;
-        for (int64_t i = 0; i < S; i++) {
-            const float kk = a->k[base + i], rr = a->r[base + i], tf = a->tf[h*S + i], td = a->td[base + i];
-            const float * p = sp + i*S;
-            float * c = sc + i*S;
-            for (int64_t j = j0; j < j1; j++) {
-                const float kv = a->v[base + j] * kk;
-                const float prev = p[j];
-                o[j] += (kv * tf + prev) * rr;
-                c[j] = prev * td + kv;
+        const float c = wkv_bonus_s(a, h, base);
+        for (int64_t j = j0; j < j1; j++) {
+            const float vj = a->v[base + j];
+            float q[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+            for (int64_t i = 0; i < S; i++) {
+                const float prev = sp[i*S + j];
+                q[i & 3] = fmaf(a->r[base + i], prev, q[i & 3]);
+                sc[i*S + j] = fmaf(prev, a->td[base + i], vj * a->k[base + i]);
             }
+            out[base + j] = fmaf(vj, c, (q[0] + q[1]) + (q[2] + q[3]));
         }
         sp = sc;
     }
 }
 
 #if defined(LM_X86)
+LM_TARGET_AVX2 static float wkv_bonus_avx2(const struct wkv_args * a, int64_t h, int64_t base) {
+    const float * r = a->r + base, * k = a->k + base, * tf = a->tf + h*a->S;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= a->S; i += 8) {
+        acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(k + i)), _mm256_loadu_ps(tf + i), acc);
+    }
+    float p[8];
+    _mm256_storeu_ps(p, acc);
+    for (; i < a->S; i++) p[i & 7] = fmaf(r[i] * k[i], tf[i], p[i & 7]);
+    return wkv_bonus_sum(p);
+}
+
+// one key row i of the AVX2 block: q += r*prev, the new state prev*td + k*v
+#define WKV_ROW_AVX2(q0, q1, i) do {                                                                        \
+        const __m256 p0_ = _mm256_loadu_ps(sp + (i)*S + j0), p1_ = _mm256_loadu_ps(sp + (i)*S + j0 + 8);   \
+        const __m256 r_ = _mm256_set1_ps(a->r[base + (i)]), k_ = _mm256_set1_ps(a->k[base + (i)]);         \
+        const __m256 d_ = _mm256_set1_ps(a->td[base + (i)]);                                               \
+        q0 = _mm256_fmadd_ps(r_, p0_, q0);                                                                 \
+        q1 = _mm256_fmadd_ps(r_, p1_, q1);                                                                 \
+        _mm256_storeu_ps(sc + (i)*S + j0, _mm256_fmadd_ps(p0_, d_, _mm256_mul_ps(v0, k_)));                 \
+        _mm256_storeu_ps(sc + (i)*S + j0 + 8, _mm256_fmadd_ps(p1_, d_, _mm256_mul_ps(v1, k_)));             \
+    } while (0)
+
 LM_TARGET_AVX2 static void wkv_cols16_avx2(const struct wkv_args * a, int64_t h, int64_t j0, int64_t t0, int64_t t1, const float * sp,
                                            float * sc, float * out) {
     const int64_t S = a->S;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t base = t*a->Cn + h*S;
+        const __m256 c = _mm256_set1_ps(wkv_bonus_avx2(a, h, base));
         const __m256 v0 = _mm256_loadu_ps(a->v + base + j0), v1 = _mm256_loadu_ps(a->v + base + j0 + 8);
-        __m256 o0 = _mm256_setzero_ps(), o1 = _mm256_setzero_ps();
-        for (int64_t i = 0; i < S; i++) {
-            const __m256 kk = _mm256_set1_ps(a->k[base + i]), rr = _mm256_set1_ps(a->r[base + i]);
-            const __m256 tf = _mm256_set1_ps(a->tf[h*S + i]), td = _mm256_set1_ps(a->td[base + i]);
-            const float * p = sp + i*S + j0;
-            float * c = sc + i*S + j0;
-            const __m256 kv0 = _mm256_mul_ps(v0, kk), kv1 = _mm256_mul_ps(v1, kk);
-            const __m256 p0 = _mm256_loadu_ps(p), p1 = _mm256_loadu_ps(p + 8);
-            o0 = _mm256_add_ps(o0, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(kv0, tf), p0), rr));
-            o1 = _mm256_add_ps(o1, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(kv1, tf), p1), rr));
-            _mm256_storeu_ps(c, _mm256_add_ps(_mm256_mul_ps(p0, td), kv0));
-            _mm256_storeu_ps(c + 8, _mm256_add_ps(_mm256_mul_ps(p1, td), kv1));
+        __m256 q[4][2];
+        for (int m = 0; m < 4; m++) q[m][0] = q[m][1] = _mm256_setzero_ps();
+        int64_t i = 0;
+        for (; i + 4 <= S; i += 4) {
+            WKV_ROW_AVX2(q[0][0], q[0][1], i);
+            WKV_ROW_AVX2(q[1][0], q[1][1], i + 1);
+            WKV_ROW_AVX2(q[2][0], q[2][1], i + 2);
+            WKV_ROW_AVX2(q[3][0], q[3][1], i + 3);
         }
-        _mm256_storeu_ps(out + base + j0, o0);
-        _mm256_storeu_ps(out + base + j0 + 8, o1);
+        for (; i < S; i++) WKV_ROW_AVX2(q[i & 3][0], q[i & 3][1], i);
+        const __m256 s0 = _mm256_add_ps(_mm256_add_ps(q[0][0], q[1][0]), _mm256_add_ps(q[2][0], q[3][0]));
+        const __m256 s1 = _mm256_add_ps(_mm256_add_ps(q[0][1], q[1][1]), _mm256_add_ps(q[2][1], q[3][1]));
+        _mm256_storeu_ps(out + base + j0, _mm256_fmadd_ps(v0, c, s0));
+        _mm256_storeu_ps(out + base + j0 + 8, _mm256_fmadd_ps(v1, c, s1));
         sp = sc;
     }
 }
+#undef WKV_ROW_AVX2
+
+#define WKV_ROW_AVX512(q, i) do {                                                                           \
+        const __m512 p_ = _mm512_loadu_ps(sp + (i)*S + j0);                                                \
+        q = _mm512_fmadd_ps(_mm512_set1_ps(a->r[base + (i)]), p_, q);                                      \
+        _mm512_storeu_ps(sc + (i)*S + j0, _mm512_fmadd_ps(p_, _mm512_set1_ps(a->td[base + (i)]),           \
+                                                          _mm512_mul_ps(v, _mm512_set1_ps(a->k[base + (i)])))); \
+    } while (0)
 
 LM_TARGET_AVX512 static void wkv_cols16_avx512(const struct wkv_args * a, int64_t h, int64_t j0, int64_t t0, int64_t t1, const float * sp,
                                                float * sc, float * out) {
     const int64_t S = a->S;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t base = t*a->Cn + h*S;
+        const __m512 c = _mm512_set1_ps(wkv_bonus_avx2(a, h, base));
         const __m512 v = _mm512_loadu_ps(a->v + base + j0);
-        __m512 o = _mm512_setzero_ps();
-        for (int64_t i = 0; i < S; i++) {
-            const __m512 kv = _mm512_mul_ps(v, _mm512_set1_ps(a->k[base + i]));
-            const __m512 p = _mm512_loadu_ps(sp + i*S + j0);
-            o = _mm512_add_ps(o, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(kv, _mm512_set1_ps(a->tf[h*S + i])), p),
-                                               _mm512_set1_ps(a->r[base + i])));
-            _mm512_storeu_ps(sc + i*S + j0, _mm512_add_ps(_mm512_mul_ps(p, _mm512_set1_ps(a->td[base + i])), kv));
+        __m512 q[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
+        int64_t i = 0;
+        for (; i + 4 <= S; i += 4) {
+            WKV_ROW_AVX512(q[0], i);
+            WKV_ROW_AVX512(q[1], i + 1);
+            WKV_ROW_AVX512(q[2], i + 2);
+            WKV_ROW_AVX512(q[3], i + 3);
         }
-        _mm512_storeu_ps(out + base + j0, o);
+        for (; i < S; i++) WKV_ROW_AVX512(q[i & 3], i);
+        const __m512 s = _mm512_add_ps(_mm512_add_ps(q[0], q[1]), _mm512_add_ps(q[2], q[3]));
+        _mm512_storeu_ps(out + base + j0, _mm512_fmadd_ps(v, c, s));
         sp = sc;
     }
 }
+#undef WKV_ROW_AVX512
 #endif
 
 #if defined(__aarch64__)
+static float wkv_bonus_neon(const struct wkv_args * a, int64_t h, int64_t base) {
+    const float * r = a->r + base, * k = a->k + base, * tf = a->tf + h*a->S;
+    float32x4_t lo = vdupq_n_f32(0.0f), hi = vdupq_n_f32(0.0f);
+    int64_t i = 0;
+    for (; i + 8 <= a->S; i += 8) {
+        lo = vfmaq_f32(lo, vmulq_f32(vld1q_f32(r + i), vld1q_f32(k + i)), vld1q_f32(tf + i));
+        hi = vfmaq_f32(hi, vmulq_f32(vld1q_f32(r + i + 4), vld1q_f32(k + i + 4)), vld1q_f32(tf + i + 4));
+    }
+    float p[8];
+    vst1q_f32(p, lo);
+    vst1q_f32(p + 4, hi);
+    for (; i < a->S; i++) p[i & 7] = fmaf(r[i] * k[i], tf[i], p[i & 7]);
+    return wkv_bonus_sum(p);
+}
+
 static void wkv_cols16_neon(const struct wkv_args * a, int64_t h, int64_t j0, int64_t t0, int64_t t1, const float * sp,
                             float * sc, float * out) {
     const int64_t S = a->S;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t base = t*a->Cn + h*S;
-        float32x4_t v[4], o[4];
-        for (int q = 0; q < 4; q++) { v[q] = vld1q_f32(a->v + base + j0 + 4*q); o[q] = vdupq_n_f32(0.0f); }
+        const float c = wkv_bonus_neon(a, h, base);
+        float32x4_t v[4], q[4][4];
+        for (int n = 0; n < 4; n++) {
+            v[n] = vld1q_f32(a->v + base + j0 + 4*n);
+            for (int m = 0; m < 4; m++) q[m][n] = vdupq_n_f32(0.0f);
+        }
         for (int64_t i = 0; i < S; i++) {
-            const float kk = a->k[base + i], rr = a->r[base + i], tf = a->tf[h*S + i], td = a->td[base + i];
+            const float rr = a->r[base + i], kk = a->k[base + i], td = a->td[base + i];
             const float * p = sp + i*S + j0;
-            float * c = sc + i*S + j0;
-            for (int q = 0; q < 4; q++) {
-                const float32x4_t kv = vmulq_n_f32(v[q], kk);
-                const float32x4_t pv = vld1q_f32(p + 4*q);
-                o[q] = vaddq_f32(o[q], vmulq_n_f32(vaddq_f32(vmulq_n_f32(kv, tf), pv), rr));
-                vst1q_f32(c + 4*q, vaddq_f32(vmulq_n_f32(pv, td), kv));
+            float * o = sc + i*S + j0;
+            float32x4_t * qm = q[i & 3];
+            for (int n = 0; n < 4; n++) {
+                const float32x4_t pv = vld1q_f32(p + 4*n);
+                qm[n] = vfmaq_n_f32(qm[n], pv, rr);
+                vst1q_f32(o + 4*n, vfmaq_n_f32(vmulq_n_f32(v[n], kk), pv, td));
             }
         }
-        for (int q = 0; q < 4; q++) vst1q_f32(out + base + j0 + 4*q, o[q]);
+        for (int n = 0; n < 4; n++) {
+            const float32x4_t s = vaddq_f32(vaddq_f32(q[0][n], q[1][n]), vaddq_f32(q[2][n], q[3][n]));
+            vst1q_f32(out + base + j0 + 4*n, vfmaq_n_f32(s, v[n], c));
+        }
         sp = sc;
     }
 }

@@ -4,7 +4,8 @@
 // thread count must finish (llama.cpp 1.3.3's WKV6 kernel hangs with more
 // threads than heads: a thread with no head leaves before a barrier the
 // others wait at), give the same bits as one thread, and match a
-// double-precision reference; on each SIMD level the CPU has. A watchdog
+// double-precision reference; on each SIMD level the CPU has, with the bits
+// the kernels promise across levels (see run_threads). A watchdog
 // fails the program when one computation takes longer than a minute
 // instead of letting a hang block the suite.
 //
@@ -57,10 +58,44 @@ static void beat(const char * next) {
 
 static int g_level;
 
+// Which levels give the same bits: every level (ops that round as the
+// scalar code does), or the levels of one ladder above scalar (AVX-512 gives
+// AVX2's bits, NEON with dotprod NEON's).
+enum same_bits { SAME_ALL, SAME_LADDER };
+
+static int level_class(enum same_bits sb, int level) {
+    if (sb == SAME_ALL) return 0;
+    return level == 0 ? 0 : level <= 2 ? 1 : 3;
+}
+
+// the first result of each case in each class of levels (the cases' inputs
+// are the same at every level: each case starts the generator afresh)
+static struct { char what[96]; int cls; void * bits; size_t nb; } g_seen[64];
+static int g_n_seen;
+
+static void check_levels(const char * what, enum same_bits sb, const void * bits, size_t nb) {
+    const int cls = level_class(sb, g_level);
+    for (int i = 0; i < g_n_seen; i++) {
+        if (g_seen[i].cls == cls && strcmp(g_seen[i].what, what) == 0) {
+            checkf(g_seen[i].nb == nb && memcmp(g_seen[i].bits, bits, nb) == 0, "%s: level %d differs from level %d's bits",
+                   what, g_level, cls);
+            return;
+        }
+    }
+    if (g_n_seen == (int)(sizeof(g_seen) / sizeof(g_seen[0]))) return;
+    snprintf(g_seen[g_n_seen].what, sizeof(g_seen[0].what), "%s", what);
+    g_seen[g_n_seen].cls = cls;
+    g_seen[g_n_seen].bits = malloc(nb);
+    memcpy(g_seen[g_n_seen].bits, bits, nb);
+    g_seen[g_n_seen].nb = nb;
+    g_n_seen++;
+}
+
 // Computes y with each thread count of ths (ths[0] = 1): all finish, all give
-// the bits of the first, and the first is within tol (nmse) of ref.
-static void run_threads(const char * what, struct lm_ggml_context * ctx, struct lm_ggml_tensor * y, const double * ref, double tol,
-                        const int * ths, int n_ths) {
+// the bits of the first, the first is within tol (nmse) of ref and has the
+// bits of the other levels that sb names.
+static void run_threads(const char * what, enum same_bits sb, struct lm_ggml_context * ctx, struct lm_ggml_tensor * y, const double * ref,
+                        double tol, const int * ths, int n_ths) {
     const size_t nb = lm_ggml_nbytes(y);
     void * first = malloc(nb);
     char label[160];
@@ -72,6 +107,7 @@ static void run_threads(const char * what, struct lm_ggml_context * ctx, struct 
         if (i == 0) {
             memcpy(first, y->data, nb);
             u_check(label, y, ref, tol);
+            check_levels(what, sb, first, nb);
         } else {
             checkf(memcmp(first, y->data, nb) == 0, "%s: not the bits of 1 thread", label);
         }
@@ -91,6 +127,7 @@ static int thread_list(int * ths, int n, int units) {
 // ---------------------------------------------------------------- rwkv_wkv6
 
 static void wkv_case(int S, int H, int T, int NS) {
+    u_seed = 12345;
     struct lm_ggml_context * ctx = u_ctx();
     struct lm_ggml_tensor * k  = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, S, 1, H, T);
     struct lm_ggml_tensor * v  = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, 1, S, H, T);
@@ -125,7 +162,7 @@ static void wkv_case(int S, int H, int T, int NS) {
     const int n = thread_list(ths, H, NS * H * ((S + 15) / 16));
     char what[96];
     snprintf(what, sizeof(what), "rwkv_wkv6 S=%d H=%d T=%d seqs=%d", S, H, T, NS);
-    run_threads(what, ctx, y, ref, 1e-11, ths, n);
+    run_threads(what, SAME_ALL, ctx, y, ref, 1e-11, ths, n);
     free(ref);
     lm_ggml_free(ctx);
 }
@@ -140,6 +177,7 @@ static void t_wkv(void) {
 // ---------------------------------------------------------------- ssm_scan
 
 static void scan_case(int d_state, int d_inner, int n_t, int n_s) {
+    u_seed = 12345;
     struct lm_ggml_context * ctx = u_ctx();
     struct lm_ggml_tensor * st = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_state, d_inner, n_s);
     struct lm_ggml_tensor * x  = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_inner, n_t, n_s);
@@ -172,7 +210,7 @@ static void scan_case(int d_state, int d_inner, int n_t, int n_s) {
     const int n = thread_list(ths, d_inner, d_inner * n_s);
     char what[96];
     snprintf(what, sizeof(what), "ssm_scan d_state=%d d_inner=%d n_t=%d n_s=%d", d_state, d_inner, n_t, n_s);
-    run_threads(what, ctx, y, ref, 1e-10, ths, n);
+    run_threads(what, SAME_LADDER, ctx, y, ref, 1e-10, ths, n);
     free(ref);
     lm_ggml_free(ctx);
 }
@@ -187,6 +225,7 @@ static void t_scan(void) {
 // ---------------------------------------------------------------- ssm_conv
 
 static void conv_case(int d_conv, int d_inner, int n_t, int n_s) {
+    u_seed = 12345;
     struct lm_ggml_context * ctx = u_ctx();
     struct lm_ggml_tensor * sx = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, d_conv - 1 + n_t, d_inner, n_s);
     struct lm_ggml_tensor * cw = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F32, d_conv, d_inner);
@@ -203,7 +242,7 @@ static void conv_case(int d_conv, int d_inner, int n_t, int n_s) {
     const int n = thread_list(ths, units, units);
     char what[96];
     snprintf(what, sizeof(what), "ssm_conv d_conv=%d d_inner=%d n_t=%d n_s=%d", d_conv, d_inner, n_t, n_s);
-    run_threads(what, ctx, y, ref, 1e-12, ths, n);
+    run_threads(what, SAME_ALL, ctx, y, ref, 1e-12, ths, n);
     free(ref);
     lm_ggml_free(ctx);
 }
@@ -218,6 +257,7 @@ static void t_conv(void) {
 // ---------------------------------------------------------------- group_norm
 
 static void gn_case(int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, int groups) {
+    u_seed = 12345;
     struct lm_ggml_context * ctx = u_ctx();
     struct lm_ggml_tensor * a = lm_ggml_new_tensor_4d(ctx, LM_GGML_TYPE_F32, ne0, ne1, ne2, ne3);
     u_fill(a, -2, 3);
@@ -244,7 +284,7 @@ static void gn_case(int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, int grou
     const int n = thread_list(ths, groups, (int)(ne1 * ne2 * ne3));
     char what[96];
     snprintf(what, sizeof(what), "group_norm [%d,%d,%d,%d] groups=%d", (int) ne0, (int) ne1, (int) ne2, (int) ne3, groups);
-    run_threads(what, ctx, y, ref, 1e-12, ths, n);
+    run_threads(what, SAME_LADDER, ctx, y, ref, 1e-12, ths, n);
     free(ref);
     lm_ggml_free(ctx);
 }
@@ -280,5 +320,6 @@ int main(int argc, char ** argv) {
     pthread_cond_signal(&g_wd_cv);
     pthread_mutex_unlock(&g_wd_mu);
     pthread_join(wd, NULL);
+    for (int i = 0; i < g_n_seen; i++) free(g_seen[i].bits);
     return check_summary();
 }
