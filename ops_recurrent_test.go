@@ -234,7 +234,7 @@ func TestSSMConvThreadCounts(t *testing.T) {
 
 func groupNormCase(ne0, ne1, ne2, ne3, groups int) recurrentCase {
 	return recurrentCase{
-		name: fmt.Sprintf("%dx%dx%dx%d_groups%d", ne0, ne1, ne2, ne3, groups), heads: groups, units: ne1 * ne2 * ne3, tol: 1e-12,
+		name: fmt.Sprintf("%dx%dx%dx%d_groups%d", ne0, ne1, ne2, ne3, groups), heads: groups, units: ne2 * ne3, tol: 1e-12,
 		build: func(ctx *Context, r *rand.Rand) (*Tensor, []float64) {
 			a, A := recurrentTensor(ctx, r, -2, 3, ne0, ne1, ne2, ne3)
 			const eps = 1e-5

@@ -211,19 +211,20 @@ static lm_float_acc lm_gn_row(enum lm_cpu_level level, int64_t n, float * y, con
 }
 
 // Groups of channels (dim 2) are normalised together over dims 0, 1 and the
-// group's channels, separately for each index of dim 3. A group's rows
-// (i01, i02, i03) follow one another in row order, so threads split rows, not
-// groups (a model may have fewer groups than threads): each row's sum goes
-// to the work buffer; after a barrier each thread adds up, in row order, the
-// sums of the groups its rows are in, for their means; the same again for the
-// variances. A group's statistics are thus the same sums, added in the same
-// order, whatever the thread count.
+// group's channels, separately for each index of dim 3. A group's channel
+// planes (i02, i03) follow one another in plane order, so threads split
+// planes, not groups (a model may have fewer groups than threads): each
+// plane's sum goes to the work buffer; after a barrier each thread adds up,
+// in plane order, the sums of the groups its planes are in, for their means;
+// the same again for the variances. A group's statistics are thus the same
+// sums, added in the same order, whatever the thread count. A plane whose
+// rows are adjacent in x and y is summed as one row (rows can be short).
 static size_t lm_wsize_group_norm(const struct lm_ggml_tensor * node, int n_threads) {
     (void) n_threads;
-    return 2 * sizeof(double) * (size_t) lm_ggml_nrows(node->src[0]) + sizeof(double);
+    return 2 * sizeof(double) * (size_t)(node->src[0]->ne[2] * node->src[0]->ne[3]) + sizeof(double);
 }
 
-// The group statistic of the rows [g0, g1): their partial sums in order, over count.
+// The group statistic of the planes [g0, g1): their partial sums in order, over count.
 static float lm_gn_stat(const double * part, int64_t g0, int64_t g1, double count) {
     lm_float_acc s = 0.0;
     for (int64_t r = g0; r < g1; r++) s += part[r];
@@ -238,53 +239,63 @@ static void lm_compute_group_norm(const struct lm_ggml_compute_params * params, 
     const int64_t per_group = (ne02 + n_groups - 1) / n_groups;
     const enum lm_cpu_level level = lm_cpu_level();
     const bool simd = lm_vec_avx2();
-    const int64_t nr = lm_ggml_nrows(src0);
+    const int64_t np = ne02*ne03;
     double * sum1 = (double *)(((uintptr_t) params->wdata + 7) & ~(uintptr_t) 7);
-    double * sum2 = sum1 + nr;
+    double * sum2 = sum1 + np;
+    // a plane as one row of ne00*ne01, or ne01 rows of ne00
+    const bool flat = nb01 == (size_t) ne00*sizeof(float) && nb1 == (size_t) ne00*sizeof(float);
+    const int64_t rows = flat ? 1 : ne01, n = flat ? ne00*ne01 : ne00;
 
-    int64_t ir0, ir1;
-    lm_ggml_thread_range(nr, params->ith, params->nth, &ir0, &ir1);
-    for (int64_t ir = ir0; ir < ir1; ir++) {
-        int64_t i1, i2, i3;
-        lm_row_index(src0, ir, &i1, &i2, &i3);
-        sum1[ir] = lm_gn_row(level, ne00, NULL, (const float *)((const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03), 0.0f);
+    int64_t p0, p1;
+    lm_ggml_thread_range(np, params->ith, params->nth, &p0, &p1);
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t i2 = p % ne02, i3 = p / ne02;
+        lm_float_acc s = 0.0;
+        for (int64_t i1 = 0; i1 < rows; i1++) {
+            s += lm_gn_row(level, n, NULL, (const float *)((const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03), 0.0f);
+        }
+        sum1[p] = s;
     }
     lm_ggml_barrier(params->threadpool);
 
-    // the rows [g0, g1) of the group that row ir is in, and its element count
-#define GN_GROUP_OF(ir, i2, i3) do {                                                   \
+    // the planes [g0, g1) of the group that plane (i2, i3) is in, and its element count
+#define GN_GROUP_OF(i2, i3) do {                                                       \
         const int64_t c0_ = ((i2) / per_group) * per_group;                            \
         const int64_t c1_ = LM_GGML_MIN(c0_ + per_group, ne02);                        \
-        g0 = ne01*(c0_ + ne02*(i3)); g1 = ne01*(c1_ + ne02*(i3));                      \
+        g0 = c0_ + ne02*(i3); g1 = c1_ + ne02*(i3);                                    \
         count = (double)(ne00*ne01*(c1_ - c0_));                                       \
     } while (0)
     int64_t g0 = 0, g1 = 0;
     double count = 1.0;
     float mean = 0.0f;
-    for (int64_t ir = ir0; ir < ir1; ir++) {
-        int64_t i1, i2, i3;
-        lm_row_index(src0, ir, &i1, &i2, &i3);
-        if (ir == ir0 || ir >= g1) {
-            GN_GROUP_OF(ir, i2, i3);
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t i2 = p % ne02, i3 = p / ne02;
+        if (p == p0 || p >= g1) {
+            GN_GROUP_OF(i2, i3);
             mean = lm_gn_stat(sum1, g0, g1, count);
         }
-        const float * x = (const float *)((const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03);
-        float       * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
-        sum2[ir] = lm_gn_row(level, ne00, y, x, mean);
+        lm_float_acc s = 0.0;
+        for (int64_t i1 = 0; i1 < rows; i1++) {
+            const float * x = (const float *)((const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03);
+            float       * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
+            s += lm_gn_row(level, n, y, x, mean);
+        }
+        sum2[p] = s;
     }
     lm_ggml_barrier(params->threadpool);
 
     float scale = 1.0f;
     g1 = 0;
-    for (int64_t ir = ir0; ir < ir1; ir++) {
-        int64_t i1, i2, i3;
-        lm_row_index(src0, ir, &i1, &i2, &i3);
-        if (ir == ir0 || ir >= g1) {
-            GN_GROUP_OF(ir, i2, i3);
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t i2 = p % ne02, i3 = p / ne02;
+        if (p == p0 || p >= g1) {
+            GN_GROUP_OF(i2, i3);
             scale = 1.0f/sqrtf(lm_gn_stat(sum2, g0, g1, count) + eps);
         }
-        float * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
-        lm_vec_scale(simd, ne00, y, y, scale);
+        for (int64_t i1 = 0; i1 < rows; i1++) {
+            float * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
+            lm_vec_scale(simd, n, y, y, scale);
+        }
     }
 #undef GN_GROUP_OF
 }

@@ -281,7 +281,7 @@ static void gn_case(int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, int grou
         }
     }
     int ths[64];
-    const int n = thread_list(ths, groups, (int)(ne1 * ne2 * ne3));
+    const int n = thread_list(ths, groups, (int)(ne2 * ne3));
     char what[96];
     snprintf(what, sizeof(what), "group_norm [%d,%d,%d,%d] groups=%d", (int) ne0, (int) ne1, (int) ne2, (int) ne3, groups);
     run_threads(what, SAME_LADDER, ctx, y, ref, 1e-12, ths, n);
