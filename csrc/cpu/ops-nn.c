@@ -1,7 +1,7 @@
 // ops-nn.c - CPU kernels of the "neural network" ops that do not fit
 // elsewhere: rotary embeddings (rope, rope_back), SAM windowing
-// (win_part/unpart, get_rel_pos, add_rel_pos), Mamba (ssm_conv, ssm_scan) and
-// RWKV v6 (rwkv_wkv6). The constructors are in graph/ctor-nn.c; see
+// (win_part/unpart, get_rel_pos, add_rel_pos). The recurrent models' ops
+// are in ops-recurrent.c. The constructors are in graph/ctor-nn.c; see
 // ggml-cpu-impl.h for the kernel contract.
 #include "ggml-cpu-impl.h"
 
@@ -341,120 +341,6 @@ static void lm_compute_add_rel_pos(const struct lm_ggml_compute_params * params,
     }
 }
 
-// ================================================================ Mamba
-
-static void lm_compute_ssm_conv(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
-    const struct lm_ggml_tensor * sx = dst->src[0];
-    const struct lm_ggml_tensor * cw = dst->src[1];
-    const int64_t nc = cw->ne[0], nr = sx->ne[1];
-    const int64_t n_t = dst->ne[1], n_s = dst->ne[2];
-    int64_t r0, r1;
-    lm_ggml_thread_range(nr, params->ith, params->nth, &r0, &r1);
-    for (int64_t is = 0; is < n_s; is++) {
-        for (int64_t it = 0; it < n_t; it++) {
-            float * y = (float *)((char *) dst->data + it*dst->nb[1] + is*dst->nb[2]);
-            for (int64_t ir = r0; ir < r1; ir++) {
-                // sliding window of d_conv inputs ending at token it
-                const float * s = (const float *)((const char *) sx->data + ir*sx->nb[1] + is*sx->nb[2]) + it;
-                const float * w = (const float *)((const char *) cw->data + ir*cw->nb[1]);
-                float acc = 0.0f; // single precision, as in ggml
-                for (int64_t i0 = 0; i0 < nc; i0++) acc += s[i0] * w[i0];
-                y[ir] = acc;
-            }
-        }
-    }
-}
-
-static void lm_compute_ssm_scan(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
-    const struct lm_ggml_tensor * s_in = dst->src[0];
-    const struct lm_ggml_tensor * x    = dst->src[1];
-    const struct lm_ggml_tensor * dt   = dst->src[2];
-    const struct lm_ggml_tensor * A    = dst->src[3];
-    const struct lm_ggml_tensor * B    = dst->src[4];
-    const struct lm_ggml_tensor * C    = dst->src[5];
-    const int64_t nc = s_in->ne[0], nr = s_in->ne[1];
-    const int64_t n_t = x->ne[1], n_s = s_in->ne[2];
-    float * y_all = (float *) dst->data;
-    float * s_all = y_all + lm_ggml_nelements(x);
-
-    int64_t r0, r1;
-    lm_ggml_thread_range(nr, params->ith, params->nth, &r0, &r1);
-    for (int64_t is = 0; is < n_s; is++) {
-        float * s_out = s_all + is*nr*nc;
-        const float * s_prev = (const float *)((const char *) s_in->data + is*s_in->nb[2]);
-        for (int64_t it = 0; it < n_t; it++) {
-            const float * xr  = (const float *)((const char *) x->data  + it*x->nb[1]  + is*x->nb[2]);
-            const float * dtr = (const float *)((const char *) dt->data + it*dt->nb[1] + is*dt->nb[2]);
-            const float * Br  = (const float *)((const char *) B->data  + it*B->nb[1]  + is*B->nb[2]);
-            const float * Cr  = (const float *)((const char *) C->data  + it*C->nb[1]  + is*C->nb[2]);
-            float * y = y_all + (is*n_t + it)*nr;
-            for (int64_t ir = r0; ir < r1; ir++) {
-                const float * Ar = (const float *)((const char *) A->data + ir*A->nb[1]);
-                const float d = dtr[ir];
-                const float dsp = d <= 20.0f ? log1pf(expf(d)) : d; // softplus
-                const float xdt = xr[ir] * dsp;
-                const float * sp = s_prev + ir*nc;
-                float * so = s_out + ir*nc;
-                float acc = 0.0f;
-                for (int64_t i0 = 0; i0 < nc; i0++) {
-                    const float st = sp[i0] * expf(dsp * Ar[i0]) + Br[i0] * xdt;
-                    acc += st * Cr[i0];
-                    so[i0] = st;
-                }
-                y[ir] = acc;
-            }
-            // later tokens continue from the state just written
-            s_prev = s_out;
-        }
-    }
-}
-
-// ================================================================ RWKV v6
-
-// Per head h, token t (state St is S x S, i = key index, j = value index):
-//   out[j] = sum_i r[i] * (k[i]*v[j]*tf[i] + St-1[i][j]);  St[i][j] = St-1[i][j]*td[i] + k[i]*v[j]
-// Heads are independent, so threads split heads.
-static void lm_compute_rwkv_wkv6(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
-    const int64_t T = dst->src[1]->ne[3];
-    const int64_t Cn = dst->ne[0];
-    const int64_t H = dst->src[1]->ne[2];
-    const int64_t n_seqs = dst->src[5]->ne[1];
-    const int64_t S = Cn / H;
-    const int64_t t_per_seq = T / n_seqs;
-    const float * k  = (const float *) dst->src[0]->data;
-    const float * v  = (const float *) dst->src[1]->data;
-    const float * r  = (const float *) dst->src[2]->data;
-    const float * tf = (const float *) dst->src[3]->data;
-    const float * td = (const float *) dst->src[4]->data;
-    const float * s_init = (const float *) dst->src[5]->data;
-    float * out   = (float *) dst->data;
-    float * s_all = out + Cn * T;
-
-    int64_t h0, h1;
-    lm_ggml_thread_range(H, params->ith, params->nth, &h0, &h1);
-    for (int64_t t = 0; t < T; t++) {
-        const int64_t seq = t / t_per_seq;
-        float * s_cur = s_all + seq * S * Cn;
-        const float * s_prev = (t % t_per_seq) ? s_cur : s_init + seq * S * Cn;
-        for (int64_t h = h0; h < h1; h++) {
-            const int64_t base = t*Cn + h*S;
-            float * o = out + base;
-            for (int64_t j = 0; j < S; j++) o[j] = 0.0f;
-            for (int64_t i = 0; i < S; i++) {
-                const float kv_k = k[base + i], rv = r[base + i], tfv = tf[h*S + i], tdv = td[base + i];
-                const float * sp = s_prev + h*S*S + i*S;
-                float * sc = s_cur + h*S*S + i*S;
-                for (int64_t j = 0; j < S; j++) {
-                    const float kv = v[base + j] * kv_k;
-                    const float prev = sp[j];
-                    o[j] += (kv * tfv + prev) * rv;
-                    sc[j] = prev * tdv + kv;
-                }
-            }
-        }
-    }
-}
-
 // ================================================================ descriptors
 
 // The ops this file computes (the enum lines in ggml.h marked cpu name them).
@@ -464,6 +350,3 @@ const struct lm_cpu_op lm_cpu_op_win_part    = { .compute = lm_compute_win_part 
 const struct lm_cpu_op lm_cpu_op_win_unpart  = { .compute = lm_compute_win_unpart };
 const struct lm_cpu_op lm_cpu_op_get_rel_pos = { .compute = lm_compute_get_rel_pos };
 const struct lm_cpu_op lm_cpu_op_add_rel_pos = { .compute = lm_compute_add_rel_pos };
-const struct lm_cpu_op lm_cpu_op_ssm_conv    = { .compute = lm_compute_ssm_conv };
-const struct lm_cpu_op lm_cpu_op_ssm_scan    = { .compute = lm_compute_ssm_scan };
-const struct lm_cpu_op lm_cpu_op_rwkv_wkv6   = { .compute = lm_compute_rwkv_wkv6 };

@@ -113,53 +113,191 @@ static void lm_compute_rms_norm_back(const struct lm_ggml_compute_params * param
     }
 }
 
+// ---------------------------------------------------------------- group_norm
+
+// The sum of a row in double, and the sum of squares of x - mean (stored in
+// y): 8 elements a step at the SIMD levels (AVX-512 in AVX2's order: the
+// same bits), 4 on NEON, one by one at the scalar level.
+static lm_float_acc lm_row_sum_s(int64_t n, const float * x) {
+    lm_float_acc s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += (lm_float_acc) x[i];
+    return s;
+}
+static lm_float_acc lm_row_center_s(int64_t n, float * y, const float * x, float mean) {
+    lm_float_acc s = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i] - mean;
+        y[i] = v;
+        s += (lm_float_acc)(v*v);
+    }
+    return s;
+}
+
+#if defined(LM_X86)
+// lanes 0-3 of each step in a[0], 4-7 in a[1]; y NULL: sums x, else sums
+// (x - mean)^2 and stores x - mean in y
+LM_TARGET_AVX2 static int64_t lm_gn_steps_avx2(int64_t n, float * y, const float * x, float mean, lm_float_acc * out) {
+    const __m256 vm = _mm256_set1_ps(mean);
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (y) {
+            v = _mm256_sub_ps(v, vm);
+            _mm256_storeu_ps(y + i, v);
+            v = _mm256_mul_ps(v, v);
+        }
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    }
+    double t[4];
+    _mm256_storeu_pd(t, _mm256_add_pd(a0, a1));
+    *out = (t[0] + t[1]) + (t[2] + t[3]);
+    return i;
+}
+// lm_gn_steps_avx2 with the eight lanes in one register
+LM_TARGET_AVX512 static int64_t lm_gn_steps_avx512(int64_t n, float * y, const float * x, float mean, lm_float_acc * out) {
+    const __m256 vm = _mm256_set1_ps(mean);
+    __m512d a = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (y) {
+            v = _mm256_sub_ps(v, vm);
+            _mm256_storeu_ps(y + i, v);
+            v = _mm256_mul_ps(v, v);
+        }
+        a = _mm512_add_pd(a, _mm512_cvtps_pd(v));
+    }
+    double t[4];
+    _mm256_storeu_pd(t, _mm256_add_pd(_mm512_castpd512_pd256(a), _mm512_extractf64x4_pd(a, 1)));
+    *out = (t[0] + t[1]) + (t[2] + t[3]);
+    return i;
+}
+#endif
+
+#if defined(__aarch64__)
+static int64_t lm_gn_steps_neon(int64_t n, float * y, const float * x, float mean, lm_float_acc * out) {
+    const float32x4_t vm = vdupq_n_f32(mean);
+    float64x2_t a0 = vdupq_n_f64(0.0), a1 = vdupq_n_f64(0.0);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        if (y) {
+            v = vsubq_f32(v, vm);
+            vst1q_f32(y + i, v);
+            v = vmulq_f32(v, v);
+        }
+        a0 = vaddq_f64(a0, vcvt_f64_f32(vget_low_f32(v)));
+        a1 = vaddq_f64(a1, vcvt_high_f64_f32(v));
+    }
+    *out = vaddvq_f64(vaddq_f64(a0, a1));
+    return i;
+}
+#endif
+
+// level: lm_cpu_level(), asked once per op
+static lm_float_acc lm_gn_row(enum lm_cpu_level level, int64_t n, float * y, const float * x, float mean) {
+    lm_float_acc s = 0.0;
+    int64_t i = 0;
+#if defined(LM_X86)
+    if (level == LM_CPU_LEVEL_AVX512) i = lm_gn_steps_avx512(n, y, x, mean, &s);
+    else if (level == LM_CPU_LEVEL_AVX2) i = lm_gn_steps_avx2(n, y, x, mean, &s);
+#elif defined(__aarch64__)
+    if (lm_cpu_level_is_neon(level)) i = lm_gn_steps_neon(n, y, x, mean, &s);
+#endif
+    (void) level;
+    return s + (y ? lm_row_center_s(n - i, y + i, x + i, mean) : lm_row_sum_s(n - i, x + i));
+}
+
 // Groups of channels (dim 2) are normalised together over dims 0, 1 and the
-// group's channels, separately for each index of dim 3.
+// group's channels, separately for each index of dim 3. A group's channel
+// planes (i02, i03) follow one another in plane order, so threads split
+// planes, not groups (a model may have fewer groups than threads): each
+// plane's sum goes to the work buffer; after a barrier each thread adds up,
+// in plane order, the sums of the groups its planes are in, for their means;
+// the same again for the variances. A group's statistics are thus the same
+// sums, added in the same order, whatever the thread count. A plane whose
+// rows are adjacent in x and y is summed as one row (rows can be short).
+static size_t lm_wsize_group_norm(const struct lm_ggml_tensor * node, int n_threads) {
+    (void) n_threads;
+    return 2 * sizeof(double) * (size_t)(node->src[0]->ne[2] * node->src[0]->ne[3]) + sizeof(double);
+}
+
+// The group statistic of the planes [g0, g1): their partial sums in order, over count.
+static float lm_gn_stat(const double * part, int64_t g0, int64_t g1, double count) {
+    lm_float_acc s = 0.0;
+    for (int64_t r = g0; r < g1; r++) s += part[r];
+    return (float)(s / count);
+}
+
 static void lm_compute_group_norm(const struct lm_ggml_compute_params * params, struct lm_ggml_tensor * dst) {
     const struct lm_ggml_tensor * src0 = dst->src[0];
     LM_GGML_TENSOR_UNARY_OP_LOCALS
     const int   n_groups = lm_ggml_get_op_params_i32(dst, 0);
     const float eps      = lm_ggml_get_op_params_f32(dst, 1);
     const int64_t per_group = (ne02 + n_groups - 1) / n_groups;
+    const enum lm_cpu_level level = lm_cpu_level();
     const bool simd = lm_vec_avx2();
+    const int64_t np = ne02*ne03;
+    double * sum1 = (double *)(((uintptr_t) params->wdata + 7) & ~(uintptr_t) 7);
+    double * sum2 = sum1 + np;
+    // a plane as one row of ne00*ne01, or ne01 rows of ne00
+    const bool flat = nb01 == (size_t) ne00*sizeof(float) && nb1 == (size_t) ne00*sizeof(float);
+    const int64_t rows = flat ? 1 : ne01, n = flat ? ne00*ne01 : ne00;
 
-    for (int64_t g = params->ith; g < n_groups; g += params->nth) {
-        const int64_t c0 = g*per_group;
-        const int64_t c1 = LM_GGML_MIN(c0 + per_group, ne02);
-        if (c0 >= c1) continue;
-        const double count = (double)(ne00*ne01*(c1 - c0));
-        for (int64_t i03 = 0; i03 < ne03; i03++) {
-            lm_float_acc sum = 0.0;
-            for (int64_t i02 = c0; i02 < c1; i02++)
-            for (int64_t i01 = 0; i01 < ne01; i01++) {
-                const float * x = (const float *)((const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);
-                lm_float_acc sr = 0.0;
-                for (int64_t i00 = 0; i00 < ne00; i00++) sr += (lm_float_acc) x[i00];
-                sum += sr;
-            }
-            const float mean = (float)(sum / count);
-            lm_float_acc sum2 = 0.0;
-            for (int64_t i02 = c0; i02 < c1; i02++)
-            for (int64_t i01 = 0; i01 < ne01; i01++) {
-                const float * x = (const float *)((const char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);
-                float       * y = (float *)((char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3);
-                lm_float_acc sr = 0.0;
-                for (int64_t i00 = 0; i00 < ne00; i00++) {
-                    const float v = x[i00] - mean;
-                    y[i00] = v;
-                    sr += (lm_float_acc)(v*v);
-                }
-                sum2 += sr;
-            }
-            const float variance = (float)(sum2 / count);
-            const float scale = 1.0f/sqrtf(variance + eps);
-            for (int64_t i02 = c0; i02 < c1; i02++)
-            for (int64_t i01 = 0; i01 < ne01; i01++) {
-                float * y = (float *)((char *) dst->data + i01*nb1 + i02*nb2 + i03*nb3);
-                lm_vec_scale(simd, ne00, y, y, scale);
-            }
+    int64_t p0, p1;
+    lm_ggml_thread_range(np, params->ith, params->nth, &p0, &p1);
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t i2 = p % ne02, i3 = p / ne02;
+        lm_float_acc s = 0.0;
+        for (int64_t i1 = 0; i1 < rows; i1++) {
+            s += lm_gn_row(level, n, NULL, (const float *)((const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03), 0.0f);
+        }
+        sum1[p] = s;
+    }
+    lm_ggml_barrier(params->threadpool);
+
+    // the planes [g0, g1) of the group that plane (i2, i3) is in, and its element count
+#define GN_GROUP_OF(i2, i3) do {                                                       \
+        const int64_t c0_ = ((i2) / per_group) * per_group;                            \
+        const int64_t c1_ = LM_GGML_MIN(c0_ + per_group, ne02);                        \
+        g0 = c0_ + ne02*(i3); g1 = c1_ + ne02*(i3);                                    \
+        count = (double)(ne00*ne01*(c1_ - c0_));                                       \
+    } while (0)
+    int64_t g0 = 0, g1 = 0;
+    double count = 1.0;
+    float mean = 0.0f;
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t i2 = p % ne02, i3 = p / ne02;
+        if (p == p0 || p >= g1) {
+            GN_GROUP_OF(i2, i3);
+            mean = lm_gn_stat(sum1, g0, g1, count);
+        }
+        lm_float_acc s = 0.0;
+        for (int64_t i1 = 0; i1 < rows; i1++) {
+            const float * x = (const float *)((const char *) src0->data + i1*nb01 + i2*nb02 + i3*nb03);
+            float       * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
+            s += lm_gn_row(level, n, y, x, mean);
+        }
+        sum2[p] = s;
+    }
+    lm_ggml_barrier(params->threadpool);
+
+    float scale = 1.0f;
+    g1 = 0;
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t i2 = p % ne02, i3 = p / ne02;
+        if (p == p0 || p >= g1) {
+            GN_GROUP_OF(i2, i3);
+            scale = 1.0f/sqrtf(lm_gn_stat(sum2, g0, g1, count) + eps);
+        }
+        for (int64_t i1 = 0; i1 < rows; i1++) {
+            float * y = (float *)((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3);
+            lm_vec_scale(simd, n, y, y, scale);
         }
     }
+#undef GN_GROUP_OF
 }
 
 // ---------------------------------------------------------------- soft_max
@@ -322,7 +460,7 @@ static bool lm_supports_diag_mask(const struct lm_ggml_tensor * node) {
 const struct lm_cpu_op lm_cpu_op_norm           = { .compute = lm_compute_norm, .supports = lm_supports_norm };
 const struct lm_cpu_op lm_cpu_op_rms_norm       = { .compute = lm_compute_rms_norm, .supports = lm_supports_norm };
 const struct lm_cpu_op lm_cpu_op_rms_norm_back  = { .compute = lm_compute_rms_norm_back, .supports = lm_supports_norm2 };
-const struct lm_cpu_op lm_cpu_op_group_norm     = { .compute = lm_compute_group_norm, .supports = lm_supports_norm };
+const struct lm_cpu_op lm_cpu_op_group_norm     = { .compute = lm_compute_group_norm, .work_size = lm_wsize_group_norm, .supports = lm_supports_norm };
 const struct lm_cpu_op lm_cpu_op_soft_max       = { .compute = lm_compute_soft_max, .supports = lm_supports_soft_max };
 const struct lm_cpu_op lm_cpu_op_soft_max_back  = { .compute = lm_compute_soft_max_back, .supports = lm_supports_norm2 };
 const struct lm_cpu_op lm_cpu_op_diag_mask_inf  = { .compute = lm_compute_diag_mask_inf, .supports = lm_supports_diag_mask };

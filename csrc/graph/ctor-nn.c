@@ -1,7 +1,8 @@
 // ctor-nn.c - constructors of the "neural network" ops that do not fit
 // elsewhere: rotary embeddings (rope, rope_back), SAM windowing
 // (win_part/unpart, get_rel_pos, add_rel_pos), Mamba (ssm_conv, ssm_scan) and
-// RWKV v6 (rwkv_wkv6). The kernels are in cpu/ops-nn.c.
+// RWKV v6 (rwkv_wkv6). The kernels are in cpu/ops-nn.c, the recurrent ones
+// (ssm_*, rwkv_wkv6) in cpu/ops-recurrent.c.
 #include "ctor-impl.h"
 
 // ================================================================ rope
