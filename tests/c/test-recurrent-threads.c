@@ -112,14 +112,14 @@ static void run_threads(const char * what, enum same_bits sb, struct lm_ggml_con
     for (int i = 0; i < n_ths; i++) {
         snprintf(label, sizeof(label), "%s (level %d, %d threads)", what, g_level, ths[i]);
         beat(label);
-        memset(y->data, 0x7f, nb); // stale results would not pass
+        if (nb > 0) memset(y->data, 0x7f, nb); // stale results would not pass
         u_compute(ctx, y, ths[i]);
         if (i == 0) {
-            memcpy(first, y->data, nb);
+            if (nb > 0) memcpy(first, y->data, nb);
             u_check(label, y, ref, tol);
             check_levels(what, sb, first, nb);
         } else {
-            checkf(memcmp(first, y->data, nb) == 0, "%s: not the bits of 1 thread", label);
+            checkf(nb == 0 || memcmp(first, y->data, nb) == 0, "%s: not the bits of 1 thread", label);
         }
     }
     beat("between ops");
