@@ -8,6 +8,7 @@
 #include "fp-nocontract.h"
 #include "ggml-cpu-impl.h"
 #include "ops-vec.h"
+#include "../quant/ggml-common.h"
 
 #if defined(LM_X86)
 #include <immintrin.h>
@@ -60,6 +61,11 @@ LM_TARGET_AVX2 static inline float fa_hsum256(__m256 v) {
 #endif
 
 typedef float (*fa_dot_t)(int64_t n, const void * k, const float * q);
+// How the tile kernels read a K or V row: f32, f16, or q8_0 converted in
+// the loads (each element d * q, the product dequantize_row_q8_0 gives, so
+// the same bits as converting the row first); other types are converted a
+// block of rows at a time into f32.
+enum { FA_F32, FA_F16, FA_Q8 };
 typedef void  (*fa_mad_t)(int64_t n, float * acc, const void * v, float w);
 
 #if defined(LM_X86)
@@ -85,17 +91,30 @@ struct fa_tile {
     float * out[4];
     const char * kbase, * vbase;
     size_t kstride, vstride, kbytes, vbytes;
-    bool k16, v16;                // f16 rows, else f32 (after any conversion)
+    int kk, vk;                   // FA_F32, FA_F16 or FA_Q8 rows (after any conversion)
     lm_ggml_to_float_t k_to_f32, v_to_f32; // non-NULL: a block's rows are converted first
+    lm_ggml_to_float_t k_conv;    // K's converter, for kernels that convert f16 or q8_0 K rows too
     float * kbuf, * vbuf;         // FA_KB rows of f32 each
     float scale, softcap;
     float * acc;                  // R*DV
     float M[4], S[4];             // running maximum and sum of exp(x - M)
 };
 
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_ld_x512(const void * p, int64_t i, bool f16, __mmask16 k) {
-    return f16 ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, (const lm_ggml_fp16_t *) p + i))
-               : _mm512_maskz_loadu_ps(k, (const float *) p + i);
+// 16 elements from i (a multiple of 16) of a q8_0 row.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_q8_x512(const void * p, int64_t i) {
+    const block_q8_0 * b = (const block_q8_0 *) p + i / LM_QK8_0;
+    const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->qs + i % LM_QK8_0))));
+    return _mm512_mul_ps(q, _mm512_set1_ps(_cvtsh_ss(b->d)));
+}
+
+// 16 lanes of a row from i, those of k read and the rest 0. A q8_0 row
+// is whole blocks, so its k is all lanes or none.
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_ld_x512(const void * p, int64_t i, int kind, __mmask16 k) {
+    switch (kind) {
+        case FA_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, (const lm_ggml_fp16_t *) p + i));
+        case FA_Q8:  return k ? fa_q8_x512(p, i) : _mm512_setzero_ps();
+        default:     return _mm512_maskz_loadu_ps(k, (const float *) p + i);
+    }
 }
 
 // The first two steps of the 16-lane sum of four vectors (one per key):
@@ -121,7 +140,7 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_fold16_x
 // s[16r + j] = q_r . K row j for j < nk (lanes past nk are left as they come).
 // Each (row, key) sums the row in 16 lanes in order, then folds them.
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_scores_x512(
-        const int R, const struct fa_tile * t, int64_t kb, const char * kp, size_t ks, bool k16, int nk, float * s) {
+        const int R, const struct fa_tile * t, int64_t kb, const char * kp, size_t ks, int kk, int nk, float * s) {
     const int64_t DK = t->DK;
     const int64_t nfull = DK / 16;
     const __mmask16 tail = (__mmask16)((1u << (DK % 16)) - 1);
@@ -144,15 +163,16 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_scores_x51
         for (int64_t c = 0; c < nfull; c++) {
 #pragma GCC unroll 4
             for (int jj = 0; jj < 4; jj++) {
-                const __m512 kv = k16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const lm_ggml_fp16_t *) kr[jj] + 16*c)))
-                                      : _mm512_loadu_ps((const float *) kr[jj] + 16*c);
+                const __m512 kv = kk == FA_F16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const lm_ggml_fp16_t *) kr[jj] + 16*c)))
+                                : kk == FA_Q8  ? fa_q8_x512(kr[jj], 16*c)
+                                               : _mm512_loadu_ps((const float *) kr[jj] + 16*c);
 #pragma GCC unroll 4
                 for (int r = 0; r < R; r++) a[r][jj] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(t->q[r] + 16*c), a[r][jj]);
             }
         }
         if (tail) {
             for (int jj = 0; jj < 4; jj++) {
-                const __m512 kv = fa_ld_x512(kr[jj], 16*nfull, k16, tail);
+                const __m512 kv = fa_ld_x512(kr[jj], 16*nfull, kk, tail);
                 for (int r = 0; r < R; r++) a[r][jj] = _mm512_fmadd_ps(kv, _mm512_maskz_loadu_ps(tail, t->q[r] + 16*nfull), a[r][jj]);
             }
         }
@@ -220,7 +240,7 @@ static inline void fa_live_union(int R, const unsigned * live, unsigned * any, u
 // for the keys row r sees. 8/R vectors of each row at a time, so that eight
 // independent FMA chains hide the FMA latency at any R.
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
-        const int R, const struct fa_tile * t, const char * vp, size_t vs, bool v16, int nk,
+        const int R, const struct fa_tile * t, const char * vp, size_t vs, int vk, int nk,
         const float * p, const unsigned * live, const float * sc) {
     const int CH = R == 1 ? 8 : R == 2 ? 4 : 2;
     const int64_t DV = t->DV;
@@ -242,12 +262,12 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
             if (all >> j & 1) {
 #pragma GCC unroll 8
                 for (int h = 0; h < CH; h++) {
-                    const __m512 vv = fa_ld_x512(vr, c + 16*h, v16, km[h]);
+                    const __m512 vv = fa_ld_x512(vr, c + 16*h, vk, km[h]);
                     for (int r = 0; r < R; r++) o[r][h] = _mm512_fmadd_ps(vv, _mm512_set1_ps(p[16*r + j]), o[r][h]);
                 }
             } else {
                 for (int h = 0; h < CH; h++) {
-                    const __m512 vv = fa_ld_x512(vr, c + 16*h, v16, km[h]);
+                    const __m512 vv = fa_ld_x512(vr, c + 16*h, vk, km[h]);
                     for (int r = 0; r < R; r++) {
                         o[r][h] = _mm512_mask3_fmadd_ps(vv, _mm512_set1_ps(p[16*r + j]), o[r][h], (__mmask16)(live[r] >> j & 1 ? 0xFFFF : 0));
                     }
@@ -274,8 +294,16 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i fa_first_avx
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// 8 lanes of f16 or f32 from p + i, of which the first n (0-8) are read and the rest are 0.
-LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 fa_ld8_avx2(const void * p, int64_t i, bool f16, int n) {
+// 8 lanes of a row (FA_F32, FA_F16 or FA_Q8) from p + i, of which the first
+// n (0-8) are read and the rest are 0 (a q8_0 row is whole blocks: n is 8 or 0).
+LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 fa_ld8_avx2(const void * p, int64_t i, int kind, int n) {
+    if (kind == FA_Q8) {
+        if (n <= 0) return _mm256_setzero_ps();
+        const block_q8_0 * b = (const block_q8_0 *) p + i / LM_QK8_0;
+        const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b->qs + i % LM_QK8_0))));
+        return _mm256_mul_ps(q, _mm256_set1_ps(_cvtsh_ss(b->d)));
+    }
+    const bool f16 = kind == FA_F16;
     if (n >= 8) {
         return f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const lm_ggml_fp16_t *) p + i)))
                    : _mm256_loadu_ps((const float *) p + i);
@@ -289,7 +317,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 fa_ld8_avx2(c
 // As fa_scores_x512: the halves summed, then 128-bit halves of four keys,
 // lanes (0,1) + (2,3), lane 0 + lane 1, the permute putting key j in lane j.
 LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_scores_avx2(
-        const int R, const struct fa_tile * t, int64_t kb, const char * kp, size_t ks, bool k16, int nk, float * s) {
+        const int R, const struct fa_tile * t, int64_t kb, const char * kp, size_t ks, int kk, int nk, float * s) {
     const int64_t DK = t->DK;
     float part[4][4][8];
     for (int g = 0; g < 4; g++) {
@@ -307,11 +335,11 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_scores_avx2(
             for (int jj = 0; jj < 4; jj++) a[jj][0] = a[jj][1] = _mm256_setzero_ps();
             for (int64_t c = 0; c < DK; c += 16) {
                 const int n0 = DK - c >= 8 ? 8 : (int)(DK - c), n1 = DK - c >= 16 ? 8 : (int)(DK - c - 8);
-                const __m256 q0 = fa_ld8_avx2(t->q[r], c, false, n0), q1 = fa_ld8_avx2(t->q[r], c + 8, false, n1);
+                const __m256 q0 = fa_ld8_avx2(t->q[r], c, FA_F32, n0), q1 = fa_ld8_avx2(t->q[r], c + 8, FA_F32, n1);
 #pragma GCC unroll 4
                 for (int jj = 0; jj < 4; jj++) {
-                    a[jj][0] = _mm256_fmadd_ps(fa_ld8_avx2(kr[jj], c, k16, n0), q0, a[jj][0]);
-                    a[jj][1] = _mm256_fmadd_ps(fa_ld8_avx2(kr[jj], c + 8, k16, n1), q1, a[jj][1]);
+                    a[jj][0] = _mm256_fmadd_ps(fa_ld8_avx2(kr[jj], c, kk, n0), q0, a[jj][0]);
+                    a[jj][1] = _mm256_fmadd_ps(fa_ld8_avx2(kr[jj], c + 8, kk, n1), q1, a[jj][1]);
                 }
             }
             __m256 x[4];
@@ -340,7 +368,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) unsigned fa_live_avx
         return kin;
     }
     const __m256 sl = _mm256_set1_ps(t->slope[r]), ninf = _mm256_set1_ps(-INFINITY);
-    const __m256 lo = _mm256_mul_ps(sl, fa_ld8_avx2(t->m[r] + kb, 0, true, nk)), hi = _mm256_mul_ps(sl, fa_ld8_avx2(t->m[r] + kb, 8, true, nk - 8));
+    const __m256 lo = _mm256_mul_ps(sl, fa_ld8_avx2(t->m[r] + kb, 0, FA_F16, nk)), hi = _mm256_mul_ps(sl, fa_ld8_avx2(t->m[r] + kb, 8, FA_F16, nk - 8));
     _mm256_storeu_ps(mv, lo);
     _mm256_storeu_ps(mv + 8, hi);
     const unsigned bits = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(lo, ninf, _CMP_NEQ_UQ)) |
@@ -376,7 +404,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_softmax_avx2
 }
 
 LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_vacc_avx2(
-        const int R, const struct fa_tile * t, const char * vp, size_t vs, bool v16, int nk,
+        const int R, const struct fa_tile * t, const char * vp, size_t vs, int vk, int nk,
         const float * p, const unsigned * live, const float * sc) {
     const int NH = R == 1 ? 8 : R == 2 ? 4 : 2; // halves (8 lanes) per row at a time: eight FMA chains
     const int64_t DV = t->DV;
@@ -388,7 +416,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_vacc_avx2(
         __m256 o[4][8];
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++) for (int u = 0; u < NH; u++) {
-            o[r][u] = _mm256_mul_ps(fa_ld8_avx2(t->acc + r*DV, c + 8*u, false, n8[u]), _mm256_set1_ps(sc[r]));
+            o[r][u] = _mm256_mul_ps(fa_ld8_avx2(t->acc + r*DV, c + 8*u, FA_F32, n8[u]), _mm256_set1_ps(sc[r]));
         }
         for (int j = 0; j < nk; j++) {
             if (!(any >> j & 1)) continue;
@@ -396,7 +424,7 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) void fa_vacc_avx2(
             const bool every = all >> j & 1;
 #pragma GCC unroll 8
             for (int u = 0; u < NH; u++) {
-                const __m256 vv = fa_ld8_avx2(vr, c + 8*u, v16, n8[u]);
+                const __m256 vv = fa_ld8_avx2(vr, c + 8*u, vk, n8[u]);
                 for (int r = 0; r < R; r++) {
                     if (every || (live[r] >> j & 1)) o[r][u] = _mm256_fmadd_ps(vv, _mm256_set1_ps(p[16*r + j]), o[r][u]);
                 }
@@ -426,21 +454,19 @@ TARGET static inline __attribute__((always_inline)) void fa_block_##SFX##_n(cons
     if (!any) return;                                                                                        \
     const char * kp = t->kbase + kb*t->kstride, * vp = t->vbase + kb*t->vstride;                             \
     size_t ks = t->kstride, vs = t->vstride;                                                                 \
-    bool k16 = t->k16, v16 = t->v16;                                                                         \
-    if (t->k_to_f32 || ((CONV_K16) && k16)) {                                                                \
-        for (int j = 0; j < nk; j++) {                                                                       \
-            if (t->k_to_f32) t->k_to_f32(kp + j*ks, t->kbuf + j*DK, DK);                                     \
-            else lm_ggml_fp16_to_fp32_row((const lm_ggml_fp16_t *)(kp + j*ks), t->kbuf + j*DK, DK);          \
-        }                                                                                                    \
-        kp = (const char *) t->kbuf; ks = sizeof(float) * DK; k16 = false;                                   \
+    int kk = t->kk, vk = t->vk;                                                                              \
+    if (t->k_to_f32 || ((CONV_K16) && kk != FA_F32)) {                                                       \
+        const lm_ggml_to_float_t conv = t->k_to_f32 ? t->k_to_f32 : t->k_conv;                                \
+        for (int j = 0; j < nk; j++) conv(kp + j*ks, t->kbuf + j*DK, DK);                                    \
+        kp = (const char *) t->kbuf; ks = sizeof(float) * DK; kk = FA_F32;                                   \
     }                                                                                                        \
     if (t->v_to_f32) {                                                                                       \
         for (int j = 0; j < nk; j++) t->v_to_f32(vp + j*vs, t->vbuf + j*DV, DV);                             \
-        vp = (const char *) t->vbuf; vs = sizeof(float) * DV; v16 = false;                                   \
+        vp = (const char *) t->vbuf; vs = sizeof(float) * DV; vk = FA_F32;                                   \
     }                                                                                                        \
-    fa_scores_##SFX(R, t, kb, kp, ks, k16, nk, s);                                                           \
+    fa_scores_##SFX(R, t, kb, kp, ks, kk, nk, s);                                                            \
     for (int r = 0; r < R; r++) fa_softmax_##SFX(t, live[r], mv + 16*r, s + 16*r, &t->M[r], &t->S[r], &sc[r]); \
-    fa_vacc_##SFX(R, t, vp, vs, v16, nk, s, live, sc);                                                       \
+    fa_vacc_##SFX(R, t, vp, vs, vk, nk, s, live, sc);                                                        \
 }                                                                                                            \
 TARGET static void fa_block_##SFX(struct fa_tile * t, int64_t kb) {                                          \
     switch (t->R) {                                                                                          \
@@ -457,12 +483,19 @@ TARGET static void fa_block_##SFX(struct fa_tile * t, int64_t kb) {             
 FA_BLOCK_KERNEL(x512, LM_TARGET_AVX512, 0)
 FA_BLOCK_KERNEL(avx2, LM_TARGET_AVX2, R > 1)
 
-// The tiles go through the key blocks side by side: block kb of every tile,
-// then block kb+1. In decoding the tiles are the heads, whose rows of one
-// position are neighbours in a KV cache, so this reads the cache in order
-// instead of one head's rows a cache row apart. A row's steps are the same
-// either way.
-static void fa_tiles(struct fa_tile * tiles, int nt, void (*block)(struct fa_tile *, int64_t)) {
+// With side set the tiles go through the key blocks side by side: block kb
+// of every tile, then block kb+1. In decoding the tiles are the heads, whose
+// rows of one position are neighbours in a KV cache, so this reads the cache
+// in order instead of one head's rows a cache row apart. Where each head's
+// rows are apart from the others' (K laid out head by head), each tile goes
+// through all its keys alone: one stream at a time, which the hardware
+// prefetchers follow, where many tiles side by side would be many streams.
+// A row's steps are the same either way.
+static void fa_tiles(struct fa_tile * tiles, int nt, void (*block)(struct fa_tile *, int64_t), bool side) {
+    if (!side && nt > 1) {
+        for (int i = 0; i < nt; i++) fa_tiles(&tiles[i], 1, block, true);
+        return;
+    }
     for (int i = 0; i < nt; i++) {
         struct fa_tile * t = &tiles[i];
         for (int r = 0; r < t->R; r++) { t->M[r] = -INFINITY; t->S[r] = 0.0f; }
@@ -556,6 +589,7 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     const bool k_direct = k->type == LM_GGML_TYPE_F32 || k->type == LM_GGML_TYPE_F16;
     const bool v_direct = v->type == LM_GGML_TYPE_F32 || v->type == LM_GGML_TYPE_F16;
     const bool k16 = k->type == LM_GGML_TYPE_F16, v16 = v->type == LM_GGML_TYPE_F16;
+    const bool kq8 = k->type == LM_GGML_TYPE_Q8_0, vq8 = v->type == LM_GGML_TYPE_Q8_0;
     const lm_ggml_to_float_t k_to_f32 = k_direct ? NULL : lm_ggml_get_type_traits(k->type)->to_float;
     const lm_ggml_to_float_t v_to_f32 = v_direct ? NULL : lm_ggml_get_type_traits(v->type)->to_float;
 
@@ -594,14 +628,16 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
                 t->DK = DK; t->DV = DV; t->n_kv = n_kv;
                 t->kstride = k->nb[1]; t->vstride = v->nb[1];
                 t->kbytes = krow; t->vbytes = vrow;
-                t->k16 = k16; t->v16 = v16;
-                t->k_to_f32 = k_to_f32; t->v_to_f32 = v_to_f32;
+                t->kk = k16 ? FA_F16 : kq8 ? FA_Q8 : FA_F32;
+                t->vk = v16 ? FA_F16 : vq8 ? FA_Q8 : FA_F32;
+                t->k_to_f32 = kq8 ? NULL : k_to_f32; t->v_to_f32 = vq8 ? NULL : v_to_f32;
+                t->k_conv = lm_ggml_get_type_traits(k->type)->to_float;
                 t->kbuf = kbuf; t->vbuf = vbuf;
                 t->scale = scale; t->softcap = softcap;
                 t->acc = acc + (int64_t) rows * DV;
                 rows += t->R;
             }
-            fa_tiles(tiles, nt, block);
+            fa_tiles(tiles, nt, block, k->nb[2] < k->nb[1]);
         }
         return;
     }

@@ -1,6 +1,8 @@
 // test-ops-attn.c - flash_attn_ext against a double-precision softmax
 // attention (f16/f32/q8_0 K and V, masks with -inf, GQA broadcast, ALiBi,
-// logit softcap, ne3 > 1), its precision flag and constructor checks; 1/2/4
+// logit softcap, ne3 > 1), its precision flag and constructor checks, the
+// same bits from q8_0 as from its f32 values and from a KV cache's layout as
+// from heads one after the other; 1/2/4
 // threads, every SIMD level (AVX2 and AVX-512 compute tiles of rows).
 //
 // Build: cc -O2 -pthread $(find csrc -type d -printf '-I%p ') -Itests/c tests/c/test-ops-attn.c $(find csrc -name '*.c') -lm
@@ -86,6 +88,52 @@ static void t_fa(int nth) {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) fa_run(nth, &cases[i]);
 }
 
+// Bits that must not depend on how K and V are held: q8_0 rows give the
+// bits of the same values in f32 (the kernels convert q8_0 in their loads,
+// each element the product dequantization gives), and a KV cache's layout
+// (a position's heads side by side, read block by block across the heads)
+// gives the bits of K and V laid out head by head (read one head at a time).
+static void fa_bits(int nth, const char * what, struct lm_ggml_context * ctx, struct lm_ggml_tensor * q,
+                    struct lm_ggml_tensor * k1, struct lm_ggml_tensor * v1, struct lm_ggml_tensor * k2, struct lm_ggml_tensor * v2,
+                    struct lm_ggml_tensor * m) {
+    struct lm_ggml_tensor * y1 = lm_ggml_flash_attn_ext(ctx, q, k1, v1, m, 0.125f, 0.0f, 0.0f);
+    struct lm_ggml_tensor * y2 = lm_ggml_flash_attn_ext(ctx, q, k2, v2, m, 0.125f, 0.0f, 0.0f);
+    u_compute(ctx, y1, nth);
+    u_compute(ctx, y2, nth);
+    check(memcmp(y1->data, y2->data, lm_ggml_nbytes(y1)) == 0, what);
+}
+
+static void t_fa_bits(int nth) {
+    const int D = 64, n_q = 3, n_kv = 70, n_head = 8, n_head_kv = 4;
+    struct lm_ggml_context * ctx = u_ctx();
+    struct lm_ggml_tensor * q = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, D, n_q, n_head);
+    struct lm_ggml_tensor * m = lm_ggml_new_tensor_2d(ctx, LM_GGML_TYPE_F16, n_kv, LM_GGML_PAD(n_q, LM_GGML_KQ_MASK_PAD));
+    u_fill(q, -1, 1); u_fill(m, -2, 0);
+    struct lm_ggml_tensor * kq = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_Q8_0, D, n_kv, n_head_kv);
+    struct lm_ggml_tensor * vq = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_Q8_0, D, n_kv, n_head_kv);
+    struct lm_ggml_tensor * kf = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, D, n_kv, n_head_kv);
+    struct lm_ggml_tensor * vf = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F32, D, n_kv, n_head_kv);
+    u_fill(kf, -1, 1); u_fill(vf, -1, 1);
+    const lm_ggml_to_float_t deq = lm_ggml_get_type_traits(LM_GGML_TYPE_Q8_0)->to_float;
+    lm_ggml_quantize_chunk(LM_GGML_TYPE_Q8_0, kf->data, kq->data, 0, n_kv * n_head_kv, D, NULL);
+    lm_ggml_quantize_chunk(LM_GGML_TYPE_Q8_0, vf->data, vq->data, 0, n_kv * n_head_kv, D, NULL);
+    deq(kq->data, kf->data, lm_ggml_nelements(kf));
+    deq(vq->data, vf->data, lm_ggml_nelements(vf));
+    fa_bits(nth, "q8_0 K/V = their f32 values, bit for bit", ctx, q, kq, vq, kf, vf, m);
+    fa_bits(nth, "q8_0 K, f16 V = f32 K, f16 V", ctx, q, kq, lm_ggml_cast(ctx, vf, LM_GGML_TYPE_F16), kf, lm_ggml_cast(ctx, vf, LM_GGML_TYPE_F16), m);
+    // the cache layout: [D, head, position] stored, viewed as [D, position, head]
+    struct lm_ggml_tensor * kc = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, D, n_head_kv, n_kv);
+    struct lm_ggml_tensor * vc = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, D, n_head_kv, n_kv);
+    u_fill(kc, -1, 1); u_fill(vc, -1, 1);
+    struct lm_ggml_tensor * kp = lm_ggml_permute(ctx, kc, 0, 2, 1, 3), * vp = lm_ggml_permute(ctx, vc, 0, 2, 1, 3);
+    check(kp->nb[2] < kp->nb[1], "the view has a position's heads side by side");
+    struct lm_ggml_tensor * kh = lm_ggml_cont(ctx, kp), * vh = lm_ggml_cont(ctx, vp);
+    u_compute(ctx, kh, 1);
+    u_compute(ctx, vh, 1);
+    fa_bits(nth, "a KV cache's layout = head by head, bit for bit", ctx, q, kp, vp, kh, vh, m);
+    lm_ggml_free(ctx);
+}
+
 // Constructor checks must reject what the kernel cannot compute (recoverably).
 static void t_fa_asserts(int nth) {
     (void) nth;
@@ -104,6 +152,6 @@ static void t_fa_asserts(int nth) {
 }
 
 int main(int argc, char ** argv) {
-    const struct u_test tests[] = { { "flash_attn_ext", t_fa }, { "flash_attn_asserts", t_fa_asserts } };
+    const struct u_test tests[] = { { "flash_attn_ext", t_fa }, { "flash_attn_bits", t_fa_bits }, { "flash_attn_asserts", t_fa_asserts } };
     return u_main(tests, (int)(sizeof(tests) / sizeof(tests[0])), argc, argv);
 }
