@@ -23,7 +23,9 @@ model, graph overhead), on -t threads (default 1).
 With -m MODEL, as llama.cpp's llama-bench: a prompt-processing test (ppN:
 N random tokens evaluated from an empty cache, in batches of -b) for each
 -p value and a generation test (tgN: N tokens one at a time) for each -n
-value, on each -t thread count (default: all CPUs); each is run once
+value, on each -t thread count (default: all CPUs), with flash attention
+off and on as -fa lists (0, 1), after each -d depth of tokens already in
+the cache (their evaluation untimed: "tg128 @ d4096"); each is run once
 untimed, then -r times, and its row gives the mean tokens per second and
 the standard deviation over the runs, as a markdown table (-o md), CSV or
 JSON. The lists take commas (-p 128,512) or repeated flags.`
@@ -43,14 +45,18 @@ func benchCmd(args []string) error {
 	fs.Var(prompts, "n-prompt", "with -m: prompt test lengths `N,...` (0: none)")
 	gens := cli.NewIntList(modelBenchDefaults.gen)
 	fs.Var(gens, "n-gen", "with -m: generation test lengths `N,...` (0: none)")
+	fas := cli.NewIntList(0)
+	fs.Var(fas, "flash-attn", "with -m: flash attention off or on `0|1,...`")
+	depths := cli.NewIntList(0)
+	fs.Var(depths, "n-depth", "with -m: tokens `N,...` in the cache before each test (evaluated untimed)")
 	reps := fs.Int("repetitions", modelBenchDefaults.reps, "with -m: timed runs per test")
 	batch := fs.Int("batch-size", 512, "with -m: prompt tokens per graph")
 	output := fs.String("output", "md", "with -m: output format, md, csv or json")
 	for name, short := range map[string]string{"threads": "t", "model": "m", "n-prompt": "p", "n-gen": "n",
-		"repetitions": "r", "batch-size": "b", "output": "o"} {
+		"repetitions": "r", "batch-size": "b", "output": "o", "flash-attn": "fa", "n-depth": "d"} {
 		cli.Alias(fs, name, short)
 	}
-	if help, err := parseFlags(fs, args, "bench [-t N] [-runs N] [-only RE]\n       ggml bench -m MODEL [-p N,...] [-n N,...] [-t N,...] [-r N] [-o md|csv|json]", benchAbout); help || err != nil {
+	if help, err := parseFlags(fs, args, "bench [-t N] [-runs N] [-only RE]\n       ggml bench -m MODEL [-p N,...] [-n N,...] [-t N,...] [-fa 0|1,...] [-d N,...] [-r N] [-o md|csv|json]", benchAbout); help || err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
@@ -59,9 +65,11 @@ func benchCmd(args []string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if *model != "" {
-		return modelBenchCmd(*model, prompts.Values, gens.Values, threads, *reps, *batch, *output, given)
+		return modelBenchCmd(modelBench{path: *model, prompts: prompts.Values, gens: gens.Values, threads: threads.Values,
+			fas: fas.Values, depths: depths.Values, reps: *reps, batch: *batch, format: *output}, given)
 	}
-	for _, f := range []string{"p", "n-prompt", "n", "n-gen", "r", "repetitions", "b", "batch-size", "o", "output"} {
+	for _, f := range []string{"p", "n-prompt", "n", "n-gen", "r", "repetitions", "b", "batch-size", "o", "output",
+		"fa", "flash-attn", "d", "n-depth"} {
 		if given[f] {
 			return cli.Usagef("bench: %s is for timing a model: give one with -m MODEL", cli.FlagName(f, len(f) <= 2))
 		}
@@ -101,34 +109,38 @@ func benchCmd(args []string) error {
 }
 
 // modelBenchCmd checks the flags of `ggml bench -m` and runs it.
-func modelBenchCmd(model string, prompts, gens []int, threads *cli.IntList, reps, batch int, output string, given map[string]bool) error {
+func modelBenchCmd(b modelBench, given map[string]bool) error {
 	if given["runs"] || given["only"] {
 		return cli.Usagef("bench: -runs and -only are for the kernel figures; with -m the runs are -r")
 	}
-	ts := threads.Values
-	if len(ts) == 0 {
-		ts = []int{0}
+	if len(b.threads) == 0 {
+		b.threads = []int{0}
 	}
 	for _, l := range []struct {
 		name string
 		vals []int
-	}{{"-p", prompts}, {"-n", gens}} {
+	}{{"-p", b.prompts}, {"-n", b.gens}, {"-d", b.depths}} {
 		for _, v := range l.vals {
 			if v < 0 || v > llama.MaxContext {
 				return cli.Usagef("bench: %s %d: must be 0 to %d", l.name, v, llama.MaxContext)
 			}
 		}
 	}
-	if len(benchTests(prompts, gens)) == 0 {
+	for _, v := range b.fas {
+		if v != 0 && v != 1 {
+			return cli.Usagef("bench: -fa %d: must be 0 or 1", v)
+		}
+	}
+	if len(benchTests(b.prompts, b.gens)) == 0 {
 		return cli.Usagef("bench: -p and -n are all 0: no test to run")
 	}
-	if reps < 1 {
-		return cli.Usagef("bench: -r %d: must be >= 1", reps)
+	if b.reps < 1 {
+		return cli.Usagef("bench: -r %d: must be >= 1", b.reps)
 	}
-	if batch < 1 || batch > llama.MaxContext {
-		return cli.Usagef("bench: -b %d: must be 1 to %d", batch, llama.MaxContext)
+	if b.batch < 1 || b.batch > llama.MaxContext {
+		return cli.Usagef("bench: -b %d: must be 1 to %d", b.batch, llama.MaxContext)
 	}
-	return runModelBench(model, prompts, gens, ts, reps, batch, output, os.Stdout, os.Stderr)
+	return runModelBench(b, os.Stdout, os.Stderr)
 }
 
 type bencher struct {

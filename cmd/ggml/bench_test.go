@@ -75,6 +75,48 @@ func TestBenchModelAsLlamaBench(t *testing.T) {
 	}
 }
 
+// -fa and -d as llama-bench's: a row per flash attention setting and
+// depth, the fa column shown when flash attention is asked for, and the
+// depth in the test's name and in the CSV.
+func TestBenchModelFlashAttnAndDepth(t *testing.T) {
+	model := writeModel(t, 1)
+	stdout, stderr, status := ggmlCmd(t, "bench", "-m", model, "-p", "0", "-n", "2", "-d", "0,5", "-fa", "0,1", "-r", "1", "-t", "1")
+	if status != 0 {
+		t.Fatalf("status %d, stderr %s", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) < 6 || !strings.Contains(lines[0], "| threads | fa |          test |") {
+		t.Fatalf("table:\n%s", stdout)
+	}
+	row := regexp.MustCompile(`\| +1 \| +([01]) \| +(tg2(?: @ d5)?) \| +[0-9.]+ ± [0-9.]+ \|$`)
+	want := [][2]string{{"0", "tg2"}, {"0", "tg2 @ d5"}, {"1", "tg2"}, {"1", "tg2 @ d5"}}
+	for i, w := range want {
+		if m := row.FindStringSubmatch(lines[2+i]); m == nil || m[1] != w[0] || m[2] != w[1] {
+			t.Errorf("row %d: %q, want fa %s, %s", i, lines[2+i], w[0], w[1])
+		}
+	}
+
+	stdout, stderr, status = ggmlCmd(t, "bench", "-m", model, "-p", "3", "-n", "0", "-d", "4", "-fa", "1", "-r", "1", "-t", "1", "-o", "csv")
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if status != 0 || err != nil || len(recs) != 2 {
+		t.Fatalf("csv: status %d, %v\n%s%s", status, err, stdout, stderr)
+	}
+	got := map[string]string{}
+	for i, k := range recs[0] {
+		got[k] = recs[1][i]
+	}
+	if got["n_prompt"] != "3" || got["n_depth"] != "4" || got["flash_attn"] != "true" {
+		t.Errorf("csv row: %v", got)
+	}
+
+	for _, bad := range [][]string{{"-fa", "2"}, {"-d", "-1"}} {
+		_, stderr, status := ggmlCmd(t, append([]string{"bench", "-m", model}, bad...)...)
+		if status != 2 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("%v: status %d, stderr %q", bad, status, stderr)
+		}
+	}
+}
+
 func TestMeanStddev(t *testing.T) {
 	if m, sd := meanStddev([]float64{2, 4, 4, 4, 5, 5, 7, 9}); m != 5 || math.Abs(sd-2.138089935299395) > 1e-12 {
 		t.Errorf("mean %g, sd %g", m, sd)

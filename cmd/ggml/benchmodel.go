@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,11 +82,22 @@ func paramsLabel(n int64) string {
 	return fmt.Sprintf("%.0fK", float64(n)/1e3)
 }
 
+// modelBench is what `ggml bench -m` runs: the model, and the lists whose
+// every combination is a row.
+type modelBench struct {
+	path                                string
+	prompts, gens, threads, fas, depths []int
+	reps, batch                         int
+	format                              string
+}
+
 // benchResult is one test's row.
 type benchResult struct {
 	desc            modelDesc
 	threads, batch  int
 	nPrompt, nGen   int
+	flashAttn       bool
+	nDepth          int
 	when            time.Time
 	samplesNs       []int64
 	samplesTs       []float64
@@ -92,12 +105,16 @@ type benchResult struct {
 	avgTs, stddevTs float64
 }
 
-// name is the test column: pp512, tg128.
+// name is the test column: pp512, tg128, tg128 @ d4096.
 func (r *benchResult) name() string {
+	n := "tg" + strconv.Itoa(r.nGen)
 	if r.nPrompt > 0 {
-		return "pp" + strconv.Itoa(r.nPrompt)
+		n = "pp" + strconv.Itoa(r.nPrompt)
 	}
-	return "tg" + strconv.Itoa(r.nGen)
+	if r.nDepth > 0 {
+		n += " @ d" + strconv.Itoa(r.nDepth)
+	}
+	return n
 }
 
 // fields are the row's values under llama-bench's CSV and JSON names.
@@ -112,8 +129,10 @@ func (r *benchResult) fields() []benchField {
 		{"model_n_params", r.desc.nParams},
 		{"n_batch", r.batch},
 		{"n_threads", r.threads},
+		{"flash_attn", r.flashAttn},
 		{"n_prompt", r.nPrompt},
 		{"n_gen", r.nGen},
+		{"n_depth", r.nDepth},
 		{"test_time", r.when.UTC().Format(time.RFC3339)},
 		{"avg_ns", int64(r.avgNs)},
 		{"stddev_ns", int64(r.stddevNs)},
@@ -153,11 +172,12 @@ type benchPrinter interface {
 	footer()
 }
 
-// newBenchPrinter returns the printer of format -o (md, csv or json).
-func newBenchPrinter(format string, w io.Writer) (benchPrinter, error) {
+// newBenchPrinter returns the printer of format -o (md, csv or json); fa
+// says whether any row has flash attention.
+func newBenchPrinter(format string, w io.Writer, fa bool) (benchPrinter, error) {
 	switch format {
 	case "md":
-		return &mdPrinter{w: w}, nil
+		return &mdPrinter{w: w, fa: fa}, nil
 	case "csv":
 		return &csvPrinter{w: w}, nil
 	case "json":
@@ -167,27 +187,40 @@ func newBenchPrinter(format string, w io.Writer) (benchPrinter, error) {
 }
 
 // mdPrinter writes llama-bench's markdown table: a column's width, and
-// right alignment where it is positive.
-type mdPrinter struct{ w io.Writer }
+// right alignment where it is positive. As there, the fa column is shown
+// only when flash attention is asked for.
+type mdPrinter struct {
+	w  io.Writer
+	fa bool
+}
 
-var mdColumns = []struct {
+type mdColumn struct {
 	name  string
 	width int
-}{{"model", -30}, {"size", 10}, {"params", 10}, {"backend", -10}, {"threads", 7}, {"test", 13}, {"t/s", 20}}
+}
+
+func (p *mdPrinter) columns() []mdColumn {
+	c := []mdColumn{{"model", -30}, {"size", 10}, {"params", 10}, {"backend", -10}, {"threads", 7}}
+	if p.fa {
+		c = append(c, mdColumn{"fa", 2})
+	}
+	return append(c, mdColumn{"test", 13}, mdColumn{"t/s", 20})
+}
 
 func (p *mdPrinter) line(cells []string) {
 	var b strings.Builder
 	b.WriteString("|")
-	for i, c := range cells {
-		fmt.Fprintf(&b, " %*s |", mdColumns[i].width, c)
+	for i, c := range p.columns() {
+		fmt.Fprintf(&b, " %*s |", c.width, cells[i])
 	}
 	fmt.Fprintln(p.w, b.String())
 }
 
 func (p *mdPrinter) header() {
-	names := make([]string, len(mdColumns))
-	rule := make([]string, len(mdColumns))
-	for i, c := range mdColumns {
+	cols := p.columns()
+	names := make([]string, len(cols))
+	rule := make([]string, len(cols))
+	for i, c := range cols {
 		names[i] = c.name
 		w := c.width
 		if w < 0 {
@@ -201,8 +234,15 @@ func (p *mdPrinter) header() {
 }
 
 func (p *mdPrinter) row(r *benchResult) {
-	p.line([]string{r.desc.typ, sizeString(r.desc.size), paramsString(r.desc.nParams), "CPU",
-		strconv.Itoa(r.threads), r.name(), fmt.Sprintf("%.2f ± %.2f", r.avgTs, r.stddevTs)})
+	cells := []string{r.desc.typ, sizeString(r.desc.size), paramsString(r.desc.nParams), "CPU", strconv.Itoa(r.threads)}
+	if p.fa {
+		fa := "0"
+		if r.flashAttn {
+			fa = "1"
+		}
+		cells = append(cells, fa)
+	}
+	p.line(append(cells, r.name(), fmt.Sprintf("%.2f ± %.2f", r.avgTs, r.stddevTs)))
 }
 
 func (p *mdPrinter) footer() {
@@ -286,21 +326,28 @@ func (p *jsonPrinter) row(r *benchResult) {
 
 func (p *jsonPrinter) footer() { fmt.Fprintln(p.w, "\n]") }
 
-// runModelBench runs the tests: for each thread count, each -p value's
-// prompt test, then each -n value's generation test.
-func runModelBench(path string, prompts, gens, threads []int, reps, batch int, format string, stdout, stderr io.Writer) error {
-	pr, err := newBenchPrinter(format, stdout)
+// runModelBench runs the tests: for each thread count, flash attention
+// setting and depth, each -p value's prompt test, then each -n value's
+// generation test.
+func runModelBench(b modelBench, stdout, stderr io.Writer) error {
+	if len(b.fas) == 0 {
+		b.fas = []int{0}
+	}
+	if len(b.depths) == 0 {
+		b.depths = []int{0}
+	}
+	pr, err := newBenchPrinter(b.format, stdout, slices.Contains(b.fas, 1))
 	if err != nil {
 		return err
 	}
-	if err := cli.CheckFile(path); err != nil {
+	if err := cli.CheckFile(b.path); err != nil {
 		return err
 	}
-	desc, err := describeModel(path)
+	desc, err := describeModel(b.path)
 	if err != nil {
 		return err
 	}
-	m, err := llama.Load(path, llama.LoadOptions{})
+	m, err := llama.Load(b.path, llama.LoadOptions{})
 	if err != nil {
 		return err
 	}
@@ -311,14 +358,19 @@ func runModelBench(path string, prompts, gens, threads []int, reps, batch int, f
 	token := func() int32 { return int32(rng.IntN(m.NVocab)) }
 	pr.header()
 	defer pr.footer()
-	for _, t := range threads {
+	for _, t := range b.threads {
 		t = cli.Threads(t, func(msg string) { fmt.Fprintln(stderr, "warning:", msg) })
-		for _, test := range benchTests(prompts, gens) {
-			r := &benchResult{desc: desc, threads: t, batch: batch, nPrompt: test[0], nGen: test[1], when: time.Now()}
-			if err := timeTest(ctx, m, r, reps, token); err != nil {
-				return fmt.Errorf("bench %s, %d threads: %w", r.name(), t, err)
+		for _, fa := range b.fas {
+			for _, d := range b.depths {
+				for _, test := range benchTests(b.prompts, b.gens) {
+					r := &benchResult{desc: desc, threads: t, batch: b.batch, nPrompt: test[0], nGen: test[1],
+						flashAttn: fa == 1, nDepth: d, when: time.Now()}
+					if err := timeTest(ctx, m, r, b.reps, token); err != nil {
+						return fmt.Errorf("bench %s, %d threads: %w", r.name(), t, err)
+					}
+					pr.row(r)
+				}
 			}
-			pr.row(r)
 		}
 	}
 	return nil
@@ -341,19 +393,44 @@ func benchTests(prompts, gens []int) [][2]int {
 	return tests
 }
 
-// timeTest runs r's test once untimed and reps times timed, each from an
-// empty cache, and fills in r's samples and statistics.
+// timeTest runs r's test once untimed and reps times timed, each from a
+// cache holding r.nDepth random tokens (evaluated untimed, in batches),
+// and fills in r's samples and statistics.
 func timeTest(ctx context.Context, m *llama.Model, r *benchResult, reps int, token func() int32) error {
 	n := r.nPrompt + r.nGen
-	s, err := m.NewSession(llama.SessionOptions{Threads: r.threads, Context: n, Batch: min(r.batch, max(r.nPrompt, 1))})
+	s, err := m.NewSession(llama.SessionOptions{Threads: r.threads, Context: r.nDepth + n,
+		Batch: min(r.batch, max(r.nPrompt, r.nDepth, 1)), FlashAttn: r.flashAttn})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	run := func(tokens int) error {
+	// rewind leaves the depth's tokens in the cache: evaluated once, kept
+	// for every run (a recurrent state cannot rewind into them: evaluated again)
+	atDepth := false
+	rewind := func() error {
+		if atDepth {
+			if err := s.Rewind(r.nDepth); err == nil {
+				return nil
+			} else if !errors.Is(err, llama.ErrRecurrentRewind) {
+				return err
+			}
+		}
 		if err := s.Rewind(0); err != nil {
 			return err
 		}
+		if r.nDepth > 0 {
+			toks := make([]int32, r.nDepth)
+			for i := range toks {
+				toks[i] = token()
+			}
+			if _, err := s.Eval(ctx, toks); err != nil {
+				return err
+			}
+		}
+		atDepth = true
+		return nil
+	}
+	run := func(tokens int) error {
 		if r.nPrompt > 0 {
 			toks := make([]int32, tokens)
 			for i := range toks {
@@ -370,11 +447,14 @@ func timeTest(ctx context.Context, m *llama.Model, r *benchResult, reps int, tok
 		return nil
 	}
 	// the warm-up: the whole prompt, or one token
+	if err := rewind(); err != nil {
+		return err
+	}
 	if err := run(max(r.nPrompt, min(r.nGen, 1))); err != nil {
 		return err
 	}
 	for range reps {
-		if err := s.Rewind(0); err != nil {
+		if err := rewind(); err != nil {
 			return err
 		}
 		t0 := time.Now()
