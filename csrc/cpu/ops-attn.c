@@ -108,11 +108,14 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_q8_x512(
 }
 
 // 16 lanes of a row from i, those of k read and the rest 0. A q8_0 row
-// is whole blocks, so its k is all lanes or none.
+// is whole blocks, so its k is all lanes or none. No load at all for an
+// empty k: past a row's end, a masked load that reads nothing still waited
+// for memory (the next head's row) here.
 LM_TARGET_AVX512 static inline __attribute__((always_inline)) __m512 fa_ld_x512(const void * p, int64_t i, int kind, __mmask16 k) {
+    if (!k) return _mm512_setzero_ps();
     switch (kind) {
         case FA_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, (const lm_ggml_fp16_t *) p + i));
-        case FA_Q8:  return k ? fa_q8_x512(p, i) : _mm512_setzero_ps();
+        case FA_Q8:  return fa_q8_x512(p, i);
         default:     return _mm512_maskz_loadu_ps(k, (const float *) p + i);
     }
 }
@@ -237,12 +240,12 @@ static inline void fa_live_union(int R, const unsigned * live, unsigned * any, u
 }
 
 // acc_r = acc_r * sc_r + sum over the block's keys (in order) of p_rj V_j,
-// for the keys row r sees. 8/R vectors of each row at a time, so that eight
-// independent FMA chains hide the FMA latency at any R.
-LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
-        const int R, const struct fa_tile * t, const char * vp, size_t vs, int vk, int nk,
+// for the keys row r sees. CH vectors of each row at a time (8/R, so that
+// eight independent FMA chains hide the FMA latency at any R; fewer for a
+// row shorter than that).
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512_ch(
+        const int R, const int CH, const struct fa_tile * t, const char * vp, size_t vs, int vk, int nk,
         const float * p, const unsigned * live, const float * sc) {
-    const int CH = R == 1 ? 8 : R == 2 ? 4 : 2;
     const int64_t DV = t->DV;
     unsigned any, all;
     fa_live_union(R, live, &any, &all);
@@ -279,6 +282,13 @@ LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
     }
 }
 
+LM_TARGET_AVX512 static inline __attribute__((always_inline)) void fa_vacc_x512(
+        const int R, const struct fa_tile * t, const char * vp, size_t vs, int vk, int nk,
+        const float * p, const unsigned * live, const float * sc) {
+    if (R == 1 && t->DV <= 64) fa_vacc_x512_ch(1, 4, t, vp, vs, vk, nk, p, live, sc);
+    else fa_vacc_x512_ch(R, R == 1 ? 8 : R == 2 ? 4 : 2, t, vp, vs, vk, nk, p, live, sc);
+}
+
 // ---------------------------------------------------------------- AVX2: the same tiles
 // A block's 16 lanes are two halves (lanes 0-7 and 8-15), and every (row,
 // key) score takes the AVX-512 kernel's steps lane for lane.
@@ -297,8 +307,8 @@ LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i fa_first_avx
 // 8 lanes of a row (FA_F32, FA_F16 or FA_Q8) from p + i, of which the first
 // n (0-8) are read and the rest are 0 (a q8_0 row is whole blocks: n is 8 or 0).
 LM_TARGET_AVX2 static inline __attribute__((always_inline)) __m256 fa_ld8_avx2(const void * p, int64_t i, int kind, int n) {
+    if (n <= 0) return _mm256_setzero_ps(); // no load past a row's end (see fa_ld_x512)
     if (kind == FA_Q8) {
-        if (n <= 0) return _mm256_setzero_ps();
         const block_q8_0 * b = (const block_q8_0 *) p + i / LM_QK8_0;
         const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b->qs + i % LM_QK8_0))));
         return _mm256_mul_ps(q, _mm256_set1_ps(_cvtsh_ss(b->d)));
@@ -491,17 +501,48 @@ FA_BLOCK_KERNEL(avx2, LM_TARGET_AVX2, R > 1)
 // through all its keys alone: one stream at a time, which the hardware
 // prefetchers follow, where many tiles side by side would be many streams.
 // A row's steps are the same either way.
+//
+// Side by side, the tiles' rows of a position are one span of memory, asked
+// for into L2 FA_PF_BLOCKS blocks ahead as a whole, besides each tile
+// asking for its own rows into L1 a few positions ahead (too late alone
+// when the rows come from DRAM: between its asking and its reading only a
+// few tiles' work passes; into L1 from further ahead, the span pushes out
+// the rows in use).
+#define FA_PF_BLOCKS 2
+static void fa_prefetch_span(const char * base, size_t stride, size_t span, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; p++) {
+        const char * row = base + p*stride;
+        for (size_t o = 0; o < span; o += 64) __builtin_prefetch(row + o, 0, 2);
+        __builtin_prefetch(row + span - 1, 0, 2);
+    }
+}
+
 static void fa_tiles(struct fa_tile * tiles, int nt, void (*block)(struct fa_tile *, int64_t), bool side) {
     if (!side && nt > 1) {
         for (int i = 0; i < nt; i++) fa_tiles(&tiles[i], 1, block, true);
         return;
     }
+    const char * klo = tiles[0].kbase, * khi = klo, * vlo = tiles[0].vbase, * vhi = vlo;
     for (int i = 0; i < nt; i++) {
         struct fa_tile * t = &tiles[i];
         for (int r = 0; r < t->R; r++) { t->M[r] = -INFINITY; t->S[r] = 0.0f; }
         for (int64_t d = 0; d < t->R*t->DV; d++) t->acc[d] = 0.0f;
+        klo = t->kbase < klo ? t->kbase : klo; khi = t->kbase > khi ? t->kbase : khi;
+        vlo = t->vbase < vlo ? t->vbase : vlo; vhi = t->vbase > vhi ? t->vbase : vhi;
     }
-    for (int64_t kb = 0; kb < tiles[0].n_kv; kb += FA_KB) {
+    const int64_t n_kv = tiles[0].n_kv;
+    const size_t kspan = (size_t)(khi - klo) + tiles[0].kbytes, vspan = (size_t)(vhi - vlo) + tiles[0].vbytes;
+    if (nt > 1) { // the first blocks, then each block's successors FA_PF_BLOCKS ahead
+        const int64_t p1 = FA_KB*FA_PF_BLOCKS < n_kv ? FA_KB*FA_PF_BLOCKS : n_kv;
+        fa_prefetch_span(klo, tiles[0].kstride, kspan, 0, p1);
+        fa_prefetch_span(vlo, tiles[0].vstride, vspan, 0, p1);
+    }
+    for (int64_t kb = 0; kb < n_kv; kb += FA_KB) {
+        const int64_t a = kb + FA_KB*FA_PF_BLOCKS, b = a + FA_KB < n_kv ? a + FA_KB : n_kv;
+        if (nt > 1 && a < n_kv) {
+            fa_prefetch_span(klo, tiles[0].kstride, kspan, a, b);
+            fa_prefetch_span(vlo, tiles[0].vstride, vspan, a, b);
+        }
         for (int i = 0; i < nt; i++) block(&tiles[i], kb);
     }
     for (int i = 0; i < nt; i++) {
