@@ -308,18 +308,9 @@ LM_TARGET_AVX512 static LM_INLINE void mv_avx512(int64_t K, const void * const *
     const int64_t rowb = K * xt_size(xt);
     const bool ahead = rowb > MM_PF_ROW;
     const char * const gpf = ahead ? NULL : pf; // short rows: the next group in pace with the loads
-    // a step is 64 bytes of each row (two vectors of a 2-byte type): one
-    // line of each to prefetch, and half the loop's overhead per byte
-    const int64_t step = 64 / xt_size(xt), KS = K16 - K16 % step;
-    int64_t k0 = 0;
-    for (; k0 < KS; k0 += step) {
-        MV_PF(gpf, k0, step, xt)
-        if (ahead) MV_PF_AHEAD(k0 * (int64_t) xt_size(xt), rowb, pf)
-        AVX512_MV16(k0)
-        if (step == 32) AVX512_MV16(k0 + 16)
-    }
-    for (; k0 < K16; k0 += 16) { // a 2-byte row's last half step
+    for (int64_t k0 = 0; k0 < K16; k0 += 16) {
         MV_PF(gpf, k0, 16, xt)
+        if (ahead && (k0 * xt_size(xt)) % 64 == 0) MV_PF_AHEAD(k0 * (int64_t) xt_size(xt), rowb, pf)
         AVX512_MV16(k0)
     }
     MV_PF_TAIL(gpf, K16, K, xt)
