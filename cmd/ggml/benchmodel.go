@@ -404,6 +404,13 @@ func timeTest(ctx context.Context, m *llama.Model, r *benchResult, reps int, tok
 		return err
 	}
 	defer s.Close()
+	randomTokens := func(n int) []int32 {
+		toks := make([]int32, n)
+		for i := range toks {
+			toks[i] = token()
+		}
+		return toks
+	}
 	// rewind leaves the depth's tokens in the cache: evaluated once, kept
 	// for every run (a recurrent state cannot rewind into them: evaluated again)
 	atDepth := false
@@ -419,11 +426,7 @@ func timeTest(ctx context.Context, m *llama.Model, r *benchResult, reps int, tok
 			return err
 		}
 		if r.nDepth > 0 {
-			toks := make([]int32, r.nDepth)
-			for i := range toks {
-				toks[i] = token()
-			}
-			if _, err := s.Eval(ctx, toks); err != nil {
+			if _, err := s.Eval(ctx, randomTokens(r.nDepth)); err != nil {
 				return err
 			}
 		}
@@ -432,11 +435,7 @@ func timeTest(ctx context.Context, m *llama.Model, r *benchResult, reps int, tok
 	}
 	run := func(tokens int) error {
 		if r.nPrompt > 0 {
-			toks := make([]int32, tokens)
-			for i := range toks {
-				toks[i] = token()
-			}
-			_, err := s.Eval(ctx, toks)
+			_, err := s.Eval(ctx, randomTokens(tokens))
 			return err
 		}
 		for range tokens {

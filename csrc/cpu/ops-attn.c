@@ -61,12 +61,13 @@ LM_TARGET_AVX2 static inline float fa_hsum256(__m256 v) {
 #endif
 
 typedef float (*fa_dot_t)(int64_t n, const void * k, const float * q);
+typedef void  (*fa_mad_t)(int64_t n, float * acc, const void * v, float w);
+
 // How the tile kernels read a K or V row: f32, f16, or q8_0 converted in
 // the loads (each element d * q, the product dequantize_row_q8_0 gives, so
 // the same bits as converting the row first); other types are converted a
 // block of rows at a time into f32.
 enum { FA_F32, FA_F16, FA_Q8 };
-typedef void  (*fa_mad_t)(int64_t n, float * acc, const void * v, float w);
 
 #if defined(LM_X86)
 // ---------------------------------------------------------------- tiles of rows and key blocks (AVX-512, AVX2)
@@ -648,6 +649,8 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
     const enum lm_cpu_level lvl = lm_cpu_level();
     if (lvl == LM_CPU_LEVEL_AVX2 || lvl == LM_CPU_LEVEL_AVX512) {
         void (*block)(struct fa_tile *, int64_t) = lvl == LM_CPU_LEVEL_AVX512 ? fa_block_x512 : fa_block_avx2;
+        const int kkind = k16 ? FA_F16 : kq8 ? FA_Q8 : FA_F32, vkind = v16 ? FA_F16 : vq8 ? FA_Q8 : FA_F32;
+        const lm_ggml_to_float_t k_conv = lm_ggml_get_type_traits(k->type)->to_float;
         for (int64_t ir = ir0; ir < ir1; ) {
             // tiles of up to four rows that follow one another and read the
             // same K/V head, as many as FA_TILE_ROWS rows
@@ -669,10 +672,9 @@ static void lm_compute_flash_attn_ext(const struct lm_ggml_compute_params * para
                 t->DK = DK; t->DV = DV; t->n_kv = n_kv;
                 t->kstride = k->nb[1]; t->vstride = v->nb[1];
                 t->kbytes = krow; t->vbytes = vrow;
-                t->kk = k16 ? FA_F16 : kq8 ? FA_Q8 : FA_F32;
-                t->vk = v16 ? FA_F16 : vq8 ? FA_Q8 : FA_F32;
+                t->kk = kkind; t->vk = vkind;
                 t->k_to_f32 = kq8 ? NULL : k_to_f32; t->v_to_f32 = vq8 ? NULL : v_to_f32;
-                t->k_conv = lm_ggml_get_type_traits(k->type)->to_float;
+                t->k_conv = k_conv;
                 t->kbuf = kbuf; t->vbuf = vbuf;
                 t->scale = scale; t->softcap = softcap;
                 t->acc = acc + (int64_t) rows * DV;

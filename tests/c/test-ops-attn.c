@@ -120,7 +120,8 @@ static void t_fa_bits(int nth) {
     deq(kq->data, kf->data, lm_ggml_nelements(kf));
     deq(vq->data, vf->data, lm_ggml_nelements(vf));
     fa_bits(nth, "q8_0 K/V = their f32 values, bit for bit", ctx, q, kq, vq, kf, vf, m);
-    fa_bits(nth, "q8_0 K, f16 V = f32 K, f16 V", ctx, q, kq, lm_ggml_cast(ctx, vf, LM_GGML_TYPE_F16), kf, lm_ggml_cast(ctx, vf, LM_GGML_TYPE_F16), m);
+    struct lm_ggml_tensor * v16 = lm_ggml_cast(ctx, vf, LM_GGML_TYPE_F16);
+    fa_bits(nth, "q8_0 K, f16 V = f32 K, f16 V", ctx, q, kq, v16, kf, v16, m);
     // the cache layout: [D, head, position] stored, viewed as [D, position, head]
     struct lm_ggml_tensor * kc = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, D, n_head_kv, n_kv);
     struct lm_ggml_tensor * vc = lm_ggml_new_tensor_3d(ctx, LM_GGML_TYPE_F16, D, n_head_kv, n_kv);
